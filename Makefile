@@ -1,0 +1,53 @@
+# poolsight: every target a user or CI needs. `make help` lists them.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+
+help: ## list every target
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --progress-bar on -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP) ## the Python environment (.venv) with poolsight and its pinned dependencies
+
+install: venv ## venv + every service's software, downloaded once into .cache/
+	$(BIN)/poolsight install
+
+up: install ## start the stack and wait until every service is healthy
+	$(BIN)/poolsight up
+
+down: venv ## stop what `up` started
+	$(BIN)/poolsight down
+
+status: venv ## each service's state, address, PID, memory and health
+	$(BIN)/poolsight status
+
+demo: install ## install, start the stack and show it healthy (the main job joins when it lands)
+	$(BIN)/poolsight up
+	$(BIN)/poolsight status
+
+lint: venv ## ruff and mypy
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+unit: venv ## the tests that need no services
+	$(BIN)/pytest -q -m 'not stack'
+
+test: install lint ## everything CI runs: lint, unit tests, and tests against the real stack
+	$(BIN)/pytest -q -ra
+
+clean: ## remove runtime data and logs (var/); keeps the download cache
+	-$(BIN)/poolsight down
+	rm -rf var
+
+distclean: clean ## also remove .venv and the download cache
+	rm -rf $(VENV) .cache
+
+.PHONY: help venv install up down status demo lint unit test clean distclean

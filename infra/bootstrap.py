@@ -1,0 +1,88 @@
+"""What the launcher creates once a service answers: catalog role, tables, topics, namespaces.
+
+Every step is idempotent, and reads its names from poolsight.names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from poolsight.names import NAMESPACE, NAMESPACES, PROBE_TABLE, TOPICS, TRINO_CATALOG
+
+from .config import CATALOG_DATABASE, CATALOG_ROLE, Settings
+from .services import Unhealthy, catalog_password, pg_connect, trino_connection
+
+# The Iceberg JDBC catalog's own tables, schema version V1 (with iceberg_type),
+# exactly as org.apache.iceberg.jdbc.JdbcUtil creates them. Trino does not
+# create them, so they must exist before Trino first touches the catalog.
+CATALOG_DDL = (
+    """CREATE TABLE IF NOT EXISTS iceberg_tables (
+        catalog_name VARCHAR(255) NOT NULL,
+        table_namespace VARCHAR(255) NOT NULL,
+        table_name VARCHAR(255) NOT NULL,
+        metadata_location VARCHAR(1000),
+        previous_metadata_location VARCHAR(1000),
+        iceberg_type VARCHAR(5),
+        PRIMARY KEY (catalog_name, table_namespace, table_name))""",
+    """CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
+        catalog_name VARCHAR(255) NOT NULL,
+        namespace VARCHAR(255) NOT NULL,
+        property_key VARCHAR(255),
+        property_value VARCHAR(1000),
+        PRIMARY KEY (catalog_name, namespace, property_key))""",
+)
+
+
+def bootstrap_postgres(s: Settings) -> None:
+    from psycopg import sql
+
+    password = catalog_password(s)
+    with pg_connect(s, superuser=True) as conn:
+        role = sql.Identifier(CATALOG_ROLE)
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (CATALOG_ROLE,)).fetchone():
+            conn.execute(sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(role, sql.Literal(password)))
+        else:
+            conn.execute(sql.SQL("CREATE ROLE {} WITH LOGIN PASSWORD {}").format(role, sql.Literal(password)))
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (CATALOG_DATABASE,)).fetchone():
+            conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(CATALOG_DATABASE), role))
+    with pg_connect(s) as conn:
+        for ddl in CATALOG_DDL:
+            conn.execute(ddl)
+
+
+def bootstrap_kafka(s: Settings) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+    admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap})
+    existing = set(admin.list_topics(timeout=10).topics)
+    wanted = [
+        NewTopic(t.name, num_partitions=t.partitions, replication_factor=1,
+                 config={"retention.ms": str(t.retention_ms), "max.message.bytes": "8388608"})
+        for t in TOPICS if t.name not in existing
+    ]
+    if not wanted:
+        return
+    for name, future in admin.create_topics(wanted, request_timeout=30).items():
+        try:
+            future.result()
+        except Exception as exc:  # TOPIC_ALREADY_EXISTS from a concurrent launcher is fine
+            if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                raise Unhealthy(f"creating topic {name}: {exc}") from exc
+
+
+def bootstrap_trino(s: Settings) -> None:
+    with trino_connection(s) as conn:
+        cur = conn.cursor()
+        for ns in NAMESPACES:
+            # Identifiers cannot be bound as parameters; these come from names.py, not users.
+            cur.execute(f'CREATE SCHEMA IF NOT EXISTS {TRINO_CATALOG}."{ns}"')
+            cur.fetchall()
+        cur.execute(f"CREATE TABLE IF NOT EXISTS {TRINO_CATALOG}.{NAMESPACE}.{PROBE_TABLE} (probe INTEGER)")
+        cur.fetchall()
+
+
+BOOTSTRAP: dict[str, Callable[[Settings], None]] = {
+    "postgres": bootstrap_postgres,
+    "kafka": bootstrap_kafka,
+    "trino": bootstrap_trino,
+}

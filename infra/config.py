@@ -1,0 +1,142 @@
+"""Launcher settings: ports, folders and Java homes.
+
+Defaults suit one machine; a `poolsight.toml` file (path in POOLSIGHT_CONFIG,
+else ./poolsight.toml) overrides them, and POOLSIGHT_* environment variables
+override the file. Everything binds 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+HOST = "127.0.0.1"
+
+DEFAULT_PORTS: dict[str, int] = {
+    "kafka": 9092,
+    "kafka_controller": 9093,
+    "registry": 8081,
+    "registry_management": 8091,
+    "postgres": 5433,
+    "flink_rest": 8082,
+    "flink_rpc": 6123,
+    "trino": 8080,
+}
+
+
+class ConfigError(Exception):
+    """A setting that cannot be used, with the name of the setting."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    cache_dir: Path
+    data_dir: Path
+    log_dir: Path
+    run_dir: Path
+    ports: dict[str, int] = field(default_factory=dict)
+    warehouse: str = ""
+    s3: dict[str, str] = field(default_factory=dict)
+    trino_heap: str = "2G"
+    flink_taskmanager_memory: str = "3072m"
+    flink_jobmanager_memory: str = "1024m"
+    flink_slots: int = 2
+
+    @property
+    def kafka_bootstrap(self) -> str:
+        return f"{HOST}:{self.ports['kafka']}"
+
+    @property
+    def registry_url(self) -> str:
+        return f"http://{HOST}:{self.ports['registry']}/apis/ccompat/v7"
+
+    @property
+    def flink_rest_url(self) -> str:
+        return f"http://{HOST}:{self.ports['flink_rest']}"
+
+    @property
+    def trino_url(self) -> str:
+        return f"http://{HOST}:{self.ports['trino']}"
+
+    @property
+    def postgres_jdbc_url(self) -> str:
+        return f"jdbc:postgresql://{HOST}:{self.ports['postgres']}/{CATALOG_DATABASE}"
+
+
+# The Iceberg JDBC catalog: one name shared by Flink, Trino and Python.
+CATALOG_NAME = "poolsight"
+CATALOG_DATABASE = "iceberg_catalog"
+CATALOG_ROLE = "poolsight"
+
+
+def _config_file() -> dict[str, Any]:
+    explicit = os.environ.get("POOLSIGHT_CONFIG")
+    path = Path(explicit) if explicit else Path.cwd() / "poolsight.toml"
+    if not path.exists():
+        if explicit:
+            raise ConfigError(f"POOLSIGHT_CONFIG={explicit}: file not found")
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+
+
+def _port(name: str, file_ports: dict[str, Any]) -> int:
+    env_name = f"POOLSIGHT_{name.upper()}_PORT"
+    raw: Any = os.environ.get(env_name, file_ports.get(name, DEFAULT_PORTS[name]))
+    try:
+        port = int(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{env_name} / [ports].{name}: {raw!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise ConfigError(f"{env_name} / [ports].{name}: {port} is out of range")
+    return port
+
+
+def load_settings() -> Settings:
+    """Settings from defaults, the config file and the environment, in that order."""
+    conf = _config_file()
+    paths = conf.get("paths", {})
+
+    def folder(key: str, default: Path) -> Path:
+        raw = os.environ.get(f"POOLSIGHT_{key.upper()}_DIR", paths.get(key))
+        return Path(raw).resolve() if raw else default
+
+    var = PROJECT_ROOT / "var"
+    data_dir = folder("data", var / "data")
+    ports = {name: _port(name, conf.get("ports", {})) for name in DEFAULT_PORTS}
+    dupes = {p for p in ports.values() if list(ports.values()).count(p) > 1}
+    if dupes:
+        raise ConfigError(f"ports configured twice: {sorted(dupes)}")
+    warehouse = os.environ.get(
+        "POOLSIGHT_WAREHOUSE", conf.get("iceberg", {}).get("warehouse", "")
+    ) or (data_dir / "warehouse").as_uri()
+    if not warehouse.startswith(("file://", "s3://")):
+        raise ConfigError(f"POOLSIGHT_WAREHOUSE={warehouse}: use a file:// or s3:// URI")
+    s3 = {k: str(v) for k, v in conf.get("s3", {}).items()}
+    for key in ("endpoint", "region", "access_key", "secret_key"):
+        env = os.environ.get(f"POOLSIGHT_S3_{key.upper()}")
+        if env:
+            s3[key] = env
+    if warehouse.startswith("s3://") and "endpoint" not in s3:
+        raise ConfigError("an s3:// warehouse needs POOLSIGHT_S3_ENDPOINT or [s3].endpoint")
+    mem = conf.get("memory", {})
+    return Settings(
+        cache_dir=folder("cache", PROJECT_ROOT / ".cache"),
+        data_dir=data_dir,
+        log_dir=folder("log", var / "log"),
+        run_dir=folder("run", var / "run"),
+        ports=ports,
+        warehouse=warehouse,
+        s3=s3,
+        trino_heap=os.environ.get("POOLSIGHT_TRINO_HEAP", mem.get("trino_heap", "2G")),
+        flink_taskmanager_memory=os.environ.get(
+            "POOLSIGHT_FLINK_TM_MEMORY", mem.get("flink_taskmanager", "3072m")
+        ),
+    )

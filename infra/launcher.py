@@ -1,0 +1,188 @@
+"""`poolsight up | down | status`: the stack on one machine, no Docker.
+
+`up` installs what is missing, starts what is not running in dependency
+order, waits for each service's real health check and creates the shared
+topics, catalog tables and namespaces. When a start fails it stops whatever
+this call started, so nothing half-started is left behind. `down` stops only
+processes whose PID files it wrote.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .bootstrap import BOOTSTRAP
+from .config import Settings
+from .install import install_all
+from .process import alive, log_tail, port_in_use, port_owner, read_started, rss_bytes, spawn, stop
+from .services import SERVICES, Service, Unhealthy
+
+
+class LaunchError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class ServiceStatus:
+    name: str
+    address: str
+    pid: int | None
+    state: str  # healthy | unhealthy | stopped | foreign
+    detail: str
+    rss_mb: float
+    log: str
+
+
+def log_path(s: Settings, name: str) -> Path:
+    return s.log_dir / f"{name}.log"
+
+
+@contextmanager
+def _locked(s: Settings) -> Iterator[None]:
+    s.run_dir.mkdir(parents=True, exist_ok=True)
+    with (s.run_dir / "launcher.lock").open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _wait_healthy(s: Settings, svc: Service, *, started_pid_check: bool) -> str:
+    deadline = time.monotonic() + svc.start_timeout
+    last = "no answer yet"
+    while time.monotonic() < deadline:
+        if started_pid_check and not alive(read_started(s.run_dir, svc.name)):
+            raise LaunchError(
+                f"{svc.name} exited during start-up. Last lines of {log_path(s, svc.name)}:\n"
+                f"{log_tail(log_path(s, svc.name))}"
+            )
+        try:
+            return svc.health(s)
+        except Unhealthy as exc:
+            last = str(exc)
+        time.sleep(1.0)
+    raise LaunchError(
+        f"{svc.name} did not become healthy within {svc.start_timeout:.0f} s ({last}). "
+        f"Last lines of {log_path(s, svc.name)}:\n{log_tail(log_path(s, svc.name))}"
+    )
+
+
+def up(s: Settings, names: list[str] | None = None) -> list[ServiceStatus]:
+    """Start every service (or the named ones and what they depend on) and wait for health."""
+    wanted = _with_dependencies(names)
+    with _locked(s):
+        inst = install_all(s)
+        started_now: list[str] = []
+        try:
+            for svc in SERVICES:
+                if svc.name not in wanted:
+                    continue
+                t0 = time.monotonic()
+                if alive(read_started(s.run_dir, svc.name)):
+                    detail = _wait_healthy(s, svc, started_pid_check=True)
+                    _say(f"{svc.name:18} already running: {detail}")
+                else:
+                    for key in svc.ports:
+                        port = s.ports[key]
+                        if port_in_use(port):
+                            raise LaunchError(
+                                f"cannot start {svc.name}: port {port} ({key}) on 127.0.0.1 is taken "
+                                f"by {port_owner(port)}. Stop it, or choose another port with "
+                                f"POOLSIGHT_{key.upper()}_PORT."
+                            )
+                    try:
+                        launch = svc.prepare(s, inst)
+                    except Unhealthy as exc:
+                        raise LaunchError(f"cannot prepare {svc.name}: {exc}") from exc
+                    spawn(svc.name, launch.command, env=launch.env, cwd=launch.cwd,
+                          log_file=log_path(s, svc.name), run_dir=s.run_dir, user=launch.user)
+                    started_now.append(svc.name)
+                    detail = _wait_healthy(s, svc, started_pid_check=True)
+                    _say(f"{svc.name:18} started in {time.monotonic() - t0:5.1f} s: {detail}")
+                if svc.name in BOOTSTRAP:
+                    try:
+                        BOOTSTRAP[svc.name](s)
+                    except Exception as exc:
+                        raise LaunchError(f"setting up {svc.name} failed: {exc}") from exc
+                    _wait_healthy(s, svc, started_pid_check=True)  # health may cover what was just set up
+        except BaseException:
+            for name in reversed(started_now):
+                _say(f"stopping {name} (started by this failed `up`)")
+                stop(s.run_dir, name)
+            raise
+    return status(s)
+
+
+def _with_dependencies(names: list[str] | None) -> set[str]:
+    by_name = {svc.name: svc for svc in SERVICES}
+    if not names:
+        return set(by_name)
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise LaunchError(f"unknown service(s) {unknown}; known: {sorted(by_name)}")
+    out: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name not in out:
+            out.add(name)
+            todo.extend(by_name[name].depends)
+    return out
+
+
+def down(s: Settings) -> list[str]:
+    """Stop, in reverse order, every service this launcher started; return their names."""
+    stopped = []
+    with _locked(s):
+        for svc in reversed(SERVICES):
+            if stop(s.run_dir, svc.name):
+                _say(f"stopped {svc.name}")
+                stopped.append(svc.name)
+    return stopped
+
+
+def status(s: Settings) -> list[ServiceStatus]:
+    out = []
+    for svc in SERVICES:
+        started = read_started(s.run_dir, svc.name)
+        running = alive(started)
+        try:
+            detail = svc.health(s)
+            healthy = True
+        except Unhealthy as exc:
+            detail, healthy = str(exc), False
+        if running:
+            state = "healthy" if healthy else "unhealthy"
+        else:
+            # Something answers where our service should be, but we did not start it.
+            state = "foreign" if healthy and svc.ports else "stopped"
+            if not healthy:
+                detail = "not running" + (" (exited; see its log)" if started else "")
+        pid = started.pid if running and started else None
+        out.append(ServiceStatus(
+            name=svc.name, address=svc.address(s), pid=pid, state=state, detail=detail,
+            rss_mb=round(rss_bytes(pid) / 2**20, 1) if pid else 0.0,
+            log=str(log_path(s, svc.name)),
+        ))
+    return out
+
+
+def status_dicts(rows: list[ServiceStatus]) -> list[dict[str, object]]:
+    return [asdict(r) for r in rows]
+
+
+def format_status(rows: list[ServiceStatus]) -> str:
+    lines = [f"{'SERVICE':18} {'STATE':10} {'ADDRESS':16} {'PID':>7} {'RSS MB':>7}  DETAIL"]
+    for r in rows:
+        lines.append(
+            f"{r.name:18} {r.state:10} {r.address:16} {r.pid or '-':>7} {r.rss_mb:7.0f}  {r.detail}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,183 @@
+"""Processes the launcher started: PID files, identity checks, stopping, port checks.
+
+A PID file records the PID and the kernel's start time of that process, so a
+PID reused by an unrelated program is never mistaken for ours (and never
+killed by `poolsight down`).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import HOST
+
+
+@dataclass(frozen=True)
+class Started:
+    pid: int
+    start_ticks: int
+    command: list[str]
+
+
+def _start_ticks(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # Field 22 (starttime); fields after the parenthesised command name.
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return int(fields[19])
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2] == "Z"
+
+
+def pidfile(run_dir: Path, name: str) -> Path:
+    return run_dir / f"{name}.pid.json"
+
+
+def read_started(run_dir: Path, name: str) -> Started | None:
+    path = pidfile(run_dir, name)
+    try:
+        raw = json.loads(path.read_text())
+        return Started(int(raw["pid"]), int(raw["start_ticks"]), list(raw["command"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def alive(started: Started | None) -> bool:
+    """True when the recorded process still runs and is the same process."""
+    if started is None:
+        return False
+    ticks = _start_ticks(started.pid)
+    return ticks == started.start_ticks and not _is_zombie(started.pid)
+
+
+def spawn(
+    name: str,
+    command: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    log_file: Path,
+    run_dir: Path,
+    user: str | None = None,
+) -> Started:
+    """Start a detached process (its own session) logging to log_file; record its PID."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with log_file.open("ab") as log:
+        log.write(f"\n==== poolsight starting {name}: {' '.join(command)}\n".encode())
+        log.flush()
+        proc = subprocess.Popen(
+            command,
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            user=user,
+        )
+    ticks = _start_ticks(proc.pid)
+    started = Started(proc.pid, ticks if ticks is not None else -1, command)
+    pidfile(run_dir, name).write_text(
+        json.dumps({"pid": started.pid, "start_ticks": started.start_ticks, "command": command})
+    )
+    return started
+
+
+def stop(run_dir: Path, name: str, *, timeout: float = 30.0) -> bool:
+    """Stop the process group we started for name. False when nothing of ours ran."""
+    started = read_started(run_dir, name)
+    path = pidfile(run_dir, name)
+    if not alive(started):
+        path.unlink(missing_ok=True)
+        return False
+    assert started is not None
+    _signal_group(started.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and alive(started):
+        _reap(started.pid)
+        time.sleep(0.2)
+    if alive(started):
+        _signal_group(started.pid, signal.SIGKILL)
+        while alive(started):
+            _reap(started.pid)
+            time.sleep(0.1)
+    path.unlink(missing_ok=True)
+    return True
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        os.kill(pid, sig)
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((HOST, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
+
+
+def port_owner(port: int) -> str:
+    """Best-effort description of who listens on port (PID and command)."""
+    try:
+        out = subprocess.run(
+            ["ss", "-H", "-ltnp", f"sport = :{port}"], capture_output=True, text=True, timeout=5
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "another process"
+    return out.split("users:")[-1].strip() if "users:" in out else "another process"
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of pid and its descendants."""
+    total = 0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+            children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+            todo.extend(int(c) for c in children)
+        except OSError:
+            continue
+    return total
+
+
+def log_tail(log_file: Path, lines: int = 25) -> str:
+    try:
+        return "\n".join(log_file.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"

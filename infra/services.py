@@ -1,0 +1,493 @@
+"""The services of the stack: how each is configured, started and health-checked.
+
+Each service writes its configuration under run_dir/<name>, keeps its data
+under data_dir/<name>, logs to log_dir/<name>.log and binds 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import secrets
+import shutil
+import subprocess
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from poolsight.names import NAMESPACE, PROBE_TABLE, TRINO_CATALOG
+
+from .config import CATALOG_DATABASE, CATALOG_NAME, CATALOG_ROLE, HOST, Settings
+from .install import Installed
+from .java import find_java
+from .versions import pins
+
+CONF_DIR = Path(__file__).with_name("conf")
+
+
+class Unhealthy(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Launch:
+    command: list[str]
+    env: dict[str, str]
+    cwd: Path
+    user: str | None = None
+
+
+@dataclass(frozen=True)
+class Service:
+    name: str
+    ports: tuple[str, ...]  # keys of Settings.ports this service binds
+    depends: tuple[str, ...]
+    start_timeout: float
+    prepare: Callable[[Settings, Installed], Launch]
+    health: Callable[[Settings], str]  # returns a short description; raises Unhealthy
+
+    def address(self, s: Settings) -> str:
+        if not self.ports:  # e.g. the TaskManager: ephemeral ports, found through its JobManager
+            return HOST
+        return f"{HOST}:{s.ports[self.ports[0]]}"
+
+
+def _base_env(java_home: Path | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAVA_", "_JAVA", "FLINK_"))}
+    if java_home is not None:
+        env["JAVA_HOME"] = str(java_home)
+        env["PATH"] = f"{java_home}/bin:{env.get('PATH', '/usr/bin:/bin')}"
+    return env
+
+
+def _http_get(url: str, timeout: float = 5.0) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (our own http:// URLs)
+            return bytes(resp.read())
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        raise Unhealthy(f"GET {url}: {exc}") from exc
+
+
+def _fresh_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+# ---------------------------------------------------------------- PostgreSQL
+
+PG_USER = "postgres"
+
+
+def catalog_password(s: Settings) -> str:
+    """The catalog role's password: generated on first use, kept 0600 in the data folder."""
+    path = s.data_dir / "secrets" / "catalog-password"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.chmod(0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_urlsafe(24))
+    return path.read_text().strip()
+
+
+def _pg_runas() -> str | None:
+    """PostgreSQL refuses to run as root: run it as the `postgres` account then."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(PG_USER)
+    except KeyError:
+        raise Unhealthy("running as root needs a `postgres` account for PostgreSQL") from None
+    return PG_USER
+
+
+def pg_socket_dir(s: Settings) -> Path:
+    return s.run_dir / "postgres"
+
+
+def _chown(path: Path, user: str | None) -> None:
+    if user:
+        shutil.chown(path, user, user)
+
+
+def prepare_postgres(s: Settings, inst: Installed) -> Launch:
+    user = _pg_runas()
+    data = s.data_dir / "postgres"
+    sock = _fresh_dir(pg_socket_dir(s))
+    _chown(sock, user)
+    sock.chmod(0o700)
+    if not (data / "PG_VERSION").exists():
+        data.mkdir(parents=True, exist_ok=True)
+        _chown(data, user)
+        data.chmod(0o700)
+        # Local socket: trust (the socket folder is 0700); TCP: passwords only.
+        cmd = [str(inst.postgres_bin / "initdb"), "-D", str(data), "-U", PG_USER,
+               "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8"]
+        proc = subprocess.run(cmd, user=user, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise Unhealthy(f"initdb failed: {proc.stderr.strip()}")
+    return Launch(
+        command=[
+            str(inst.postgres_bin / "postgres"), "-D", str(data),
+            "-c", f"listen_addresses={HOST}", "-p", str(s.ports["postgres"]),
+            "-c", f"unix_socket_directories={sock}",
+            "-c", "logging_collector=off",
+        ],
+        env=_base_env(),
+        cwd=data,
+        user=user,
+    )
+
+
+def pg_connect(s: Settings, *, superuser: bool = False, dbname: str | None = None):  # type: ignore[no-untyped-def]
+    import psycopg
+
+    if superuser:
+        return psycopg.connect(
+            host=str(pg_socket_dir(s)), port=s.ports["postgres"], user=PG_USER,
+            dbname=dbname or "postgres", autocommit=True, connect_timeout=5,
+        )
+    return psycopg.connect(
+        host=HOST, port=s.ports["postgres"], user=CATALOG_ROLE, password=catalog_password(s),
+        dbname=dbname or CATALOG_DATABASE, autocommit=True, connect_timeout=5,
+    )
+
+
+def health_postgres(s: Settings) -> str:
+    import psycopg
+
+    try:
+        with pg_connect(s, superuser=True) as conn:
+            version = conn.execute("SHOW server_version").fetchone()
+    except psycopg.Error as exc:
+        raise Unhealthy(f"PostgreSQL connection: {str(exc).strip()}") from exc
+    return f"PostgreSQL {version[0] if version else '?'}"
+
+
+# ---------------------------------------------------------------- Kafka
+
+
+def prepare_kafka(s: Settings, inst: Installed) -> Launch:
+    java = find_java(exact=int(pins()["java"]["flink"]), purpose="Kafka")
+    conf = _fresh_dir(s.run_dir / "kafka")
+    logs = s.data_dir / "kafka"
+    k, c = s.ports["kafka"], s.ports["kafka_controller"]
+    props = conf / "server.properties"
+    props.write_text(
+        "\n".join([
+            "process.roles=broker,controller",
+            "node.id=1",
+            f"controller.quorum.voters=1@{HOST}:{c}",
+            f"listeners=PLAINTEXT://{HOST}:{k},CONTROLLER://{HOST}:{c}",
+            f"advertised.listeners=PLAINTEXT://{HOST}:{k}",
+            "controller.listener.names=CONTROLLER",
+            "inter.broker.listener.name=PLAINTEXT",
+            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            f"log.dirs={logs}",
+            "num.partitions=4",
+            "offsets.topic.replication.factor=1",
+            "transaction.state.log.replication.factor=1",
+            "transaction.state.log.min.isr=1",
+            "share.coordinator.state.topic.replication.factor=1",
+            "share.coordinator.state.topic.min.isr=1",
+            "group.initial.rebalance.delay.ms=0",
+            "auto.create.topics.enable=false",
+            "message.max.bytes=8388608",
+            "",
+        ])
+    )
+    classpath = f"{inst.kafka_lib}/*"
+    env = _base_env(java.home)
+    if not (logs / "meta.properties").exists():
+        logs.mkdir(parents=True, exist_ok=True)
+        cluster_id = subprocess.run(
+            [java.java, "-cp", classpath, "kafka.tools.StorageTool", "random-uuid"],
+            capture_output=True, text=True, check=True, env=env,
+        ).stdout.strip().splitlines()[-1]
+        proc = subprocess.run(
+            [java.java, "-cp", classpath, "kafka.tools.StorageTool", "format",
+             "-t", cluster_id, "-c", str(props)],
+            capture_output=True, text=True, env=env,
+        )
+        if proc.returncode != 0:
+            raise Unhealthy(f"formatting Kafka storage failed: {proc.stdout}{proc.stderr}")
+    return Launch(
+        command=[
+            java.java, "-Xms256m", "-Xmx768m", "-XX:+UseG1GC", "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={CONF_DIR / 'kafka-log4j2.properties'}",
+            f"-Dkafka.logs.dir={s.log_dir}",
+            "-cp", classpath, "kafka.Kafka", str(props),
+        ],
+        env=env,
+        cwd=conf,
+    )
+
+
+def health_kafka(s: Settings) -> str:
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    # log_level 0: a refused connection is the answer here, not something to print.
+    admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap, "socket.timeout.ms": 3000, "log_level": 0})
+    try:
+        meta = admin.list_topics(timeout=5)
+    except KafkaException as exc:
+        raise Unhealthy(f"Kafka metadata request: {exc}") from exc
+    if not meta.brokers:
+        raise Unhealthy("Kafka metadata: no brokers")
+    return f"{len(meta.brokers)} broker, {len(meta.topics)} topics"
+
+
+# ---------------------------------------------------------------- Apicurio registry
+
+
+def prepare_registry(s: Settings, inst: Installed) -> Launch:
+    java = find_java(minimum=int(pins()["java"]["registry_min"]), purpose="Apicurio Registry")
+    return Launch(
+        command=[
+            java.java, "-Xms128m", "-Xmx512m",
+            f"-Dquarkus.http.host={HOST}",
+            f"-Dquarkus.http.port={s.ports['registry']}",
+            # The management interface is enabled at build time; keep it on loopback.
+            f"-Dquarkus.management.host={HOST}",
+            f"-Dquarkus.management.port={s.ports['registry_management']}",
+            "-Dquarkus.log.console.color=false",
+            "-Dapicurio.storage.kind=kafkasql",
+            f"-Dapicurio.kafkasql.bootstrap.servers={s.kafka_bootstrap}",
+            "-Dapicurio.ccompat.legacy-id-mode.enabled=true",
+            "-Dapicurio.rest.deletion.artifact.enabled=true",
+            "-jar", str(inst.registry_home / "quarkus-run.jar"),
+        ],
+        env=_base_env(java.home),
+        cwd=inst.registry_home,
+    )
+
+
+def health_registry(s: Settings) -> str:
+    body = _http_get(f"{s.registry_url}/subjects")
+    try:
+        subjects = json.loads(body)
+    except ValueError as exc:
+        raise Unhealthy(f"registry answered non-JSON: {body[:80]!r}") from exc
+    return f"{len(subjects)} subjects"
+
+
+# ---------------------------------------------------------------- Flink
+
+
+def flink_env(s: Settings, flink_home: Path, flink_lib: Path) -> dict[str, str]:
+    """Environment for Flink processes and PyFlink clients (same jars, same config)."""
+    java = find_java(exact=int(pins()["java"]["flink"]), purpose="Flink")
+    env = _base_env(java.home)
+    env.update(
+        FLINK_HOME=str(flink_home),
+        FLINK_LIB_DIR=str(flink_lib),
+        FLINK_CONF_DIR=str(s.run_dir / "flink" / "conf"),
+        FLINK_LOG_DIR=str(s.log_dir),
+        FLINK_PID_DIR=str(s.run_dir / "flink"),
+    )
+    return env
+
+
+def write_flink_conf(s: Settings) -> Path:
+    import sys
+
+    conf = _fresh_dir(s.run_dir / "flink" / "conf")
+    state = s.data_dir / "flink"
+    tmp = _fresh_dir(state / "tmp")
+    entries = {
+        "jobmanager.rpc.address": HOST,
+        "jobmanager.rpc.port": s.ports["flink_rpc"],
+        "jobmanager.bind-host": HOST,
+        "jobmanager.memory.process.size": s.flink_jobmanager_memory,
+        "taskmanager.host": HOST,
+        "taskmanager.bind-host": HOST,
+        "taskmanager.numberOfTaskSlots": s.flink_slots,
+        "taskmanager.memory.process.size": s.flink_taskmanager_memory,
+        "rest.address": HOST,
+        "rest.bind-address": HOST,
+        "rest.port": s.ports["flink_rest"],
+        "blob.server.port": 0,
+        "parallelism.default": 1,
+        "io.tmp.dirs": str(tmp),
+        "state.backend.type": "hashmap",
+        "execution.checkpointing.dir": (state / "checkpoints").as_uri(),
+        "execution.checkpointing.savepoint-dir": (state / "savepoints").as_uri(),
+        "jobmanager.execution.failover-strategy": "region",
+        "restart-strategy.type": "exponential-delay",
+        "python.executable": sys.executable,
+        "python.client.executable": sys.executable,
+        "env.java.opts.all": "-XX:+UseG1GC -Djava.awt.headless=true",
+    }
+    (conf / "config.yaml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in entries.items()))
+    for name in ("log4j-console.properties", "log4j.properties", "log4j-cli.properties"):
+        shutil.copyfile(CONF_DIR / "flink-log4j.properties", conf / name)
+    return conf
+
+
+def prepare_flink_jobmanager(s: Settings, inst: Installed) -> Launch:
+    write_flink_conf(s)
+    return Launch(
+        command=["bash", str(inst.flink_home / "bin" / "jobmanager.sh"), "start-foreground"],
+        env=flink_env(s, inst.flink_home, inst.flink_lib),
+        cwd=s.run_dir / "flink",
+    )
+
+
+def prepare_flink_taskmanager(s: Settings, inst: Installed) -> Launch:
+    write_flink_conf(s)
+    return Launch(
+        command=["bash", str(inst.flink_home / "bin" / "taskmanager.sh"), "start-foreground"],
+        env=flink_env(s, inst.flink_home, inst.flink_lib),
+        cwd=s.run_dir / "flink",
+    )
+
+
+def _flink_overview(s: Settings) -> dict[str, object]:
+    body = _http_get(f"{s.flink_rest_url}/overview")
+    try:
+        return dict(json.loads(body))
+    except ValueError as exc:
+        raise Unhealthy(f"Flink REST answered non-JSON: {body[:80]!r}") from exc
+
+
+def health_flink_jobmanager(s: Settings) -> str:
+    o = _flink_overview(s)
+    return f"Flink {o.get('flink-version')}, {o.get('jobs-running')} jobs running"
+
+
+def health_flink_taskmanager(s: Settings) -> str:
+    o = _flink_overview(s)
+    tms = int(str(o.get("taskmanagers", 0)))
+    if tms < 1:
+        raise Unhealthy("no TaskManager registered with the JobManager")
+    return f"{tms} TaskManager, {o.get('slots-available')}/{o.get('slots-total')} slots free"
+
+
+# ---------------------------------------------------------------- Trino
+
+
+def trino_catalog_properties(s: Settings) -> str:
+    lines = [
+        "connector.name=iceberg",
+        "iceberg.catalog.type=jdbc",
+        f"iceberg.jdbc-catalog.catalog-name={CATALOG_NAME}",
+        "iceberg.jdbc-catalog.driver-class=org.postgresql.Driver",
+        f"iceberg.jdbc-catalog.connection-url={s.postgres_jdbc_url}",
+        f"iceberg.jdbc-catalog.connection-user={CATALOG_ROLE}",
+        # Resolved by Trino from its environment: the secret never sits in a file here.
+        "iceberg.jdbc-catalog.connection-password=${ENV:POOLSIGHT_CATALOG_PASSWORD}",
+        f"iceberg.jdbc-catalog.default-warehouse-dir={s.warehouse}",
+    ]
+    if s.warehouse.startswith("s3://"):
+        lines += [
+            "fs.native-s3.enabled=true",
+            f"s3.endpoint={s.s3['endpoint']}",
+            f"s3.region={s.s3.get('region', 'us-east-1')}",
+            "s3.path-style-access=true",
+            "s3.aws-access-key=${ENV:POOLSIGHT_S3_ACCESS_KEY}",
+            "s3.aws-secret-key=${ENV:POOLSIGHT_S3_SECRET_KEY}",
+        ]
+    else:
+        lines += ["fs.native-local.enabled=true", "local.location=/"]
+    return "\n".join(lines) + "\n"
+
+
+def prepare_trino(s: Settings, inst: Installed) -> Launch:
+    java = find_java(minimum=int(pins()["java"]["trino_min"]), purpose="Trino")
+    etc = _fresh_dir(s.run_dir / "trino" / "etc")
+    catalogs = _fresh_dir(etc / "catalog")
+    data = _fresh_dir(s.data_dir / "trino")
+    node_id_file = data / "node-id"
+    if not node_id_file.exists():
+        node_id_file.write_text(str(uuid.uuid4()))
+    port = s.ports["trino"]
+    (etc / "config.properties").write_text(
+        "\n".join([
+            "coordinator=true",
+            "node-scheduler.include-coordinator=true",
+            f"http-server.http.port={port}",
+            f"discovery.uri=http://{HOST}:{port}",
+            f"plugin.dir={inst.trino_home / 'plugin'}",
+            f"catalog.config-dir={catalogs}",
+            "query.max-memory=1GB",
+            "query.max-memory-per-node=1GB",
+            "",
+        ])
+    )
+    (catalogs / "iceberg.properties").write_text(trino_catalog_properties(s))
+    env = _base_env(java.home)
+    env["POOLSIGHT_CATALOG_PASSWORD"] = catalog_password(s)
+    jvm = [ln.strip() for ln in (CONF_DIR / "trino-jvm.config").read_text().splitlines()
+           if ln.strip() and not ln.startswith("#")]
+    return Launch(
+        command=[
+            java.java, f"-Xmx{s.trino_heap}", *jvm,
+            "-Dnode.environment=poolsight",
+            f"-Dnode.id={node_id_file.read_text().strip()}",
+            f"-Dnode.data-dir={data}",
+            f"-Dnode.bind-ip={HOST}",
+            f"-Dnode.internal-address={HOST}",
+            f"-Dconfig={etc / 'config.properties'}",
+            f"-Dlog.levels-file={CONF_DIR / 'trino-log.properties'}",
+            "-cp", f"{inst.trino_home / 'lib'}/*",
+            "io.trino.server.TrinoServer",
+        ],
+        env=env,
+        cwd=data,
+    )
+
+
+def trino_connection(s: Settings, *, schema: str | None = None):  # type: ignore[no-untyped-def]
+    import trino
+
+    return trino.dbapi.connect(  # type: ignore[no-untyped-call]
+        host=HOST, port=s.ports["trino"], user="poolsight", catalog="iceberg",
+        schema=schema, request_timeout=30,
+    )
+
+
+def health_trino(s: Settings) -> str:
+    import trino
+
+    try:
+        with trino_connection(s) as conn:
+            cur = conn.cursor()
+            cur.execute("SELECT 1")
+            if cur.fetchall() != [[1]]:
+                raise Unhealthy("Trino SELECT 1 returned something else")
+            # SELECT 1 answers before the node has announced itself; scans need an active node.
+            cur.execute("SELECT count(*) FROM system.runtime.nodes WHERE state = 'active'")
+            [[active]] = cur.fetchall()
+            if active < 1:
+                raise Unhealthy("Trino answers but has no active worker node yet")
+            try:
+                cur.execute(f"SELECT count(*) FROM {TRINO_CATALOG}.{NAMESPACE}.{PROBE_TABLE}")
+                cur.fetchall()
+            except trino.exceptions.TrinoUserError as exc:
+                if exc.error_name not in ("TABLE_NOT_FOUND", "SCHEMA_NOT_FOUND"):  # first start
+                    raise
+    except (trino.exceptions.TrinoExternalError, trino.exceptions.TrinoQueryError,
+            trino.exceptions.HttpError, OSError) as exc:
+        raise Unhealthy(f"Trino SELECT 1: {exc}") from exc
+    except Exception as exc:  # the client raises requests' own errors for refused connections
+        raise Unhealthy(f"Trino SELECT 1: {type(exc).__name__}: {exc}") from exc
+    return f"SELECT 1 ok, {active} active node"
+
+
+SERVICES: tuple[Service, ...] = (
+    Service("postgres", ("postgres",), (), 60, prepare_postgres, health_postgres),
+    Service("kafka", ("kafka", "kafka_controller"), (), 90, prepare_kafka, health_kafka),
+    Service("registry", ("registry", "registry_management"), ("kafka",), 180, prepare_registry, health_registry),
+    Service("flink-jobmanager", ("flink_rest", "flink_rpc"), ("postgres",), 120,
+            prepare_flink_jobmanager, health_flink_jobmanager),
+    Service("flink-taskmanager", (), ("flink-jobmanager",), 120,
+            prepare_flink_taskmanager, health_flink_taskmanager),
+    Service("trino", ("trino",), ("postgres",), 180, prepare_trino, health_trino),
+)
+
+BY_NAME = {svc.name: svc for svc in SERVICES}

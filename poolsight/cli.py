@@ -1,0 +1,76 @@
+"""The `poolsight` command: one entry point for the user's whole path."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+
+from poolsight.infra.config import ConfigError, load_settings
+from poolsight.infra.download import DownloadError
+from poolsight.infra.install import install_all
+from poolsight.infra.java import JavaNotFound
+from poolsight.infra.launcher import LaunchError, down, format_status, status, status_dicts, up
+
+
+def _cmd_install(args: argparse.Namespace) -> int:
+    inst = install_all(load_settings())
+    for key, value in vars(inst).items():
+        print(f"{key:14} {value}")
+    return 0
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    rows = up(load_settings(), args.services or None)
+    print(format_status(rows))
+    return 0 if all(r.state == "healthy" for r in rows if not args.services or r.name in args.services) else 1
+
+
+def _cmd_down(args: argparse.Namespace) -> int:
+    stopped = down(load_settings())
+    print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    rows = status(load_settings())
+    if args.json:
+        print(json.dumps({"services": status_dicts(rows)}, indent=2))
+    else:
+        print(format_status(rows))
+    return 0 if all(r.state == "healthy" for r in rows) else 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="poolsight", description="Continuous buffer pool analysis.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    commands: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
+        "install": ("download and install every service (cached; a second run downloads nothing)", _cmd_install),
+        "up": ("start the stack (or the named services) and wait until healthy", _cmd_up),
+        "down": ("stop what `up` started", _cmd_down),
+        "status": ("show each service: state, address, PID, memory, health", _cmd_status),
+    }
+    for name, (help_text, func) in commands.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=func)
+        if name == "up":
+            p.add_argument("services", nargs="*", help="only these services (and their dependencies)")
+        if name == "status":
+            p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ConfigError, DownloadError, JavaNotFound, LaunchError) as exc:
+        print(f"poolsight {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""Names the whole system shares, defined once: Kafka topics and Iceberg namespaces.
+
+The launcher creates every topic and namespace listed here; producers, jobs and
+views import the names from here instead of spelling them again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    partitions: int
+    doc: str
+    retention_ms: int = 7 * 24 * 3600 * 1000
+
+
+GETPAGE_TOPIC = Topic("poolsight.getpage.v1", 8, "getpage batches (IFCID 198), keyed by (source, pool)")
+IO_TOPIC = Topic("poolsight.io.v1", 4, "read and write I/O events (IFCID 6/7, 8/9/10)")
+STATS_TOPIC = Topic("poolsight.stats.v1", 4, "statistics intervals: pool, object I/O, GBP, backup, memory")
+ATTRIBUTES_TOPIC = Topic("poolsight.attributes.v1", 1, "pool attributes and the object catalog")
+DEADLETTER_TOPIC = Topic(
+    "poolsight.deadletter.v1", 1, "records that could not be parsed or decoded, with the reason",
+    retention_ms=30 * 24 * 3600 * 1000,
+)
+
+TOPICS: tuple[Topic, ...] = (GETPAGE_TOPIC, IO_TOPIC, STATS_TOPIC, ATTRIBUTES_TOPIC, DEADLETTER_TOPIC)
+
+# Iceberg: the Trino catalog name and the namespace every table lives in.
+TRINO_CATALOG = "iceberg"
+NAMESPACE = "poolsight"
+NAMESPACES: tuple[str, ...] = (NAMESPACE,)
+
+# An empty table the launcher scans to know Trino can schedule work on the Iceberg
+# catalog (a node can answer SELECT 1 before it serves the catalog).
+PROBE_TABLE = "launcher_probe"

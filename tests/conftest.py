@@ -1,0 +1,49 @@
+"""Test settings: the stack under test runs on its own ports and folders.
+
+So `make test` neither disturbs nor trusts a stack a user already runs; the
+download cache is shared. The environment is set before anything reads settings.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_VAR = ROOT / "var" / "test"
+TEST_PORTS = {
+    "KAFKA": 19092, "KAFKA_CONTROLLER": 19093, "REGISTRY": 18081, "REGISTRY_MANAGEMENT": 18091,
+    "POSTGRES": 15433, "FLINK_REST": 18082, "FLINK_RPC": 16123, "TRINO": 18080,
+}
+os.environ.update({f"POOLSIGHT_{k}_PORT": str(v) for k, v in TEST_PORTS.items()})
+os.environ.update({
+    "POOLSIGHT_DATA_DIR": str(TEST_VAR / "data"),
+    "POOLSIGHT_RUN_DIR": str(TEST_VAR / "run"),
+    "POOLSIGHT_LOG_DIR": str(TEST_VAR / "log"),
+})
+os.environ.pop("POOLSIGHT_CONFIG", None)
+
+POOLSIGHT = [sys.executable, "-m", "poolsight.cli"]
+
+
+def poolsight(*args: str, env: dict[str, str] | None = None, timeout: float = 1200) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI, as a user would."""
+    return subprocess.run(
+        [*POOLSIGHT, *args], capture_output=True, text=True, timeout=timeout,
+        env={**os.environ, **(env or {})}, cwd=ROOT,
+    )
+
+
+@pytest.fixture(scope="session")
+def stack() -> Iterator[None]:
+    """The whole stack, started by the launcher; stopped at the end of the session."""
+    r = poolsight("up")
+    assert r.returncode == 0, f"poolsight up failed:\n{r.stdout}\n{r.stderr}"
+    yield
+    r = poolsight("down")
+    assert r.returncode == 0, r.stderr

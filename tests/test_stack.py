@@ -1,0 +1,175 @@
+"""The real stack, started by the launcher, checked end to end over 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import uuid
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from poolsight.infra.config import load_settings
+from poolsight.infra.flinksql import run_sql
+from poolsight.infra.process import port_in_use
+from poolsight.infra.services import SERVICES, trino_connection
+from poolsight.names import NAMESPACE, TOPICS
+from tests.conftest import poolsight
+
+pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
+
+SMOKE_SCHEMA = json.dumps({
+    "type": "record", "name": "Smoke", "namespace": "poolsight.test",
+    "doc": "launcher smoke record",
+    "fields": [
+        {"name": "pool", "type": "string", "doc": "buffer pool name"},
+        {"name": "getpages", "type": "long", "doc": "count"},
+        {"name": "pages", "type": {"type": "array", "items": "long"}, "doc": "page numbers"},
+    ],
+})
+
+
+def _status() -> dict[str, dict[str, Any]]:
+    r = poolsight("status", "--json")
+    return {row["name"]: row for row in json.loads(r.stdout)["services"]}
+
+
+def _produce_avro(topic: str, value: dict[str, Any]) -> None:
+    s = load_settings()
+    admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result()
+    registry = SchemaRegistryClient({"url": s.registry_url})
+    ser = AvroSerializer(registry, SMOKE_SCHEMA)
+    producer = Producer({"bootstrap.servers": s.kafka_bootstrap, "enable.idempotence": True, "acks": "all"})
+    producer.produce(topic, key=b"SSID1|BP1", value=ser(value, SerializationContext(topic, MessageField.VALUE)))
+    assert producer.flush(30) == 0
+
+
+def _consume_avro(topic: str, n: int) -> list[tuple[bytes, dict[str, Any]]]:
+    s = load_settings()
+    registry = SchemaRegistryClient({"url": s.registry_url})
+    de = AvroDeserializer(registry)
+    consumer = Consumer({
+        "bootstrap.servers": s.kafka_bootstrap, "group.id": f"test-{uuid.uuid4()}",
+        "auto.offset.reset": "earliest", "enable.auto.commit": False,
+    })
+    consumer.subscribe([topic])
+    out: list[tuple[bytes, dict[str, Any]]] = []
+    deadline = time.monotonic() + 60
+    try:
+        while len(out) < n and time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+            if msg is None:
+                continue
+            if msg.error():
+                raise KafkaException(msg.error())
+            raw = msg.value()
+            assert raw is not None
+            out.append((raw, de(raw, SerializationContext(topic, MessageField.VALUE))))
+    finally:
+        consumer.close()
+    return out
+
+
+def _trino_rows(sql: str) -> list[list[Any]]:
+    with trino_connection(load_settings(), schema=NAMESPACE) as conn:
+        cur = conn.cursor()
+        cur.execute(sql)
+        return [list(r) for r in cur.fetchall()]
+
+
+def _flink_write_table(table: str, rows: list[tuple[int, str]]) -> None:
+    values = ", ".join(f"({i}, '{name}')" for i, name in rows)
+    run_sql(load_settings(), [
+        f"CREATE TABLE poolsight.{NAMESPACE}.{table} (id INT, name STRING)",
+        f"INSERT INTO poolsight.{NAMESPACE}.{table} VALUES {values}",
+    ])
+
+
+def test_status_shows_every_service_healthy_on_loopback() -> None:
+    rows = _status()
+    assert set(rows) == {svc.name for svc in SERVICES}
+    for name, row in rows.items():
+        assert row["state"] == "healthy", (name, row)
+        assert row["address"].startswith("127.0.0.1"), row
+        assert isinstance(row["pid"], int) and row["pid"] > 0
+        assert os.path.exists(f"/proc/{row['pid']}")
+
+
+def test_launcher_created_every_topic() -> None:
+    s = load_settings()
+    meta = AdminClient({"bootstrap.servers": s.kafka_bootstrap}).list_topics(timeout=10)
+    for topic in TOPICS:
+        assert topic.name in meta.topics, topic.name
+        assert len(meta.topics[topic.name].partitions) == topic.partitions
+
+
+def test_avro_record_round_trips_through_registry() -> None:
+    topic = f"test.smoke.{uuid.uuid4().hex[:8]}"
+    value = {"pool": "BP1", "getpages": 12345, "pages": [1, 2, 3, 2**40]}
+    _produce_avro(topic, value)
+    [(raw, decoded)] = _consume_avro(topic, 1)
+    assert decoded == value
+    # Confluent wire format: magic byte 0, then the registry's 4-byte schema id.
+    assert raw[0] == 0
+    schema_id = int.from_bytes(raw[1:5], "big")
+    registry = SchemaRegistryClient({"url": load_settings().registry_url})
+    assert json.loads(str(registry.get_schema(schema_id).schema_str))["name"] == "Smoke"
+    assert f"{topic}-value" in registry.get_subjects()
+
+
+def test_iceberg_table_written_by_flink_is_read_by_trino() -> None:
+    table = f"smoke_{uuid.uuid4().hex[:8]}"
+    rows = [(1, "BP0"), (2, "BP1"), (3, "BP8K0")]
+    _flink_write_table(table, rows)
+    assert _trino_rows(f"SELECT id, name FROM {table} ORDER BY id") == [list(r) for r in rows]
+    # And the table's files sit in the file:// warehouse the settings name.
+    [[path]] = _trino_rows(f'SELECT file_path FROM "{table}$files" LIMIT 1')
+    assert path.startswith(load_settings().warehouse)
+
+
+def test_killed_service_is_reported_and_up_brings_it_back() -> None:
+    for name in ("flink-taskmanager", "registry"):
+        pid = _status()[name]["pid"]
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _status()[name]["state"] == "healthy":
+            time.sleep(1)
+        assert _status()[name]["state"] == "stopped", name
+        r = poolsight("up")
+        assert r.returncode == 0, r.stderr
+        after = _status()
+        assert after[name]["state"] == "healthy"
+        assert after[name]["pid"] != pid
+        assert all(row["state"] == "healthy" for row in after.values()), after
+
+
+def test_down_then_up_keeps_data() -> None:
+    topic = f"test.restart.{uuid.uuid4().hex[:8]}"
+    value = {"pool": "BP2", "getpages": 7, "pages": [42]}
+    _produce_avro(topic, value)
+    table = f"restart_{uuid.uuid4().hex[:8]}"
+    _flink_write_table(table, [(10, "kept")])
+
+    r = poolsight("down")
+    assert r.returncode == 0, r.stderr
+    s = load_settings()
+    assert all(row["state"] == "stopped" for row in _status().values())
+    assert not any(port_in_use(p) for p in s.ports.values())
+
+    t0 = time.monotonic()
+    r = poolsight("up")
+    restart_s = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    assert "downloading" not in r.stderr and "Downloaded from" not in r.stderr
+    print(f"restart after down: {restart_s:.1f} s")
+
+    assert [v for _, v in _consume_avro(topic, 1)] == [value]
+    assert _trino_rows(f"SELECT id, name FROM {table}") == [[10, "kept"]]
