@@ -10,12 +10,21 @@ STAMP := $(VENV)/.installed
 help: ## list every target
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
+KERNEL := $(VENV)/.kernel
+KERNEL_SRC := simulator/kernel/Cargo.toml simulator/kernel/Cargo.lock $(wildcard simulator/kernel/src/*.rs)
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --progress-bar on -e '.[dev]'
 	touch $(STAMP)
 
-venv: $(STAMP) ## the Python environment (.venv) with poolsight and its pinned dependencies
+# The simulator's compiled kernel (Rust + PyO3), built into the venv by maturin.
+$(KERNEL): $(STAMP) $(KERNEL_SRC)
+	command -v cargo >/dev/null || { echo "Rust (cargo) is needed to build the simulator kernel: https://rustup.rs"; exit 1; }
+	$(BIN)/maturin develop --release -m simulator/kernel/Cargo.toml
+	touch $(KERNEL)
+
+venv: $(STAMP) $(KERNEL) ## the Python environment (.venv): poolsight, pinned dependencies, the compiled kernel
 
 install: venv ## venv + every service's software, downloaded once into .cache/
 	$(BIN)/poolsight install
@@ -43,6 +52,14 @@ unit: venv ## the tests that need no services
 test: install lint ## everything CI runs: lint, unit tests, and tests against the real stack
 	$(BIN)/pytest -q -ra
 
+simulate-example: venv ## offline simulation of the CloudPhysics block trace (no services)
+	$(BIN)/poolsight simulate ../shared/data/traces/cloudPhysicsIO.csv --page-column lbn --time-column time \
+	  --window-panes 1000 --pool-size 8192
+
+bench-sim: venv ## simulator throughput and accuracy vs libcachesim (benchmark-only GPL peer)
+	$(BIN)/pip install -q -e '.[bench]'
+	$(BIN)/python -m poolsight.simulator.bench
+
 clean: ## remove runtime data and logs (var/); keeps the download cache
 	-$(BIN)/poolsight down
 	rm -rf var
@@ -50,4 +67,4 @@ clean: ## remove runtime data and logs (var/); keeps the download cache
 distclean: clean ## also remove .venv and the download cache
 	rm -rf $(VENV) .cache
 
-.PHONY: help venv install up down status demo lint unit test clean distclean
+.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim clean distclean

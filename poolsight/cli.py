@@ -42,6 +42,12 @@ def _cmd_status(args: argparse.Namespace) -> int:
     return 0 if all(r.state == "healthy" for r in rows) else 3
 
 
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from poolsight.simulator.cli import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="poolsight", description="Continuous buffer pool analysis.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -50,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         "up": ("start the stack (or the named services) and wait until healthy", _cmd_up),
         "down": ("stop what `up` started", _cmd_down),
         "status": ("show each service: state, address, PID, memory, health", _cmd_status),
+        "simulate": ("simulate other pool sizes and policies from a getpage trace, offline", _cmd_simulate),
     }
     for name, (help_text, func) in commands.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
@@ -58,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("services", nargs="*", help="only these services (and their dependencies)")
         if name == "status":
             p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        if name == "simulate":
+            from poolsight.simulator.cli import add_arguments
+
+            add_arguments(p)
     return parser
 
 

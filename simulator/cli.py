@@ -1,0 +1,148 @@
+"""`poolsight simulate`: the offline (embedded) mode, no services needed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from poolsight.simulator.engine import CostModel, SimConfig, Simulator
+from poolsight.simulator.trace import TIME_UNITS, Columns, TraceFormatError, TraceReader
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("traces", nargs="+", type=Path, metavar="TRACE",
+                   help="getpage trace files: the project format (CSV or Parquet) or any CSV with --page-column")
+    g = p.add_argument_group("generic CSV columns (default: the project's trace format)")
+    g.add_argument("--page-column", help="column holding the page (block) number")
+    g.add_argument("--time-column", help="column holding the event time")
+    g.add_argument("--time-unit", choices=sorted(TIME_UNITS), default="s", help="unit of the time column")
+    g.add_argument("--pool-column")
+    g.add_argument("--object-column")
+    g.add_argument("--access-column", help="R/S/L (random, sequential, RID-list)")
+    g.add_argument("--function-column", help="GP/SWI/REL")
+    g.add_argument("--pool", default="BP0", help="pool name when the trace has no pool column")
+    s = p.add_argument_group("simulation")
+    s.add_argument("--mode", choices=["exact", "shards"], default="exact")
+    s.add_argument("--rate", type=float, default=0.01, help="SHARDS sampling rate (fixed rate)")
+    s.add_argument("--max-samples", type=int, default=0, help="SHARDS fixed size: at most this many pages")
+    s.add_argument("--policy", choices=["lru", "fifo", "lru-vpseqt"], default="lru")
+    s.add_argument("--vpseqt", type=float, default=80.0, help="sequential steal threshold, %% of the pool")
+    s.add_argument("--policy-rate", type=float, default=1.0, help="sampling rate of the miniature caches")
+    s.add_argument("--sizes", help="comma-separated pool sizes in buffers (default: 1/8x..8x --pool-size)")
+    s.add_argument("--pool-size", action="append", default=[], metavar="[POOL=]BUFFERS",
+                   help="current pool size (VPSIZE), for all pools or one; repeatable")
+    s.add_argument("--pane-seconds", type=float, default=60.0)
+    s.add_argument("--window-panes", type=int, default=15)
+    s.add_argument("--precision-bits", type=int, default=12)
+    s.add_argument("--cpu-us-per-sync-read", type=float, default=30.0)
+    s.add_argument("--sync-io-ms", type=float, help="average sync read I/O time, for elapsed-time savings")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", type=Path, metavar="FILE", help="write the full result as JSON")
+    o.add_argument("--objects", type=int, default=10, help="objects to show per pool in the table")
+    o.add_argument("--strict", action="store_true", help="stop at the first unreadable row")
+
+
+def _columns(a: argparse.Namespace) -> Columns:
+    if a.page_column is None:
+        return Columns(time_unit=a.time_unit, default_pool=a.pool)
+    return Columns(page=a.page_column, time=a.time_column, pool=a.pool_column, object=a.object_column,
+                   access=a.access_column, function=a.function_column, source=None,
+                   time_unit=a.time_unit, default_pool=a.pool)
+
+
+def _fmt(v: Any, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def format_result(result: dict[str, Any], objects: int) -> str:
+    lines = []
+    for pool, r in result["pools"].items():
+        w = r["window"]
+        lines.append(
+            f"\npool {pool}: {r['refs']:,} getpages ({r['getpages']['random']:,} random, "
+            f"{r['getpages']['sequential']:,} sequential, {r['getpages']['rid']:,} RID-list), "
+            f"{r['distinct_pages']:,} distinct pages, {r['cold_misses']:,} cold misses"
+        )
+        lines.append(
+            f"  window: {w['panes']} pane(s) of {w['pane_seconds']:g} s, {w['seconds']:.1f} s of events"
+            f"{'  [warm-up: distances do not yet see a full window of history]' if w['warmup'] else ''}; "
+            f"mode {r['mode']} (rate {r['sampling_rate']:.4g}); policy {r['policy']}"
+        )
+        lines.append(f"  {'size':>10} {'hit ratio':>9} {'miss ratio':>10} {'sync rd/s':>10} {'prefetch/s':>10} "
+                     f"{'avoided/s':>10} {'CPU s/24h':>10}")
+        for c in r["curve"]:
+            mark = " <- current" if c["size_pages"] == r["current_size"] else ""
+            lines.append(
+                f"  {c['size_pages']:>10,} {_fmt(c['hit_ratio'], '9.4f')} {_fmt(c['miss_ratio'], '10.4f')} "
+                f"{_fmt(c['sync_reads_per_s'], '10.1f')} {_fmt(c['prefetch_pages_per_s'], '10.1f')} "
+                f"{_fmt(c['avoided_sync_reads_per_s'], '10.1f')} {_fmt(c['cpu_seconds_saved_per_24h'], '10.1f')}{mark}"
+            )
+        ws = r["working_set"]
+        lines.append(f"  working set: window {ws['window_pages']:,} pages; per pane avg {ws['avg_pages']:,.0f}, "
+                     f"max {ws['max_pages']:,}, change {ws['change_pages'] if ws['change_pages'] is not None else '-'}")
+        objs = sorted(r["objects"].items(), key=lambda kv: -kv[1]["refs"])[:objects]
+        if objs:
+            lines.append(f"  {'object':<24} {'getpages':>10} {'class':>5} {'seq %':>6} {'pages':>9}")
+            for name, o in objs:
+                lines.append(f"  {name:<24} {o['refs']:>10,} {o['class']:>5} {100 * o['sequential_share']:6.1f} "
+                             f"{o['distinct_pages']:>9,}")
+    return "\n".join(lines)
+
+
+def run(a: argparse.Namespace) -> int:
+    config = SimConfig(
+        mode=a.mode, rate=a.rate, max_samples=a.max_samples if a.mode == "shards" else 0,
+        pane_seconds=a.pane_seconds, window_panes=a.window_panes, precision_bits=a.precision_bits,
+        policy=a.policy, policy_rate=a.policy_rate, vpseqt=a.vpseqt,
+    )
+    sim = Simulator(config, CostModel(a.cpu_us_per_sync_read * 1e-6,
+                                      None if a.sync_io_ms is None else a.sync_io_ms / 1000))
+    sizes = [int(x) for x in a.sizes.split(",")] if a.sizes else None
+    all_size: int | None = None
+    pool_sizes: dict[str, int] = {}
+    for spec in a.pool_size:
+        name, _, value = spec.rpartition("=")
+        if name:
+            pool_sizes[name] = int(value)
+        else:
+            all_size = int(value)
+    if config.policy != "lru" and sizes is None and all_size is None and not pool_sizes:
+        print("poolsight simulate: --policy fifo/lru-vpseqt needs --sizes or --pool-size", file=sys.stderr)
+        return 2
+    columns = _columns(a)
+    accepted = rejected = 0
+    seen: set[str] = set()
+    for path in a.traces:
+        reader = TraceReader(path, columns, strict=a.strict)
+        try:
+            for batch in reader.batches():
+                for pool in set(batch.pools.tolist()) - seen:
+                    seen.add(pool)
+                    if config.policy != "lru" and sizes is not None:
+                        sim.set_policy_sizes(pool, sizes)
+                    size = pool_sizes.get(pool, all_size)
+                    if size is not None:
+                        sim.set_pool_size(pool, size)
+                sim.feed(batch.times, batch.pools, batch.objects, batch.pages, batch.access, batch.function)
+        except TraceFormatError as exc:
+            print(f"poolsight simulate: {exc}", file=sys.stderr)
+            return 2
+        accepted += reader.accepted
+        rejected += reader.rejected
+        for err in reader.errors[:10]:
+            print(f"rejected {err}", file=sys.stderr)
+        if reader.rejected > 10:
+            print(f"... and {reader.rejected - 10} more rejected rows in {path}", file=sys.stderr)
+    print(f"read {accepted:,} rows, rejected {rejected:,}", file=sys.stderr)
+    if accepted == 0:
+        print("poolsight simulate: no readable getpages", file=sys.stderr)
+        return 2
+    result = sim.results(sizes)
+    result["input"] = {"files": [str(p) for p in a.traces], "accepted_rows": accepted, "rejected_rows": rejected}
+    print(format_result(result, a.objects))
+    if a.json:
+        a.json.write_text(json.dumps(result, indent=1))
+    return 0

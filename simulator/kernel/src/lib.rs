@@ -1,0 +1,307 @@
+//! poolsight's compiled simulation kernel, exposed to Python as `poolsight_kernel.Kernel`.
+//! The typed Python API around it is `poolsight.simulator`.
+
+pub mod hist;
+pub mod mini;
+pub mod olken;
+pub mod pool;
+
+use mini::Policy;
+use pool::{Mode, PoolState, TYPES};
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Config {
+    mode: Mode,
+    rate: f64,
+    bits: u32,
+    seed: u64,
+    pane_seconds: f64,
+    keep_panes: usize,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct State {
+    config: Config,
+    pools: BTreeMap<u32, PoolState>,
+    refs: u64,
+}
+
+const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN01";
+
+/// Reuse-distance simulation of many buffer pools; feed getpage batches, read curves.
+#[pyclass(module = "poolsight_kernel")]
+struct Kernel {
+    state: State,
+    minis: FxHashMap<u32, (Policy, Vec<u64>, f64, f64)>,
+}
+
+fn slice<'a, T: pyo3::buffer::Element + Copy>(
+    py: Python<'a>,
+    buf: &'a PyBuffer<T>,
+    name: &str,
+) -> PyResult<&'a [pyo3::buffer::ReadOnlyCell<T>]> {
+    buf.as_slice(py)
+        .ok_or_else(|| PyValueError::new_err(format!("{name}: need a C-contiguous buffer")))
+}
+
+fn parse_policy(policy: &str) -> PyResult<Policy> {
+    match policy {
+        "lru" => Ok(Policy::Lru),
+        "fifo" => Ok(Policy::Fifo),
+        "lru-vpseqt" => Ok(Policy::LruVpseqt),
+        _ => Err(PyValueError::new_err(format!("policy {policy:?}: use lru, fifo or lru-vpseqt"))),
+    }
+}
+
+#[pymethods]
+impl Kernel {
+    /// mode: "exact", "shards" (fixed rate `rate`) or "shards-fixed-size" (at most `max_samples` pages).
+    #[new]
+    #[pyo3(signature = (mode="exact", rate=1.0, max_samples=0, precision_bits=12, seed=0, pane_seconds=60.0, keep_panes=15))]
+    fn new(
+        mode: &str,
+        rate: f64,
+        max_samples: usize,
+        precision_bits: u32,
+        seed: u64,
+        pane_seconds: f64,
+        keep_panes: usize,
+    ) -> PyResult<Self> {
+        let mode = match mode {
+            "exact" => Mode::Exact,
+            "shards" => {
+                if !(rate > 0.0 && rate <= 1.0) {
+                    return Err(PyValueError::new_err(format!("rate {rate}: must be in (0, 1]")));
+                }
+                Mode::FixedRate
+            }
+            "shards-fixed-size" => {
+                if max_samples == 0 {
+                    return Err(PyValueError::new_err("shards-fixed-size needs max_samples > 0"));
+                }
+                Mode::FixedSize(max_samples)
+            }
+            other => return Err(PyValueError::new_err(format!("mode {other:?}: use exact, shards or shards-fixed-size"))),
+        };
+        if !(pane_seconds > 0.0) {
+            return Err(PyValueError::new_err("pane_seconds must be > 0"));
+        }
+        Ok(Kernel {
+            state: State {
+                config: Config { mode, rate, bits: precision_bits, seed, pane_seconds, keep_panes: keep_panes.max(2) },
+                pools: BTreeMap::new(),
+                refs: 0,
+            },
+            minis: FxHashMap::default(),
+        })
+    }
+
+    /// Run miniature caches of `policy` for `pool`, one per size, on a stream sampled at `rate`.
+    #[pyo3(signature = (pool, policy, sizes, rate=1.0, vpseqt=80.0))]
+    fn set_policy_sizes(&mut self, pool: u32, policy: &str, sizes: Vec<u64>, rate: f64, vpseqt: f64) -> PyResult<()> {
+        let policy = parse_policy(policy)?;
+        if !(rate > 0.0 && rate <= 1.0) {
+            return Err(PyValueError::new_err(format!("rate {rate}: must be in (0, 1]")));
+        }
+        let p = self.pool_mut(pool);
+        p.set_minis(policy, sizes.clone(), rate, vpseqt);
+        self.minis.insert(pool, (policy, sizes, rate, vpseqt));
+        Ok(())
+    }
+
+    /// Feed one batch of parallel arrays: float64 seconds, uint32 pool ids, uint32 object ids,
+    /// uint64 page numbers, uint8 access type (0 random, 1 sequential, 2 RID-list), uint8 function
+    /// (0 getpage, 1 set write intent, 2 release).
+    fn feed(
+        &mut self,
+        py: Python<'_>,
+        times: PyBuffer<f64>,
+        pools: PyBuffer<u32>,
+        objects: PyBuffer<u32>,
+        pages: PyBuffer<u64>,
+        access: PyBuffer<u8>,
+        function: PyBuffer<u8>,
+    ) -> PyResult<u64> {
+        let (t, pl, ob, pg, ac, fu) = (
+            slice(py, &times, "times")?,
+            slice(py, &pools, "pools")?,
+            slice(py, &objects, "objects")?,
+            slice(py, &pages, "pages")?,
+            slice(py, &access, "access")?,
+            slice(py, &function, "function")?,
+        );
+        let n = t.len();
+        for (name, len) in [("pools", pl.len()), ("objects", ob.len()), ("pages", pg.len()), ("access", ac.len()), ("function", fu.len())] {
+            if len != n {
+                return Err(PyValueError::new_err(format!("{name} has {len} values, times has {n}")));
+            }
+        }
+        let mut i = 0;
+        while i < n {
+            // Runs of one pool share one lookup.
+            let pool = pl[i].get();
+            let mut j = i + 1;
+            while j < n && pl[j].get() == pool {
+                j += 1;
+            }
+            let state = self.pool_mut(pool);
+            for k in i..j {
+                state.access(t[k].get(), ob[k].get(), pg[k].get(), ac[k].get(), fu[k].get());
+            }
+            i = j;
+        }
+        self.state.refs += n as u64;
+        Ok(n as u64)
+    }
+
+    fn pools(&self) -> Vec<u32> {
+        self.state.pools.keys().copied().collect()
+    }
+
+    /// Hits by access type at each size over the last `panes` panes (0: all kept panes).
+    #[pyo3(signature = (pool, sizes, panes=0))]
+    fn curve(&self, pool: u32, sizes: Vec<u64>, panes: usize) -> PyResult<Vec<[f64; TYPES]>> {
+        Ok(self.pool(pool)?.curve(&sizes, panes))
+    }
+
+    #[pyo3(signature = (pool, sizes, panes=0))]
+    fn object_curves(&self, pool: u32, sizes: Vec<u64>, panes: usize) -> PyResult<BTreeMap<u32, Vec<[f64; TYPES]>>> {
+        Ok(self.pool(pool)?.object_curves(&sizes, panes))
+    }
+
+    /// Per pane of the window: (pane id, counts) for the pool and per object, where counts is
+    /// (refs[3], updates, cold[3], touched, latest, late).
+    #[pyo3(signature = (pool, panes=0))]
+    #[allow(clippy::type_complexity)]
+    fn panes(
+        &self,
+        pool: u32,
+        panes: usize,
+    ) -> PyResult<Vec<(i64, Counts, BTreeMap<u32, Counts>)>> {
+        let p = self.pool(pool)?;
+        Ok(p.window(panes)
+            .map(|pane| {
+                let objs = pane
+                    .objects
+                    .iter()
+                    .enumerate()
+                    .map(|(slot, op)| (p.slot_objects[slot], counts(&op.c, 0)))
+                    .collect();
+                (pane.id, counts(&pane.c, pane.late), objs)
+            })
+            .collect())
+    }
+
+    /// Miniature-simulation results over the window: (policy, sizes, rate, vpseqt, hits+misses per size).
+    #[pyo3(signature = (pool, panes=0))]
+    #[allow(clippy::type_complexity)]
+    fn policy_curve(&self, pool: u32, panes: usize) -> PyResult<Option<(String, Vec<u64>, f64, f64, Vec<[f64; 2 * TYPES]>)>> {
+        let p = self.pool(pool)?;
+        let Some(m) = p.minis.as_ref() else { return Ok(None) };
+        let mut acc = vec![[0.0f64; 2 * TYPES]; m.sizes.len()];
+        for pane in p.window(panes) {
+            for (ci, row) in pane.mini.iter().enumerate() {
+                for k in 0..2 * TYPES {
+                    acc[ci][k] += row[k];
+                }
+            }
+        }
+        let name = match m.policy {
+            Policy::Lru => "lru",
+            Policy::Fifo => "fifo",
+            Policy::LruVpseqt => "lru-vpseqt",
+        };
+        Ok(Some((name.to_string(), m.sizes.clone(), m.rate, m.vpseqt, acc)))
+    }
+
+    /// (rate now, pages tracked, first pane id, latest pane id, panes kept).
+    fn pool_info(&self, pool: u32) -> PyResult<(f64, usize, Option<i64>, Option<i64>, usize)> {
+        let p = self.pool(pool)?;
+        Ok((p.rate(), p.tracked_pages(), p.first_pane, p.panes.back().map(|x| x.id), p.panes.len()))
+    }
+
+    /// Lower bound and width of each histogram bucket index (for exporting histograms).
+    fn bucket_range(&self, index: usize) -> (u64, u64) {
+        hist::Buckets::new(self.state.config.bits).range(index)
+    }
+
+    /// Histogram of the window for one access type: (bucket index, weight) pairs.
+    #[pyo3(signature = (pool, access, panes=0))]
+    fn histogram(&self, pool: u32, access: usize, panes: usize) -> PyResult<Vec<(usize, f64)>> {
+        let p = self.pool(pool)?;
+        let a = access.min(TYPES - 1);
+        let mut acc: Vec<f64> = Vec::new();
+        for pane in p.window(panes) {
+            if acc.len() < pane.hist[a].len() {
+                acc.resize(pane.hist[a].len(), 0.0);
+            }
+            for (b, v) in pane.hist[a].iter().enumerate() {
+                acc[b] += v;
+            }
+        }
+        Ok(acc.into_iter().enumerate().filter(|(_, v)| *v != 0.0).collect())
+    }
+
+    fn refs(&self) -> u64 {
+        self.state.refs
+    }
+
+    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut out = SNAPSHOT_MAGIC.to_vec();
+        bincode::serialize_into(&mut out, &self.state)
+            .map_err(|e| PyValueError::new_err(format!("snapshot failed: {e}")))?;
+        Ok(PyBytes::new(py, &out))
+    }
+
+    #[staticmethod]
+    fn restore(data: &[u8]) -> PyResult<Self> {
+        if data.len() < 8 || &data[..8] != SNAPSHOT_MAGIC {
+            return Err(PyValueError::new_err("not a poolsight kernel snapshot (bad magic)"));
+        }
+        let state: State = bincode::deserialize(&data[8..])
+            .map_err(|e| PyValueError::new_err(format!("corrupt snapshot: {e}")))?;
+        let minis = state
+            .pools
+            .iter()
+            .filter_map(|(id, p)| p.minis.as_ref().map(|m| (*id, (m.policy, m.sizes.clone(), m.rate, m.vpseqt))))
+            .collect();
+        Ok(Kernel { state, minis })
+    }
+}
+
+type Counts = ([u64; TYPES], u64, [f64; TYPES], f64, i64, u64);
+
+fn counts(c: &pool::Counts, late: u64) -> Counts {
+    (c.refs, c.updates, c.cold, c.touched, c.latest, late)
+}
+
+impl Kernel {
+    fn pool_mut(&mut self, pool: u32) -> &mut PoolState {
+        let cfg = &self.state.config;
+        let minis = &self.minis;
+        self.state.pools.entry(pool).or_insert_with(|| {
+            let mut p = PoolState::new(cfg.mode, cfg.rate, cfg.bits, cfg.seed, cfg.pane_seconds, cfg.keep_panes);
+            if let Some((policy, sizes, rate, vpseqt)) = minis.get(&pool) {
+                p.set_minis(*policy, sizes.clone(), *rate, *vpseqt);
+            }
+            p
+        })
+    }
+
+    fn pool(&self, pool: u32) -> PyResult<&PoolState> {
+        self.state.pools.get(&pool).ok_or_else(|| PyValueError::new_err(format!("pool {pool}: no getpages seen")))
+    }
+}
+
+#[pymodule]
+fn poolsight_kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Kernel>()?;
+    Ok(())
+}

@@ -1,0 +1,446 @@
+//! One buffer pool's simulation state: the LRU stack (exact or SHARDS-sampled),
+//! per-pane distance histograms per pool and object and access type, working
+//! sets, and optional miniature caches for non-stack policies.
+
+use crate::hist::Buckets;
+use crate::mini::{Cache, Key, Policy};
+use crate::olken::Olken;
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+
+pub const TYPES: usize = 3; // random, sequential, RID-list
+pub const GETPAGE: u8 = 0;
+pub const SET_WRITE_INTENT: u8 = 1;
+const TWO64: f64 = 18_446_744_073_709_551_616.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Mode {
+    Exact,
+    FixedRate,
+    FixedSize(usize),
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Counts {
+    pub refs: [u64; TYPES],     // every getpage, sampled or not
+    pub updates: u64,           // set-write-intent records
+    pub sampled: [f64; TYPES],  // weighted sampled getpages (SHARDS correction)
+    pub cold: [f64; TYPES],     // weighted first touches
+    pub touched: f64,           // weighted distinct pages touched in the pane
+    pub latest: i64,            // sampled pages whose latest touch is in the pane
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ObjPane {
+    pub c: Counts,
+    pub hist: FxHashMap<u32, f64>, // (access << 28 | bucket) -> weight
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Pane {
+    pub id: i64,
+    pub c: Counts,
+    pub hist: [Vec<f64>; TYPES],
+    pub objects: Vec<ObjPane>, // indexed by the pool's object slot
+    pub mini: Vec<[f64; 2 * TYPES]>, // per miniature cache: hits by type, then misses by type
+    pub late: u64,
+}
+
+impl Pane {
+    fn new(id: i64, minis: usize) -> Self {
+        Pane {
+            id,
+            c: Counts::default(),
+            hist: [Vec::new(), Vec::new(), Vec::new()],
+            objects: Vec::new(),
+            mini: vec![[0.0; 2 * TYPES]; minis],
+            late: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+struct Entry {
+    pos: u32,
+    pane: i64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Minis {
+    pub policy: Policy,
+    pub vpseqt: f64,
+    pub rate: f64,
+    threshold: u64,
+    pub sizes: Vec<u64>,
+    caches: Vec<Cache>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PoolState {
+    pub mode: Mode,
+    buckets: Buckets,
+    seed: u64,
+    threshold: u64, // SHARDS: a page is sampled when hash < threshold
+    pane_seconds: f64,
+    keep: usize,
+    pages: FxHashMap<Key, Entry>,
+    olken: Olken,
+    heap: BinaryHeap<(u64, Key)>, // fixed-size SHARDS: sampled pages by hash
+    pub panes: VecDeque<Pane>,
+    pub first_pane: Option<i64>,
+    pub minis: Option<Minis>,
+    slots: FxHashMap<u32, u32>, // object id -> slot in each pane's objects
+    pub slot_objects: Vec<u32>,
+    last_obj: (u32, u32),        // (object, slot) of the previous reference
+    cur: (i64, usize),           // (pane id, index) of the newest pane
+}
+
+#[inline]
+fn mix64(mut x: u64) -> u64 {
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58476d1ce4e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d049bb133111eb);
+    x ^ (x >> 31)
+}
+
+#[inline]
+pub fn page_hash(key: Key, seed: u64) -> u64 {
+    mix64(key.1 ^ mix64((key.0 as u64) ^ seed))
+}
+
+fn rate_threshold(rate: f64) -> u64 {
+    if rate >= 1.0 {
+        u64::MAX
+    } else {
+        (rate.max(0.0) * TWO64) as u64
+    }
+}
+
+impl PoolState {
+    pub fn new(mode: Mode, rate: f64, bits: u32, seed: u64, pane_seconds: f64, keep: usize) -> Self {
+        PoolState {
+            mode,
+            buckets: Buckets::new(bits),
+            seed,
+            threshold: if mode == Mode::FixedRate { rate_threshold(rate) } else { u64::MAX },
+            pane_seconds,
+            keep: keep.max(2),
+            pages: FxHashMap::default(),
+            olken: Olken::new(),
+            heap: BinaryHeap::new(),
+            panes: VecDeque::new(),
+            first_pane: None,
+            minis: None,
+            slots: FxHashMap::default(),
+            slot_objects: Vec::new(),
+            last_obj: (u32::MAX, u32::MAX),
+            cur: (i64::MIN, 0),
+        }
+    }
+
+    #[inline]
+    fn slot(&mut self, obj: u32) -> usize {
+        if self.last_obj.0 == obj && self.last_obj.1 != u32::MAX {
+            return self.last_obj.1 as usize;
+        }
+        let next = self.slot_objects.len() as u32;
+        let slot = *self.slots.entry(obj).or_insert(next);
+        if slot == next {
+            self.slot_objects.push(obj);
+        }
+        self.last_obj = (obj, slot);
+        slot as usize
+    }
+
+    pub fn set_minis(&mut self, policy: Policy, sizes: Vec<u64>, rate: f64, vpseqt: f64) {
+        let caches =
+            sizes.iter().map(|&s| Cache::new(policy, ((s as f64) * rate).round() as usize, vpseqt)).collect();
+        for p in self.panes.iter_mut() {
+            p.mini = vec![[0.0; 2 * TYPES]; sizes.len()];
+        }
+        self.minis = Some(Minis { policy, vpseqt, rate, threshold: rate_threshold(rate), sizes, caches });
+    }
+
+    /// Current sampling rate (1 in exact mode).
+    pub fn rate(&self) -> f64 {
+        match self.mode {
+            Mode::Exact => 1.0,
+            _ if self.threshold == u64::MAX => 1.0,
+            _ => self.threshold as f64 / TWO64,
+        }
+    }
+
+    pub fn buckets(&self) -> Buckets {
+        self.buckets
+    }
+
+    pub fn tracked_pages(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Index of the pane for pane id `pid`, opening new panes as event time advances.
+    #[inline]
+    fn pane_index(&mut self, pid: i64) -> usize {
+        if pid == self.cur.0 {
+            return self.cur.1;
+        }
+        let idx = self.pane_index_slow(pid);
+        let back = self.panes.len() - 1;
+        self.cur = (self.panes[back].id, back);
+        idx
+    }
+
+    fn pane_index_slow(&mut self, pid: i64) -> usize {
+        let minis = self.minis.as_ref().map_or(0, |m| m.sizes.len());
+        let Some(back) = self.panes.back().map(|p| p.id) else {
+            self.panes.push_back(Pane::new(pid, minis));
+            self.first_pane = Some(pid);
+            return 0;
+        };
+        if pid > back {
+            if pid - back > self.keep as i64 {
+                self.panes.clear();
+                self.panes.push_back(Pane::new(pid, minis));
+            } else {
+                for id in back + 1..=pid {
+                    self.panes.push_back(Pane::new(id, minis));
+                }
+                while self.panes.len() > self.keep {
+                    self.panes.pop_front();
+                }
+            }
+            return self.panes.len() - 1;
+        }
+        let front = self.panes[0].id;
+        if pid < back {
+            // Out of order; beyond the kept panes it counts in the oldest one.
+            let idx = (pid.max(front) - front) as usize;
+            self.panes[idx].late += 1;
+            return idx;
+        }
+        self.panes.len() - 1
+    }
+
+    fn compact(&mut self) {
+        let mut entries: Vec<&mut Entry> = self.pages.values_mut().collect();
+        entries.sort_unstable_by_key(|e| e.pos);
+        for (i, e) in entries.into_iter().enumerate() {
+            e.pos = i as u32 + 1;
+        }
+        self.olken.compacted();
+    }
+
+    fn move_latest(&mut self, from: i64, slot: usize, delta: i64) {
+        let Some(front) = self.panes.front().map(|p| p.id) else { return };
+        if from < front {
+            return;
+        }
+        if let Some(p) = self.panes.get_mut((from - front) as usize) {
+            p.c.latest += delta;
+            if let Some(o) = p.objects.get_mut(slot) {
+                o.c.latest += delta;
+            }
+        }
+    }
+
+    pub fn access(&mut self, t: f64, obj: u32, page: u64, access: u8, func: u8) {
+        let idx = self.pane_index((t / self.pane_seconds).floor() as i64);
+        let a = (access as usize).min(TYPES - 1);
+        let key: Key = (obj, page);
+        let exact = self.mode == Mode::Exact;
+        let h = if exact && self.minis.as_ref().is_none_or(|m| m.threshold == u64::MAX) {
+            0
+        } else {
+            page_hash(key, self.seed)
+        };
+        let rate = self.rate();
+        let w = 1.0 / rate;
+        let slot = self.slot(obj);
+        let pane = &mut self.panes[idx];
+        let pid = pane.id;
+        if pane.objects.len() <= slot {
+            pane.objects.resize_with(slot + 1, ObjPane::default);
+        }
+        let opane = &mut pane.objects[slot];
+        if func != GETPAGE {
+            if func == SET_WRITE_INTENT {
+                pane.c.updates += 1;
+                opane.c.updates += 1;
+            }
+            return;
+        }
+        pane.c.refs[a] += 1;
+        opane.c.refs[a] += 1;
+        if let Some(m) = self.minis.as_mut() {
+            if m.threshold == u64::MAX || h < m.threshold {
+                let w = 1.0 / m.rate.min(1.0);
+                for (ci, cache) in m.caches.iter_mut().enumerate() {
+                    let hit = cache.access(key, a == 1);
+                    pane.mini[ci][if hit { a } else { TYPES + a }] += w;
+                }
+            }
+        }
+        if !exact && h >= self.threshold {
+            return;
+        }
+        pane.c.sampled[a] += w;
+        opane.c.sampled[a] += w;
+        if self.olken.is_full() {
+            // Borrow dance: compaction needs &mut self; re-fetch the panes after.
+            self.compact();
+        }
+        self.sampled_access(idx, slot, key, a, h, w, rate, pid)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn sampled_access(&mut self, idx: usize, slot: usize, key: Key, a: usize, h: u64, w: f64, rate: f64, pid: i64) {
+        let mut moved_from: Option<i64> = None;
+        let mut is_new = false;
+        {
+            let pane = &mut self.panes[idx];
+            let opane = &mut pane.objects[slot];
+            match self.pages.get_mut(&key) {
+                Some(e) => {
+                    let d = self.olken.distance(e.pos);
+                    self.olken.unmark(e.pos);
+                    e.pos = self.olken.mark_next();
+                    let scaled = if rate >= 1.0 { d } else { (d as f64 / rate) as u64 };
+                    let b = self.buckets.index(scaled);
+                    let hist = &mut pane.hist[a];
+                    if hist.len() <= b {
+                        hist.resize(b + 1, 0.0);
+                    }
+                    hist[b] += w;
+                    *opane.hist.entry(((a as u32) << 28) | b as u32).or_insert(0.0) += w;
+                    if pid > e.pane {
+                        pane.c.touched += w;
+                        opane.c.touched += w;
+                        pane.c.latest += 1;
+                        opane.c.latest += 1;
+                        moved_from = Some(e.pane);
+                        e.pane = pid;
+                    }
+                }
+                None => {
+                    let pos = self.olken.mark_next();
+                    self.pages.insert(key, Entry { pos, pane: pid });
+                    pane.c.cold[a] += w;
+                    opane.c.cold[a] += w;
+                    pane.c.touched += w;
+                    opane.c.touched += w;
+                    pane.c.latest += 1;
+                    opane.c.latest += 1;
+                    is_new = true;
+                }
+            }
+        }
+        if let Some(from) = moved_from {
+            self.move_latest(from, slot, -1);
+        }
+        if is_new {
+            if let Mode::FixedSize(max) = self.mode {
+                self.heap.push((h, key));
+                while self.heap.len() > max {
+                    let Some((hv, victim)) = self.heap.pop() else { break };
+                    self.threshold = hv;
+                    if let Some(e) = self.pages.remove(&victim) {
+                        self.olken.unmark(e.pos);
+                        let vslot = self.slots[&victim.0] as usize;
+                        self.move_latest(e.pane, vslot, -1);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The last `n` panes (all kept panes when n is 0 or larger).
+    pub fn window(&self, n: usize) -> impl Iterator<Item = &Pane> {
+        let n = if n == 0 { self.panes.len() } else { n.min(self.panes.len()) };
+        self.panes.iter().skip(self.panes.len() - n)
+    }
+
+    /// Hits per access type at each size, over the window: the histogram up
+    /// to each size plus the SHARDS correction (expected minus sampled
+    /// weight, at distance 0).
+    pub fn curve(&self, sizes: &[u64], n: usize) -> Vec<[f64; TYPES]> {
+        let mut acc: [Vec<f64>; TYPES] = [Vec::new(), Vec::new(), Vec::new()];
+        let mut correction = [0.0f64; TYPES];
+        for p in self.window(n) {
+            for a in 0..TYPES {
+                if acc[a].len() < p.hist[a].len() {
+                    acc[a].resize(p.hist[a].len(), 0.0);
+                }
+                for (b, v) in p.hist[a].iter().enumerate() {
+                    acc[a][b] += v;
+                }
+                correction[a] += p.c.refs[a] as f64 - p.c.sampled[a];
+            }
+        }
+        hits_at(&self.buckets, sizes, |a, f| {
+            for (b, v) in acc[a].iter().enumerate() {
+                if *v != 0.0 {
+                    f(b, *v);
+                }
+            }
+        }, &correction)
+    }
+
+    pub fn object_curves(&self, sizes: &[u64], n: usize) -> BTreeMap<u32, Vec<[f64; TYPES]>> {
+        let mut hists: BTreeMap<u32, BTreeMap<u32, f64>> = BTreeMap::new();
+        let mut corrections: BTreeMap<u32, [f64; TYPES]> = BTreeMap::new();
+        for p in self.window(n) {
+            for (slot, o) in p.objects.iter().enumerate() {
+                let obj = &self.slot_objects[slot];
+                let h = hists.entry(*obj).or_default();
+                for (k, v) in o.hist.iter() {
+                    *h.entry(*k).or_insert(0.0) += v;
+                }
+                let c = corrections.entry(*obj).or_insert([0.0; TYPES]);
+                for a in 0..TYPES {
+                    c[a] += o.c.refs[a] as f64 - o.c.sampled[a];
+                }
+            }
+        }
+        hists
+            .iter()
+            .map(|(obj, h)| {
+                let curve = hits_at(&self.buckets, sizes, |a, f| {
+                    let lo = (a as u32) << 28;
+                    for (k, v) in h.range(lo..lo + (1 << 28)) {
+                        f((k & ((1 << 28) - 1)) as usize, *v);
+                    }
+                }, &corrections[obj]);
+                (*obj, curve)
+            })
+            .collect()
+    }
+}
+
+/// Evaluate hits at each size from a histogram visitor (per access type).
+fn hits_at(
+    buckets: &Buckets,
+    sizes: &[u64],
+    visit: impl Fn(usize, &mut dyn FnMut(usize, f64)),
+    correction: &[f64; TYPES],
+) -> Vec<[f64; TYPES]> {
+    let mut out = vec![[0.0f64; TYPES]; sizes.len()];
+    for a in 0..TYPES {
+        visit(a, &mut |b, v| {
+            for (si, &size) in sizes.iter().enumerate() {
+                let f = buckets.hit_fraction(b, size);
+                if f > 0.0 {
+                    out[si][a] += v * f;
+                }
+            }
+        });
+        for (si, &size) in sizes.iter().enumerate() {
+            if size > 0 {
+                out[si][a] += correction[a];
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,269 @@
+"""Reading getpage traces: the project's trace format (CSV or Parquet, see
+docs/trace-format.md) and any CSV with a header given the name of its page
+column (generic block traces such as CloudPhysics').
+
+A row that cannot be read is reported with file, line and reason and counted;
+reading goes on unless strict.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+ACCESS_CODES = {
+    "r": 0, "random": 0, "0": 0,
+    "s": 1, "sequential": 1, "seq": 1, "1": 1,
+    "l": 2, "rid": 2, "list": 2, "rid-list": 2, "2": 2,
+}
+FUNCTION_CODES = {
+    "gp": 0, "getpage": 0, "0": 0,
+    "swi": 1, "set-write-intent": 1, "update": 1, "1": 1,
+    "rel": 2, "release": 2, "2": 2,
+}
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+class TraceFormatError(Exception):
+    """A row (or file) that cannot be read: names the source, the line and the field."""
+
+    def __init__(self, source: str, line: int, field: str, reason: str) -> None:
+        super().__init__(f"{source}:{line}: {field}: {reason}")
+        self.source, self.line, self.field, self.reason = source, line, field, reason
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Which header column holds what; None: absent (defaults: time 0, pool/object from
+    `default_pool`/`default_object`, access random, function getpage)."""
+
+    page: str = "page"
+    time: str | None = "time"
+    pool: str | None = "pool"
+    object: str | None = "object"
+    access: str | None = "access"
+    function: str | None = "function"
+    source: str | None = "source"
+    time_unit: str = "s"
+    default_pool: str = "BP0"
+    default_object: str = "ALL"
+
+
+PROJECT_COLUMNS = Columns()
+OPTIONAL_IN_PROJECT_FORMAT = {"access", "function", "source"}
+
+
+@dataclass
+class TraceBatch:
+    times: npt.NDArray[np.float64]
+    pools: npt.NDArray[np.str_]
+    objects: npt.NDArray[np.str_]
+    pages: npt.NDArray[np.uint64]
+    access: npt.NDArray[np.uint8]
+    function: npt.NDArray[np.uint8]
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+
+@dataclass
+class TraceReader:
+    path: Path
+    columns: Columns = PROJECT_COLUMNS
+    strict: bool = False
+    batch_rows: int = 65_536
+    accepted: int = 0
+    errors: list[TraceFormatError] = field(default_factory=list)
+    max_kept_errors: int = 1000
+
+    @property
+    def rejected(self) -> int:
+        return self._rejected
+
+    def __post_init__(self) -> None:
+        self._rejected = 0
+        if self.columns.time_unit not in TIME_UNITS:
+            raise ValueError(f"time unit {self.columns.time_unit!r}: use one of {sorted(TIME_UNITS)}")
+
+    def _reject(self, err: TraceFormatError) -> None:
+        if self.strict:
+            raise err
+        self._rejected += 1
+        if len(self.errors) < self.max_kept_errors:
+            self.errors.append(err)
+
+    def batches(self) -> Iterator[TraceBatch]:
+        if self.path.suffix.lower() in (".parquet", ".pq"):
+            yield from self._parquet()
+        else:
+            yield from self._csv()
+
+    # ------------------------------------------------------------ CSV
+
+    def _header_map(self, header: list[str]) -> dict[str, int | None]:
+        c = self.columns
+        wanted = {"page": c.page, "time": c.time, "pool": c.pool, "object": c.object,
+                  "access": c.access, "function": c.function, "source": c.source}
+        idx: dict[str, int | None] = {}
+        names = [h.strip() for h in header]
+        for key, col in wanted.items():
+            if col is None:
+                idx[key] = None
+            elif col in names:
+                idx[key] = names.index(col)
+            elif col == getattr(PROJECT_COLUMNS, key) and key in OPTIONAL_IN_PROJECT_FORMAT:
+                idx[key] = None
+            else:
+                raise TraceFormatError(str(self.path), 1, col, f"no column {col!r} in header {names}")
+        return idx
+
+    def _csv(self) -> Iterator[TraceBatch]:
+        # Line by line from bytes: a line in a wrong encoding is one rejected row, not a lost file.
+        src = str(self.path)
+        scale = TIME_UNITS[self.columns.time_unit]
+        try:
+            fh = self.path.open("rb")
+        except OSError as exc:
+            raise TraceFormatError(src, 0, "file", str(exc)) from exc
+        with fh:
+            first = fh.readline()
+            if not first.strip():
+                raise TraceFormatError(src, 1, "header", "empty file or empty header")
+            try:
+                header = next(csv.reader([first.decode("utf-8-sig")]))
+            except (UnicodeDecodeError, csv.Error) as exc:
+                raise TraceFormatError(src, 1, "header", f"unreadable header: {exc}") from None
+            idx = self._header_map(header)
+            width = len(header)
+            buf: list[tuple[float, str, str, int, int, int]] = []
+            for line, raw in enumerate(fh, start=2):
+                if not raw.strip():
+                    continue
+                try:
+                    row = next(csv.reader([raw.decode("utf-8")]))
+                except UnicodeDecodeError as exc:
+                    self._reject(TraceFormatError(src, line, "row", f"not UTF-8 at byte {exc.start}"))
+                    continue
+                except csv.Error as exc:
+                    self._reject(TraceFormatError(src, line, "row", f"unreadable: {exc}"))
+                    continue
+                if len(row) != width:
+                    self._reject(TraceFormatError(src, line, "row", f"{len(row)} fields, header has {width}"))
+                    continue
+                parsed = self._parse_row(row, idx, scale, src, line)
+                if parsed is not None:
+                    buf.append(parsed)
+                    if len(buf) >= self.batch_rows:
+                        yield self._to_batch(buf)
+                        buf = []
+            if buf:
+                yield self._to_batch(buf)
+
+    def _parse_row(
+        self, row: list[str], idx: dict[str, int | None], scale: float, src: str, line: int,
+    ) -> tuple[float, str, str, int, int, int] | None:
+        c = self.columns
+
+        def cell(key: str) -> str | None:
+            i = idx[key]
+            return None if i is None else row[i].strip()
+
+        page_s = cell("page")
+        try:
+            page = int(page_s or "")
+            if page < 0 or page >= 2**64:
+                raise ValueError
+        except ValueError:
+            self._reject(TraceFormatError(src, line, c.page, f"page number {page_s!r} is not a non-negative integer"))
+            return None
+        t = 0.0
+        if (t_s := cell("time")) is not None:
+            try:
+                t = float(t_s) * scale
+                if not math.isfinite(t):
+                    raise ValueError
+            except ValueError:
+                self._reject(TraceFormatError(src, line, str(c.time), f"time {t_s!r} is not a finite number"))
+                return None
+        pool = cell("pool") or c.default_pool
+        if (source := cell("source")):
+            pool = f"{source}/{pool}"
+        obj = cell("object") or c.default_object
+        access = 0
+        if (a_s := cell("access")) is not None and a_s != "":
+            code = ACCESS_CODES.get(a_s.lower())
+            if code is None:
+                self._reject(TraceFormatError(src, line, str(c.access), f"access type {a_s!r}: use R, S or L"))
+                return None
+            access = code
+        function = 0
+        if (f_s := cell("function")) is not None and f_s != "":
+            fcode = FUNCTION_CODES.get(f_s.lower())
+            if fcode is None:
+                self._reject(TraceFormatError(src, line, str(c.function), f"function {f_s!r}: use GP, SWI or REL"))
+                return None
+            function = fcode
+        self.accepted += 1
+        return (t, pool, obj, page, access, function)
+
+    @staticmethod
+    def _to_batch(buf: list[tuple[float, str, str, int, int, int]]) -> TraceBatch:
+        t, pools, objs, pages, acc, fun = zip(*buf, strict=True)
+        return TraceBatch(
+            times=np.array(t, dtype=np.float64), pools=np.array(pools), objects=np.array(objs),
+            pages=np.array(pages, dtype=np.uint64), access=np.array(acc, dtype=np.uint8),
+            function=np.array(fun, dtype=np.uint8),
+        )
+
+    # ------------------------------------------------------------ Parquet
+
+    def _parquet(self) -> Iterator[TraceBatch]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        src = str(self.path)
+        try:
+            pf = pq.ParquetFile(self.path)
+        except (OSError, pa.ArrowException) as exc:
+            raise TraceFormatError(src, 0, "file", f"not a readable Parquet file: {exc}") from exc
+        names = pf.schema_arrow.names
+        strs = [str(n) for n in names]
+        idx = self._header_map(strs)
+        row0 = 0
+        for rb in pf.iter_batches(batch_size=self.batch_rows):
+            n = rb.num_rows
+            cols = {key: (None if i is None else rb.column(i).to_pylist()) for key, i in idx.items()}
+            buf = []
+            for r in range(n):
+                row = ["" if cols[k] is None or cols[k][r] is None else str(cols[k][r])  # type: ignore[index]
+                       for k in ("page", "time", "pool", "object", "access", "function", "source")]
+                fake_idx: dict[str, int | None] = {
+                    k: (None if idx[k] is None else j)
+                    for j, k in enumerate(("page", "time", "pool", "object", "access", "function", "source"))
+                }
+                parsed = self._parse_row(row, fake_idx, TIME_UNITS[self.columns.time_unit], src, row0 + r + 1)
+                if parsed is not None:
+                    buf.append(parsed)
+            row0 += n
+            if buf:
+                yield self._to_batch(buf)
+
+
+def write_trace_csv(path: Path, batch: TraceBatch, *, append: bool = False) -> None:
+    """Write rows in the project's trace format (used by tests and the generator)."""
+    access = np.array(["R", "S", "L"])
+    function = np.array(["GP", "SWI", "REL"])
+    new = not append or not path.exists()
+    with path.open("a" if append else "w", newline="") as fh:
+        w = csv.writer(fh)
+        if new:
+            w.writerow(["time", "pool", "object", "page", "access", "function"])
+        for i in range(len(batch)):
+            w.writerow([repr(float(batch.times[i])), batch.pools[i], batch.objects[i], int(batch.pages[i]),
+                        access[batch.access[i]], function[batch.function[i]]])
