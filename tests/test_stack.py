@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry import SchemaRegistryClient, topic_subject_name_strategy
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
@@ -46,8 +46,11 @@ def _produce_avro(topic: str, value: dict[str, Any]) -> None:
     s = load_settings()
     admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap})
     admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result()
-    registry = SchemaRegistryClient({"url": s.registry_url})
-    ser = AvroSerializer(registry, SMOKE_SCHEMA)
+    registry = SchemaRegistryClient({"url": s.registry_url, "timeout": 30})
+    # An explicit strategy: the client's default first asks the Confluent-only
+    # "associations" API, which Apicurio answers with a 404 that can leave the
+    # client waiting for ever.
+    ser = AvroSerializer(registry, SMOKE_SCHEMA, conf={"subject.name.strategy": topic_subject_name_strategy})
     producer = Producer({"bootstrap.servers": s.kafka_bootstrap, "enable.idempotence": True, "acks": "all"})
     producer.produce(topic, key=b"SSID1|BP1", value=ser(value, SerializationContext(topic, MessageField.VALUE)))
     assert producer.flush(30) == 0
@@ -55,7 +58,7 @@ def _produce_avro(topic: str, value: dict[str, Any]) -> None:
 
 def _consume_avro(topic: str, n: int) -> list[tuple[bytes, dict[str, Any]]]:
     s = load_settings()
-    registry = SchemaRegistryClient({"url": s.registry_url})
+    registry = SchemaRegistryClient({"url": s.registry_url, "timeout": 30})
     de = AvroDeserializer(registry)
     consumer = Consumer({
         "bootstrap.servers": s.kafka_bootstrap, "group.id": f"test-{uuid.uuid4()}",
