@@ -5,6 +5,7 @@ pub mod hist;
 pub mod mini;
 pub mod olken;
 pub mod pool;
+pub mod table;
 
 use mini::Policy;
 use pool::{Mode, PoolState, TYPES};
@@ -152,7 +153,14 @@ impl Kernel {
                 j += 1;
             }
             let state = self.pool_mut(pool);
+            const AHEAD: usize = 12; // references whose page-table slot is already being loaded
+            for k in i..(i + AHEAD).min(j) {
+                state.prefetch(ob[k].get(), pg[k].get());
+            }
             for k in i..j {
+                if k + AHEAD < j {
+                    state.prefetch(ob[k + AHEAD].get(), pg[k + AHEAD].get());
+                }
                 state.access(t[k].get(), ob[k].get(), pg[k].get(), ac[k].get(), fu[k].get());
             }
             i = j;

@@ -1,41 +1,64 @@
-//! Olken's exact LRU stack distance: a Fenwick tree over access positions
-//! with a mark at each page's latest access. The distance of a re-reference is
-//! the number of marks after the page's previous position (distinct pages
-//! referenced since). Positions only grow; when the tree is full it is
-//! compacted to the live marks, renumbered in order.
+//! Olken's exact LRU stack distance: a mark at each page's latest access
+//! position; the distance of a re-reference is the number of marks after the
+//! page's previous position (distinct pages referenced since).
+//!
+//! Marks live in 64-bit words (one bit per position) with a Fenwick tree over
+//! the words' counts: the tree is 64 times smaller than one over positions, so
+//! it stays in cache, and a query is one popcount plus a short tree walk.
+//! Positions only grow; when full, the caller renumbers its live pages in
+//! order and the structure is rebuilt with room to grow.
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Olken {
-    tree: Vec<u32>, // 1-based Fenwick tree; tree.len() == cap + 1
-    next: u32,      // next free position (1-based)
-    live: u32,      // number of marks
+    words: Vec<u64>, // bit p % 64 of word p / 64 marks position p (0-based)
+    tree: Vec<u32>,  // 1-based Fenwick tree over the words' popcounts
+    next: u32,       // next free position (0-based)
+    live: u32,       // number of marks
+}
+
+impl Default for Olken {
+    fn default() -> Self {
+        Self::with_capacity(0, 1024)
+    }
 }
 
 impl Olken {
-    pub fn new() -> Self {
-        Olken { tree: vec![0; 1025], next: 1, live: 0 }
+    fn with_capacity(live: usize, cap: usize) -> Self {
+        let nwords = cap.div_ceil(64).max(1);
+        let mut o = Olken { words: vec![0; nwords], tree: vec![0; nwords + 1], next: live as u32, live: live as u32 };
+        // The first `live` positions are marked.
+        for p in 0..live {
+            o.words[p / 64] |= 1u64 << (p % 64);
+        }
+        for w in 0..nwords {
+            let i = w + 1;
+            o.tree[i] += o.words[w].count_ones();
+            let j = i + (i & i.wrapping_neg());
+            if j <= nwords {
+                let v = o.tree[i];
+                o.tree[j] += v;
+            }
+        }
+        o
     }
 
     #[inline]
-    fn cap(&self) -> u32 {
-        (self.tree.len() - 1) as u32
-    }
-
-    #[inline]
-    fn add(&mut self, mut i: u32, delta: i32) {
-        let n = self.tree.len() as u32;
+    fn tree_add(&mut self, word: usize, delta: i32) {
+        let n = self.tree.len();
+        let mut i = word + 1;
         while i < n {
-            let slot = &mut self.tree[i as usize];
-            *slot = slot.wrapping_add(delta as u32);
+            self.tree[i] = self.tree[i].wrapping_add(delta as u32);
             i += i & i.wrapping_neg();
         }
     }
 
+    /// Marks in words [0, word).
     #[inline]
-    fn prefix(&self, mut i: u32) -> u32 {
+    fn words_before(&self, word: usize) -> u32 {
+        let mut i = word;
         let mut s = 0u32;
         while i > 0 {
-            s = s.wrapping_add(self.tree[i as usize]);
+            s = s.wrapping_add(self.tree[i]);
             i &= i - 1;
         }
         s
@@ -46,18 +69,22 @@ impl Olken {
     }
 
     pub fn is_full(&self) -> bool {
-        self.next > self.cap()
+        self.next as usize >= self.words.len() * 64
     }
 
     /// Distinct pages referenced after position `pos` (the page at pos excluded).
     #[inline]
     pub fn distance(&self, pos: u32) -> u64 {
-        (self.live - self.prefix(pos)) as u64
+        let w = pos as usize / 64;
+        let upto = self.words[w] & (u64::MAX >> (63 - pos % 64)); // bits 0..=pos
+        (self.live - self.words_before(w) - upto.count_ones()) as u64
     }
 
     #[inline]
     pub fn unmark(&mut self, pos: u32) {
-        self.add(pos, -1);
+        let w = pos as usize / 64;
+        self.words[w] &= !(1u64 << (pos % 64));
+        self.tree_add(w, -1);
         self.live -= 1;
     }
 
@@ -66,32 +93,23 @@ impl Olken {
     pub fn mark_next(&mut self) -> u32 {
         let pos = self.next;
         self.next += 1;
-        self.add(pos, 1);
+        let w = pos as usize / 64;
+        self.words[w] |= 1u64 << (pos % 64);
+        self.tree_add(w, 1);
         self.live += 1;
         pos
     }
 
-    /// After the caller renumbered its `live` pages to positions 1..=live
-    /// (keeping their order), rebuild the tree with room to grow.
+    /// After the caller renumbered its `live` pages to positions 0..live
+    /// (keeping their order), rebuild with room to grow.
     pub fn compacted(&mut self) {
-        let n = self.live as usize;
-        let cap = (2 * n).max(1024);
-        self.tree = vec![0; cap + 1];
-        // O(cap) Fenwick construction over n ones followed by zeros.
-        for i in 1..=cap {
-            if i <= n {
-                self.tree[i] += 1;
-            }
-            let j = i + (i & i.wrapping_neg());
-            if j <= cap {
-                let v = self.tree[i];
-                self.tree[j] += v;
-            }
-        }
-        self.next = n as u32 + 1;
+        // Room for 7x the live pages: the bitmap costs a bit per position, and
+        // compaction (a sort of the live pages) then comes once per 7x live references.
+        let live = self.live as usize;
+        *self = Self::with_capacity(live, (8 * live).max(1024));
     }
 
     pub fn bytes(&self) -> usize {
-        self.tree.len() * 4
+        self.words.len() * 8 + self.tree.len() * 4
     }
 }

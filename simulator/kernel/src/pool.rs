@@ -5,6 +5,7 @@
 use crate::hist::Buckets;
 use crate::mini::{Cache, Key, Policy};
 use crate::olken::Olken;
+use crate::table::PageTable;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
@@ -60,12 +61,6 @@ impl Pane {
     }
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-struct Entry {
-    pos: u32,
-    pane: i64,
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Minis {
     pub policy: Policy,
@@ -84,7 +79,7 @@ pub struct PoolState {
     threshold: u64, // SHARDS: a page is sampled when hash < threshold
     pane_seconds: f64,
     keep: usize,
-    pages: FxHashMap<Key, Entry>,
+    pages: PageTable,
     olken: Olken,
     heap: BinaryHeap<(u64, Key)>, // fixed-size SHARDS: sampled pages by hash
     pub panes: VecDeque<Pane>,
@@ -127,8 +122,8 @@ impl PoolState {
             threshold: if mode == Mode::FixedRate { rate_threshold(rate) } else { u64::MAX },
             pane_seconds,
             keep: keep.max(2),
-            pages: FxHashMap::default(),
-            olken: Olken::new(),
+            pages: PageTable::default(),
+            olken: Olken::default(),
             heap: BinaryHeap::new(),
             panes: VecDeque::new(),
             first_pane: None,
@@ -224,12 +219,20 @@ impl PoolState {
     }
 
     fn compact(&mut self) {
-        let mut entries: Vec<&mut Entry> = self.pages.values_mut().collect();
+        let mut entries: Vec<&mut crate::table::Slot> = self.pages.occupied_mut().collect();
         entries.sort_unstable_by_key(|e| e.pos);
         for (i, e) in entries.into_iter().enumerate() {
-            e.pos = i as u32 + 1;
+            e.pos = i as u32;
         }
         self.olken.compacted();
+    }
+
+    /// Start loading the page-table slot of a reference that comes soon.
+    #[inline]
+    pub fn prefetch(&self, obj: u32, page: u64) {
+        if self.mode == Mode::Exact || page_hash((obj, page), self.seed) < self.threshold {
+            self.pages.prefetch(obj, page);
+        }
     }
 
     fn move_latest(&mut self, from: i64, slot: usize, delta: i64) {
@@ -302,39 +305,38 @@ impl PoolState {
         {
             let pane = &mut self.panes[idx];
             let opane = &mut pane.objects[slot];
-            match self.pages.get_mut(&key) {
-                Some(e) => {
-                    let d = self.olken.distance(e.pos);
-                    self.olken.unmark(e.pos);
-                    e.pos = self.olken.mark_next();
-                    let scaled = if rate >= 1.0 { d } else { (d as f64 / rate) as u64 };
-                    let b = self.buckets.index(scaled);
-                    let hist = &mut pane.hist[a];
-                    if hist.len() <= b {
-                        hist.resize(b + 1, 0.0);
-                    }
-                    hist[b] += w;
-                    *opane.hist.entry(((a as u32) << 28) | b as u32).or_insert(0.0) += w;
-                    if pid > e.pane {
-                        pane.c.touched += w;
-                        opane.c.touched += w;
-                        pane.c.latest += 1;
-                        opane.c.latest += 1;
-                        moved_from = Some(e.pane);
-                        e.pane = pid;
-                    }
+            let (i, present) = self.pages.entry(key.0, key.1);
+            let e = self.pages.slot_mut(i);
+            if present {
+                let d = self.olken.distance(e.pos);
+                self.olken.unmark(e.pos);
+                e.pos = self.olken.mark_next();
+                let scaled = if rate >= 1.0 { d } else { (d as f64 / rate) as u64 };
+                let b = self.buckets.index(scaled);
+                let hist = &mut pane.hist[a];
+                if hist.len() <= b {
+                    hist.resize(b + 1, 0.0);
                 }
-                None => {
-                    let pos = self.olken.mark_next();
-                    self.pages.insert(key, Entry { pos, pane: pid });
-                    pane.c.cold[a] += w;
-                    opane.c.cold[a] += w;
+                hist[b] += w;
+                *opane.hist.entry(((a as u32) << 28) | b as u32).or_insert(0.0) += w;
+                if pid > e.pane {
                     pane.c.touched += w;
                     opane.c.touched += w;
                     pane.c.latest += 1;
                     opane.c.latest += 1;
-                    is_new = true;
+                    moved_from = Some(e.pane);
+                    e.pane = pid;
                 }
+            } else {
+                e.pos = self.olken.mark_next();
+                e.pane = pid;
+                pane.c.cold[a] += w;
+                opane.c.cold[a] += w;
+                pane.c.touched += w;
+                opane.c.touched += w;
+                pane.c.latest += 1;
+                opane.c.latest += 1;
+                is_new = true;
             }
         }
         if let Some(from) = moved_from {
@@ -346,7 +348,7 @@ impl PoolState {
                 while self.heap.len() > max {
                     let Some((hv, victim)) = self.heap.pop() else { break };
                     self.threshold = hv;
-                    if let Some(e) = self.pages.remove(&victim) {
+                    if let Some(e) = self.pages.remove(victim.0, victim.1) {
                         self.olken.unmark(e.pos);
                         let vslot = self.slots[&victim.0] as usize;
                         self.move_latest(e.pane, vslot, -1);

@@ -1,0 +1,159 @@
+//! The page table: (object, page) -> latest position and pane, by linear
+//! probing in one flat array. Flat slots let the feed loop prefetch the slot
+//! of a reference a few steps ahead, so the cache misses of a large footprint
+//! overlap instead of queueing (the hash table was the exact mode's bottleneck).
+
+use serde::{Deserialize, Serialize};
+
+const EMPTY: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct Slot {
+    pub page: u64,
+    pub obj: u32,
+    pub pos: u32, // EMPTY marks a free slot
+    pub pane: i64,
+}
+
+const FREE: Slot = Slot { page: 0, obj: 0, pos: EMPTY, pane: 0 };
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PageTable {
+    slots: Vec<Slot>,
+    bits: u32,
+    len: usize,
+}
+
+impl Default for PageTable {
+    fn default() -> Self {
+        PageTable { slots: vec![FREE; 1024], bits: 10, len: 0 }
+    }
+}
+
+#[inline]
+fn hash(obj: u32, page: u64) -> u64 {
+    (page ^ ((obj as u64) << 40 | (obj as u64) >> 24)).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (page >> 29)
+}
+
+impl PageTable {
+    #[inline]
+    fn home(&self, obj: u32, page: u64) -> usize {
+        (hash(obj, page).wrapping_mul(0xD6E8_FEB8_6659_FD93) >> (64 - self.bits)) as usize
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub fn prefetch(&self, obj: u32, page: u64) {
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let p = self.slots.as_ptr().add(self.home(obj, page)) as *const i8;
+            _mm_prefetch(p, _MM_HINT_T0);
+        }
+    }
+
+    /// Index of the slot holding (obj, page), inserting a free slot for it when absent
+    /// (its pos is then EMPTY: the caller fills it). Returns (index, was_present).
+    #[inline]
+    pub fn entry(&mut self, obj: u32, page: u64) -> (usize, bool) {
+        if (self.len + 1) * 10 > self.slots.len() * 6 {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(obj, page);
+        loop {
+            let s = &self.slots[i];
+            if s.pos == EMPTY {
+                self.slots[i] = Slot { page, obj, pos: EMPTY, pane: 0 };
+                self.len += 1;
+                return (i, false);
+            }
+            if s.page == page && s.obj == obj {
+                return (i, true);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    #[inline]
+    pub fn slot_mut(&mut self, i: usize) -> &mut Slot {
+        &mut self.slots[i]
+    }
+
+    pub fn get(&self, obj: u32, page: u64) -> Option<Slot> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(obj, page);
+        loop {
+            let s = self.slots[i];
+            if s.pos == EMPTY {
+                return None;
+            }
+            if s.page == page && s.obj == obj {
+                return Some(s);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Remove (obj, page); backward-shift deletion keeps probe chains intact.
+    pub fn remove(&mut self, obj: u32, page: u64) -> Option<Slot> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(obj, page);
+        loop {
+            let s = self.slots[i];
+            if s.pos == EMPTY {
+                return None;
+            }
+            if s.page == page && s.obj == obj {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        let removed = self.slots[i];
+        let mut hole = i;
+        let mut j = (i + 1) & mask;
+        loop {
+            let s = self.slots[j];
+            if s.pos == EMPTY {
+                break;
+            }
+            let home = self.home(s.obj, s.page);
+            // Move s into the hole when its home is not cyclically in (hole, j].
+            let in_range = if hole <= j { home > hole && home <= j } else { home > hole || home <= j };
+            if !in_range {
+                self.slots[hole] = s;
+                hole = j;
+            }
+            j = (j + 1) & mask;
+        }
+        self.slots[hole] = FREE;
+        self.len -= 1;
+        Some(removed)
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::replace(&mut self.slots, vec![FREE; 0]);
+        self.bits += 1;
+        self.slots = vec![FREE; 1usize << self.bits];
+        let mask = self.slots.len() - 1;
+        for s in old.into_iter().filter(|s| s.pos != EMPTY) {
+            let mut i = self.home(s.obj, s.page);
+            while self.slots[i].pos != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = s;
+        }
+    }
+
+    /// Every occupied slot, for compaction.
+    pub fn occupied_mut(&mut self) -> impl Iterator<Item = &mut Slot> {
+        self.slots.iter_mut().filter(|s| s.pos != EMPTY)
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<Slot>()
+    }
+}
