@@ -34,8 +34,10 @@ FIXED_SIZE_SAMPLES = 32_768
 Pages = npt.NDArray[np.uint64]
 
 
-def cloudphysics_pages() -> Pages:
-    with CLOUDPHYSICS.open() as fh:
+def cloudphysics_pages(path: Path = CLOUDPHYSICS) -> Pages:
+    if not path.exists():
+        raise SystemExit(f"bench-sim: {path} not found; give the CloudPhysics trace with --cloudphysics PATH")
+    with path.open() as fh:
         return np.array([int(row["lbn"]) for row in csv.DictReader(fh)], dtype=np.uint64)
 
 
@@ -128,8 +130,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--getpages", type=int, default=12_000_000)
     p.add_argument("--footprint", type=int, default=2_000_000)
+    p.add_argument("--cloudphysics", type=Path, default=CLOUDPHYSICS)
     a = p.parse_args()
-    results = [bench_trace("cloudPhysicsIO", cloudphysics_pages())]
+    results = [bench_trace("cloudPhysicsIO", cloudphysics_pages(a.cloudphysics))]
     gen = generated_pages(a.getpages, a.footprint)
     results.append(bench_trace("generated", gen))
     big = results[-1]
