@@ -5,6 +5,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+# Every download goes to .cache/ (git-ignored): pip's too.
+export PIP_CACHE_DIR := $(CURDIR)/.cache/pip
+
 .DEFAULT_GOAL := help
 
 help: ## list every target

@@ -142,7 +142,9 @@ def run(a: argparse.Namespace) -> int:
         return 2
     result = sim.results(sizes)
     result["input"] = {"files": [str(p) for p in a.traces], "accepted_rows": accepted, "rejected_rows": rejected}
+    result["state_bytes"] = sim.state_bytes()
     print(format_result(result, a.objects))
+    print(f"\nsimulator state: {result['state_bytes'] / 2**20:.1f} MiB as a snapshot")
     if a.json:
         a.json.write_text(json.dumps(result, indent=1))
     return 0

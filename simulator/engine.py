@@ -319,6 +319,10 @@ class Simulator:
         }, allow_nan=True).encode()
         return SNAPSHOT_MAGIC + struct.pack("<I", len(header)) + header + bytes(self._kernel.snapshot())
 
+    def state_bytes(self) -> int:
+        """Size of a snapshot now: what keeping this simulator in Flink state costs."""
+        return len(self.snapshot())
+
     @classmethod
     def restore(cls, data: bytes) -> Simulator:
         if data[:8] != SNAPSHOT_MAGIC:
