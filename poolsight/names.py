@@ -36,3 +36,19 @@ NAMESPACES: tuple[str, ...] = (NAMESPACE,)
 # An empty table the launcher scans to know Trino can schedule work on the Iceberg
 # catalog (a node can answer SELECT 1 before it serves the catalog).
 PROBE_TABLE = "launcher_probe"
+
+# Which topic carries which record (schema name in schemas/). Topics carrying
+# several record types register subjects as <topic>-<record full name>.
+SCHEMA_TOPICS: dict[str, Topic] = {
+    "getpage_batch": GETPAGE_TOPIC,
+    "read_io_batch": IO_TOPIC,
+    "write_io_batch": IO_TOPIC,
+    "pool_attributes": ATTRIBUTES_TOPIC,
+    "object_catalog": ATTRIBUTES_TOPIC,
+    "pool_stats": STATS_TOPIC,
+    "object_io_stats": STATS_TOPIC,
+    "gbp_stats": STATS_TOPIC,
+    "backup_stats": STATS_TOPIC,
+    "system_memory": STATS_TOPIC,
+    "dead_letter": DEADLETTER_TOPIC,
+}
