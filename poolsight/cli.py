@@ -48,6 +48,12 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _cmd_ingest_trace(args: argparse.Namespace) -> int:
+    from poolsight.ingest.cli import run_trace
+
+    return run_trace(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="poolsight", description="Continuous buffer pool analysis.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -69,6 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
             from poolsight.simulator.cli import add_arguments
 
             add_arguments(p)
+    ingest = sub.add_parser("ingest", help="collectors: traces and statistics into Kafka")
+    ingest_sub = ingest.add_subparsers(dest="what", required=True)
+    trace = ingest_sub.add_parser("trace", help="getpage trace files into Kafka (replay, follow, dead letters)")
+    from poolsight.ingest.cli import add_trace_arguments
+
+    add_trace_arguments(trace)
+    trace.set_defaults(func=_cmd_ingest_trace)
     return parser
 
 

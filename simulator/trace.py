@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,9 +33,9 @@ TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 class TraceFormatError(Exception):
     """A row (or file) that cannot be read: names the source, the line and the field."""
 
-    def __init__(self, source: str, line: int, field: str, reason: str) -> None:
+    def __init__(self, source: str, line: int, field: str, reason: str, raw: bytes = b"") -> None:
         super().__init__(f"{source}:{line}: {field}: {reason}")
-        self.source, self.line, self.field, self.reason = source, line, field, reason
+        self.source, self.line, self.field, self.reason, self.raw = source, line, field, reason, raw
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,8 @@ class TraceBatch:
     pages: npt.NDArray[np.uint64]
     access: npt.NDArray[np.uint8]
     function: npt.NDArray[np.uint8]
+    end_offset: int = 0  # byte offset just after the batch's last line (CSV)
+    end_line: int = 0
 
     def __len__(self) -> int:
         return len(self.times)
@@ -81,6 +83,10 @@ class TraceReader:
     accepted: int = 0
     errors: list[TraceFormatError] = field(default_factory=list)
     max_kept_errors: int = 1000
+    start_offset: int = 0  # resume a CSV at this byte offset (after a line end)
+    start_line: int = 1  # the line number of the line before start_offset
+    complete_lines_only: bool = False  # leave a last line without its newline for later (--follow)
+    on_reject: Callable[[TraceFormatError], None] | None = None
 
     @property
     def rejected(self) -> int:
@@ -88,6 +94,7 @@ class TraceReader:
 
     def __post_init__(self) -> None:
         self._rejected = 0
+        self.end_offset, self.end_line = self.start_offset, self.start_line
         if self.columns.time_unit not in TIME_UNITS:
             raise ValueError(f"time unit {self.columns.time_unit!r}: use one of {sorted(TIME_UNITS)}")
 
@@ -95,6 +102,8 @@ class TraceReader:
         if self.strict:
             raise err
         self._rejected += 1
+        if self.on_reject is not None:
+            self.on_reject(err)
         if len(self.errors) < self.max_kept_errors:
             self.errors.append(err)
 
@@ -141,32 +150,40 @@ class TraceReader:
                 raise TraceFormatError(src, 1, "header", f"unreadable header: {exc}") from None
             idx = self._header_map(header)
             width = len(header)
+            offset = max(self.start_offset, len(first))
+            fh.seek(offset)
+            line = max(self.start_line, 1)
             buf: list[tuple[float, str, str, int, int, int]] = []
-            for line, raw in enumerate(fh, start=2):
+            for raw in fh:
+                if self.complete_lines_only and not raw.endswith(b"\n"):
+                    break  # a line still being written
+                line += 1
+                offset += len(raw)
                 if not raw.strip():
                     continue
                 try:
                     row = next(csv.reader([raw.decode("utf-8")]))
                 except UnicodeDecodeError as exc:
-                    self._reject(TraceFormatError(src, line, "row", f"not UTF-8 at byte {exc.start}"))
+                    self._reject(TraceFormatError(src, line, "row", f"not UTF-8 at byte {exc.start}", raw))
                     continue
                 except csv.Error as exc:
-                    self._reject(TraceFormatError(src, line, "row", f"unreadable: {exc}"))
+                    self._reject(TraceFormatError(src, line, "row", f"unreadable: {exc}", raw))
                     continue
                 if len(row) != width:
-                    self._reject(TraceFormatError(src, line, "row", f"{len(row)} fields, header has {width}"))
+                    self._reject(TraceFormatError(src, line, "row", f"{len(row)} fields, header has {width}", raw))
                     continue
-                parsed = self._parse_row(row, idx, scale, src, line)
+                parsed = self._parse_row(row, idx, scale, src, line, raw)
                 if parsed is not None:
                     buf.append(parsed)
                     if len(buf) >= self.batch_rows:
-                        yield self._to_batch(buf)
+                        yield self._to_batch(buf, offset, line)
                         buf = []
             if buf:
-                yield self._to_batch(buf)
+                yield self._to_batch(buf, offset, line)
+            self.end_offset, self.end_line = offset, line
 
     def _parse_row(
-        self, row: list[str], idx: dict[str, int | None], scale: float, src: str, line: int,
+        self, row: list[str], idx: dict[str, int | None], scale: float, src: str, line: int, raw: bytes = b"",
     ) -> tuple[float, str, str, int, int, int] | None:
         c = self.columns
 
@@ -180,7 +197,8 @@ class TraceReader:
             if page < 0 or page >= 2**64:
                 raise ValueError
         except ValueError:
-            self._reject(TraceFormatError(src, line, c.page, f"page number {page_s!r} is not a non-negative integer"))
+            self._reject(TraceFormatError(src, line, c.page, f"page number {page_s!r} is not a non-negative integer",
+                                          raw))
             return None
         t = 0.0
         if (t_s := cell("time")) is not None:
@@ -189,7 +207,7 @@ class TraceReader:
                 if not math.isfinite(t):
                     raise ValueError
             except ValueError:
-                self._reject(TraceFormatError(src, line, str(c.time), f"time {t_s!r} is not a finite number"))
+                self._reject(TraceFormatError(src, line, str(c.time), f"time {t_s!r} is not a finite number", raw))
                 return None
         pool = cell("pool") or c.default_pool
         if (source := cell("source")):
@@ -199,26 +217,28 @@ class TraceReader:
         if (a_s := cell("access")) is not None and a_s != "":
             code = ACCESS_CODES.get(a_s.lower())
             if code is None:
-                self._reject(TraceFormatError(src, line, str(c.access), f"access type {a_s!r}: use R, S or L"))
+                self._reject(TraceFormatError(src, line, str(c.access), f"access type {a_s!r}: use R, S or L", raw))
                 return None
             access = code
         function = 0
         if (f_s := cell("function")) is not None and f_s != "":
             fcode = FUNCTION_CODES.get(f_s.lower())
             if fcode is None:
-                self._reject(TraceFormatError(src, line, str(c.function), f"function {f_s!r}: use GP, SWI or REL"))
+                self._reject(TraceFormatError(src, line, str(c.function), f"function {f_s!r}: use GP, SWI or REL",
+                                              raw))
                 return None
             function = fcode
         self.accepted += 1
         return (t, pool, obj, page, access, function)
 
     @staticmethod
-    def _to_batch(buf: list[tuple[float, str, str, int, int, int]]) -> TraceBatch:
+    def _to_batch(buf: list[tuple[float, str, str, int, int, int]], end_offset: int = 0,
+                  end_line: int = 0) -> TraceBatch:
         t, pools, objs, pages, acc, fun = zip(*buf, strict=True)
         return TraceBatch(
             times=np.array(t, dtype=np.float64), pools=np.array(pools), objects=np.array(objs),
             pages=np.array(pages, dtype=np.uint64), access=np.array(acc, dtype=np.uint8),
-            function=np.array(fun, dtype=np.uint8),
+            function=np.array(fun, dtype=np.uint8), end_offset=end_offset, end_line=end_line,
         )
 
     # ------------------------------------------------------------ Parquet

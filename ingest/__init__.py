@@ -1,0 +1,1 @@
+"""Collectors and producers: traces, statistics and the workload generator into Kafka."""

@@ -1,0 +1,74 @@
+"""Trace rows to GetpageBatch records: per (source, pool), in order, with gapless sequence numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from poolsight.simulator.trace import TraceBatch
+
+MAX_OFFSET_US = 2**31 - 1  # time offsets are Avro ints
+
+
+@dataclass
+class Batch:
+    key: str
+    record: dict[str, Any]
+    getpages: int
+
+
+def split_pool(name: str, default_source: str) -> tuple[str, str]:
+    """The trace reader writes `source/pool` when the trace has a source column."""
+    source, sep, pool = name.rpartition("/")
+    return (source, pool) if sep else (default_source, name)
+
+
+def make_batch(
+    source: str, pool: str, sequence: int, times: npt.NDArray[np.float64], objects: npt.NDArray[np.str_],
+    pages: npt.NDArray[np.uint64], access: npt.NDArray[np.uint8], function: npt.NDArray[np.uint8],
+    hit: list[bool] | None = None,
+) -> Batch:
+    t_us = np.round(times * 1e6).astype(np.int64)
+    start = int(t_us.min())
+    names, index = np.unique(objects, return_inverse=True)
+    record = {
+        "source": source, "pool": pool, "sequence": sequence,
+        "start_time": start, "end_time": int(t_us.max()),
+        "object_names": [str(n) for n in names],
+        "time_offset": (t_us - start).tolist(),
+        "object": index.reshape(-1).tolist(),
+        "partition": [0] * len(t_us),
+        "page": pages.astype(np.int64).tolist(),
+        "access": access.tolist(),
+        "function": function.tolist(),
+        "hit": hit,
+    }
+    return Batch(f"{source}|{pool}", record, int((function == 0).sum()))
+
+
+def batches_from_trace(batch: TraceBatch, sequences: dict[str, int], *, max_getpages: int,
+                       default_source: str) -> Iterator[Batch]:
+    """Cut a reader batch into records of at most max_getpages events per (source, pool),
+    keeping event order and each batch's time span within an Avro int of microseconds.
+    `sequences` (key -> next sequence number) is advanced."""
+    for name in dict.fromkeys(batch.pools.tolist()):  # first-seen order
+        idx = np.nonzero(batch.pools == name)[0]
+        source, pool = split_pool(name, default_source)
+        key = f"{source}|{pool}"
+        start = 0
+        while start < len(idx):
+            sel = idx[start : start + max_getpages]
+            t = batch.times[sel]
+            span = np.nonzero((t - t.min()) * 1e6 > MAX_OFFSET_US)[0]
+            if len(span):
+                sel = sel[: max(1, int(span[0]))]
+                t = batch.times[sel]
+            seq = sequences.get(key, 0)
+            sequences[key] = seq + 1
+            yield make_batch(source, pool, seq, t, batch.objects[sel], batch.pages[sel],
+                             batch.access[sel], batch.function[sel])
+            start += len(sel)
