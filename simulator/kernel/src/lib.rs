@@ -1,6 +1,7 @@
 //! poolsight's compiled simulation kernel, exposed to Python as `poolsight_kernel.Kernel`.
 //! The typed Python API around it is `poolsight.simulator`.
 
+pub mod bpmodel;
 pub mod hist;
 pub mod mini;
 pub mod olken;
@@ -308,8 +309,111 @@ impl Kernel {
     }
 }
 
+/// A DB2-like buffer pool, buffer by buffer (the workload generator's model; see bpmodel.rs).
+#[pyclass(module = "poolsight_kernel", name = "PoolModel")]
+struct PyPoolModel {
+    inner: bpmodel::PoolModel,
+}
+
+type ReadIos = (Vec<f64>, Vec<u32>, Vec<u64>, Vec<u32>, Vec<u8>);
+type WriteIos = (Vec<f64>, Vec<u32>, Vec<u32>, Vec<u8>);
+
+#[pymethods]
+impl PyPoolModel {
+    #[new]
+    #[pyo3(signature = (vpsize, vpseqt=80.0, prefetch_quantity=32, dwqt=30.0, vdwqt=5.0))]
+    fn new(vpsize: usize, vpseqt: f64, prefetch_quantity: u32, dwqt: f64, vdwqt: f64) -> PyResult<Self> {
+        if vpsize == 0 {
+            return Err(PyValueError::new_err("vpsize must be > 0"));
+        }
+        Ok(PyPoolModel { inner: bpmodel::PoolModel::new(vpsize, vpseqt, prefetch_quantity, dwqt, vdwqt) })
+    }
+
+    /// Run events through the pool; returns one byte per event: 1 when a getpage hit
+    /// (updates and releases: 1).
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        times: PyBuffer<f64>,
+        objects: PyBuffer<u32>,
+        pages: PyBuffer<u64>,
+        access: PyBuffer<u8>,
+        function: PyBuffer<u8>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let (t, ob, pg, ac, fu) = (
+            slice(py, &times, "times")?,
+            slice(py, &objects, "objects")?,
+            slice(py, &pages, "pages")?,
+            slice(py, &access, "access")?,
+            slice(py, &function, "function")?,
+        );
+        let n = t.len();
+        if [ob.len(), pg.len(), ac.len(), fu.len()].iter().any(|&l| l != n) {
+            return Err(PyValueError::new_err("feed: arrays of different lengths"));
+        }
+        let mut hits = vec![0u8; n];
+        for k in 0..n {
+            hits[k] = self.inner.access(t[k].get(), ob[k].get(), pg[k].get(), ac[k].get(), fu[k].get()) as u8;
+        }
+        Ok(PyBytes::new(py, &hits))
+    }
+
+    fn cross_invalidate(&mut self, py: Python<'_>, objects: PyBuffer<u32>, pages: PyBuffer<u64>) -> PyResult<()> {
+        let (ob, pg) = (slice(py, &objects, "objects")?, slice(py, &pages, "pages")?);
+        for k in 0..ob.len().min(pg.len()) {
+            self.inner.cross_invalidate((ob[k].get(), pg[k].get()));
+        }
+        Ok(())
+    }
+
+    /// Read I/Os since the last call: (time, object, first page, pages, type 0 sync/1 seq/2 list/3 dynamic).
+    fn take_reads(&mut self) -> ReadIos {
+        let r = std::mem::take(&mut self.inner.reads);
+        (r.iter().map(|x| x.t).collect(), r.iter().map(|x| x.obj).collect(), r.iter().map(|x| x.page).collect(),
+         r.iter().map(|x| x.pages).collect(), r.iter().map(|x| x.kind).collect())
+    }
+
+    /// Write I/Os since the last call: (time, object, pages, type 0 sync/1 async).
+    fn take_writes(&mut self) -> WriteIos {
+        let w = std::mem::take(&mut self.inner.writes);
+        (w.iter().map(|x| x.t).collect(), w.iter().map(|x| x.obj).collect(), w.iter().map(|x| x.pages).collect(),
+         w.iter().map(|x| x.kind).collect())
+    }
+
+    /// The interval's counters, and start a new interval.
+    fn take_counters(&mut self) -> BTreeMap<&'static str, u64> {
+        let c = std::mem::take(&mut self.inner.counters);
+        BTreeMap::from([
+            ("getpages_random", c.getpages_random),
+            ("getpages_sequential", c.getpages_sequential),
+            ("getpages_rid", c.getpages_rid),
+            ("sync_reads_random", c.sync_reads_random),
+            ("sync_reads_sequential", c.sync_reads_sequential),
+            ("dyn_prefetch_requests", c.dyn_prefetch_requests),
+            ("dyn_prefetch_reads", c.dyn_prefetch_reads),
+            ("dyn_prefetch_pages", c.dyn_prefetch_pages),
+            ("list_prefetch_requests", c.list_prefetch_requests),
+            ("list_prefetch_reads", c.list_prefetch_reads),
+            ("list_prefetch_pages", c.list_prefetch_pages),
+            ("buffer_updates", c.buffer_updates),
+            ("pages_written", c.pages_written),
+            ("sync_writes", c.sync_writes),
+            ("async_writes", c.async_writes),
+            ("dwqt_reached", c.dwqt_reached),
+            ("vdwqt_reached", c.vdwqt_reached),
+            ("xi_invalidations", c.xi_invalidations),
+            ("xi_reads", c.xi_reads),
+        ])
+    }
+
+    fn resident(&self) -> usize {
+        self.inner.resident()
+    }
+}
+
 #[pymodule]
 fn poolsight_kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Kernel>()?;
+    m.add_class::<PyPoolModel>()?;
     Ok(())
 }

@@ -1,0 +1,331 @@
+//! A DB2-like buffer pool, buffer by buffer: what the workload generator runs
+//! to decide hits, reads and writes (an implementation independent of the
+//! stack-distance simulator it is checked against).
+//!
+//! Two LRU chains (random and sequential, as DB2 keeps with VPSEQT), steals
+//! from the sequential chain first when it holds more than VPSEQT % of the
+//! pool; a sequential getpage that misses triggers a prefetch of up to
+//! `prefetch_quantity` pages; dirty pages are written asynchronously when the
+//! pool's dirty count passes DWQT % or an object's passes VDWQT %, and
+//! synchronously when a dirty buffer must be stolen. In data sharing, an
+//! update by another member cross-invalidates this member's copy.
+
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+
+pub type Key = (u32, u64);
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+struct Node {
+    key: Key,
+    prev: u32,
+    next: u32,
+    tick: u64,
+    chain: u8,
+    dirty: bool,
+}
+
+/// Counters of one statistics interval (names as in the pool_stats schema).
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Counters {
+    pub getpages_random: u64,
+    pub getpages_sequential: u64,
+    pub getpages_rid: u64,
+    pub sync_reads_random: u64,
+    pub sync_reads_sequential: u64,
+    pub dyn_prefetch_requests: u64,
+    pub dyn_prefetch_reads: u64,
+    pub dyn_prefetch_pages: u64,
+    pub list_prefetch_requests: u64,
+    pub list_prefetch_reads: u64,
+    pub list_prefetch_pages: u64,
+    pub buffer_updates: u64,
+    pub pages_written: u64,
+    pub sync_writes: u64,
+    pub async_writes: u64,
+    pub dwqt_reached: u64,
+    pub vdwqt_reached: u64,
+    pub xi_invalidations: u64,
+    pub xi_reads: u64,
+}
+
+pub struct ReadIo {
+    pub t: f64,
+    pub obj: u32,
+    pub page: u64,
+    pub pages: u32,
+    pub kind: u8, // 0 sync, 1 sequential prefetch, 2 list prefetch, 3 dynamic prefetch
+}
+
+pub struct WriteIo {
+    pub t: f64,
+    pub obj: u32,
+    pub pages: u32,
+    pub kind: u8, // 0 sync, 1 async
+}
+
+pub struct PoolModel {
+    cap: usize,
+    seq_limit: usize,
+    prefetch: u32,
+    dwqt: usize,
+    vdwqt: usize,
+    nodes: Vec<Node>,
+    free: Vec<u32>,
+    map: FxHashMap<Key, u32>,
+    head: [u32; 2], // most recently used
+    tail: [u32; 2], // least recently used
+    len: [usize; 2],
+    tick: u64,
+    dirty: usize,
+    dirty_by_obj: FxHashMap<u32, usize>,
+    dirty_queue: VecDeque<Key>,
+    invalidated: FxHashMap<Key, ()>,
+    pub counters: Counters,
+    pub reads: Vec<ReadIo>,
+    pub writes: Vec<WriteIo>,
+}
+
+impl PoolModel {
+    pub fn new(vpsize: usize, vpseqt_pct: f64, prefetch: u32, dwqt_pct: f64, vdwqt_pct: f64) -> Self {
+        let cap = vpsize.max(1);
+        let pct = |p: f64| ((cap as f64) * p.clamp(0.0, 100.0) / 100.0).floor() as usize;
+        PoolModel {
+            cap,
+            seq_limit: pct(vpseqt_pct),
+            prefetch: prefetch.max(1),
+            dwqt: pct(dwqt_pct).max(1),
+            vdwqt: pct(vdwqt_pct).max(1),
+            nodes: Vec::with_capacity(cap.min(1 << 22)),
+            free: Vec::new(),
+            map: FxHashMap::default(),
+            head: [NIL; 2],
+            tail: [NIL; 2],
+            len: [0; 2],
+            tick: 0,
+            dirty: 0,
+            dirty_by_obj: FxHashMap::default(),
+            dirty_queue: VecDeque::new(),
+            invalidated: FxHashMap::default(),
+            counters: Counters::default(),
+            reads: Vec::new(),
+            writes: Vec::new(),
+        }
+    }
+
+    fn unlink(&mut self, i: u32) {
+        let n = self.nodes[i as usize];
+        let c = n.chain as usize;
+        if n.prev != NIL { self.nodes[n.prev as usize].next = n.next } else { self.head[c] = n.next }
+        if n.next != NIL { self.nodes[n.next as usize].prev = n.prev } else { self.tail[c] = n.prev }
+        self.len[c] -= 1;
+    }
+
+    fn push_front(&mut self, i: u32, chain: u8) {
+        self.tick += 1;
+        let c = chain as usize;
+        let old = self.head[c];
+        {
+            let n = &mut self.nodes[i as usize];
+            n.prev = NIL;
+            n.next = old;
+            n.chain = chain;
+            n.tick = self.tick;
+        }
+        if old != NIL { self.nodes[old as usize].prev = i } else { self.tail[c] = i }
+        self.head[c] = i;
+        self.len[c] += 1;
+    }
+
+    fn steal(&mut self, t: f64) {
+        let c = if self.len[1] > self.seq_limit || self.tail[0] == NIL {
+            1
+        } else if self.tail[1] == NIL {
+            0
+        } else {
+            let (a, b) = (self.nodes[self.tail[0] as usize].tick, self.nodes[self.tail[1] as usize].tick);
+            usize::from(b < a)
+        };
+        let victim = self.tail[c];
+        if victim == NIL {
+            return;
+        }
+        self.unlink(victim);
+        let n = self.nodes[victim as usize];
+        if n.dirty {
+            self.clean(n.key);
+            self.counters.sync_writes += 1;
+            self.counters.pages_written += 1;
+            self.writes.push(WriteIo { t, obj: n.key.0, pages: 1, kind: 0 });
+        }
+        self.map.remove(&n.key);
+        self.free.push(victim);
+    }
+
+    fn insert(&mut self, key: Key, chain: u8, t: f64) {
+        while self.map.len() >= self.cap {
+            self.steal(t);
+        }
+        let node = Node { key, prev: NIL, next: NIL, tick: 0, chain, dirty: false };
+        let i = if let Some(i) = self.free.pop() {
+            self.nodes[i as usize] = node;
+            i
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
+        self.map.insert(key, i);
+        self.push_front(i, chain);
+    }
+
+    fn clean(&mut self, key: Key) {
+        if let Some(&i) = self.map.get(&key) {
+            if self.nodes[i as usize].dirty {
+                self.nodes[i as usize].dirty = false;
+                self.dirty -= 1;
+                if let Some(d) = self.dirty_by_obj.get_mut(&key.0) {
+                    *d -= 1;
+                }
+            }
+        }
+    }
+
+    /// Write up to `limit` of the oldest dirty pages (of `obj` only, when given), in
+    /// asynchronous write I/Os of up to 32 pages of one object each.
+    fn write_out(&mut self, t: f64, obj: Option<u32>, limit: usize) {
+        let mut by_obj: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut written = 0;
+        let mut keep = VecDeque::new();
+        while written < limit {
+            let Some(key) = self.dirty_queue.pop_front() else { break };
+            let still = self.map.get(&key).is_some_and(|&i| self.nodes[i as usize].dirty);
+            if !still {
+                continue; // stale queue entry
+            }
+            if obj.is_some_and(|o| o != key.0) {
+                keep.push_back(key);
+                continue;
+            }
+            self.clean(key);
+            *by_obj.entry(key.0).or_insert(0) += 1;
+            written += 1;
+        }
+        while let Some(k) = keep.pop_back() {
+            self.dirty_queue.push_front(k);
+        }
+        let mut objs: Vec<_> = by_obj.into_iter().collect();
+        objs.sort_unstable();
+        for (o, pages) in objs {
+            let mut left = pages;
+            while left > 0 {
+                let n = left.min(32);
+                self.writes.push(WriteIo { t, obj: o, pages: n, kind: 1 });
+                self.counters.async_writes += 1;
+                self.counters.pages_written += n as u64;
+                left -= n;
+            }
+        }
+    }
+
+    fn update(&mut self, t: f64, key: Key) {
+        self.counters.buffer_updates += 1;
+        let Some(&i) = self.map.get(&key) else { return };
+        if self.nodes[i as usize].dirty {
+            return;
+        }
+        self.nodes[i as usize].dirty = true;
+        self.dirty += 1;
+        let d = self.dirty_by_obj.entry(key.0).or_insert(0);
+        *d += 1;
+        let obj_dirty = *d;
+        self.dirty_queue.push_back(key);
+        if obj_dirty > self.vdwqt {
+            self.counters.vdwqt_reached += 1;
+            self.write_out(t, Some(key.0), 32);
+        }
+        if self.dirty > self.dwqt {
+            self.counters.dwqt_reached += 1;
+            self.write_out(t, None, 128);
+        }
+    }
+
+    /// Another member changed this page: our copy is invalid (data sharing).
+    pub fn cross_invalidate(&mut self, key: Key) {
+        if let Some(i) = self.map.remove(&key) {
+            self.unlink(i);
+            if self.nodes[i as usize].dirty {
+                self.nodes[i as usize].dirty = false;
+                self.dirty -= 1;
+                if let Some(d) = self.dirty_by_obj.get_mut(&key.0) {
+                    *d -= 1;
+                }
+            }
+            self.free.push(i);
+            self.invalidated.insert(key, ());
+            self.counters.xi_invalidations += 1;
+        }
+    }
+
+    /// One event; true when a getpage found its page in the pool.
+    pub fn access(&mut self, t: f64, obj: u32, page: u64, access: u8, function: u8) -> bool {
+        let key = (obj, page);
+        if function == 1 {
+            self.update(t, key);
+            return true;
+        }
+        if function != 0 {
+            return true;
+        }
+        let seq = access == 1;
+        match access {
+            1 => self.counters.getpages_sequential += 1,
+            2 => self.counters.getpages_rid += 1,
+            _ => self.counters.getpages_random += 1,
+        }
+        if let Some(&i) = self.map.get(&key) {
+            self.unlink(i);
+            self.push_front(i, seq as u8);
+            return true;
+        }
+        if self.invalidated.remove(&key).is_some() {
+            // Refreshed from the group buffer pool, which caches changed pages: no disk read.
+            self.counters.xi_reads += 1;
+            self.insert(key, seq as u8, t);
+            return false;
+        }
+        match access {
+            1 => {
+                // Dynamic prefetch: this page and the next ones not yet in the pool, one I/O.
+                let mut pages = 0u32;
+                for p in page..page + self.prefetch as u64 {
+                    if !self.map.contains_key(&(obj, p)) {
+                        self.insert((obj, p), 1, t);
+                        pages += 1;
+                    }
+                }
+                self.counters.dyn_prefetch_requests += 1;
+                self.counters.dyn_prefetch_reads += 1;
+                self.counters.dyn_prefetch_pages += pages as u64;
+                self.reads.push(ReadIo { t, obj, page, pages, kind: 3 });
+            }
+            2 => {
+                self.insert(key, 0, t);
+                self.counters.list_prefetch_requests += 1;
+                self.counters.list_prefetch_reads += 1;
+                self.counters.list_prefetch_pages += 1;
+                self.reads.push(ReadIo { t, obj, page, pages: 1, kind: 2 });
+            }
+            _ => {
+                self.insert(key, 0, t);
+                self.counters.sync_reads_random += 1;
+                self.reads.push(ReadIo { t, obj, page, pages: 1, kind: 0 });
+            }
+        }
+        false
+    }
+
+    pub fn resident(&self) -> usize {
+        self.map.len()
+    }
+}
