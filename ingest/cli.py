@@ -59,3 +59,51 @@ def run_trace(a: argparse.Namespace) -> int:
           f"sent {summary.getpages:,} getpages in {summary.records:,} records", file=sys.stderr)
     print(json.dumps(summary.as_dict()))
     return 0
+
+
+def add_generate_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenario",
+                   help="a scenario name (day-posting, night-balancing, mixed, data-sharing) or a YAML file")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rate", default="max", help="getpages per second on the wall clock, or max (default)")
+    p.add_argument("--event-rate", type=float, default=100_000.0,
+                   help="getpages per second of event time (the simulated subsystem's load)")
+    p.add_argument("--duration", type=float, help="seconds of event time to generate")
+    p.add_argument("--getpages", type=int, help="getpages to generate")
+    p.add_argument("--start-time", type=float, default=1_767_225_600.0, help="event time of the start, epoch s")
+    p.add_argument("--output", default="kafka", help="kafka (default) or a directory for trace.csv and JSON lines")
+    p.add_argument("--batch-getpages", type=int, default=4096)
+
+
+def run_generate(a: argparse.Namespace) -> int:
+    from poolsight.ingest.generator import FileSink, Generator, KafkaSink, Sink
+    from poolsight.ingest.scenario import ScenarioError, load
+
+    try:
+        sc = load(a.scenario)
+    except ScenarioError as exc:
+        print(f"poolsight generate: {exc}", file=sys.stderr)
+        return 2
+    if a.duration is None and a.getpages is None:
+        print("poolsight generate: give --duration or --getpages", file=sys.stderr)
+        return 2
+    rate = None if a.rate == "max" else float(a.rate)
+    sink: Sink
+    producer = None
+    if a.output == "kafka":
+        s = load_settings()
+        producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="poolsight-generate")
+        sink = KafkaSink(producer, a.batch_getpages)
+    else:
+        sink = FileSink(Path(a.output))
+    gen = Generator(sc, seed=a.seed, event_rate=a.event_rate, start_time=a.start_time)
+    totals = gen.run(sink, getpages=a.getpages, duration=a.duration, rate=rate)
+    out = dict(totals.__dict__)
+    out["getpages_per_s"] = totals.getpages / totals.seconds if totals.seconds else None
+    if producer is not None:
+        out["kafka"] = producer.metrics.as_dict()
+    print(f"generated {totals.getpages:,} getpages ({totals.events:,} events), {totals.reads:,} read and "
+          f"{totals.writes:,} write I/Os, {totals.intervals} statistics intervals in {totals.seconds:.1f} s",
+          file=sys.stderr)
+    print(json.dumps(out))
+    return 0

@@ -54,6 +54,12 @@ def _cmd_ingest_trace(args: argparse.Namespace) -> int:
     return run_trace(args)
 
 
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from poolsight.ingest.cli import run_generate
+
+    return run_generate(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="poolsight", description="Continuous buffer pool analysis.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -82,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_trace_arguments(trace)
     trace.set_defaults(func=_cmd_ingest_trace)
+    gen = sub.add_parser("generate", help="a DB2-like workload from a scenario, to Kafka or to files")
+    from poolsight.ingest.cli import add_generate_arguments
+
+    add_generate_arguments(gen)
+    gen.set_defaults(func=_cmd_generate)
     return parser
 
 

@@ -121,3 +121,47 @@ def test_follow_tails_a_growing_file(tmp_path: Path) -> None:
     assert sum(len(b["page"]) for b in batches) == 500
     assert dead == []
     _check_sequences(batches)
+
+
+def test_generated_workload_into_kafka_counts_exactly(tmp_path: Path) -> None:
+    import yaml
+
+    from poolsight.ingest.scenario import SCENARIO_DIR
+
+    member = f"G{uuid.uuid4().hex[:6]}"
+    raw = yaml.safe_load((SCENARIO_DIR / "day-posting.yaml").read_text())
+    raw["members"] = [member]
+    scenario = tmp_path / "mine.yaml"
+    scenario.write_text(yaml.safe_dump(raw))
+    r = poolsight("generate", str(scenario), "--getpages", "150000", "--seed", "3", "--event-rate", "20000",
+                  timeout=300)
+    assert r.returncode == 0, r.stderr
+    totals = __import__("json").loads(r.stdout.strip().splitlines()[-1])
+
+    s = load_settings()
+    dec = AvroDecoder(s.registry_url)
+    seen: dict[str, list[dict[str, Any]]] = {}
+
+    def handle(msg: Message) -> bool:
+        name, rec = dec.decode(msg.value())
+        if rec.get("source") == member:
+            seen.setdefault(name.rsplit(".", 1)[1], []).append(rec)
+        return True
+
+    from poolsight.names import ATTRIBUTES_TOPIC, IO_TOPIC, STATS_TOPIC
+
+    consume(s.kafka_bootstrap, [GETPAGE_TOPIC.name, IO_TOPIC.name, STATS_TOPIC.name, ATTRIBUTES_TOPIC.name],
+            f"t-{uuid.uuid4()}", handle, idle_seconds=5)
+    batches = seen["GetpageBatch"]
+    assert sum(b["function"].count(0) for b in batches) == totals["getpages"]
+    assert sum(len(b["page"]) for b in batches) == totals["events"]
+    assert totals["kafka"]["getpages"] == totals["getpages"]
+    _check_sequences(batches)
+    assert sum(len(b["pages"]) for b in seen["ReadIoBatch"]) == totals["reads"]
+    assert sum(len(b["pages"]) for b in seen.get("WriteIoBatch", [])) == totals["writes"]
+    stats = seen["PoolStats"]
+    assert {x["pool"] for x in stats} == {"BP1", "BP2"}
+    assert sum(x["getpages_random"] + x["getpages_sequential"] for x in stats) == totals["getpages"]
+    misses = sum(b["hit"].count(False) for b in batches if b["hit"] is not None)
+    assert misses > 0
+    assert len(seen["PoolAttributes"]) == 2 and len(seen["ObjectCatalog"]) == 7

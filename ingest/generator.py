@@ -1,0 +1,419 @@
+"""`poolsight generate`: a DB2-like subsystem driven by a scenario.
+
+Workload patterns produce getpages (numpy, chunk by chunk); each member's
+pools are real buffer-pool models (`poolsight_kernel.PoolModel`: LRU with
+VPSEQT, dynamic prefetch, deferred writes, cross-invalidation) that decide
+hits, read I/Os and write I/Os; statistics intervals are the models' own
+counters. So the trace, the I/O events and the statistics agree as a real
+subsystem's would. Deterministic for a given seed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+from poolsight_kernel import PoolModel
+
+from poolsight.ingest.batching import make_batch
+from poolsight.ingest.scenario import ObjectSpec, PatternSpec, Scenario
+
+U32 = npt.NDArray[np.uint32]
+U64 = npt.NDArray[np.uint64]
+U8 = npt.NDArray[np.uint8]
+F64 = npt.NDArray[np.float64]
+
+
+@dataclass
+class Chunk:
+    times: F64
+    member: U8
+    pool: U8
+    obj: U32
+    page: U64
+    access: U8
+    function: U8
+    hit: U8 = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
+
+
+def _coprime_multiplier(n: int, rng: np.random.Generator) -> int:
+    while True:
+        a = int(rng.integers(1, max(2, n)))
+        if math.gcd(a, n) == 1:
+            return a
+
+
+class Workload:
+    """Getpage chunks from a scenario's patterns (no pool model here)."""
+
+    def __init__(self, sc: Scenario, rng: np.random.Generator) -> None:
+        self.sc = sc
+        self.rng = rng
+        self.object_names = list(sc.objects)
+        self.object_ids = {n: i for i, n in enumerate(self.object_names)}
+        self.pool_names = list(sc.pools)
+        self.object_pool = np.array([self.pool_names.index(sc.objects[n].pool) for n in self.object_names],
+                                    dtype=np.uint8)
+        # Hot ranks spread over an object's pages by a fixed affine permutation.
+        self.perm = {n: (_coprime_multiplier(o.pages, rng), int(rng.integers(0, o.pages)))
+                     for n, o in sc.objects.items()}
+
+    def _skewed(self, obj: ObjectSpec, skew: float, u: F64) -> U64:
+        """Page numbers with rank density ~ rank^-skew (bounded power law), hot ranks permuted."""
+        ranks = np.floor(obj.pages * u ** (1.0 / (1.0 - skew))).astype(np.int64) % obj.pages
+        a, b = self.perm[obj.name]
+        out: U64 = ((ranks * a + b) % obj.pages).astype(np.uint64)
+        return out
+
+    def _pattern_units(self, p: PatternSpec, n_units: int) -> tuple[list[npt.NDArray[Any]], int]:
+        """Arrays (obj, page, access, function, valid) of shape (n_units, unit_len)."""
+        rng = self.rng
+        names = list(p.objects)
+        weights = np.array([p.objects[n] for n in names], dtype=float)
+        table_idx = rng.choice(len(names), n_units, p=weights / weights.sum())
+        objs = np.array([self.object_ids[n] for n in names], dtype=np.uint32)[table_idx]
+        if p.kind == "random":
+            idx = self.sc.objects[p.index] if p.index else None
+            levels = idx.index_levels if idx else 0
+            width = levels + 2  # index levels, data getpage, update
+            obj = np.empty((n_units, width), dtype=np.uint32)
+            page = np.empty((n_units, width), dtype=np.uint64)
+            u = rng.random(n_units)
+            for k, name in enumerate(names):
+                sel = table_idx == k
+                page[sel, levels] = self._skewed(self.sc.objects[name], p.skew, u[sel])
+            obj[:, levels] = objs
+            if idx is not None:
+                iid = self.object_ids[idx.name]
+                obj[:, :levels] = iid
+                page[:, 0] = 0  # root
+                nonleaf = max(1, idx.pages // 200)
+                for lv in range(1, levels - 1):  # hot non-leaf pages
+                    page[:, lv] = 1 + (rng.random(n_units) ** 2 * nonleaf).astype(np.uint64) % nonleaf
+                page[:, levels - 1] = self._skewed(idx, p.skew, u)  # the leaf of the same key
+            obj[:, levels + 1] = objs
+            page[:, levels + 1] = page[:, levels]
+            access = np.zeros((n_units, width), dtype=np.uint8)
+            function = np.zeros((n_units, width), dtype=np.uint8)
+            function[:, levels + 1] = 1
+            valid = np.ones((n_units, width), dtype=bool)
+            valid[:, levels + 1] = rng.random(n_units) < p.update_ratio
+            return [obj, page, access, function, valid], levels + 1
+        width = p.run_pages if p.kind == "sequential" else p.list_pages
+        pages_of = np.array([self.sc.objects[n].pages for n in names], dtype=np.int64)[table_idx]
+        if p.kind == "sequential":
+            start = (rng.random(n_units) * np.maximum(pages_of - width, 1)).astype(np.int64)
+            page = (start[:, None] + np.arange(width)[None, :]) % pages_of[:, None]
+            access_code = 1
+        else:
+            page = np.sort((rng.random((n_units, width)) * pages_of[:, None]).astype(np.int64), axis=1)
+            access_code = 2
+        obj = np.repeat(objs[:, None], width, axis=1)
+        return [obj, page.astype(np.uint64), np.full((n_units, width), access_code, dtype=np.uint8),
+                np.zeros((n_units, width), dtype=np.uint8), np.ones((n_units, width), dtype=bool)], width
+
+    def chunk(self, n: int) -> Chunk:
+        """About n getpages (plus their updates), units of all patterns interleaved."""
+        parts = []
+        for p in self.sc.patterns:
+            getpages_per_unit = self._unit_getpages(p)
+            n_units = max(1, round(n * p.share / getpages_per_unit))
+            arrays, _ = self._pattern_units(p, n_units)
+            parts.append(arrays)
+        # Interleave whole units of all patterns in random order.
+        lens = np.concatenate([np.full(a[0].shape[0], a[0].shape[1]) for a in parts])
+        flat = [np.concatenate([a[k].reshape(-1) for a in parts]) for k in range(5)]
+        starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+        order = self.rng.permutation(len(lens))
+        olens, ostarts = lens[order], starts[order]
+        gather = np.repeat(ostarts - np.concatenate(([0], np.cumsum(olens)[:-1])), olens) + np.arange(olens.sum())
+        obj, page, access, function, valid = (f[gather] for f in flat)
+        keep = valid.astype(bool)
+        members = self.rng.integers(0, len(self.sc.members), len(lens)).astype(np.uint8)[order]
+        member = np.repeat(members, olens)[keep]
+        obj = obj[keep].astype(np.uint32)
+        return Chunk(times=np.zeros(len(obj)), member=member, pool=self.object_pool[obj], obj=obj,
+                     page=page[keep].astype(np.uint64), access=access[keep].astype(np.uint8),
+                     function=function[keep].astype(np.uint8))
+
+    def _unit_getpages(self, p: PatternSpec) -> int:
+        if p.kind == "random":
+            return (self.sc.objects[p.index].index_levels if p.index else 0) + 1
+        return p.run_pages if p.kind == "sequential" else p.list_pages
+
+
+class Sink(Protocol):
+    def start(self, attributes: list[dict[str, Any]], catalog: list[dict[str, Any]]) -> None: ...
+    def getpages(self, source: str, pool: str, c: Chunk, sel: npt.NDArray[np.bool_], names: list[str]) -> None: ...
+    def io(self, source: str, pool: str, reads: tuple[Any, ...], writes: tuple[Any, ...], names: list[str]) -> None: ...
+    def stats(self, schema: str, record: dict[str, Any]) -> None: ...
+    def close(self) -> None: ...
+
+
+@dataclass
+class Totals:
+    getpages: int = 0
+    events: int = 0
+    reads: int = 0
+    writes: int = 0
+    intervals: int = 0
+    seconds: float = 0.0
+
+
+class Generator:
+    def __init__(self, sc: Scenario, *, seed: int = 1, event_rate: float = 100_000.0,
+                 start_time: float = 1_767_225_600.0) -> None:
+        self.sc = sc
+        self.rng = np.random.default_rng(seed)
+        self.workload = Workload(sc, self.rng)
+        self.event_rate = event_rate
+        self.t = start_time
+        self.models = [[PoolModel(p.vpsize, p.vpseqt, p.prefetch_quantity, p.dwqt, p.vdwqt)
+                        for p in sc.pools.values()] for _ in sc.members]
+        names = self.workload.object_names
+        self.gbp_dependent = np.array([sc.objects[n].gbp_dependent for n in names], dtype=bool)
+        self.totals = Totals()
+
+    def attributes(self) -> list[dict[str, Any]]:
+        out = []
+        for m in self.sc.members:
+            for p in self.sc.pools.values():
+                out.append({
+                    "source": m, "pool": p.name, "event_time": int(self.t * 1e6), "vpsize": p.vpsize,
+                    "page_size": p.page_size, "vpseqt": p.vpseqt, "vpxseqt": None, "dwqt": p.dwqt,
+                    "vdwqt": p.vdwqt, "vdwqt_buffers": None, "pgsteal": p.pgsteal, "pgfix": p.pgfix,
+                    "frame_size": None, "spsize": None, "spseqt": None,
+                })
+        return out
+
+    def catalog(self) -> list[dict[str, Any]]:
+        out = []
+        for m in self.sc.members:
+            for o in self.sc.objects.values():
+                db, _, space = o.name.partition(".")
+                out.append({
+                    "source": m, "object": o.name, "event_time": int(self.t * 1e6), "dbid": None, "obid": None,
+                    "database": db, "space": space or None, "type": o.type, "pool": o.pool,
+                    "partitions": o.partitions, "gbp_dependent": o.gbp_dependent, "pages": o.pages,
+                    "index_levels": o.index_levels or None,
+                })
+        return out
+
+    def _run_chunk(self, c: Chunk, sink: Sink) -> None:
+        c.times = self.t + np.arange(len(c.obj)) / self.event_rate
+        self.t += len(c.obj) / self.event_rate
+        c.hit = np.zeros(len(c.obj), dtype=np.uint8)
+        names = self.workload.object_names
+        for mi, member in enumerate(self.sc.members):
+            for pi, pool in enumerate(self.workload.pool_names):
+                sel = (c.member == mi) & (c.pool == pi)
+                if not sel.any():
+                    continue
+                model = self.models[mi][pi]
+                hits = model.feed(c.times[sel], c.obj[sel], c.page[sel], c.access[sel], c.function[sel])
+                c.hit[sel] = np.frombuffer(hits, dtype=np.uint8)
+                if len(self.sc.members) > 1:  # updates of shared pages invalidate the other members' copies
+                    upd = sel & (c.function == 1) & self.gbp_dependent[c.obj]
+                    if upd.any():
+                        for other in range(len(self.sc.members)):
+                            if other != mi:
+                                self.models[other][pi].cross_invalidate(c.obj[upd], c.page[upd])
+                sink.getpages(member, pool, c, sel, names)
+                reads, writes = model.take_reads(), model.take_writes()
+                self.totals.reads += len(reads[0])
+                self.totals.writes += len(writes[0])
+                sink.io(member, pool, reads, writes, names)
+        self.totals.events += len(c.obj)
+        self.totals.getpages += int((c.function == 0).sum())
+
+    def _close_interval(self, start: float, sink: Sink) -> None:
+        end = self.t
+        for mi, member in enumerate(self.sc.members):
+            xi = 0
+            for pi, pool in enumerate(self.workload.pool_names):
+                k = self.models[mi][pi].take_counters()
+                xi += k["xi_reads"]
+                rec: dict[str, Any] = {name: None for name in POOL_STATS_COUNTERS}
+                rec.update({
+                    "source": member, "pool": pool, "interval_start": int(start * 1e6),
+                    "interval_end": int(end * 1e6), "interval_seconds": end - start, "origin": "generator",
+                    # RID-list getpages are random getpages in DB2's statistics.
+                    "getpages_random": k["getpages_random"] + k["getpages_rid"],
+                    "getpages_sequential": k["getpages_sequential"],
+                    "buffers_allocated": self.sc.pools[pool].vpsize,
+                    "seq_prefetch_requests": 0, "seq_prefetch_reads": 0, "seq_prefetch_pages": 0,
+                    "dm_threshold_reached": 0,
+                })
+                for key in ("sync_reads_random", "sync_reads_sequential", "dyn_prefetch_requests",
+                            "dyn_prefetch_reads", "dyn_prefetch_pages", "list_prefetch_requests",
+                            "list_prefetch_reads", "list_prefetch_pages", "buffer_updates", "pages_written",
+                            "sync_writes", "async_writes", "dwqt_reached", "vdwqt_reached"):
+                    rec[key] = k[key]
+                sink.stats("pool_stats", rec)
+            if len(self.sc.members) > 1:
+                sink.stats("gbp_stats", {
+                    "source": member, "gbp": "GBP*", "interval_start": int(start * 1e6),
+                    "interval_end": int(end * 1e6), "xi_reads_data_returned": xi, "xi_reads_no_data": 0,
+                    "nf_reads_data_returned": None, "nf_reads_no_data": None, "changed_pages_written": None,
+                    "castout_pages": None, "directory_reclaims": None, "data_entry_reclaims": None,
+                    "write_failed_no_storage": None, "commits": None, "gbp_logical_reads": None,
+                    "gbp_physical_reads": None, "gbp_invalid_pages": None,
+                })
+        self.totals.intervals += 1
+
+    def run(self, sink: Sink, *, getpages: int | None = None, duration: float | None = None,
+            rate: float | None = None, chunk: int = 65_536) -> Totals:
+        """Generate until `getpages` getpages or `duration` seconds of event time; with `rate`
+        (getpages/s) paced on the wall clock, else as fast as possible."""
+        if getpages is None and duration is None:
+            raise ValueError("give getpages or duration")
+        limit_t = self.t + duration if duration is not None else math.inf
+        sink.start(self.attributes(), self.catalog())
+        interval_start = self.t
+        interval_len = self.sc.interval_seconds
+        wall0 = started = time.monotonic()
+        while (getpages is None or self.totals.getpages < getpages) and self.t < limit_t:
+            left_in_interval = interval_start + interval_len - self.t
+            n = int(min(chunk, max(1, left_in_interval * self.event_rate)))
+            if getpages is not None:
+                n = min(n, max(1, getpages - self.totals.getpages))
+            if duration is not None:
+                n = min(n, max(1, int((limit_t - self.t) * self.event_rate)))
+            c = self.workload.chunk(n)
+            self._run_chunk(c, sink)
+            if rate:
+                due = wall0 + (self.totals.getpages / rate)
+                if (delay := due - time.monotonic()) > 0:
+                    time.sleep(delay)
+            if self.t >= interval_start + interval_len - 1e-9:
+                self._close_interval(interval_start, sink)
+                interval_start = self.t
+        if self.t > interval_start:
+            self._close_interval(interval_start, sink)
+        sink.close()
+        self.totals.seconds = time.monotonic() - started
+        return self.totals
+
+
+POOL_STATS_COUNTERS = [
+    f["name"] for f in json.loads(
+        (Path(__file__).resolve().parent.parent / "schemas" / "pool_stats.v1.avsc").read_text())["fields"]
+]
+
+
+def _split(n: int, size: int) -> Iterator[tuple[int, int]]:
+    for i in range(0, n, size):
+        yield i, min(n, i + size)
+
+
+class KafkaSink:
+    """Everything to Kafka: attributes and catalog, getpage and I/O batches, statistics."""
+
+    def __init__(self, producer: Any, batch_getpages: int = 4096) -> None:
+        self.producer = producer
+        self.batch = batch_getpages
+        self.seq: dict[str, int] = {}
+
+    def _next(self, key: str) -> int:
+        s = self.seq.get(key, 0)
+        self.seq[key] = s + 1
+        return s
+
+    def start(self, attributes: list[dict[str, Any]], catalog: list[dict[str, Any]]) -> None:
+        for a in attributes:
+            self.producer.send("pool_attributes", f"{a['source']}|{a['pool']}", a)
+        for o in catalog:
+            self.producer.send("object_catalog", f"{o['source']}|{o['object']}", o)
+
+    def getpages(self, source: str, pool: str, c: Chunk, sel: npt.NDArray[np.bool_], names: list[str]) -> None:
+        idx = np.nonzero(sel)[0]
+        names_arr = np.array(names)
+        for a, b in _split(len(idx), self.batch):
+            i = idx[a:b]
+            key = f"{source}|{pool}"
+            batch = make_batch(source, pool, self._next(f"gp|{key}"), c.times[i], names_arr[c.obj[i]], c.page[i],
+                               c.access[i], c.function[i], hit=c.hit[i].astype(bool).tolist())
+            self.producer.send("getpage_batch", key, batch.record, getpages=batch.getpages)
+
+    def io(self, source: str, pool: str, reads: tuple[Any, ...], writes: tuple[Any, ...], names: list[str]) -> None:
+        key = f"{source}|{pool}"
+        for kind, data in (("read_io_batch", reads), ("write_io_batch", writes)):
+            if not data[0]:
+                continue
+            t_us = np.round(np.array(data[0]) * 1e6).astype(np.int64)
+            start = int(t_us.min())
+            objs = np.array(data[1], dtype=np.uint32)
+            uniq, inv = np.unique(objs, return_inverse=True)
+            rec: dict[str, Any] = {
+                "source": source, "pool": pool, "sequence": self._next(f"{kind}|{key}"), "start_time": start,
+                "object_names": [names[int(u)] for u in uniq], "time_offset": (t_us - start).tolist(),
+                "object": inv.reshape(-1).tolist(),
+            }
+            if kind == "read_io_batch":
+                rec.update(first_page=data[2], pages=data[3], io_type=data[4], elapsed=[0] * len(data[0]))
+            else:
+                rec.update(pages=data[2], io_type=data[3], elapsed=[0] * len(data[0]))
+            self.producer.send(kind, key, rec)
+
+    def stats(self, schema: str, record: dict[str, Any]) -> None:
+        key = f"{record['source']}|{record.get('pool', record.get('gbp'))}"
+        self.producer.send(schema, key, record)
+
+    def close(self) -> None:
+        self.producer.flush()
+
+
+class FileSink:
+    """The trace (project CSV format, with source and observed hit) and JSON lines of the rest."""
+
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.dir = directory
+        self.trace = (directory / "trace.csv").open("w")
+        self.trace.write("time,source,pool,object,page,access,function,hit\n")
+        self.jsonl = {name: (directory / f"{name}.jsonl").open("w")
+                      for name in ("attributes", "catalog", "pool_stats", "gbp_stats", "io")}
+
+    def start(self, attributes: list[dict[str, Any]], catalog: list[dict[str, Any]]) -> None:
+        for a in attributes:
+            self.jsonl["attributes"].write(json.dumps(a) + "\n")
+        for o in catalog:
+            self.jsonl["catalog"].write(json.dumps(o) + "\n")
+
+    def getpages(self, source: str, pool: str, c: Chunk, sel: npt.NDArray[np.bool_], names: list[str]) -> None:
+        acc = np.array(["R", "S", "L"])
+        fun = np.array(["GP", "SWI", "REL"])
+        yn = np.array(["N", "Y"])
+        nm = np.array(names)
+        i = np.nonzero(sel)[0]
+        cols = [np.char.mod("%.6f", c.times[i]), np.full(len(i), source), np.full(len(i), pool), nm[c.obj[i]],
+                c.page[i].astype(str), acc[c.access[i]], fun[c.function[i]], yn[c.hit[i]]]
+        lines = np.char.add(cols[0], ",")
+        for col in cols[1:-1]:
+            lines = np.char.add(np.char.add(lines, col), ",")
+        lines = np.char.add(lines, cols[-1])
+        self.trace.write("\n".join(lines.tolist()) + "\n")
+
+    def io(self, source: str, pool: str, reads: tuple[Any, ...], writes: tuple[Any, ...], names: list[str]) -> None:
+        out = self.jsonl["io"]
+        for t, o, first, pages, kind in zip(*reads, strict=True):
+            out.write(json.dumps({"source": source, "pool": pool, "kind": "read", "time": t, "object": names[o],
+                                  "first_page": first, "pages": pages, "io_type": kind}) + "\n")
+        for t, o, pages, kind in zip(*writes, strict=True):
+            out.write(json.dumps({"source": source, "pool": pool, "kind": "write", "time": t, "object": names[o],
+                                  "pages": pages, "io_type": kind}) + "\n")
+
+    def stats(self, schema: str, record: dict[str, Any]) -> None:
+        self.jsonl[schema].write(json.dumps(record) + "\n")
+
+    def close(self) -> None:
+        self.trace.close()
+        for fh in self.jsonl.values():
+            fh.close()
