@@ -63,6 +63,9 @@ bench-sim: venv ## simulator throughput and accuracy vs libcachesim (benchmark-o
 	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python -m poolsight.simulator.bench
 
+bench-ingest: install ## getpages/s into and out of Kafka (generator, trace collector, consumer) vs raw Kafka
+	$(BIN)/python -m poolsight.ingest.bench
+
 clean: ## remove runtime data and logs (var/); keeps the download cache
 	-$(BIN)/poolsight down
 	rm -rf var
@@ -70,4 +73,4 @@ clean: ## remove runtime data and logs (var/); keeps the download cache
 distclean: clean ## also remove .venv and the download cache
 	rm -rf $(VENV) .cache
 
-.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim clean distclean
+.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim bench-ingest clean distclean
