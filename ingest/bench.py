@@ -62,10 +62,11 @@ def main() -> None:
                     "linger.ms": 20, "compression.type": "lz4", "batch.size": 1 << 20,
                     "queue.buffering.max.kbytes": 512 * 1024})
     kept = producer.kept
-    events_per_record = totals.events / max(1, producer.metrics.records.get("getpage_batch", 1))
+    records = producer.metrics.records.get("getpage_batch", 1)
+    events_per_record = totals.events / max(1, records)
     t0 = time.perf_counter()
     sent = 0
-    while time.perf_counter() - t0 < 5 or sent < len(kept):
+    while sent < records:  # as many records as the generator sent
         k, v = kept[sent % len(kept)]
         try:
             raw.produce(GETPAGE_TOPIC.name, key=k, value=v)
