@@ -83,16 +83,17 @@ impl PageTable {
         &mut self.slots[i]
     }
 
-    pub fn get(&self, obj: u32, page: u64) -> Option<Slot> {
+    /// Index of the slot holding (obj, page), if any.
+    fn find(&self, obj: u32, page: u64) -> Option<usize> {
         let mask = self.slots.len() - 1;
         let mut i = self.home(obj, page);
         loop {
-            let s = self.slots[i];
+            let s = &self.slots[i];
             if s.pos == EMPTY {
                 return None;
             }
             if s.page == page && s.obj == obj {
-                return Some(s);
+                return Some(i);
             }
             i = (i + 1) & mask;
         }
@@ -100,18 +101,8 @@ impl PageTable {
 
     /// Remove (obj, page); backward-shift deletion keeps probe chains intact.
     pub fn remove(&mut self, obj: u32, page: u64) -> Option<Slot> {
+        let i = self.find(obj, page)?;
         let mask = self.slots.len() - 1;
-        let mut i = self.home(obj, page);
-        loop {
-            let s = self.slots[i];
-            if s.pos == EMPTY {
-                return None;
-            }
-            if s.page == page && s.obj == obj {
-                break;
-            }
-            i = (i + 1) & mask;
-        }
         let removed = self.slots[i];
         let mut hole = i;
         let mut j = (i + 1) & mask;
