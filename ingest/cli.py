@@ -10,21 +10,13 @@ from pathlib import Path
 from poolsight.infra.config import load_settings
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.trace_collector import PositionStore, TraceCollector
-from poolsight.simulator.trace import TIME_UNITS, Columns, TraceFormatError
+from poolsight.simulator.trace import TraceFormatError, add_column_arguments, columns_from_args
 
 
 def add_trace_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", type=Path, metavar="FILE",
                    help="trace files: the project format (CSV/Parquet) or any CSV with --page-column")
-    g = p.add_argument_group("generic CSV columns (default: the project's trace format)")
-    g.add_argument("--page-column")
-    g.add_argument("--time-column")
-    g.add_argument("--time-unit", choices=sorted(TIME_UNITS), default="s")
-    g.add_argument("--pool-column")
-    g.add_argument("--object-column")
-    g.add_argument("--access-column")
-    g.add_argument("--function-column")
-    g.add_argument("--pool", default="BP0", help="pool name when the trace has no pool column")
+    add_column_arguments(p)
     r = p.add_argument_group("replay")
     r.add_argument("--source", default="TRACE", help="source (subsystem/member) when the trace has no source column")
     r.add_argument("--speed", type=float, default=0.0,
@@ -38,12 +30,7 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_trace(a: argparse.Namespace) -> int:
     s = load_settings()
-    if a.page_column is None:
-        columns = Columns(time_unit=a.time_unit, default_pool=a.pool)
-    else:
-        columns = Columns(page=a.page_column, time=a.time_column, pool=a.pool_column, object=a.object_column,
-                          access=a.access_column, function=a.function_column, source=None,
-                          time_unit=a.time_unit, default_pool=a.pool)
+    columns = columns_from_args(a)
     producer = AvroProducer(s.kafka_bootstrap, s.registry_url, linger_ms=a.linger_ms, client_id="poolsight-trace")
     collector = TraceCollector(producer, PositionStore(a.state_dir or s.data_dir / "ingest" / "trace"),
                                columns=columns, source=a.source, speed=a.speed, max_getpages=a.batch_getpages)

@@ -9,21 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from poolsight.simulator.engine import CostModel, SimConfig, Simulator
-from poolsight.simulator.trace import TIME_UNITS, Columns, TraceFormatError, TraceReader
+from poolsight.simulator.trace import TraceFormatError, TraceReader, add_column_arguments, columns_from_args
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("traces", nargs="+", type=Path, metavar="TRACE",
                    help="getpage trace files: the project format (CSV or Parquet) or any CSV with --page-column")
-    g = p.add_argument_group("generic CSV columns (default: the project's trace format)")
-    g.add_argument("--page-column", help="column holding the page (block) number")
-    g.add_argument("--time-column", help="column holding the event time")
-    g.add_argument("--time-unit", choices=sorted(TIME_UNITS), default="s", help="unit of the time column")
-    g.add_argument("--pool-column")
-    g.add_argument("--object-column")
-    g.add_argument("--access-column", help="R/S/L (random, sequential, RID-list)")
-    g.add_argument("--function-column", help="GP/SWI/REL")
-    g.add_argument("--pool", default="BP0", help="pool name when the trace has no pool column")
+    add_column_arguments(p)
     s = p.add_argument_group("simulation")
     s.add_argument("--mode", choices=["exact", "shards"], default="exact")
     s.add_argument("--rate", type=float, default=0.01, help="SHARDS sampling rate (fixed rate)")
@@ -43,14 +35,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     o.add_argument("--json", type=Path, metavar="FILE", help="write the full result as JSON")
     o.add_argument("--objects", type=int, default=10, help="objects to show per pool in the table")
     o.add_argument("--strict", action="store_true", help="stop at the first unreadable row")
-
-
-def _columns(a: argparse.Namespace) -> Columns:
-    if a.page_column is None:
-        return Columns(time_unit=a.time_unit, default_pool=a.pool)
-    return Columns(page=a.page_column, time=a.time_column, pool=a.pool_column, object=a.object_column,
-                   access=a.access_column, function=a.function_column, source=None,
-                   time_unit=a.time_unit, default_pool=a.pool)
 
 
 def _fmt(v: Any, spec: str) -> str:
@@ -112,7 +96,7 @@ def run(a: argparse.Namespace) -> int:
     if config.policy != "lru" and sizes is None and all_size is None and not pool_sizes:
         print("poolsight simulate: --policy fifo/lru-vpseqt needs --sizes or --pool-size", file=sys.stderr)
         return 2
-    columns = _columns(a)
+    columns = columns_from_args(a)
     accepted = rejected = 0
     seen: set[str] = set()
     for path in a.traces:

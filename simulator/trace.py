@@ -8,6 +8,7 @@ reading goes on unless strict.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import math
 from collections.abc import Callable, Iterator
@@ -287,3 +288,24 @@ def write_trace_csv(path: Path, batch: TraceBatch, *, append: bool = False) -> N
         for i in range(len(batch)):
             w.writerow([repr(float(batch.times[i])), batch.pools[i], batch.objects[i], int(batch.pages[i]),
                         access[batch.access[i]], function[batch.function[i]]])
+
+
+def add_column_arguments(p: argparse.ArgumentParser) -> None:
+    """The options that map a generic CSV's header to the trace fields (simulate, ingest trace)."""
+    g = p.add_argument_group("generic CSV columns (default: the project's trace format)")
+    g.add_argument("--page-column", help="column holding the page (block) number")
+    g.add_argument("--time-column", help="column holding the event time")
+    g.add_argument("--time-unit", choices=sorted(TIME_UNITS), default="s", help="unit of the time column")
+    g.add_argument("--pool-column")
+    g.add_argument("--object-column")
+    g.add_argument("--access-column", help="R/S/L (random, sequential, RID-list)")
+    g.add_argument("--function-column", help="GP/SWI/REL")
+    g.add_argument("--pool", default="BP0", help="pool name when the trace has no pool column")
+
+
+def columns_from_args(a: argparse.Namespace) -> Columns:
+    if a.page_column is None:
+        return Columns(time_unit=a.time_unit, default_pool=a.pool)
+    return Columns(page=a.page_column, time=a.time_column, pool=a.pool_column, object=a.object_column,
+                   access=a.access_column, function=a.function_column, source=None,
+                   time_unit=a.time_unit, default_pool=a.pool)
