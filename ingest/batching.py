@@ -30,7 +30,7 @@ def split_pool(name: str, default_source: str) -> tuple[str, str]:
 def make_batch(
     source: str, pool: str, sequence: int, times: npt.NDArray[np.float64], objects: npt.NDArray[np.str_],
     pages: npt.NDArray[np.uint64], access: npt.NDArray[np.uint8], function: npt.NDArray[np.uint8],
-    hit: list[bool] | None = None,
+    hit: npt.NDArray[np.uint8] | None = None,
 ) -> Batch:
     t_us = np.round(times * 1e6).astype(np.int64)
     start = int(t_us.min())
@@ -41,11 +41,11 @@ def make_batch(
         "object_names": [str(n) for n in names],
         "time_offset": (t_us - start).tolist(),
         "object": index.reshape(-1).tolist(),
-        "partition": [0] * len(t_us),
+        "partition": None,
         "page": pages.astype(np.int64).tolist(),
-        "access": access.tolist(),
-        "function": function.tolist(),
-        "hit": hit,
+        "access": access.astype(np.uint8).tobytes(),
+        "function": function.astype(np.uint8).tobytes(),
+        "hit": None if hit is None else hit.astype(np.uint8).tobytes(),
     }
     return Batch(f"{source}|{pool}", record, int((function == 0).sum()))
 

@@ -339,7 +339,7 @@ class KafkaSink:
             i = idx[a:b]
             key = f"{source}|{pool}"
             batch = make_batch(source, pool, self._next(f"gp|{key}"), c.times[i], names_arr[c.obj[i]], c.page[i],
-                               c.access[i], c.function[i], hit=c.hit[i].astype(bool).tolist())
+                               c.access[i], c.function[i], hit=c.hit[i])
             self.producer.send("getpage_batch", key, batch.record, getpages=batch.getpages)
 
     def io(self, source: str, pool: str, reads: tuple[Any, ...], writes: tuple[Any, ...], names: list[str]) -> None:

@@ -162,6 +162,6 @@ def test_generated_workload_into_kafka_counts_exactly(tmp_path: Path) -> None:
     stats = seen["PoolStats"]
     assert {x["pool"] for x in stats} == {"BP1", "BP2"}
     assert sum(x["getpages_random"] + x["getpages_sequential"] for x in stats) == totals["getpages"]
-    misses = sum(b["hit"].count(False) for b in batches if b["hit"] is not None)
+    misses = sum(b["hit"].count(0) for b in batches if b["hit"] is not None)
     assert misses > 0
     assert len(seen["PoolAttributes"]) == 2 and len(seen["ObjectCatalog"]) == 7
