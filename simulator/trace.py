@@ -87,6 +87,7 @@ class TraceReader:
     start_offset: int = 0  # resume a CSV at this byte offset (after a line end)
     start_line: int = 1  # the line number of the line before start_offset
     complete_lines_only: bool = False  # leave a last line without its newline for later (--follow)
+    block_bytes: int = 8 << 20
     on_reject: Callable[[TraceFormatError], None] | None = None
 
     @property
@@ -134,9 +135,10 @@ class TraceReader:
         return idx
 
     def _csv(self) -> Iterator[TraceBatch]:
-        # Line by line from bytes: a line in a wrong encoding is one rejected row, not a lost file.
+        """Blocks of complete lines: each parsed at once by pyarrow and checked with vectorised
+        tests; a block with anything wrong in it is read again line by line, so that every bad
+        row is named (file, line, field) and every good one kept."""
         src = str(self.path)
-        scale = TIME_UNITS[self.columns.time_unit]
         try:
             fh = self.path.open("rb")
         except OSError as exc:
@@ -146,42 +148,145 @@ class TraceReader:
             if not first.strip():
                 raise TraceFormatError(src, 1, "header", "empty file or empty header")
             try:
-                header = next(csv.reader([first.decode("utf-8-sig")]))
+                header = [h.strip() for h in next(csv.reader([first.decode("utf-8-sig")]))]
             except (UnicodeDecodeError, csv.Error) as exc:
                 raise TraceFormatError(src, 1, "header", f"unreadable header: {exc}") from None
             idx = self._header_map(header)
-            width = len(header)
             offset = max(self.start_offset, len(first))
-            fh.seek(offset)
             line = max(self.start_line, 1)
-            buf: list[tuple[float, str, str, int, int, int]] = []
-            for raw in fh:
-                if self.complete_lines_only and not raw.endswith(b"\n"):
-                    break  # a line still being written
-                line += 1
-                offset += len(raw)
-                if not raw.strip():
-                    continue
-                try:
-                    row = next(csv.reader([raw.decode("utf-8")]))
-                except UnicodeDecodeError as exc:
-                    self._reject(TraceFormatError(src, line, "row", f"not UTF-8 at byte {exc.start}", raw))
-                    continue
-                except csv.Error as exc:
-                    self._reject(TraceFormatError(src, line, "row", f"unreadable: {exc}", raw))
-                    continue
-                if len(row) != width:
-                    self._reject(TraceFormatError(src, line, "row", f"{len(row)} fields, header has {width}", raw))
-                    continue
-                parsed = self._parse_row(row, idx, scale, src, line, raw)
-                if parsed is not None:
-                    buf.append(parsed)
-                    if len(buf) >= self.batch_rows:
-                        yield self._to_batch(buf, offset, line)
-                        buf = []
-            if buf:
-                yield self._to_batch(buf, offset, line)
+            while True:
+                fh.seek(offset)
+                data = fh.read(self.block_bytes)
+                if not data:
+                    break
+                cut = data.rfind(b"\n") + 1
+                if len(data) < self.block_bytes and cut < len(data) and not self.complete_lines_only:
+                    cut = len(data)  # the file's last line, without a newline
+                if cut == 0:
+                    if len(data) < self.block_bytes:
+                        break  # a line still being written
+                    cut = len(data)  # a single line longer than a block: the line path names it
+                block = data[:cut]
+                lines = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+                fast = self._fast_block(block, header, idx, offset + cut, line + lines)
+                if fast is not None:
+                    self.accepted += len(fast)
+                    yield from self._split(fast)
+                else:
+                    yield from self._lines(block, header, idx, offset, line)
+                offset += cut
+                line += lines
             self.end_offset, self.end_line = offset, line
+
+    def _split(self, b: TraceBatch) -> Iterator[TraceBatch]:
+        for i in range(0, len(b), self.batch_rows):
+            j = min(len(b), i + self.batch_rows)
+            yield TraceBatch(b.times[i:j], b.pools[i:j], b.objects[i:j], b.pages[i:j], b.access[i:j],
+                             b.function[i:j], end_offset=b.end_offset, end_line=b.end_line)
+
+    def _lines(self, block: bytes, header: list[str], idx: dict[str, int | None], offset: int,
+               line: int) -> Iterator[TraceBatch]:
+        """The exact path: one line at a time."""
+        src = str(self.path)
+        scale = TIME_UNITS[self.columns.time_unit]
+        width = len(header)
+        buf: list[tuple[float, str, str, int, int, int]] = []
+        for raw in block.splitlines(keepends=True):
+            line += 1
+            offset += len(raw)
+            if not raw.strip():
+                continue
+            try:
+                row = next(csv.reader([raw.decode("utf-8")]))
+            except UnicodeDecodeError as exc:
+                self._reject(TraceFormatError(src, line, "row", f"not UTF-8 at byte {exc.start}", raw))
+                continue
+            except csv.Error as exc:
+                self._reject(TraceFormatError(src, line, "row", f"unreadable: {exc}", raw))
+                continue
+            if len(row) != width:
+                self._reject(TraceFormatError(src, line, "row", f"{len(row)} fields, header has {width}", raw))
+                continue
+            parsed = self._parse_row(row, idx, scale, src, line, raw)
+            if parsed is not None:
+                buf.append(parsed)
+                if len(buf) >= self.batch_rows:
+                    yield self._to_batch(buf, offset, line)
+                    buf = []
+        if buf:
+            yield self._to_batch(buf, offset, line)
+
+    def _fast_block(self, block: bytes, header: list[str], idx: dict[str, int | None], end_offset: int,
+                    end_line: int) -> TraceBatch | None:
+        """The whole block at once, or None when any row needs the line-by-line path."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pacsv
+
+        c = self.columns
+        if b'"' in block:
+            return None  # quoted fields: leave them to the csv module
+        cols = {key: header[i] for key, i in idx.items() if i is not None}
+        types: dict[str, pa.DataType] = {name: pa.string() for name in header}
+        types[cols["page"]] = pa.int64()
+        if "time" in cols:
+            types[cols["time"]] = pa.float64()
+        try:
+            tbl = pacsv.read_csv(
+                pa.py_buffer(block),
+                read_options=pacsv.ReadOptions(column_names=header, use_threads=False),
+                parse_options=pacsv.ParseOptions(ignore_empty_lines=False),
+                convert_options=pacsv.ConvertOptions(column_types=types, include_columns=list(cols.values()),
+                                                     strings_can_be_null=False, quoted_strings_can_be_null=False),
+            )
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+            return None
+        n = tbl.num_rows
+        if n != block.count(b"\n") + (0 if block.endswith(b"\n") else 1):
+            return None
+        page = tbl[cols["page"]]
+        if page.null_count or (n and pc.min(page).as_py() < 0):
+            return None
+        times = np.zeros(n)
+        if "time" in cols:
+            t = tbl[cols["time"]]
+            if t.null_count:
+                return None
+            times = t.to_numpy() * TIME_UNITS[c.time_unit]
+            if not np.isfinite(times).all():
+                return None
+
+        def codes(key: str, table: dict[str, int]) -> npt.NDArray[np.uint8] | None:
+            if key not in cols:
+                return np.zeros(n, dtype=np.uint8)
+            enc = pc.dictionary_encode(pc.utf8_lower(pc.utf8_trim_whitespace(tbl[cols[key]]))).combine_chunks()
+            lookup = []
+            for v in enc.dictionary.to_pylist():
+                code = 0 if v == "" else table.get(v)
+                if code is None:
+                    return None
+                lookup.append(code)
+            return np.array(lookup, dtype=np.uint8)[enc.indices.to_numpy()] if lookup else np.zeros(n, np.uint8)
+
+        access, function = codes("access", ACCESS_CODES), codes("function", FUNCTION_CODES)
+        if access is None or function is None:
+            return None
+
+        def text(key: str, default: str) -> npt.NDArray[np.str_]:
+            if key not in cols:
+                return np.full(n, default)
+            arr = pc.utf8_trim_whitespace(tbl[cols[key]])
+            arr = pc.if_else(pc.equal(arr, ""), default, arr) if default else arr
+            return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.str_)
+
+        pools = text("pool", c.default_pool)
+        if "source" in cols:
+            source = text("source", "")
+            has = source != ""
+            pools = np.where(has, np.char.add(np.char.add(source, "/"), pools), pools)
+        return TraceBatch(times=times.astype(np.float64), pools=pools, objects=text("object", c.default_object),
+                          pages=page.to_numpy().astype(np.uint64), access=access, function=function,
+                          end_offset=end_offset, end_line=end_line)
 
     def _parse_row(
         self, row: list[str], idx: dict[str, int | None], scale: float, src: str, line: int, raw: bytes = b"",

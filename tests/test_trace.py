@@ -161,3 +161,22 @@ def test_simulate_cli_reports_bad_rows_and_strict(tmp_path: Path) -> None:
     assert r.returncode == 0 and f"{f}:6: page" in r.stderr and "rejected 1" in r.stderr
     r = subprocess.run([*cmd, "--strict"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and f"{f}:6: page" in r.stderr
+
+
+def test_block_fast_path_and_line_path_agree(tmp_path: Path) -> None:
+    """Blocks parsed whole and blocks read line by line (one holds a bad row) give the same rows,
+    and the bad row keeps its exact line number."""
+    f = tmp_path / "many.csv"
+    rows = [f"{i * 0.01:.2f},BP{i % 3},DB.TS{i % 7},{i},{'RSL'[i % 3]},{'GP' if i % 5 else 'SWI'}\n"
+            for i in range(5000)]
+    rows[3210] = "32.10,BP0,DB.TS1,-1,R,GP\n"
+    f.write_text("time,pool,object,page,access,function\n" + "".join(rows))
+    small = TraceReader(f, block_bytes=4096)
+    got = [(b.pools.tolist(), b.pages.tolist(), b.access.tolist(), b.function.tolist()) for b in small.batches()]
+    pages = [p for g in got for p in g[1]]
+    assert pages == [i for i in range(5000) if i != 3210]
+    assert [(e.line, e.field) for e in small.errors] == [(3212, "page")]
+    whole = TraceReader(f)  # one block: all of it by the line path
+    assert [p for b in whole.batches() for p in b.pages.tolist()] == pages
+    assert small.accepted == whole.accepted == 4999
+    assert small.end_offset == whole.end_offset == f.stat().st_size
