@@ -275,9 +275,11 @@ class TraceReader:
         def text(key: str, default: str) -> npt.NDArray[np.str_]:
             if key not in cols:
                 return np.full(n, default)
-            arr = pc.utf8_trim_whitespace(tbl[cols[key]])
-            arr = pc.if_else(pc.equal(arr, ""), default, arr) if default else arr
-            return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.str_)
+            # Through a dictionary: few distinct names, so no Python string per row.
+            enc = pc.dictionary_encode(pc.utf8_trim_whitespace(tbl[cols[key]])).combine_chunks()
+            names = np.array([v or default for v in enc.dictionary.to_pylist()] or [default], dtype=np.str_)
+            out: npt.NDArray[np.str_] = names[enc.indices.to_numpy()]
+            return out
 
         pools = text("pool", c.default_pool)
         if "source" in cols:
