@@ -22,7 +22,7 @@ from confluent_kafka import Consumer, KafkaError, Message, Producer
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
 from poolsight import schemas
-from poolsight.names import DEADLETTER_TOPIC, SCHEMA_TOPICS
+from poolsight.names import SCHEMA_TOPICS
 
 WIRE = struct.Struct(">bI")
 MAX_RAW = 64 * 1024
@@ -187,5 +187,3 @@ def consume(bootstrap: str, topics: list[str], group: str, handle: Callable[[Mes
         consumer.close()
     return seen
 
-
-DEADLETTER = DEADLETTER_TOPIC.name

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -339,3 +339,28 @@ def test_fixed_size_sampling_keeps_exactly_the_lowest_hashes() -> None:
     # weight is then about the footprint (5000), not the sampled touches (~40000 * 300/5000).
     assert res["tracked_pages"] == 300
     assert 3000 < res["cold_misses"] < 8000
+
+
+def test_histogram_export_accounts_for_every_re_reference() -> None:
+    """The kernel's histogram export (what the pipeline writes per pane): its weights add up to
+    the getpages that were not first touches, in the buckets brute force puts them."""
+    refs = _trace("random", random.Random(8), 2000)
+    sim = Simulator(EXACT)
+    feed(sim, refs)
+    k = sim._kernel
+    hist = {a: dict(k.histogram(0, a)) for a in range(3)}
+    res = sim.result("BP1", [1])
+    assert sum(sum(h.values()) for h in hist.values()) == res["refs"] - res["cold_misses"]
+    # Distances by brute force, bucketed as the kernel reports them.
+    stack: list[tuple[str, int]] = []
+    want: Counter[tuple[int, int]] = Counter()
+    for obj, page, acc in refs:
+        key = (obj, page)
+        if key in stack:
+            d = len(stack) - 1 - stack.index(key)
+            stack.remove(key)
+            lo = next(i for i in range(d + 1) if k.bucket_range(i)[0] <= d < sum(k.bucket_range(i)))
+            want[(acc, lo)] += 1
+        stack.append(key)
+    got = Counter({(a, b): int(w) for a, h in hist.items() for b, w in h.items()})
+    assert got == want

@@ -324,8 +324,4 @@ impl PoolModel {
         }
         false
     }
-
-    pub fn resident(&self) -> usize {
-        self.map.len()
-    }
 }

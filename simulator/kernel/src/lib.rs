@@ -32,7 +32,6 @@ struct Config {
 struct State {
     config: Config,
     pools: BTreeMap<u32, PoolState>,
-    refs: u64,
 }
 
 const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN01";
@@ -99,7 +98,6 @@ impl Kernel {
             state: State {
                 config: Config { mode, rate, bits: precision_bits, seed, pane_seconds, keep_panes: keep_panes.max(2) },
                 pools: BTreeMap::new(),
-                refs: 0,
             },
             minis: FxHashMap::default(),
         })
@@ -166,7 +164,6 @@ impl Kernel {
             }
             i = j;
         }
-        self.state.refs += n as u64;
         Ok(n as u64)
     }
 
@@ -256,10 +253,6 @@ impl Kernel {
             }
         }
         Ok(acc.into_iter().enumerate().filter(|(_, v)| *v != 0.0).collect())
-    }
-
-    fn refs(&self) -> u64 {
-        self.state.refs
     }
 
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
@@ -404,10 +397,6 @@ impl PyPoolModel {
             ("xi_invalidations", c.xi_invalidations),
             ("xi_reads", c.xi_reads),
         ])
-    }
-
-    fn resident(&self) -> usize {
-        self.inner.resident()
     }
 }
 

@@ -64,10 +64,6 @@ impl Olken {
         s
     }
 
-    pub fn live(&self) -> u32 {
-        self.live
-    }
-
     pub fn is_full(&self) -> bool {
         self.next as usize >= self.words.len() * 64
     }
@@ -107,9 +103,5 @@ impl Olken {
         // compaction (a sort of the live pages) then comes once per 7x live references.
         let live = self.live as usize;
         *self = Self::with_capacity(live, (8 * live).max(1024));
-    }
-
-    pub fn bytes(&self) -> usize {
-        self.words.len() * 8 + self.tree.len() * 4
     }
 }

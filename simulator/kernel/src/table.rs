@@ -143,8 +143,4 @@ impl PageTable {
     pub fn occupied_mut(&mut self) -> impl Iterator<Item = &mut Slot> {
         self.slots.iter_mut().filter(|s| s.pos != EMPTY)
     }
-
-    pub fn bytes(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<Slot>()
-    }
 }
