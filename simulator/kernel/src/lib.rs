@@ -152,15 +152,23 @@ impl Kernel {
                 j += 1;
             }
             let state = self.pool_mut(pool);
-            const AHEAD: usize = 12; // references whose page-table slot is already being loaded
+            // The page-table slots of the next AHEAD references are already being loaded;
+            // their hashes wait in a ring so each is computed once.
+            const AHEAD: usize = 12;
+            let mut ring = [0u64; 16];
             for k in i..(i + AHEAD).min(j) {
-                state.prefetch(ob[k].get(), pg[k].get());
+                let h = state.hash(ob[k].get(), pg[k].get());
+                state.prefetch(ob[k].get(), pg[k].get(), h);
+                ring[k & 15] = h;
             }
             for k in i..j {
                 if k + AHEAD < j {
-                    state.prefetch(ob[k + AHEAD].get(), pg[k + AHEAD].get());
+                    let (o, p) = (ob[k + AHEAD].get(), pg[k + AHEAD].get());
+                    let h = state.hash(o, p);
+                    state.prefetch(o, p, h);
+                    ring[(k + AHEAD) & 15] = h;
                 }
-                state.access(t[k].get(), ob[k].get(), pg[k].get(), ac[k].get(), fu[k].get());
+                state.access(t[k].get(), ob[k].get(), pg[k].get(), ac[k].get(), fu[k].get(), ring[k & 15]);
             }
             i = j;
         }

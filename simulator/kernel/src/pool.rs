@@ -227,10 +227,20 @@ impl PoolState {
         self.olken.compacted();
     }
 
-    /// Start loading the page-table slot of a reference that comes soon.
+    /// The sampling hash of a page (0 when nothing samples: exact mode, no miniature caches).
     #[inline]
-    pub fn prefetch(&self, obj: u32, page: u64) {
-        if self.mode == Mode::Exact || page_hash((obj, page), self.seed) < self.threshold {
+    pub fn hash(&self, obj: u32, page: u64) -> u64 {
+        if self.mode == Mode::Exact && self.minis.as_ref().is_none_or(|m| m.threshold == u64::MAX) {
+            0
+        } else {
+            page_hash((obj, page), self.seed)
+        }
+    }
+
+    /// Start loading the page-table slot of a reference that comes soon (h: its hash()).
+    #[inline]
+    pub fn prefetch(&self, obj: u32, page: u64, h: u64) {
+        if self.mode == Mode::Exact || h < self.threshold {
             self.pages.prefetch(obj, page);
         }
     }
@@ -248,16 +258,12 @@ impl PoolState {
         }
     }
 
-    pub fn access(&mut self, t: f64, obj: u32, page: u64, access: u8, func: u8) {
+    /// One event; `h` is hash(obj, page), computed once by the caller (it also prefetches).
+    pub fn access(&mut self, t: f64, obj: u32, page: u64, access: u8, func: u8, h: u64) {
         let idx = self.pane_index((t / self.pane_seconds).floor() as i64);
         let a = (access as usize).min(TYPES - 1);
         let key: Key = (obj, page);
         let exact = self.mode == Mode::Exact;
-        let h = if exact && self.minis.as_ref().is_none_or(|m| m.threshold == u64::MAX) {
-            0
-        } else {
-            page_hash(key, self.seed)
-        };
         let rate = self.rate();
         let w = 1.0 / rate;
         let slot = self.slot(obj);
