@@ -94,3 +94,52 @@ def run_generate(a: argparse.Namespace) -> int:
           file=sys.stderr)
     print(json.dumps(out))
     return 0
+
+
+STATS_FORMATS = ("omegamon",)
+
+
+def add_stats_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    p.add_argument("--format", required=True, choices=STATS_FORMATS,
+                   help="omegamon: DB2 statistics report text (buffer pool blocks)")
+    p.add_argument("--source", default="DB2", help="source when the report names no subsystem or member")
+    p.add_argument("--output", help="write JSON lines to this file (- for standard output) instead of Kafka")
+
+
+def run_stats(a: argparse.Namespace) -> int:
+    from poolsight.ingest.metrics import pool_metrics
+    from poolsight.ingest.stats_omegamon import parse
+
+    records = []
+    rejected = []
+    for path in a.files:
+        try:
+            text = path.read_bytes().decode("utf-8", errors="replace")  # a damaged byte fails its own block
+        except OSError as exc:
+            print(f"poolsight ingest stats: {path}: {exc}", file=sys.stderr)
+            return 2
+        result = parse(text, str(path), a.source)
+        records += result.records
+        rejected += result.rejected
+        if result.unknown:
+            print(f"{path}: counters not known, ignored: {dict(result.unknown)}", file=sys.stderr)
+    for r in rejected:
+        print(f"rejected {r}", file=sys.stderr)
+    if a.output:
+        lines = [json.dumps({**rec, "metrics": pool_metrics(rec)}) + "\n" for rec in records]
+        if a.output == "-":
+            sys.stdout.writelines(lines)
+        else:
+            Path(a.output).write_text("".join(lines))
+    else:
+        s = load_settings()
+        producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="poolsight-stats")
+        for rec in records:
+            producer.send("pool_stats", f"{rec['source']}|{rec['pool']}", rec)
+        for r in rejected:
+            producer.dead_letter(r.source, f"line {r.line}", r.reason, r.raw.encode(), collector="ingest-stats",
+                                 field_name=r.field)
+        producer.flush()
+    print(f"accepted {len(records)} blocks, rejected {len(rejected)}", file=sys.stderr)
+    return 0

@@ -24,6 +24,7 @@ from poolsight_kernel import PoolModel
 
 from poolsight.ingest.batching import make_batch
 from poolsight.ingest.scenario import ObjectSpec, PatternSpec, Scenario
+from poolsight.ingest.stats_common import POOL_STATS_FIELDS
 
 U32 = npt.NDArray[np.uint32]
 U64 = npt.NDArray[np.uint64]
@@ -240,7 +241,7 @@ class Generator:
             for pi, pool in enumerate(self.workload.pool_names):
                 k = self.models[mi][pi].take_counters()
                 xi += k["xi_reads"]
-                rec: dict[str, Any] = {name: None for name in POOL_STATS_COUNTERS}
+                rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
                 rec.update({
                     "source": member, "pool": pool, "interval_start": int(start * 1e6),
                     "interval_end": int(end * 1e6), "interval_seconds": end - start, "origin": "generator",
@@ -300,12 +301,6 @@ class Generator:
         sink.close()
         self.totals.seconds = time.monotonic() - started
         return self.totals
-
-
-POOL_STATS_COUNTERS = [
-    f["name"] for f in json.loads(
-        (Path(__file__).resolve().parent.parent / "schemas" / "pool_stats.v1.avsc").read_text())["fields"]
-]
 
 
 def _split(n: int, size: int) -> Iterator[tuple[int, int]]:

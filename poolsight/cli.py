@@ -60,6 +60,12 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     return run_generate(args)
 
 
+def _cmd_ingest_stats(args: argparse.Namespace) -> int:
+    from poolsight.ingest.cli import run_stats
+
+    return run_stats(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="poolsight", description="Continuous buffer pool analysis.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -88,6 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_trace_arguments(trace)
     trace.set_defaults(func=_cmd_ingest_trace)
+    stats = ingest_sub.add_parser("stats", help="statistics reports into Kafka (or JSON lines)")
+    from poolsight.ingest.cli import add_stats_arguments
+
+    add_stats_arguments(stats)
+    stats.set_defaults(func=_cmd_ingest_stats)
     gen = sub.add_parser("generate", help="a DB2-like workload from a scenario, to Kafka or to files")
     from poolsight.ingest.cli import add_generate_arguments
 

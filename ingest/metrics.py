@@ -1,0 +1,82 @@
+"""Derived buffer pool metrics, computed exactly as ../shared/DOMAIN.md defines them.
+
+One module for every collector and for the Flink statistics job. Inputs are
+PoolStats records (schemas/pool_stats.v1.avsc): counters may be null, and a
+metric whose inputs are missing is None, never a guess. A negative system hit
+ratio is kept and flagged (seed 000), never clamped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PREFETCH_PAGES = ("seq_prefetch_pages", "list_prefetch_pages", "dyn_prefetch_pages")
+PREFETCH_READS = ("seq_prefetch_reads", "list_prefetch_reads", "dyn_prefetch_reads")
+SYNC_READS = ("sync_reads_random", "sync_reads_sequential")
+
+
+def _sum(rec: dict[str, Any], keys: tuple[str, ...]) -> int | None:
+    total = 0
+    for k in keys:
+        v = rec.get(k)
+        if v is None:
+            return None
+        total += int(v)
+    return total
+
+
+def _div(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def pool_metrics(rec: dict[str, Any], vpsize: int | None = None) -> dict[str, Any]:
+    """Application and system hit ratio, read I/O per second, pages per write, I/O intensity.
+
+    vpsize: the pool's size in buffers (from pool attributes); else buffers_allocated."""
+    getpages = _sum(rec, ("getpages_random", "getpages_sequential"))
+    sync_reads = _sum(rec, SYNC_READS)
+    prefetch_pages = _sum(rec, PREFETCH_PAGES)
+    prefetch_reads = _sum(rec, PREFETCH_READS)
+    seconds = rec.get("interval_seconds")
+    pages_read = None if sync_reads is None or prefetch_pages is None else sync_reads + prefetch_pages
+    read_ios = None if sync_reads is None or prefetch_reads is None else sync_reads + prefetch_reads
+    writes = _sum(rec, ("sync_writes", "async_writes"))
+    written = rec.get("pages_written")
+    buffers = vpsize or rec.get("buffers_allocated")
+    app_hr = _div(None if getpages is None or sync_reads is None else getpages - sync_reads, getpages)
+    sys_hr = _div(None if getpages is None or pages_read is None else getpages - pages_read, getpages)
+    ppw = _div(written, writes)
+    out: dict[str, Any] = {
+        "getpages": getpages,
+        "application_hit_ratio": app_hr,
+        "system_hit_ratio": sys_hr,
+        "read_ios_per_second": _div(read_ios, seconds),
+        "sync_reads_per_second": _div(sync_reads, seconds),
+        "pages_read_per_second": _div(pages_read, seconds),
+        "pages_per_write": ppw,
+        "io_intensity": _div(None if pages_read is None or written is None else pages_read + written, buffers),
+        "flags": [],
+    }
+    if sys_hr is not None and sys_hr < 0:
+        out["flags"].append("negative system hit ratio: prefetch reads pages nobody asks for (seed 000)")
+    if ppw is not None and ppw < 10:
+        out["flags"].append("pages per write below 10: consider lowering VDWQT (seed 000)")
+    return out
+
+
+def luw_hit_ratio(logical: float | None, physical: float | None, async_reads: float | None) -> float | None:
+    """Db2 LUW: (l_reads - (p_reads - async_reads)) / l_reads (seed 004)."""
+    if logical is None or physical is None or async_reads is None:
+        return None
+    return _div(logical - (physical - async_reads), logical)
+
+
+def gbp_hit_ratio(xi_data: float | None, xi_nodata: float | None, nf_data: float | None,
+                  nf_nodata: float | None) -> float | None:
+    """z/OS GBP: reads with data returned / all four XI and NF reads (seed 001, 6.1)."""
+    parts = (xi_data, xi_nodata, nf_data, nf_nodata)
+    if any(p is None for p in parts):
+        return None
+    return _div(xi_data + nf_data, sum(parts))  # type: ignore[operator,arg-type]

@@ -1,0 +1,281 @@
+"""DB2 z/OS statistics report text (OMEGAMON XE for DB2 PE "STATISTICS REPORT"), buffer pool blocks.
+
+Reads the "BPn GENERAL / READ OPERATIONS / WRITE OPERATIONS  QUANTITY /SECOND ..."
+blocks of seed 000, in the report's fixed-width layout (columns two or more
+spaces apart) or tab-separated as copied out of a document; one or two
+blocks side by side. Quantities may carry K/M/G suffixes; N/A and N/C are
+"not reported". Each pool's block becomes one PoolStats record for the
+interval the report states (INTERVAL FROM/TO, or INTERVAL START/END/ELAPSED
+in the highlights). A block whose interval is not in the report is rejected
+with that reason (seed 000: a statistics report without its elapsed time is
+useless) rather than guessed from the per-second column.
+
+Counters mapped: see COUNTERS. Knowingly ignored: the ratios the report
+derives (BPOOL HIT RATIO, GETPAGE PER SYN.READ-RANDOM, pages per read or
+write: recomputed by ingest.metrics), totals whose parts are mapped (GETPAGE
+REQUEST, SYNCHRONOUS READS), and gauges without a schema field (CURRENT
+ACTIVE BUFFERS, DFHSM, VPOOL expansion, parallel query and prefetch
+reduction counters): listed in IGNORED.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from poolsight.ingest.stats_common import POOL_STATS_FIELDS, Rejected
+
+SECTIONS = ("GENERAL", "READ OPERATIONS", "WRITE OPERATIONS")
+
+# Report label (spaces removed, upper case) -> (section, PoolStats field).
+COUNTERS: dict[str, tuple[str, str]] = {
+    "UNAVAIL.BUFFER-VPOOLFULL": ("GENERAL", "vpool_full"),
+    "NUMBEROFDATASETOPENS": ("GENERAL", "dataset_opens"),
+    "BUFFERSALLOCATED-VPOOL": ("GENERAL", "buffers_allocated"),
+    "GETPAGEREQUEST-SEQUENTIAL": ("READ OPERATIONS", "getpages_sequential"),
+    "GETPAGEREQUEST-RANDOM": ("READ OPERATIONS", "getpages_random"),
+    "SYNCHRON.READS-SEQUENTIAL": ("READ OPERATIONS", "sync_reads_sequential"),
+    "SYNCHRON.READS-RANDOM": ("READ OPERATIONS", "sync_reads_random"),
+    "SEQUENTIALPREFETCHREQUEST": ("READ OPERATIONS", "seq_prefetch_requests"),
+    "SEQUENTIALPREFETCHREADS": ("READ OPERATIONS", "seq_prefetch_reads"),
+    "PAGESREADVIASEQ.PREFETCH": ("READ OPERATIONS", "seq_prefetch_pages"),
+    "LISTPREFETCHREQUESTS": ("READ OPERATIONS", "list_prefetch_requests"),
+    "LISTPREFETCHREADS": ("READ OPERATIONS", "list_prefetch_reads"),
+    "PAGESREADVIALISTPREFETCH": ("READ OPERATIONS", "list_prefetch_pages"),
+    "DYNAMICPREFETCHREQUESTED": ("READ OPERATIONS", "dyn_prefetch_requests"),
+    "DYNAMICPREFETCHREADS": ("READ OPERATIONS", "dyn_prefetch_reads"),
+    "PAGESREADVIADYN.PREFETCH": ("READ OPERATIONS", "dyn_prefetch_pages"),
+    "PREF.DISABLED-NOBUFFER": ("READ OPERATIONS", "prefetch_disabled_no_buffer"),
+    "PREF.DISABLED-NOREADENG": ("READ OPERATIONS", "prefetch_disabled_no_read_engine"),
+    "PAGE-INSREQUIREDFORREAD": ("READ OPERATIONS", "pageins_read"),
+    "BUFFERUPDATES": ("WRITE OPERATIONS", "buffer_updates"),
+    "PAGESWRITTEN": ("WRITE OPERATIONS", "pages_written"),
+    "SYNCHRONOUSWRITES": ("WRITE OPERATIONS", "sync_writes"),
+    "ASYNCHRONOUSWRITES": ("WRITE OPERATIONS", "async_writes"),
+    "HORIZ.DEF.WRITETHRESHOLD": ("WRITE OPERATIONS", "dwqt_reached"),
+    "VERTI.DEF.WRITETHRESHOLD": ("WRITE OPERATIONS", "vdwqt_reached"),
+    "DMTHRESHOLD": ("WRITE OPERATIONS", "dm_threshold_reached"),
+    "WRITEENGINENOTAVAILABLE": ("WRITE OPERATIONS", "write_engine_not_available"),
+    "PAGE-INSREQUIREDFORWRITE": ("WRITE OPERATIONS", "pageins_write"),
+}
+IGNORED = {
+    "CURRENTACTIVEBUFFERS", "DFHSMMIGRATEDDATASET", "DFHSMRECALLTIMEOUTS", "VPOOLEXPANS.ORCONTRACT.",
+    "VPOOLORHPOOLEXP.FAILURE", "CONCUR.PREF.I/OSTREAMS-HWM", "PREF.I/OSTREAMSREDUCTION",
+    "PARALLELQUERYREQUESTS", "PARALL.QUERYREQ.REDUCTION", "PREF.QUANT.REDUCEDTO1/2", "PREF.QUANT.REDUCEDTO1/4",
+    "BPOOLHITRATIO(%)", "GETPAGEREQUEST", "SYNCHRONOUSREADS", "GETPAGEPERSYN.READ-RANDOM",
+    "S.PRF.PAGESREAD/S.PRF.READ", "L.PRF.PAGESREAD/L.PRF.READ", "D.PRF.PAGESREAD/D.PRF.READ",
+    "BUFF.UPDATES/PAGESWRITTEN", "PAGESWRITTENPERWRITEI/O",
+}
+
+NUMBER = re.compile(r"^-?\d+(?:\.\d+)?[KMG]?$")
+NOT_REPORTED = {"N/A", "N/C", "N/P"}
+SCALE = {"K": 1e3, "M": 1e6, "G": 1e9}
+HEADER = re.compile(r"^(BP\w+)$")
+STAMP = r"(\d\d/\d\d/(?:\d\d){1,2}\s+\d\d:\d\d:\d\d(?:\.\d+)?)"
+
+
+def parse_quantity(text: str) -> float | None:
+    """`7270.9K` -> 7270900.0; N/A, N/C -> None; anything else raises ValueError."""
+    t = text.strip().replace(",", "")
+    if t in NOT_REPORTED:
+        return None
+    if not NUMBER.match(t):
+        raise ValueError(f"{text!r} is not a quantity")
+    if t[-1] in SCALE:
+        return float(t[:-1]) * SCALE[t[-1]]
+    return float(t)
+
+
+def _stamp(text: str) -> float | None:
+    """mm/dd/yy hh:mm:ss.ff (reports print local time; taken as UTC). None when not a real time."""
+    try:
+        date, clock = text.split()
+        fmt = "%m/%d/%y" if len(date) == 8 else "%m/%d/%Y"
+        d = datetime.strptime(date, fmt).replace(tzinfo=UTC)
+        h, m, s = clock.split(":")
+        if int(h) > 23 or int(m) > 59 or float(s) >= 61:
+            return None
+        return d.timestamp() + int(h) * 3600 + int(m) * 60 + float(s)
+    except ValueError:
+        return None
+
+
+def _elapsed(text: str) -> float | None:
+    try:
+        parts = [float(p) for p in text.strip().split(":")]
+    except ValueError:
+        return None
+    seconds = 0.0
+    for p in parts:
+        seconds = seconds * 60 + p
+    return seconds
+
+
+def _cells(line: str) -> list[str]:
+    parts = line.split("\t") if "\t" in line else re.split(r"\s{2,}", line)
+    return [p.strip() for p in parts]
+
+
+@dataclass
+class _Block:
+    pool: str
+    first_line: int
+    values: dict[str, float | None] = field(default_factory=dict)
+    error: Rejected | None = None
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Result:
+    records: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    ignored: Counter[str] = field(default_factory=Counter)
+    unknown: Counter[str] = field(default_factory=Counter)
+
+
+class OmegamonParser:
+    def __init__(self, source_name: str, default_source: str = "DB2") -> None:
+        self.name = source_name
+        self.default_source = default_source
+        self.result = Result()
+        self._subsystem: str | None = None
+        self._member: str | None = None
+        self._start: float | None = None
+        self._end: float | None = None
+        self._elapsed: float | None = None
+        self._sections: dict[str, str] = {}  # section -> pool of the current header
+        self._blocks: dict[str, _Block] = {}
+
+    def _flush(self) -> None:
+        for b in self._blocks.values():
+            self._emit(b)
+        self._blocks = {}
+        self._sections = {}
+
+    def _new_interval(self) -> None:
+        self._flush()
+        self._start = self._end = self._elapsed = None
+
+    def _emit(self, b: _Block) -> None:
+        raw = "\n".join(b.lines)
+        if b.error is not None:
+            self.result.rejected.append(b.error)
+            return
+        if not any(v is not None for v in b.values.values()):
+            self.result.rejected.append(Rejected(self.name, b.first_line, b.pool, "truncated block: no counters", raw))
+            return
+        start, end = self._start, self._end
+        if start is not None and end is None and self._elapsed is not None:
+            end = start + self._elapsed
+        if start is None or end is None:
+            self.result.rejected.append(Rejected(
+                self.name, b.first_line, "interval",
+                "the report does not say which interval it covers (no INTERVAL FROM/TO or INTERVAL "
+                "START/ELAPSED): a statistics report without its elapsed time is useless, so it is not guessed",
+                raw))
+            return
+        if end - start <= 0:
+            self.result.rejected.append(Rejected(self.name, b.first_line, "interval",
+                                                 f"interval of {end - start:g} seconds", raw))
+            return
+        rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
+        rec.update({
+            "source": self._member or self._subsystem or self.default_source, "pool": b.pool,
+            "interval_start": int(start * 1e6), "interval_end": int(end * 1e6),
+            "interval_seconds": end - start, "origin": "omegamon",
+        })
+        for fld, v in b.values.items():
+            rec[fld] = None if v is None else round(v)
+        self.result.records.append(rec)
+
+    def _header_info(self, line: str) -> bool:
+        u = line.upper()
+        if m := re.search(r"SUBSYSTEM:\s*(\S+)", u):
+            self._subsystem = m.group(1)
+        if (m := re.search(r"MEMBER:\s*(\S+)", u)) and m.group(1) not in NOT_REPORTED:
+            self._member = m.group(1)
+        if m := re.search(r"INTERVAL FROM:\s*" + STAMP, u):
+            self._new_interval()
+            self._start = _stamp(m.group(1))
+            if m2 := re.search(r"\bTO:\s*" + STAMP, u[m.end():]):
+                self._end = _stamp(m2.group(1))
+            return True
+        if m := re.search(r"INTERVAL START\s*:\s*" + STAMP, u):
+            start = _stamp(m.group(1))
+            if self._start is None or start is None or abs(start - self._start) > 0.5:
+                self._new_interval()
+                self._start = start
+            return True
+        if m := re.search(r"INTERVAL END\s*:\s*" + STAMP, u):
+            self._end = _stamp(m.group(1))
+            return True
+        if m := re.search(r"INTERVAL ELAPSED\s*:\s*([\d:.]+)", u):
+            self._elapsed = _elapsed(m.group(1))
+            return True
+        if self._start is not None and self._end is None and (m := re.search(r"\bTO:\s*" + STAMP, u)):
+            self._end = _stamp(m.group(1))  # the TO: line under INTERVAL FROM:
+        return False
+
+    def feed_line(self, lineno: int, line: str) -> None:
+        if self._header_info(line):
+            return
+        cells = _cells(line)
+        # Block headers: "BP1  GENERAL  QUANTITY ..." (one or two side by side), or "BP1 WRITE
+        # OPERATIONS" in one cell, possibly beside counters of the block to its right.
+        headers = []
+        for i, cell in enumerate(cells):
+            words = cell.upper().split(maxsplit=1)
+            if len(words) == 2 and HEADER.match(words[0]) and words[1] in SECTIONS:
+                headers.append((words[0], words[1]))
+                cells[i] = ""
+            elif HEADER.match(cell.upper()) and i + 1 < len(cells) and cells[i + 1].upper() in SECTIONS:
+                headers.append((cell.upper(), cells[i + 1].upper()))
+                cells[i] = cells[i + 1] = ""
+        for pool, section in headers:
+            self._sections[section] = pool
+            self._blocks.setdefault(pool, _Block(pool, lineno)).lines.append(line)
+        if not self._sections:
+            return
+        if not headers and line.strip() and not any(NUMBER.match(c.replace(",", "")) or c in NOT_REPORTED
+                                                    for c in cells) and not set(line.strip()) <= set("-= "):
+            self._sections = {}  # prose after the block: the block is over
+            return
+        i = 0
+        while i < len(cells):
+            label = cells[i].upper().replace(" ", "")
+            qty = cells[i + 1] if i + 1 < len(cells) else ""
+            if label in COUNTERS:
+                section, fld = COUNTERS[label]
+                owner = self._sections.get(section)
+                if owner is not None:
+                    block = self._blocks.setdefault(owner, _Block(owner, lineno))
+                    block.lines.append(line)
+                    try:
+                        block.values[fld] = parse_quantity(qty)
+                    except ValueError as exc:
+                        if block.error is None:
+                            block.error = Rejected(self.name, lineno, cells[i], str(exc), line)
+                i += 2
+            elif label in IGNORED:
+                self.result.ignored[cells[i]] += 1
+                i += 2
+            elif label and not NUMBER.match(label) and label not in NOT_REPORTED and qty and (
+                    NUMBER.match(qty.replace(",", "")) or qty in NOT_REPORTED):
+                self.result.unknown[cells[i]] += 1  # a counter this parser does not know: kept out, counted
+                i += 2
+            else:
+                i += 1
+
+    def finish(self) -> Result:
+        self._flush()
+        return self.result
+
+
+def parse(text: str, source_name: str, default_source: str = "DB2") -> Result:
+    p = OmegamonParser(source_name, default_source)
+    for n, line in enumerate(text.splitlines(), start=1):
+        p.feed_line(n, line)
+    return p.finish()
