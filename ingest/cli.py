@@ -96,38 +96,58 @@ def run_generate(a: argparse.Namespace) -> int:
     return 0
 
 
-STATS_FORMATS = ("omegamon",)
+STATS_FORMATS = ("omegamon", "display")
 
 
 def add_stats_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
     p.add_argument("--format", required=True, choices=STATS_FORMATS,
-                   help="omegamon: DB2 statistics report text (buffer pool blocks)")
-    p.add_argument("--source", default="DB2", help="source when the report names no subsystem or member")
+                   help="omegamon: DB2 statistics report text (buffer pool blocks); "
+                        "display: -DISPLAY BUFFERPOOL DETAIL output (DSNB4xxI)")
+    p.add_argument("--source", default="DB2", help="source when the input names no subsystem or member")
+    p.add_argument("--at", help="display: when the command ran (ISO time, UTC) if the output has no timestamps")
     p.add_argument("--output", help="write JSON lines to this file (- for standard output) instead of Kafka")
 
 
 def run_stats(a: argparse.Namespace) -> int:
-    from poolsight.ingest.metrics import pool_metrics
-    from poolsight.ingest.stats_omegamon import parse
+    from datetime import UTC, datetime
 
-    records = []
-    rejected = []
+    from poolsight.ingest import stats_display, stats_omegamon
+    from poolsight.ingest.metrics import pool_metrics
+    from poolsight.ingest.stats_common import Rejected
+
+    at = None
+    if a.at:
+        try:
+            at = datetime.fromisoformat(a.at).replace(tzinfo=UTC).timestamp()
+        except ValueError:
+            print(f"poolsight ingest stats: --at {a.at!r} is not an ISO time", file=sys.stderr)
+            return 2
+    out: list[tuple[str, dict[str, object]]] = []  # (schema, record)
+    rejected: list[Rejected] = []
     for path in a.files:
         try:
             text = path.read_bytes().decode("utf-8", errors="replace")  # a damaged byte fails its own block
         except OSError as exc:
             print(f"poolsight ingest stats: {path}: {exc}", file=sys.stderr)
             return 2
-        result = parse(text, str(path), a.source)
-        records += result.records
-        rejected += result.rejected
-        if result.unknown:
-            print(f"{path}: counters not known, ignored: {dict(result.unknown)}", file=sys.stderr)
+        if a.format == "omegamon":
+            om = stats_omegamon.parse(text, str(path), a.source)
+            out += [("pool_stats", rec) for rec in om.records]
+            rejected += om.rejected
+            if om.unknown:
+                print(f"{path}: counters not known, ignored: {dict(om.unknown)}", file=sys.stderr)
+        else:
+            dp = stats_display.parse(text, str(path), a.source, at=at)
+            out += [("pool_attributes", rec) for rec in dp.attributes]
+            out += [("pool_stats", rec) for rec in dp.records]
+            rejected += dp.rejected
     for r in rejected:
         print(f"rejected {r}", file=sys.stderr)
     if a.output:
-        lines = [json.dumps({**rec, "metrics": pool_metrics(rec)}) + "\n" for rec in records]
+        lines = [json.dumps({"schema": schema, **rec,
+                             **({"metrics": pool_metrics(rec)} if schema == "pool_stats" else {})}) + "\n"
+                 for schema, rec in out]
         if a.output == "-":
             sys.stdout.writelines(lines)
         else:
@@ -135,11 +155,12 @@ def run_stats(a: argparse.Namespace) -> int:
     else:
         s = load_settings()
         producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="poolsight-stats")
-        for rec in records:
-            producer.send("pool_stats", f"{rec['source']}|{rec['pool']}", rec)
+        for schema, rec in out:
+            producer.send(schema, f"{rec['source']}|{rec['pool']}", rec)
         for r in rejected:
             producer.dead_letter(r.source, f"line {r.line}", r.reason, r.raw.encode(), collector="ingest-stats",
                                  field_name=r.field)
         producer.flush()
-    print(f"accepted {len(records)} blocks, rejected {len(rejected)}", file=sys.stderr)
+    blocks = sum(1 for schema, _ in out if schema == "pool_stats")
+    print(f"accepted {blocks} blocks, rejected {len(rejected)}", file=sys.stderr)
     return 0

@@ -1,0 +1,291 @@
+"""`-DISPLAY BUFFERPOOL(...) DETAIL` console output: the DSNB4xxI messages.
+
+Each DSNB message has the form `DSNBnnnI <prefix><subsystem> KEY = value ...`
+(the command prefix and subsystem name may be absent, e.g. `+` alone), with
+continuation lines indented under it. Pairs are read as KEY = value wherever
+they stand, so the older one-line layouts (seed 002) and the newer one pair
+per line layout both parse. Per pool (DSNB401I) the parser yields:
+
+- a PoolAttributes record: size (DSNB402I), thresholds (DSNB404I: VPSEQT,
+  DWQT, VDWQT and its buffer count, VPXSEQT), PGFIX and page stealing
+  (DSNB406I), simulated pool size (DSNB431I);
+- a PoolStats record of the incremental statistics (DSNB411I-415I, 420I,
+  421I, simulated-pool avoidable I/O DSNB432I) for the interval from
+  DSNB409I's "SINCE" to the time of the display. The display does not print
+  its own time: it comes from a timestamp leading the console lines
+  (`2026-11-22 10:00:00`, or `hh:mm:ss` with the date of DSNB409I) or from the
+  caller (`at`); without it the statistics are rejected, not guessed.
+
+Ignored knowingly: DSNB999I (service output), use count, VPSIZE minimum and
+maximum, AUTOSIZE, in-use counts, SEQUENTIAL/VPSEQT HIT/RECLASSIFY of
+DSNB411I, parallel activity (DSNB440I), LPL (DSNB441I), data set statistics
+(DSNB450I+).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from poolsight.ingest.stats_common import POOL_STATS_FIELDS, Rejected
+
+MESSAGE = re.compile(r"^\s*(?:(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?)\s+)?(DSN[A-Z0-9]\d{3,4}I)\s+(.*)$")
+LEADING_TIME = re.compile(r"^\s*(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?)\s")
+SINCE = re.compile(r"SINCE\s+(\d\d:\d\d:\d\d)\s+([A-Z]{3})\s+(\d{1,2}),\s*(\d{4}|YYYY)")
+
+# (message, key suffix) -> PoolStats field, in the order they are tried.
+STATS: dict[str, list[tuple[str, str]]] = {
+    "DSNB411I": [("RANDOM GETPAGE", "getpages_random"), ("SYNC READ I/O (R)", "sync_reads_random"),
+                 ("SEQ. GETPAGE", "getpages_sequential"), ("SYNC READ I/O (S)", "sync_reads_sequential"),
+                 ("DMTH HIT", "dm_threshold_reached"), ("PAGE-INS REQUIRED", "pageins_read")],
+    "DSNB412I": [("REQUESTS", "seq_prefetch_requests"), ("PREFETCH I/O", "seq_prefetch_reads"),
+                 ("PAGES READ", "seq_prefetch_pages")],
+    "DSNB413I": [("REQUESTS", "list_prefetch_requests"), ("PREFETCH I/O", "list_prefetch_reads"),
+                 ("PAGES READ", "list_prefetch_pages")],
+    "DSNB414I": [("REQUESTS", "dyn_prefetch_requests"), ("PREFETCH I/O", "dyn_prefetch_reads"),
+                 ("PAGES READ", "dyn_prefetch_pages")],
+    "DSNB415I": [("NO BUFFER", "prefetch_disabled_no_buffer"), ("NO READ ENGINE", "prefetch_disabled_no_read_engine")],
+    "DSNB420I": [("SYS PAGE UPDATES", "buffer_updates"), ("SYS PAGES WRITTEN", "pages_written"),
+                 ("ASYNC WRITE I/O", "async_writes"), ("SYNC WRITE I/O", "sync_writes"),
+                 ("PAGE-INS REQUIRED", "pageins_write")],
+    "DSNB421I": [("VERTICAL DWT HIT", "vdwqt_reached"), ("DWT HIT", "dwqt_reached"),
+                 ("NO WRITE ENGINE", "write_engine_not_available")],
+    "DSNB432I": [("SYNC READ I/O (R)", "sim_sync_reads_avoidable_random"),
+                 ("SYNC READ I/O (S)", "sim_sync_reads_avoidable_sequential"),
+                 ("ASYNC READ I/O", "sim_async_pages_avoidable")],
+}
+MONTHS = {m: i for i, m in enumerate(("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT",
+                                      "NOV", "DEC"), start=1)}
+
+
+def pairs(text: str) -> list[tuple[str, str | None]]:
+    """`A B = 1 C = 80, 0 D =` -> [("A B", "1"), ("C", "80,0"), ("D", None)] (None: the value is cut off)."""
+    parts = text.split("=")
+    out: list[tuple[str, str | None]] = []
+    key = parts[0]
+    for part in parts[1:]:
+        tokens = part.split()
+        if not tokens:
+            out.append((_norm(key), None))
+            key = ""
+            continue
+        value = [tokens[0]]
+        rest = tokens[1:]
+        while value[-1].endswith(",") and rest and rest[0].rstrip(",").isdigit():
+            value.append(rest.pop(0))
+        out.append((_norm(key), "".join(value).rstrip(",")))
+        key = " ".join(rest)
+    if len(parts) > 1 and _norm(key) not in ("", "BUFFERS", "PAGES"):
+        out.append((_norm(key), None))  # words after the last value: a pair cut before its "="
+    return [(k, v) for k, v in out if k]
+
+
+def _norm(key: str) -> str:
+    return " ".join(key.upper().split())
+
+
+def _count(value: str) -> int:
+    v = value.replace(",", "")
+    if not v.isdigit():
+        raise ValueError(f"{value!r} is not a count")
+    return int(v)
+
+
+@dataclass
+class _Pool:
+    name: str
+    line: int
+    subsystem: str | None
+    attrs: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, int] = field(default_factory=dict)
+    since: str | None = None
+    error: Rejected | None = None
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Result:
+    attributes: list[dict[str, Any]] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+
+
+def _iso(text: str) -> float:
+    return datetime.fromisoformat(text.replace(" ", "T")).replace(tzinfo=UTC).timestamp()
+
+
+def parse(text: str, source_name: str, default_source: str = "DB2", at: float | None = None) -> Result:
+    """All pools of a DISPLAY BUFFERPOOL output; `at`: the time of the display (epoch seconds)."""
+    result = Result()
+    pools: list[_Pool] = []
+    current: _Pool | None = None
+    msg: tuple[str, int, list[str]] | None = None  # (message id, line, text pieces)
+    display_time = at
+
+    def close_message() -> None:
+        if msg is None or current is None:
+            return
+        mid, line, pieces = msg
+        _apply(current, mid, line, " ".join(pieces), source_name)
+
+    for n, raw in enumerate(text.splitlines(), start=1):
+        if (t := LEADING_TIME.match(raw)) and at is None:
+            try:
+                display_time = _iso(t.group(1))
+            except ValueError:
+                pass
+        m = MESSAGE.match(raw)
+        if m:
+            close_message()
+            mid, rest = m.group(2), m.group(3)
+            subsystem = None
+            if rest and not rest[0].isalnum():  # the command prefix, with the subsystem name glued on
+                token, _, rest = rest.partition(" ")
+                subsystem = token[1:] or None
+            msg = (mid, n, [rest])
+            if mid == "DSNB401I":
+                pm = re.search(r"BUFFERPOOL NAME\s+(\w+)", rest.upper())
+                current = _Pool(pm.group(1) if pm else "?", n, subsystem)
+                pools.append(current)
+            elif current is None and mid.startswith("DSNB4"):
+                # Output of one pool without its DSNB401I (seed 002): the pool is not named.
+                current = _Pool("?", n, subsystem)
+                pools.append(current)
+            if current is not None:
+                current.lines.append(raw)
+        elif msg is not None and raw.strip():
+            msg[2].append(raw.strip())
+            if current is not None:
+                current.lines.append(raw)
+    close_message()
+    for p in pools:
+        _emit(p, result, source_name, default_source, display_time)
+    return result
+
+
+def _apply(p: _Pool, mid: str, line: int, text: str, source_name: str) -> None:
+    u = text.upper()
+    try:
+        if mid == "DSNB402I":
+            for k, v in pairs(u):
+                if v is None:
+                    raise KeyError(k)
+                if k.endswith("BUFFER POOL SIZE"):
+                    p.attrs["vpsize"] = _count(v)
+                elif k.endswith("ALLOCATED") and "buffers_allocated" not in p.stats:
+                    p.stats["buffers_allocated"] = _count(v)
+        elif mid == "DSNB404I":
+            for k, v in pairs(u):
+                if v is None:
+                    raise KeyError(k)
+                if k.endswith("VERTICAL DEFERRED WRT"):
+                    pct, _, buffers = v.partition(",")
+                    p.attrs["vdwqt"] = float(pct)
+                    p.attrs["vdwqt_buffers"] = int(buffers) if buffers else None
+                elif k.endswith("VP SEQUENTIAL"):
+                    p.attrs["vpseqt"] = float(v)
+                elif k.endswith("DEFERRED WRITE"):
+                    p.attrs["dwqt"] = float(v)
+                elif k.endswith("ASSISTING PARALLEL SEQ") or k.endswith("ASSISTING PARALLEL SEQT"):
+                    pass
+                elif k.endswith("PARALLEL SEQUENTIAL"):
+                    p.attrs["vpxseqt"] = float(v)
+        elif mid == "DSNB406I":
+            seen_pgfix = False
+            for k, v in pairs(u):
+                if v is None:
+                    raise KeyError(k)
+                if "STEALING" in k:
+                    p.attrs["pgsteal"] = v
+                elif k.endswith("CURRENT") and not seen_pgfix:
+                    p.attrs["pgfix"] = v == "YES"
+                    seen_pgfix = True
+        elif mid == "DSNB409I":
+            if (sm := SINCE.search(u)) is None:
+                raise ValueError("no 'SINCE hh:mm:ss MON dd, yyyy'")
+            p.since = " ".join(sm.groups())
+        elif mid == "DSNB431I":
+            for k, v in pairs(u):
+                if v is not None and k.endswith("SIMULATED BUFFER POOL SIZE"):
+                    p.attrs["spsize"] = _count(v)
+                elif v is not None and k.endswith("SIMULATED SEQUENTIAL THRESHOLD"):
+                    p.attrs["spseqt"] = float(v)
+        elif mid in STATS:
+            for k, v in pairs(u):
+                if v is None:
+                    raise KeyError(k)  # a pair cut off: the rest of the message is lost with it
+                for suffix, fld in STATS[mid]:
+                    if k.endswith(suffix):
+                        p.stats[fld] = _count(v)
+                        break
+    except KeyError as exc:
+        if p.error is None:
+            p.error = Rejected(source_name, line, str(exc.args[0]), f"{mid} is cut off: no value for {exc.args[0]}",
+                               text)
+    except ValueError as exc:
+        if p.error is None:
+            p.error = Rejected(source_name, line, mid, str(exc), text)
+
+
+def _since(p: _Pool, display_time: float) -> float | None:
+    assert p.since is not None
+    clock, mon, day, year = p.since.split()
+    end = datetime.fromtimestamp(display_time, UTC)
+    y = end.year if year == "YYYY" else int(year)
+    h, mi, s = (int(x) for x in clock.split(":"))
+    try:
+        return datetime(y, MONTHS[mon], int(day), h, mi, s, tzinfo=UTC).timestamp()
+    except (KeyError, ValueError):
+        return None
+
+
+def _emit(p: _Pool, result: Result, source_name: str, default_source: str, display_time: float | None) -> None:
+    raw = "\n".join(p.lines)
+    source = p.subsystem or default_source
+    if p.error is not None:
+        result.rejected.append(p.error)
+        return
+    if p.name == "?":
+        result.rejected.append(Rejected(source_name, p.line, "DSNB401I",
+                                        "no DSNB401I line: the output does not name its buffer pool", raw))
+        return
+    if display_time is None:
+        result.rejected.append(Rejected(
+            source_name, p.line, "time", "the output has no time of display (no console timestamps, no --at): "
+            "attributes and statistics cannot be placed in time", raw))
+        return
+    if "vpsize" in p.attrs:
+        attrs: dict[str, Any] = {
+            "source": source, "pool": p.name, "event_time": int(display_time * 1e6), "vpsize": p.attrs["vpsize"],
+            "page_size": _page_size(p.name), "vpseqt": None, "vpxseqt": None, "dwqt": None, "vdwqt": None,
+            "vdwqt_buffers": None, "pgsteal": None, "pgfix": None, "frame_size": None, "spsize": None,
+            "spseqt": None,
+        }
+        attrs.update({k: v for k, v in p.attrs.items() if k in attrs})
+        if attrs["pgsteal"] not in (None, "LRU", "FIFO", "NONE"):
+            attrs["pgsteal"] = None
+        result.attributes.append(attrs)
+    counters = {k: v for k, v in p.stats.items() if k != "buffers_allocated"}
+    if not counters:
+        return
+    start = _since(p, display_time) if p.since else None
+    if start is None:
+        result.rejected.append(Rejected(source_name, p.line, "DSNB409I",
+                                        "incremental statistics without their start (DSNB409I SINCE)", raw))
+        return
+    if display_time - start <= 0:
+        result.rejected.append(Rejected(source_name, p.line, "interval",
+                                        f"interval of {display_time - start:g} seconds", raw))
+        return
+    rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
+    rec.update({"source": source, "pool": p.name, "interval_start": int(start * 1e6),
+                "interval_end": int(display_time * 1e6), "interval_seconds": display_time - start,
+                "origin": "display", **p.stats})
+    result.records.append(rec)
+
+
+def _page_size(pool: str) -> int:
+    m = re.match(r"BP(8K|16K|32K)", pool)
+    return {"8K": 8192, "16K": 16384, "32K": 32768}[m.group(1)] if m else 4096
