@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,50 @@ def test_generated_workload_into_kafka_counts_exactly(tmp_path: Path) -> None:
     misses = sum(b["hit"].count(0) for b in batches if b["hit"] is not None)
     assert misses > 0
     assert len(seen["PoolAttributes"]) == 2 and len(seen["ObjectCatalog"]) == 7
+
+
+def test_statistics_files_into_kafka(tmp_path: Path) -> None:
+    """One sample of each statistics format through the real registry and Kafka: exactly the
+    records parsed (with their values), and the broken blocks in the dead-letter topic."""
+    import shutil
+
+    corpus = Path(__file__).parent / "corpus"
+    tag = uuid.uuid4().hex[:6]
+    om = tmp_path / f"om-{tag}.txt"
+    shutil.copy(corpus / "omegamon" / "highlights_and_broken.txt", om)
+    disp = tmp_path / f"disp-{tag}.txt"
+    disp.write_text((corpus / "display" / "broken.txt").read_text().replace("+ ", f"-K{tag} "))
+    r = poolsight("ingest", "stats", str(om), "--format", "omegamon", timeout=120)
+    assert r.returncode == 0, r.stderr
+    r = poolsight("ingest", "stats", str(disp), "--format", "display", "--at", "2026-11-22T10:00:00", timeout=120)
+    assert r.returncode == 0, r.stderr
+
+    s = load_settings()
+    dec = AvroDecoder(s.registry_url)
+    stats: list[dict[str, Any]] = []
+    attrs: list[dict[str, Any]] = []
+    dead: list[dict[str, Any]] = []
+
+    def handle(msg: Message) -> bool:
+        name, rec = dec.decode(msg.value())
+        if name.endswith("PoolStats"):
+            stats.append(rec)
+        elif name.endswith("PoolAttributes") and rec["source"] == f"K{tag}":
+            attrs.append(rec)
+        elif name.endswith("DeadLetter") and rec["source"] in (str(om), str(disp)):
+            dead.append(rec)
+        return True
+
+    from poolsight.names import ATTRIBUTES_TOPIC, STATS_TOPIC
+
+    consume(s.kafka_bootstrap, [STATS_TOPIC.name, ATTRIBUTES_TOPIC.name, DEADLETTER_TOPIC.name],
+            f"t-{uuid.uuid4()}", handle, idle_seconds=4)
+    mine = [x for x in stats if x["source"] == f"K{tag}"]
+    assert [(x["pool"], x["getpages_random"], x["interval_seconds"]) for x in mine] == [("BP6", 100, 600.0)]
+    assert any(x["source"] == "DB2A" and x["pool"] == "BP4" and x["getpages_random"] == 45_600
+               and x["interval_start"] == datetime(2026, 11, 21, 14, tzinfo=UTC)  # timestamp-micros, decoded
+               and x["origin"] == "omegamon" for x in stats)
+    assert sorted(a["pool"] for a in attrs) == ["BP5", "BP6"]
+    assert sorted((d["source"] == str(om), d["position"]) for d in dead) == [
+        (False, "line 4"), (False, "line 8"), (False, "line 9"), (True, "line 11"), (True, "line 22")]
+    assert all(d["collector"] == "ingest-stats" for d in dead)
