@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from poolsight.infra.config import load_settings
 from poolsight.ingest.kafka_io import AvroProducer
@@ -96,14 +97,15 @@ def run_generate(a: argparse.Namespace) -> int:
     return 0
 
 
-STATS_FORMATS = ("omegamon", "display")
+STATS_FORMATS = ("omegamon", "display", "db2diag-backup")
 
 
 def add_stats_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
     p.add_argument("--format", required=True, choices=STATS_FORMATS,
                    help="omegamon: DB2 statistics report text (buffer pool blocks); "
-                        "display: -DISPLAY BUFFERPOOL DETAIL output (DSNB4xxI)")
+                        "display: -DISPLAY BUFFERPOOL DETAIL output (DSNB4xxI); "
+                        "db2diag-backup: backup/restore performance statistics in a db2diag.log")
     p.add_argument("--source", default="DB2", help="source when the input names no subsystem or member")
     p.add_argument("--at", help="display: when the command ran (ISO time, UTC) if the output has no timestamps")
     p.add_argument("--output", help="write JSON lines to this file (- for standard output) instead of Kafka")
@@ -112,8 +114,8 @@ def add_stats_arguments(p: argparse.ArgumentParser) -> None:
 def run_stats(a: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
-    from poolsight.ingest import stats_display, stats_omegamon
-    from poolsight.ingest.metrics import pool_metrics
+    from poolsight.ingest import stats_db2diag, stats_display, stats_omegamon
+    from poolsight.ingest.metrics import backup_analysis, pool_metrics
     from poolsight.ingest.stats_common import Rejected
 
     at = None
@@ -123,7 +125,7 @@ def run_stats(a: argparse.Namespace) -> int:
         except ValueError:
             print(f"poolsight ingest stats: --at {a.at!r} is not an ISO time", file=sys.stderr)
             return 2
-    out: list[tuple[str, dict[str, object]]] = []  # (schema, record)
+    out: list[tuple[str, dict[str, Any]]] = []  # (schema, record)
     rejected: list[Rejected] = []
     for path in a.files:
         try:
@@ -137,6 +139,10 @@ def run_stats(a: argparse.Namespace) -> int:
             rejected += om.rejected
             if om.unknown:
                 print(f"{path}: counters not known, ignored: {dict(om.unknown)}", file=sys.stderr)
+        elif a.format == "db2diag-backup":
+            bk = stats_db2diag.parse(text, str(path), a.source)
+            out += [("backup_stats", rec) for rec in bk.records]
+            rejected += bk.rejected
         else:
             dp = stats_display.parse(text, str(path), a.source, at=at)
             out += [("pool_attributes", rec) for rec in dp.attributes]
@@ -145,9 +151,14 @@ def run_stats(a: argparse.Namespace) -> int:
     for r in rejected:
         print(f"rejected {r}", file=sys.stderr)
     if a.output:
-        lines = [json.dumps({"schema": schema, **rec,
-                             **({"metrics": pool_metrics(rec)} if schema == "pool_stats" else {})}) + "\n"
-                 for schema, rec in out]
+        def derived(schema: str, rec: dict[str, Any]) -> dict[str, Any]:
+            if schema == "pool_stats":
+                return {"metrics": pool_metrics(rec)}
+            if schema == "backup_stats":
+                return {"analysis": backup_analysis(rec)}
+            return {}
+
+        lines = [json.dumps({"schema": schema, **rec, **derived(schema, rec)}) + "\n" for schema, rec in out]
         if a.output == "-":
             sys.stdout.writelines(lines)
         else:
@@ -156,11 +167,11 @@ def run_stats(a: argparse.Namespace) -> int:
         s = load_settings()
         producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="poolsight-stats")
         for schema, rec in out:
-            producer.send(schema, f"{rec['source']}|{rec['pool']}", rec)
+            producer.send(schema, f"{rec['source']}|{rec.get('pool', '')}", rec)
         for r in rejected:
             producer.dead_letter(r.source, f"line {r.line}", r.reason, r.raw.encode(), collector="ingest-stats",
                                  field_name=r.field)
         producer.flush()
-    blocks = sum(1 for schema, _ in out if schema == "pool_stats")
+    blocks = sum(1 for schema, _ in out if schema in ("pool_stats", "backup_stats"))
     print(f"accepted {blocks} blocks, rejected {len(rejected)}", file=sys.stderr)
     return 0

@@ -80,3 +80,30 @@ def gbp_hit_ratio(xi_data: float | None, xi_nodata: float | None, nf_data: float
     if any(p is None for p in parts):
         return None
     return _div(xi_data + nf_data, sum(parts))  # type: ignore[operator,arg-type]
+
+
+def backup_analysis(rec: dict[str, Any]) -> dict[str, Any]:
+    """Seed 003: per thread, the share of its time in I/O, MsgQ (waiting for a buffer) and WaitQ
+    (waiting for a control message), averaged per side; the side whose threads spend the larger
+    share in I/O is the bottleneck (BM: reading the table spaces on backup, writing them on
+    restore; MC: the backup media)."""
+    sides: dict[str, dict[str, float]] = {}
+    for kind in ("BM", "MC"):
+        rows = [t for t in rec["threads"] if t["kind"] == kind and t["total_seconds"] > 0]
+        if not rows:
+            continue
+        sides[kind] = {
+            share: sum(t[f"{share}_seconds"] / t["total_seconds"] for t in rows) / len(rows)
+            for share in ("io", "msgq", "waitq")
+        }
+    bottleneck = None
+    if len(sides) == 2:
+        bottleneck = "MC" if sides["MC"]["io"] >= sides["BM"]["io"] else "BM"
+    what = {
+        ("MC", "BACKUP"): "writing to the backup target (add sessions or devices)",
+        ("MC", "RESTORE"): "reading the backup image",
+        ("BM", "BACKUP"): "reading the table spaces",
+        ("BM", "RESTORE"): "writing the table spaces",
+    }
+    return {"sides": sides, "bottleneck": bottleneck,
+            "bottleneck_means": what.get((bottleneck or "", rec.get("operation") or ""), None)}

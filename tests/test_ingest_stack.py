@@ -183,6 +183,11 @@ def test_statistics_files_into_kafka(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     r = poolsight("ingest", "stats", str(disp), "--format", "display", "--at", "2026-11-22T10:00:00", timeout=120)
     assert r.returncode == 0, r.stderr
+    diag = tmp_path / f"db2diag-{tag}.log"
+    shutil.copy(corpus / "db2diag" / "db2diag.log", diag)
+    r = poolsight("ingest", "stats", str(diag), "--format", "db2diag-backup", timeout=120)
+    assert r.returncode == 0, r.stderr
+    backups: list[dict[str, Any]] = []
 
     s = load_settings()
     dec = AvroDecoder(s.registry_url)
@@ -196,6 +201,8 @@ def test_statistics_files_into_kafka(tmp_path: Path) -> None:
             stats.append(rec)
         elif name.endswith("PoolAttributes") and rec["source"] == f"K{tag}":
             attrs.append(rec)
+        elif name.endswith("BackupStats") and rec["position"].startswith(str(diag)):
+            backups.append(rec)
         elif name.endswith("DeadLetter") and rec["source"] in (str(om), str(disp)):
             dead.append(rec)
         return True
@@ -213,3 +220,4 @@ def test_statistics_files_into_kafka(tmp_path: Path) -> None:
     assert sorted((d["source"] == str(om), d["position"]) for d in dead) == [
         (False, "line 4"), (False, "line 8"), (False, "line 9"), (True, "line 11"), (True, "line 22")]
     assert all(d["collector"] == "ingest-stats" for d in dead)
+    assert [(b["operation"], len(b["threads"])) for b in backups] == [("BACKUP", 11), ("RESTORE", 21)]

@@ -1,0 +1,78 @@
+"""db2diag.log backup statistics (seed 003): found among other records, checked, analysed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from poolsight.ingest.metrics import backup_analysis
+from poolsight.ingest.stats_db2diag import parse
+
+CORPUS = Path(__file__).parent / "corpus" / "db2diag"
+
+
+def test_records_among_other_log_records() -> None:
+    r = parse((CORPUS / "db2diag.log").read_text(), "db2diag.log")
+    assert r.rejected == [] and r.other_records == 2
+    first, second = r.records
+    assert first["source"] == "dmcinnis/PERF" and first["database"] == "PERF"
+    assert first["operation"] == "BACKUP"  # the nearest earlier record started a backup
+    assert second["operation"] == "RESTORE"
+    # 2016-01-20-11.07.26.882298-300: local time 5 hours behind UTC.
+    assert first["event_time"] == 1453306046882298
+    assert (first["parallelism"], first["buffers"], first["buffer_size"]) == (10, 10, 10489856)
+    bm = [t for t in first["threads"] if t["kind"] == "BM"]
+    mc = [t for t in first["threads"] if t["kind"] == "MC"]
+    assert len(bm) == 10 and len(mc) == 1
+    assert bm[0] == {"kind": "BM", "number": 0, "total_seconds": 1420.79, "io_seconds": 27.63,
+                     "msgq_seconds": 1269.31, "waitq_seconds": 122.62, "buffers": 789, "mbytes": 7860.0}
+    assert first["position"] == "db2diag.log:7"
+
+
+def test_analysis_reproduces_the_seeds_reading() -> None:
+    """Seed 003: BM threads 2.71 % in I/O and 89.63 % waiting for buffers; MC 99.92 % in I/O;
+    so the bottleneck is writing to the target device."""
+    first = parse((CORPUS / "db2diag.log").read_text(), "db2diag.log").records[0]
+    a = backup_analysis(first)
+    assert round(100 * a["sides"]["BM"]["io"], 2) == 2.71
+    assert round(100 * a["sides"]["BM"]["msgq"], 2) == 89.63
+    assert round(100 * a["sides"]["MC"]["io"], 2) == 99.92
+    assert a["bottleneck"] == "MC" and a["bottleneck_means"].startswith("writing to the backup target")
+
+
+def test_broken_records_are_rejected_with_line_and_reason() -> None:
+    r = parse((CORPUS / "broken.log").read_text(), "broken.log")
+    assert r.records == []
+    got = [(x.line, x.field, x.reason) for x in r.rejected]
+    assert got[0] == (1, "BM TOT", "the BM table is cut off before its TOT line")
+    assert got[1][1] == "BM#000" and "does not parse" in got[1][2]
+    assert all("Performance statistics" in x.raw for x in r.rejected)
+
+
+def test_totals_that_do_not_add_up() -> None:
+    lines = (CORPUS / "db2diag.log").read_text().splitlines()
+    tot = next(i for i, line in enumerate(lines) if line.startswith("TOT") and "14207.48" in line)
+    lines[tot] = lines[tot].replace("10720", "10721")  # (the seed's tables are spaced with no-break spaces)
+    text = "\n".join(lines)
+    r = parse(text, "x.log")
+    assert len(r.records) == 1
+    assert r.rejected[0].reason == "BM buffers add up to 10720, TOT says 10721"
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.sampled_from([
+    "2016-01-20-11.07.26.882298-300 E1 LEVEL: Info", "MESSAGE : Performance statistics", "Parallelism = 4",
+    "BM#    Total     I/O       MsgQ        WaitQ      Buffers   MBytes", "000 1.0 0.5 0.2 0.3 4 1",
+    "001 1.0 x 0.2 0.3 4 1", "TOT 2.0 1 1 1 8 2", "MC#  Total", "TOT", "---", "", "DB   : X",
+    "2099-99-99-99.99.99.999999+000 E2 LEVEL: Info",
+]) | st.text(max_size=40), max_size=30))
+def test_parser_never_raises(lines: list[str]) -> None:
+    try:
+        r = parse("\n".join(lines), "fuzz")
+    except ValueError as exc:  # only a time stamp that is no date may not be read
+        pytest.fail(f"raised {exc}")
+    for rec in r.records:
+        assert rec["threads"]
