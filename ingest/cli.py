@@ -97,7 +97,7 @@ def run_generate(a: argparse.Namespace) -> int:
     return 0
 
 
-STATS_FORMATS = ("omegamon", "display", "db2diag-backup")
+STATS_FORMATS = ("omegamon", "display", "luw-bufferpool", "db2diag-backup")
 
 
 def add_stats_arguments(p: argparse.ArgumentParser) -> None:
@@ -105,6 +105,8 @@ def add_stats_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", required=True, choices=STATS_FORMATS,
                    help="omegamon: DB2 statistics report text (buffer pool blocks); "
                         "display: -DISPLAY BUFFERPOOL DETAIL output (DSNB4xxI); "
+                        "luw-bufferpool: MON_GET_BUFFERPOOL/MON_GET_GROUP_BUFFERPOOL CSV exports "
+                        "with a SNAPSHOT_TIME column; "
                         "db2diag-backup: backup/restore performance statistics in a db2diag.log")
     p.add_argument("--source", default="DB2", help="source when the input names no subsystem or member")
     p.add_argument("--at", help="display: when the command ran (ISO time, UTC) if the output has no timestamps")
@@ -114,8 +116,8 @@ def add_stats_arguments(p: argparse.ArgumentParser) -> None:
 def run_stats(a: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
-    from poolsight.ingest import stats_db2diag, stats_display, stats_omegamon
-    from poolsight.ingest.metrics import backup_analysis, pool_metrics
+    from poolsight.ingest import stats_db2diag, stats_display, stats_luw, stats_omegamon
+    from poolsight.ingest.metrics import backup_analysis, gbp_metrics, pool_metrics
     from poolsight.ingest.stats_common import Rejected
 
     at = None
@@ -139,6 +141,10 @@ def run_stats(a: argparse.Namespace) -> int:
             rejected += om.rejected
             if om.unknown:
                 print(f"{path}: counters not known, ignored: {dict(om.unknown)}", file=sys.stderr)
+        elif a.format == "luw-bufferpool":
+            lw = stats_luw.parse(text, str(path), a.source if a.source != "DB2" else "DB2LUW")
+            out += [("pool_stats", rec) for rec in lw.records] + [("gbp_stats", rec) for rec in lw.gbp]
+            rejected += lw.rejected
         elif a.format == "db2diag-backup":
             bk = stats_db2diag.parse(text, str(path), a.source)
             out += [("backup_stats", rec) for rec in bk.records]
@@ -156,6 +162,8 @@ def run_stats(a: argparse.Namespace) -> int:
                 return {"metrics": pool_metrics(rec)}
             if schema == "backup_stats":
                 return {"analysis": backup_analysis(rec)}
+            if schema == "gbp_stats":
+                return {"metrics": gbp_metrics(rec)}
             return {}
 
         lines = [json.dumps({"schema": schema, **rec, **derived(schema, rec)}) + "\n" for schema, rec in out]
@@ -167,7 +175,7 @@ def run_stats(a: argparse.Namespace) -> int:
         s = load_settings()
         producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="poolsight-stats")
         for schema, rec in out:
-            producer.send(schema, f"{rec['source']}|{rec.get('pool', '')}", rec)
+            producer.send(schema, f"{rec['source']}|{rec.get('pool', rec.get('gbp', ''))}", rec)
         for r in rejected:
             producer.dead_letter(r.source, f"line {r.line}", r.reason, r.raw.encode(), collector="ingest-stats",
                                  field_name=r.field)

@@ -59,6 +59,8 @@ def pool_metrics(rec: dict[str, Any], vpsize: int | None = None) -> dict[str, An
         "io_intensity": _div(None if pages_read is None or written is None else pages_read + written, buffers),
         "flags": [],
     }
+    out["luw_hit_ratio"] = luw_hit_ratio(rec.get("lbp_logical_reads"), rec.get("lbp_physical_reads"),
+                                         rec.get("lbp_async_reads"))
     if sys_hr is not None and sys_hr < 0:
         out["flags"].append("negative system hit ratio: prefetch reads pages nobody asks for (seed 000)")
     if ppw is not None and ppw < 10:
@@ -71,6 +73,18 @@ def luw_hit_ratio(logical: float | None, physical: float | None, async_reads: fl
     if logical is None or physical is None or async_reads is None:
         return None
     return _div(logical - (physical - async_reads), logical)
+
+
+def gbp_metrics(rec: dict[str, Any]) -> dict[str, Any]:
+    """z/OS: data returned over all XI and NF reads; LUW pureScale: (GBP logical - physical) / logical."""
+    luw = None
+    if rec.get("gbp_logical_reads") is not None and rec.get("gbp_physical_reads") is not None:
+        luw = _div(rec["gbp_logical_reads"] - rec["gbp_physical_reads"], rec["gbp_logical_reads"])
+    return {
+        "gbp_hit_ratio": gbp_hit_ratio(rec.get("xi_reads_data_returned"), rec.get("xi_reads_no_data"),
+                                       rec.get("nf_reads_data_returned"), rec.get("nf_reads_no_data")),
+        "luw_gbp_hit_ratio": luw,
+    }
 
 
 def gbp_hit_ratio(xi_data: float | None, xi_nodata: float | None, nf_data: float | None,

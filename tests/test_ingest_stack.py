@@ -188,6 +188,10 @@ def test_statistics_files_into_kafka(tmp_path: Path) -> None:
     r = poolsight("ingest", "stats", str(diag), "--format", "db2diag-backup", timeout=120)
     assert r.returncode == 0, r.stderr
     backups: list[dict[str, Any]] = []
+    r = poolsight("ingest", "stats", str(corpus / "luw" / "mon_get_bufferpool.csv"), "--format", "luw-bufferpool",
+                  "--source", f"L{tag}", timeout=120)
+    assert r.returncode == 0, r.stderr
+    gbps: list[dict[str, Any]] = []
 
     s = load_settings()
     dec = AvroDecoder(s.registry_url)
@@ -203,6 +207,8 @@ def test_statistics_files_into_kafka(tmp_path: Path) -> None:
             attrs.append(rec)
         elif name.endswith("BackupStats") and rec["position"].startswith(str(diag)):
             backups.append(rec)
+        elif name.endswith("GbpStats") and rec["source"] == f"L{tag}/0":
+            gbps.append(rec)
         elif name.endswith("DeadLetter") and rec["source"] in (str(om), str(disp)):
             dead.append(rec)
         return True
@@ -221,3 +227,6 @@ def test_statistics_files_into_kafka(tmp_path: Path) -> None:
         (False, "line 4"), (False, "line 8"), (False, "line 9"), (True, "line 11"), (True, "line 22")]
     assert all(d["collector"] == "ingest-stats" for d in dead)
     assert [(b["operation"], len(b["threads"])) for b in backups] == [("BACKUP", 11), ("RESTORE", 21)]
+    luw = sorted((x["pool"], x["lbp_logical_reads"]) for x in stats if x["source"] == f"L{tag}/0")
+    assert luw == [("BP32K", 14), ("IBMDEFAULTBP", 180_000)]
+    assert [(g["gbp"], g["gbp_logical_reads"]) for g in gbps] == [("IBMDEFAULTBP", 4_000)]

@@ -1,0 +1,155 @@
+"""Db2 LUW MON_GET_BUFFERPOOL / MON_GET_GROUP_BUFFERPOOL exports (CSV with IBM's column names).
+
+The monitor functions return counters accumulated since the buffer pool (or
+database) was activated, so an interval needs two snapshots of the same
+pool: the export must carry the time of each snapshot in a column
+(SNAPSHOT_TIME, TS or CURRENT_TIMESTAMP: `SELECT CURRENT TIMESTAMP AS
+SNAPSHOT_TIME, t.* FROM TABLE(MON_GET_BUFFERPOOL(NULL, -2)) t`, run every
+minute). Consecutive snapshots of a (member, pool) give one PoolStats record
+(LBP logical, physical and prefetch reads, pages written) and, in pureScale,
+one GbpStats record (GBP logical and physical reads, invalid pages;
+NUM_GBP_FULL from MON_GET_GROUP_BUFFERPOOL). A counter that went down
+(reactivation) or a file without snapshot times is rejected, not guessed.
+
+Columns used: POOL_{DATA,INDEX,XDA,COL}_{L,P}_READS and their TEMP_ variants,
+POOL_ASYNC_{DATA,INDEX,XDA,COL}_READS, POOL_{DATA,INDEX,XDA,COL}_WRITES,
+POOL_{DATA,INDEX,XDA,COL}_GBP_{L_READS,P_READS,INVALID_PAGES}, NUM_GBP_FULL,
+BP_NAME, MEMBER. Everything else is knowingly ignored.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from poolsight.ingest.stats_common import POOL_STATS_FIELDS, Rejected
+
+KINDS = ("DATA", "INDEX", "XDA", "COL")
+TIME_COLUMNS = ("SNAPSHOT_TIME", "TS", "CURRENT_TIMESTAMP", "TIMESTAMP")
+SUMS: dict[str, list[str]] = {
+    "lbp_logical_reads": [f"POOL_{t}{k}_L_READS" for k in KINDS for t in ("", "TEMP_")],
+    "lbp_physical_reads": [f"POOL_{t}{k}_P_READS" for k in KINDS for t in ("", "TEMP_")],
+    "lbp_async_reads": [f"POOL_ASYNC_{k}_READS" for k in KINDS],
+    "pages_written": [f"POOL_{k}_WRITES" for k in KINDS],
+    "gbp_logical_reads": [f"POOL_{k}_GBP_L_READS" for k in KINDS],
+    "gbp_physical_reads": [f"POOL_{k}_GBP_P_READS" for k in KINDS],
+    "gbp_invalid_pages": [f"POOL_{k}_GBP_INVALID_PAGES" for k in KINDS],
+    "write_failed_no_storage": ["NUM_GBP_FULL"],
+}
+
+
+@dataclass
+class Result:
+    records: list[dict[str, Any]] = field(default_factory=list)
+    gbp: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+
+
+def _time(text: str) -> float:
+    """2026-11-22-10.00.00.000000 (Db2) or ISO; taken as UTC."""
+    t = text.strip()
+    if len(t) >= 19 and t[10] == "-" and t[13] == ".":
+        t = t[:10] + "T" + t[11:19].replace(".", ":") + t[19:]
+    return datetime.fromisoformat(t).replace(tzinfo=UTC).timestamp()
+
+
+def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Result:
+    result = Result()
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        result.rejected.append(Rejected(source_name, 1, "header", "empty file", ""))
+        return result
+    header = [h.strip().upper() for h in rows[0]]
+    if "BP_NAME" not in header:
+        result.rejected.append(Rejected(source_name, 1, "header",
+                                        "no BP_NAME column: export with a header line of IBM's column names",
+                                        text[:200]))
+        return result
+    tcol = next((c for c in TIME_COLUMNS if c in header), None)
+    if tcol is None:
+        result.rejected.append(Rejected(
+            source_name, 1, "SNAPSHOT_TIME", "counters accumulate since activation; without the time of each "
+            "snapshot (a SNAPSHOT_TIME column) no interval can be formed", text[:200]))
+        return result
+    col = {name: i for i, name in enumerate(header)}
+    previous: dict[tuple[str, str], tuple[int, float, dict[str, int | None]]] = {}
+    for line, row in enumerate(rows[1:], start=2):
+        if not any(c.strip() for c in row):
+            continue
+        raw = ",".join(row)
+        if len(row) != len(header):
+            result.rejected.append(Rejected(source_name, line, "row", f"{len(row)} fields, header has {len(header)}",
+                                            raw))
+            continue
+        try:
+            when = _time(row[col[tcol]])
+        except ValueError:
+            result.rejected.append(Rejected(source_name, line, tcol, f"{row[col[tcol]]!r} is not a time", raw))
+            continue
+        values: dict[str, int | None] = {}
+        bad = None
+        for out, names in SUMS.items():
+            present = [n for n in names if n in col]
+            if not present:
+                values[out] = None
+                continue
+            total = 0
+            for n in present:
+                cell = row[col[n]].strip()
+                if cell in ("", "-"):
+                    continue
+                if not cell.isdigit():
+                    bad = Rejected(source_name, line, n, f"{cell!r} is not a counter", raw)
+                    break
+                total += int(cell)
+            if bad:
+                break
+            values[out] = total
+        if bad:
+            result.rejected.append(bad)
+            continue
+        member = row[col["MEMBER"]].strip() if "MEMBER" in col else "0"
+        pool = row[col["BP_NAME"]].strip()
+        key = (member, pool)
+        if key in previous:
+            _interval(result, source_name, default_source, key, previous[key], (line, when, values), raw)
+        previous[key] = (line, when, values)
+    return result
+
+
+def _interval(result: Result, name: str, default_source: str, key: tuple[str, str],
+              before: tuple[int, float, dict[str, int | None]], after: tuple[int, float, dict[str, int | None]],
+              raw: str) -> None:
+    member, pool = key
+    (_, t0, v0), (line, t1, v1) = before, after
+    if t1 <= t0:
+        result.rejected.append(Rejected(name, line, "SNAPSHOT_TIME", f"interval of {t1 - t0:g} seconds", raw))
+        return
+    delta: dict[str, int | None] = {}
+    for k in SUMS:
+        a, b = v0.get(k), v1.get(k)
+        delta[k] = None if a is None or b is None else b - a
+        if delta[k] is not None and delta[k] < 0:  # type: ignore[operator]
+            result.rejected.append(Rejected(name, line, k, f"{k} went down ({a} -> {b}): the pool was reactivated",
+                                            raw))
+            return
+    source = f"{default_source}/{member}"
+    span = {"interval_start": int(t0 * 1e6), "interval_end": int(t1 * 1e6)}
+    rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
+    rec.update({"source": source, "pool": pool, **span, "interval_seconds": t1 - t0, "origin": "luw-bufferpool",
+                "lbp_logical_reads": delta["lbp_logical_reads"], "lbp_physical_reads": delta["lbp_physical_reads"],
+                "lbp_async_reads": delta["lbp_async_reads"], "pages_written": delta["pages_written"]})
+    result.records.append(rec)
+    if any(delta[k] for k in ("gbp_logical_reads", "gbp_physical_reads", "gbp_invalid_pages",
+                              "write_failed_no_storage")):
+        result.gbp.append({
+            "source": source, "gbp": pool, **span, "xi_reads_data_returned": None, "xi_reads_no_data": None,
+            "nf_reads_data_returned": None, "nf_reads_no_data": None, "changed_pages_written": None,
+            "castout_pages": None, "directory_reclaims": None, "data_entry_reclaims": None,
+            "write_failed_no_storage": delta["write_failed_no_storage"], "commits": None,
+            "gbp_logical_reads": delta["gbp_logical_reads"], "gbp_physical_reads": delta["gbp_physical_reads"],
+            "gbp_invalid_pages": delta["gbp_invalid_pages"],
+        })

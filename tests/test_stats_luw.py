@@ -1,0 +1,54 @@
+"""Db2 LUW MON_GET_BUFFERPOOL exports: snapshot deltas, hit ratios of seed 004, broken rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from poolsight.ingest.metrics import gbp_metrics, pool_metrics
+from poolsight.ingest.stats_luw import parse
+
+CORPUS = Path(__file__).parent / "corpus" / "luw"
+
+
+def test_snapshot_deltas_and_seed_004_ratios() -> None:
+    r = parse((CORPUS / "mon_get_bufferpool.csv").read_text(), "mgb.csv")
+    assert r.rejected == []
+    by_pool = {x["pool"]: x for x in r.records}
+    d = by_pool["IBMDEFAULTBP"]
+    assert d["interval_seconds"] == 60 and d["source"] == "DB2LUW/0" and d["origin"] == "luw-bufferpool"
+    assert (d["lbp_logical_reads"], d["lbp_physical_reads"], d["lbp_async_reads"], d["pages_written"]) == (
+        180_000, 3_600, 2_300, 400)
+    # Seed 004: (l_reads - (p_reads - async_reads)) / l_reads.
+    assert pool_metrics(d)["luw_hit_ratio"] == pytest.approx((180_000 - (3_600 - 2_300)) / 180_000)
+    assert pool_metrics(d)["application_hit_ratio"] is None  # z/OS counters: not in an LUW export
+    [g] = r.gbp
+    assert (g["gbp_logical_reads"], g["gbp_physical_reads"], g["gbp_invalid_pages"]) == (4_000, 600, 100)
+    assert gbp_metrics(g)["luw_gbp_hit_ratio"] == pytest.approx((4_000 - 600) / 4_000)
+    assert by_pool["BP32K"]["lbp_logical_reads"] == 14
+
+
+def test_broken_rows_and_missing_snapshot_time() -> None:
+    r = parse((CORPUS / "broken.csv").read_text(), "broken.csv")
+    reasons = [(x.line, x.field, x.reason) for x in r.rejected]
+    assert (3, "POOL_DATA_P_READS", "'1x' is not a counter") in reasons
+    assert any(line == 5 and "reactivated" in reason for line, _, reason in reasons)
+    assert (6, "row", "3 fields, header has 6") in reasons
+    assert (7, "SNAPSHOT_TIME", "'yesterday' is not a time") in reasons
+    assert [(x["interval_seconds"], x["lbp_logical_reads"]) for x in r.records] == [(120.0, 200)]
+    r = parse((CORPUS / "no_time.csv").read_text(), "no_time.csv")
+    assert r.records == [] and r.rejected[0].field == "SNAPSHOT_TIME"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([
+    "2026-11-22-10.00.00.000000,BP1,0,100,10,5", "2026-11-22-10.01.00.000000,BP1,0,50,10,5", ",,,,,",
+    "2026-11-22-10.01.00,BP1,0,x,y,z", "2026-13-45-99.99.99.000000,BP1,0,1,1,1", "\"quoted,BP\",0,1,1,1,1",
+]) | st.text(max_size=40), max_size=20))
+def test_parser_never_raises(lines: list[str]) -> None:
+    text = "SNAPSHOT_TIME,BP_NAME,MEMBER,POOL_DATA_L_READS,POOL_DATA_P_READS,POOL_ASYNC_DATA_READS\n" + "\n".join(lines)
+    for rec in parse(text, "fuzz").records:
+        assert rec["interval_seconds"] > 0
