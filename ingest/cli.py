@@ -108,16 +108,42 @@ def add_stats_arguments(p: argparse.ArgumentParser) -> None:
                         "luw-bufferpool: MON_GET_BUFFERPOOL/MON_GET_GROUP_BUFFERPOOL CSV exports "
                         "with a SNAPSHOT_TIME column; "
                         "db2diag-backup: backup/restore performance statistics in a db2diag.log")
-    p.add_argument("--source", default="DB2", help="source when the input names no subsystem or member")
+    p.add_argument("--source", help="source when the input names no subsystem or member")
     p.add_argument("--at", help="display: when the command ran (ISO time, UTC) if the output has no timestamps")
     p.add_argument("--output", help="write JSON lines to this file (- for standard output) instead of Kafka")
+    p.add_argument("--follow", action="store_true", help="keep reading the files as they grow")
+    p.add_argument("--idle-stop", type=float, help="with --follow: stop after this many seconds without news")
+    p.add_argument("--state-dir", type=Path, help="where positions are remembered (default: <data>/ingest/stats)")
+
+
+def _stats_parser(fmt: str, source: str | None, at: float | None):  # type: ignore[no-untyped-def]
+    from poolsight.ingest import stats_db2diag, stats_display, stats_luw, stats_omegamon
+
+    def parse(text: str, name: str) -> tuple[list[tuple[str, dict[str, Any]]], list[Any]]:
+        if fmt == "omegamon":
+            om = stats_omegamon.parse(text, name, source or "DB2")
+            if om.unknown:
+                print(f"{name}: counters not known, ignored: {dict(om.unknown)}", file=sys.stderr)
+            return [("pool_stats", r) for r in om.records], om.rejected
+        if fmt == "display":
+            dp = stats_display.parse(text, name, source or "DB2", at=at)
+            return [("pool_attributes", r) for r in dp.attributes] + [("pool_stats", r) for r in dp.records], \
+                dp.rejected
+        if fmt == "luw-bufferpool":
+            lw = stats_luw.parse(text, name, source or "DB2LUW")
+            return [("pool_stats", r) for r in lw.records] + [("gbp_stats", r) for r in lw.gbp], lw.rejected
+        bk = stats_db2diag.parse(text, name, source or "DB2LUW")
+        return [("backup_stats", r) for r in bk.records], bk.rejected
+
+    return parse
 
 
 def run_stats(a: argparse.Namespace) -> int:
+    import tempfile
     from datetime import UTC, datetime
 
-    from poolsight.ingest import stats_db2diag, stats_display, stats_luw, stats_omegamon
     from poolsight.ingest.metrics import backup_analysis, gbp_metrics, pool_metrics
+    from poolsight.ingest.stats_collector import StatsCollector
     from poolsight.ingest.stats_common import Rejected
 
     at = None
@@ -127,59 +153,58 @@ def run_stats(a: argparse.Namespace) -> int:
         except ValueError:
             print(f"poolsight ingest stats: --at {a.at!r} is not an ISO time", file=sys.stderr)
             return 2
-    out: list[tuple[str, dict[str, Any]]] = []  # (schema, record)
-    rejected: list[Rejected] = []
     for path in a.files:
-        try:
-            text = path.read_bytes().decode("utf-8", errors="replace")  # a damaged byte fails its own block
-        except OSError as exc:
-            print(f"poolsight ingest stats: {path}: {exc}", file=sys.stderr)
+        if not a.follow and not path.exists():
+            print(f"poolsight ingest stats: {path}: no such file", file=sys.stderr)
             return 2
-        if a.format == "omegamon":
-            om = stats_omegamon.parse(text, str(path), a.source)
-            out += [("pool_stats", rec) for rec in om.records]
-            rejected += om.rejected
-            if om.unknown:
-                print(f"{path}: counters not known, ignored: {dict(om.unknown)}", file=sys.stderr)
-        elif a.format == "luw-bufferpool":
-            lw = stats_luw.parse(text, str(path), a.source if a.source != "DB2" else "DB2LUW")
-            out += [("pool_stats", rec) for rec in lw.records] + [("gbp_stats", rec) for rec in lw.gbp]
-            rejected += lw.rejected
-        elif a.format == "db2diag-backup":
-            bk = stats_db2diag.parse(text, str(path), a.source)
-            out += [("backup_stats", rec) for rec in bk.records]
-            rejected += bk.rejected
-        else:
-            dp = stats_display.parse(text, str(path), a.source, at=at)
-            out += [("pool_attributes", rec) for rec in dp.attributes]
-            out += [("pool_stats", rec) for rec in dp.records]
-            rejected += dp.rejected
-    for r in rejected:
-        print(f"rejected {r}", file=sys.stderr)
-    if a.output:
-        def derived(schema: str, rec: dict[str, Any]) -> dict[str, Any]:
-            if schema == "pool_stats":
-                return {"metrics": pool_metrics(rec)}
-            if schema == "backup_stats":
-                return {"analysis": backup_analysis(rec)}
-            if schema == "gbp_stats":
-                return {"metrics": gbp_metrics(rec)}
-            return {}
 
-        lines = [json.dumps({"schema": schema, **rec, **derived(schema, rec)}) + "\n" for schema, rec in out]
-        if a.output == "-":
-            sys.stdout.writelines(lines)
+    def derived(schema: str, rec: dict[str, Any]) -> dict[str, Any]:
+        if schema == "pool_stats":
+            return {"metrics": pool_metrics(rec)}
+        if schema == "backup_stats":
+            return {"analysis": backup_analysis(rec)}
+        if schema == "gbp_stats":
+            return {"metrics": gbp_metrics(rec)}
+        return {}
+
+    counts = {"blocks": 0}
+
+    def note_reject(r: Rejected) -> None:
+        print(f"rejected {r}", file=sys.stderr)
+
+    with tempfile.TemporaryDirectory() as scratch:
+        if a.output:
+            fh = sys.stdout if a.output == "-" else open(a.output, "w")
+
+            def send(schema: str, rec: dict[str, Any]) -> None:
+                fh.write(json.dumps({"schema": schema, **rec, **derived(schema, rec)}) + "\n")
+                counts["blocks"] += schema != "pool_attributes"
+
+            reject = note_reject
+            flush = fh.flush
+            state = a.state_dir or Path(scratch)
         else:
-            Path(a.output).write_text("".join(lines))
-    else:
-        s = load_settings()
-        producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="poolsight-stats")
-        for schema, rec in out:
-            producer.send(schema, f"{rec['source']}|{rec.get('pool', rec.get('gbp', ''))}", rec)
-        for r in rejected:
-            producer.dead_letter(r.source, f"line {r.line}", r.reason, r.raw.encode(), collector="ingest-stats",
-                                 field_name=r.field)
-        producer.flush()
-    blocks = sum(1 for schema, _ in out if schema in ("pool_stats", "backup_stats"))
-    print(f"accepted {blocks} blocks, rejected {len(rejected)}", file=sys.stderr)
+            s = load_settings()
+            producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="poolsight-stats")
+
+            def send(schema: str, rec: dict[str, Any]) -> None:
+                producer.send(schema, f"{rec['source']}|{rec.get('pool', rec.get('gbp', ''))}", rec)
+                counts["blocks"] += schema != "pool_attributes"
+
+            def reject(r: Rejected) -> None:
+                note_reject(r)
+                producer.dead_letter(r.source, f"line {r.line}", r.reason, r.raw.encode(), collector="ingest-stats",
+                                     field_name=r.field)
+
+            flush = producer.flush
+            state = a.state_dir or s.data_dir / "ingest" / "stats"
+        collector = StatsCollector(_stats_parser(a.format, a.source, at), send, reject, flush, state)
+        try:
+            collector.run(a.files, follow=a.follow, idle_stop_seconds=a.idle_stop)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            if a.output and a.output != "-":
+                fh.close()
+    print(f"accepted {counts['blocks']} blocks, rejected {collector.rejected}", file=sys.stderr)
     return 0

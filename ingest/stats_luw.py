@@ -20,7 +20,6 @@ BP_NAME, MEMBER. Everything else is knowingly ignored.
 from __future__ import annotations
 
 import csv
-import io
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -58,7 +57,13 @@ def _time(text: str) -> float:
 
 def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Result:
     result = Result()
-    rows = list(csv.reader(io.StringIO(text)))
+    rows: list[list[str]] = []
+    for lineno, raw_line in enumerate(text.splitlines(), start=1):
+        try:
+            rows.append(next(csv.reader([raw_line]), []))
+        except csv.Error as exc:  # e.g. a stray carriage return: this line only
+            result.rejected.append(Rejected(source_name, lineno, "row", f"unreadable: {exc}", raw_line))
+            rows.append([])
     if not rows:
         result.rejected.append(Rejected(source_name, 1, "header", "empty file", ""))
         return result

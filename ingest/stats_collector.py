@@ -1,0 +1,127 @@
+"""Statistics files into Kafka (or JSON lines), once, or following files as they grow.
+
+Statistics files are small and their units (report intervals, DISPLAY
+outputs, log records, snapshot pairs) span many lines, so each pass parses a
+whole file and sends only what it has not sent before: per file it keeps the
+latest interval end (or event time) sent per (record type, source, pool) and
+the rejections already reported. Those marks are saved after every flushed
+pass, so a restart neither repeats nor skips. With `follow`, a file is read
+again only once it has stopped growing for one poll, so a block still being
+written is not mistaken for a truncated one (a writer that pauses longer
+than `settle_seconds` in the middle of a block can still split it: the
+first half then counts as the block).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from poolsight.ingest.stats_common import Rejected
+
+Parsed = tuple[list[tuple[str, dict[str, Any]]], list[Rejected]]
+TIME_KEYS = ("interval_end", "event_time")
+
+
+def _mark_key(schema: str, rec: dict[str, Any]) -> str:
+    return f"{schema}|{rec.get('source')}|{rec.get('pool', rec.get('gbp', rec.get('position', '')))}"
+
+
+def _when(rec: dict[str, Any]) -> int:
+    return int(next(rec[k] for k in TIME_KEYS if rec.get(k) is not None))
+
+
+@dataclass
+class FileState:
+    inode: int = 0
+    size: int = 0
+    marks: dict[str, int] = field(default_factory=dict)
+    rejected: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StatsCollector:
+    parse: Callable[[str, str], Parsed]
+    send: Callable[[str, dict[str, Any]], None]
+    reject: Callable[[Rejected], None]
+    flush: Callable[[], None]
+    state_dir: Path
+    sent: int = 0
+    rejected: int = 0
+
+    def _file(self, path: Path) -> Path:
+        return self.state_dir / (hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24] + ".json")
+
+    def _load(self, path: Path) -> FileState:
+        try:
+            st = FileState(**json.loads(self._file(path).read_text()))
+        except (OSError, ValueError, TypeError):
+            return FileState()
+        if st.inode != path.stat().st_ino:
+            return FileState()  # another file under this name: start over
+        return st
+
+    def _save(self, path: Path, st: FileState) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self._file(path).with_suffix(".tmp")
+        tmp.write_text(json.dumps(st.__dict__))
+        os.replace(tmp, self._file(path))
+
+    def collect(self, path: Path) -> bool:
+        """Send what is new in path; True when something was new."""
+        st = self._load(path)
+        size = path.stat().st_size
+        if size == st.size and st.inode:
+            return False
+        text = path.read_bytes().decode("utf-8", errors="replace")  # a damaged byte fails its own block
+        records, rejections = self.parse(text, str(path))
+        new = False
+        for schema, rec in records:
+            key, when = _mark_key(schema, rec), _when(rec)
+            if when > st.marks.get(key, -1):
+                self.send(schema, rec)
+                st.marks[key] = when
+                self.sent += 1
+                new = True
+        seen = set(st.rejected)
+        for r in rejections:
+            tag = f"{r.line}|{r.field}|{r.reason}"
+            if tag not in seen:
+                self.reject(r)
+                st.rejected.append(tag)
+                seen.add(tag)
+                self.rejected += 1
+                new = True
+        self.flush()
+        st.inode, st.size = path.stat().st_ino, size
+        self._save(path, st)
+        return new
+
+    def run(self, paths: list[Path], *, follow: bool = False, poll_seconds: float = 1.0,
+            settle_seconds: float = 2.0, idle_stop_seconds: float | None = None) -> None:
+        if not follow:
+            for p in paths:
+                self.collect(p)
+            return
+        changed: dict[Path, tuple[int, float]] = {}  # size and when it was first seen
+        idle_since = time.monotonic()
+        while True:
+            now = time.monotonic()
+            for p in paths:
+                if not p.exists():
+                    continue
+                size = p.stat().st_size
+                if p not in changed or changed[p][0] != size:
+                    changed[p] = (size, now)
+                    idle_since = now
+                elif now - changed[p][1] >= settle_seconds and self.collect(p):  # stable: safe to read
+                    idle_since = now
+            if idle_stop_seconds is not None and time.monotonic() - idle_since > idle_stop_seconds:
+                return
+            time.sleep(poll_seconds)
