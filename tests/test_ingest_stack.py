@@ -188,8 +188,9 @@ def test_statistics_files_into_kafka(tmp_path: Path) -> None:
     r = poolsight("ingest", "stats", str(diag), "--format", "db2diag-backup", timeout=120)
     assert r.returncode == 0, r.stderr
     backups: list[dict[str, Any]] = []
-    r = poolsight("ingest", "stats", str(corpus / "luw" / "mon_get_bufferpool.csv"), "--format", "luw-bufferpool",
-                  "--source", f"L{tag}", timeout=120)
+    mgb = tmp_path / f"mgb-{tag}.csv"
+    shutil.copy(corpus / "luw" / "mon_get_bufferpool.csv", mgb)
+    r = poolsight("ingest", "stats", str(mgb), "--format", "luw-bufferpool", "--source", f"L{tag}", timeout=120)
     assert r.returncode == 0, r.stderr
     gbps: list[dict[str, Any]] = []
 
@@ -227,6 +228,13 @@ def test_statistics_files_into_kafka(tmp_path: Path) -> None:
         (False, "line 4"), (False, "line 8"), (False, "line 9"), (True, "line 11"), (True, "line 22")]
     assert all(d["collector"] == "ingest-stats" for d in dead)
     assert [(b["operation"], len(b["threads"])) for b in backups] == [("BACKUP", 11), ("RESTORE", 21)]
+    # Derived values, computed from what came back through Kafka.
+    from poolsight.ingest.metrics import backup_analysis, gbp_metrics, pool_metrics
+
+    bp4 = next(x for x in stats if x["source"] == "DB2A" and x["pool"] == "BP4")
+    assert pool_metrics(bp4)["application_hit_ratio"] == pytest.approx((45_600 - 912) / 45_600)
+    assert round(100 * backup_analysis(backups[0])["sides"]["BM"]["msgq"], 2) == 89.63
     luw = sorted((x["pool"], x["lbp_logical_reads"]) for x in stats if x["source"] == f"L{tag}/0")
     assert luw == [("BP32K", 14), ("IBMDEFAULTBP", 180_000)]
     assert [(g["gbp"], g["gbp_logical_reads"]) for g in gbps] == [("IBMDEFAULTBP", 4_000)]
+    assert gbp_metrics(gbps[0])["luw_gbp_hit_ratio"] == pytest.approx(3_400 / 4_000)
