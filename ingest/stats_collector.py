@@ -14,15 +14,13 @@ first half then counts as the block).
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poolsight.ingest.positions import read_state, write_state
 from poolsight.ingest.stats_common import Rejected
 
 Parsed = tuple[list[tuple[str, dict[str, Any]]], list[Rejected]]
@@ -55,23 +53,14 @@ class StatsCollector:
     sent: int = 0
     rejected: int = 0
 
-    def _file(self, path: Path) -> Path:
-        return self.state_dir / (hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24] + ".json")
-
     def _load(self, path: Path) -> FileState:
         try:
-            st = FileState(**json.loads(self._file(path).read_text()))
-        except (OSError, ValueError, TypeError):
+            st = FileState(**(read_state(self.state_dir, path) or {}))
+        except TypeError:
             return FileState()
         if st.inode != path.stat().st_ino:
             return FileState()  # another file under this name: start over
         return st
-
-    def _save(self, path: Path, st: FileState) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self._file(path).with_suffix(".tmp")
-        tmp.write_text(json.dumps(st.__dict__))
-        os.replace(tmp, self._file(path))
 
     def collect(self, path: Path) -> bool:
         """Send what is new in path; True when something was new."""
@@ -100,7 +89,7 @@ class StatsCollector:
                 new = True
         self.flush()
         st.inode, st.size = path.stat().st_ino, size
-        self._save(path, st)
+        write_state(self.state_dir, path, st.__dict__)
         return new
 
     def run(self, paths: list[Path], *, follow: bool = False, poll_seconds: float = 1.0,

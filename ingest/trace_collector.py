@@ -11,9 +11,6 @@ dead-letter topic with file, line and reason.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +18,7 @@ from typing import Any
 
 from poolsight.ingest.batching import batches_from_trace
 from poolsight.ingest.kafka_io import AvroProducer
+from poolsight.ingest.positions import read_state, write_state
 from poolsight.simulator.trace import PROJECT_COLUMNS, Columns, TraceFormatError, TraceReader
 
 COLLECTOR = "ingest-trace"
@@ -54,26 +52,19 @@ class Summary:
 class PositionStore:
     def __init__(self, state_dir: Path) -> None:
         self.dir = state_dir
-        self.dir.mkdir(parents=True, exist_ok=True)
-
-    def _file(self, path: Path) -> Path:
-        return self.dir / (hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24] + ".json")
 
     def load(self, path: Path) -> Position:
         inode = path.stat().st_ino
         try:
-            raw = json.loads(self._file(path).read_text())
-            pos = Position(**raw)
-        except (OSError, ValueError, TypeError):
+            pos = Position(**(read_state(self.dir, path) or {}))
+        except TypeError:
             return Position(str(path.resolve()), inode)
         if pos.inode != inode or pos.offset > path.stat().st_size:
             return Position(str(path.resolve()), inode)  # replaced or truncated: start over
         return pos
 
     def save(self, path: Path, pos: Position) -> None:
-        tmp = self._file(path).with_suffix(".tmp")
-        tmp.write_text(json.dumps(pos.__dict__))
-        os.replace(tmp, self._file(path))
+        write_state(self.dir, path, pos.__dict__)
 
 
 @dataclass
