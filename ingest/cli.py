@@ -110,13 +110,16 @@ def add_stats_arguments(p: argparse.ArgumentParser) -> None:
                         "db2diag-backup: backup/restore performance statistics in a db2diag.log")
     p.add_argument("--source", help="source when the input names no subsystem or member")
     p.add_argument("--at", help="display: when the command ran (ISO time, UTC) if the output has no timestamps")
+    p.add_argument("--columns", help="luw-bufferpool: column names of a DEL export (it has no header line), "
+                                     "comma-separated, e.g. SNAPSHOT_TIME,BP_NAME,MEMBER,POOL_DATA_L_READS,...")
     p.add_argument("--output", help="write JSON lines to this file (- for standard output) instead of Kafka")
     p.add_argument("--follow", action="store_true", help="keep reading the files as they grow")
     p.add_argument("--idle-stop", type=float, help="with --follow: stop after this many seconds without news")
     p.add_argument("--state-dir", type=Path, help="where positions are remembered (default: <data>/ingest/stats)")
 
 
-def _stats_parser(fmt: str, source: str | None, at: float | None):  # type: ignore[no-untyped-def]
+def _stats_parser(fmt: str, source: str | None, at: float | None,  # type: ignore[no-untyped-def]
+                  columns: list[str] | None = None):
     from poolsight.ingest import stats_db2diag, stats_display, stats_luw, stats_omegamon
 
     def parse(text: str, name: str) -> tuple[list[tuple[str, dict[str, Any]]], list[Any]]:
@@ -130,7 +133,7 @@ def _stats_parser(fmt: str, source: str | None, at: float | None):  # type: igno
             return [("pool_attributes", r) for r in dp.attributes] + [("pool_stats", r) for r in dp.records], \
                 dp.rejected
         if fmt == "luw-bufferpool":
-            lw = stats_luw.parse(text, name, source or "DB2LUW")
+            lw = stats_luw.parse(text, name, source or "DB2LUW", columns)
             return [("pool_stats", r) for r in lw.records] + [("gbp_stats", r) for r in lw.gbp], lw.rejected
         bk = stats_db2diag.parse(text, name, source or "DB2LUW")
         return [("backup_stats", r) for r in bk.records], bk.rejected
@@ -198,7 +201,8 @@ def run_stats(a: argparse.Namespace) -> int:
 
             flush = producer.flush
             state = a.state_dir or s.data_dir / "ingest" / "stats"
-        collector = StatsCollector(_stats_parser(a.format, a.source, at), send, reject, flush, state)
+        columns = [c.strip() for c in a.columns.split(",")] if a.columns else None
+        collector = StatsCollector(_stats_parser(a.format, a.source, at, columns), send, reject, flush, state)
         try:
             collector.run(a.files, follow=a.follow, idle_stop_seconds=a.idle_stop)
         except KeyboardInterrupt:

@@ -55,7 +55,8 @@ def _time(text: str) -> float:
     return datetime.fromisoformat(t).replace(tzinfo=UTC).timestamp()
 
 
-def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Result:
+def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: list[str] | None = None) -> Result:
+    """columns: the column names of a DEL export (EXPORT TO ... OF DEL writes no header line)."""
     result = Result()
     rows: list[list[str]] = []
     for lineno, raw_line in enumerate(text.splitlines(), start=1):
@@ -67,7 +68,12 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Result
     if not rows:
         result.rejected.append(Rejected(source_name, 1, "header", "empty file", ""))
         return result
+    if columns:
+        rows.insert(0, columns)  # line numbers stay those of the file: the header is not in it
     header = [h.strip().upper() for h in rows[0]]
+    if "BP_NAME" not in header and "NUM_GBP_FULL" in header:
+        header.append("BP_NAME")  # MON_GET_GROUP_BUFFERPOOL: one group pool per member
+        rows = [rows[0], *[[*r, "GBP"] if r else r for r in rows[1:]]]
     if "BP_NAME" not in header:
         result.rejected.append(Rejected(source_name, 1, "header",
                                         "no BP_NAME column: export with a header line of IBM's column names",
@@ -81,7 +87,7 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Result
         return result
     col = {name: i for i, name in enumerate(header)}
     previous: dict[tuple[str, str], tuple[int, float, dict[str, int | None]]] = {}
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in enumerate(rows[1:], start=1 if columns else 2):
         if not any(c.strip() for c in row):
             continue
         raw = ",".join(row)
@@ -143,13 +149,23 @@ def _interval(result: Result, name: str, default_source: str, key: tuple[str, st
             return
     source = f"{default_source}/{member}"
     span = {"interval_start": int(t0 * 1e6), "interval_end": int(t1 * 1e6)}
+    lbp = ("lbp_logical_reads", "lbp_physical_reads", "lbp_async_reads", "pages_written")
+    if all(delta[k] is None for k in lbp):  # a MON_GET_GROUP_BUFFERPOOL export: group pool counters only
+        _gbp(result, source, pool, span, delta, only_activity=False)
+        return
     rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
     rec.update({"source": source, "pool": pool, **span, "interval_seconds": t1 - t0, "origin": "luw-bufferpool",
                 "lbp_logical_reads": delta["lbp_logical_reads"], "lbp_physical_reads": delta["lbp_physical_reads"],
                 "lbp_async_reads": delta["lbp_async_reads"], "pages_written": delta["pages_written"]})
     result.records.append(rec)
-    if any(delta[k] for k in ("gbp_logical_reads", "gbp_physical_reads", "gbp_invalid_pages",
-                              "write_failed_no_storage")):
+    _gbp(result, source, pool, span, delta, only_activity=True)  # pureScale GBP columns, when there was traffic
+
+
+def _gbp(result: Result, source: str, pool: str, span: dict[str, int], delta: dict[str, int | None], *,
+         only_activity: bool) -> None:
+    values = [delta[k] for k in ("gbp_logical_reads", "gbp_physical_reads", "gbp_invalid_pages",
+                                 "write_failed_no_storage")]
+    if any(values) if only_activity else any(v is not None for v in values):
         result.gbp.append({
             "source": source, "gbp": pool, **span, "xi_reads_data_returned": None, "xi_reads_no_data": None,
             "nf_reads_data_returned": None, "nf_reads_no_data": None, "changed_pages_written": None,

@@ -52,3 +52,20 @@ def test_parser_never_raises(lines: list[str]) -> None:
     text = "SNAPSHOT_TIME,BP_NAME,MEMBER,POOL_DATA_L_READS,POOL_DATA_P_READS,POOL_ASYNC_DATA_READS\n" + "\n".join(lines)
     for rec in parse(text, "fuzz").records:
         assert rec["interval_seconds"] > 0
+
+
+def test_del_export_with_the_column_list() -> None:
+    cols = ["SNAPSHOT_TIME", "BP_NAME", "MEMBER", "POOL_DATA_L_READS", "POOL_DATA_P_READS", "POOL_ASYNC_DATA_READS",
+            "POOL_DATA_WRITES"]
+    text = (CORPUS / "mon_get_bufferpool.del").read_text()
+    [rec] = parse(text, "mgb.del", columns=cols).records
+    assert (rec["pool"], rec["lbp_logical_reads"], rec["lbp_physical_reads"], rec["pages_written"]) == (
+        "IBMDEFAULTBP", 120_000, 3_000, 300)
+    assert parse(text, "mgb.del").rejected[0].field == "header"  # without the list: refused, with the reason
+
+
+def test_group_bufferpool_export() -> None:
+    r = parse((CORPUS / "mon_get_group_bufferpool.csv").read_text(), "mggb.csv")
+    assert r.records == [] and r.rejected == []
+    assert sorted((g["source"], g["gbp"], g["write_failed_no_storage"]) for g in r.gbp) == [
+        ("DB2LUW/0", "GBP", 3), ("DB2LUW/1", "GBP", 0)]
