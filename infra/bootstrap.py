@@ -9,6 +9,9 @@ from collections.abc import Callable
 
 from poolsight.names import NAMESPACE, NAMESPACES, PROBE_TABLE, TOPICS, TRINO_CATALOG
 
+from poolsight.sql.tables import TABLES, create_table_ddl
+from poolsight.sql.views import view_statements
+
 from .config import CATALOG_DATABASE, CATALOG_ROLE, Settings
 from .services import Unhealthy, catalog_password, pg_connect, trino_connection
 
@@ -79,6 +82,15 @@ def bootstrap_trino(s: Settings) -> None:
             cur.fetchall()
         cur.execute(f"CREATE TABLE IF NOT EXISTS {TRINO_CATALOG}.{NAMESPACE}.{PROBE_TABLE} (probe INTEGER)")
         cur.fetchall()
+        for table in TABLES:
+            cur.execute(create_table_ddl(table))
+            cur.fetchall()
+        for name, statement in view_statements():
+            try:
+                cur.execute(statement)
+                cur.fetchall()
+            except Exception as exc:
+                raise Unhealthy(f"creating view {name} from sql/views.sql: {exc}") from exc
 
 
 BOOTSTRAP: dict[str, Callable[[Settings], None]] = {

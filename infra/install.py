@@ -87,7 +87,9 @@ def flink_lib(s: Settings) -> Path:
     extra = maven_jars(f"flink-{f['version']}-extra", deps, s.cache_dir, transitive=False, java_home=_java17())
     lib = s.cache_dir / f"flink-{f['version']}-lib"
     home = pyflink_home()
-    wanted = {p.name: p for p in [*(home / "lib").glob("*.jar"), *extra.glob("*.jar")]}
+    # flink-python runs the PyFlink DataStream operators on the cluster.
+    jars = [*(home / "lib").glob("*.jar"), *(home / "opt").glob("flink-python-*.jar"), *extra.glob("*.jar")]
+    wanted = {p.name: p for p in jars}
     lib.mkdir(parents=True, exist_ok=True)
     for stale in lib.iterdir():
         if stale.name not in wanted or stale.resolve() != wanted[stale.name].resolve():

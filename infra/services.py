@@ -293,6 +293,19 @@ def flink_env(s: Settings, flink_home: Path, flink_lib: Path) -> dict[str, str]:
     return env
 
 
+FLINK_MODULE_OPENS = tuple(
+    [f"--add-exports={m}=ALL-UNNAMED" for m in (
+        "java.base/sun.net.util", "java.rmi/sun.rmi.registry", "jdk.compiler/com.sun.tools.javac.api",
+        "jdk.compiler/com.sun.tools.javac.file", "jdk.compiler/com.sun.tools.javac.parser",
+        "jdk.compiler/com.sun.tools.javac.tree", "jdk.compiler/com.sun.tools.javac.util",
+        "java.security.jgss/sun.security.krb5")]
+    + [f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in (
+        "java.lang", "java.net", "java.io", "java.nio", "sun.nio.ch", "java.lang.reflect", "java.text",
+        "java.time", "java.util", "java.util.concurrent", "java.util.concurrent.atomic",
+        "java.util.concurrent.locks")]
+)
+
+
 def write_flink_conf(s: Settings) -> Path:
     import sys
 
@@ -321,7 +334,9 @@ def write_flink_conf(s: Settings) -> Path:
         "restart-strategy.type": "exponential-delay",
         "python.executable": sys.executable,
         "python.client.executable": sys.executable,
-        "env.java.opts.all": "-XX:+UseG1GC -Djava.awt.headless=true",
+        # Flink's own module opens (its default config.yaml) plus ours: PyFlink's
+        # DataStream translation reflects into java.util.
+        "env.java.opts.all": " ".join((*FLINK_MODULE_OPENS, "-XX:+UseG1GC", "-Djava.awt.headless=true")),
     }
     (conf / "config.yaml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in entries.items()))
     for name in ("log4j-console.properties", "log4j.properties", "log4j-cli.properties"):

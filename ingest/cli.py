@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,9 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--start-time", type=float, default=1_767_225_600.0, help="event time of the start, epoch s")
     p.add_argument("--output", default="kafka", help="kafka (default) or a directory for trace.csv and JSON lines")
     p.add_argument("--batch-getpages", type=int, default=4096)
+    p.add_argument("--members", help="comma-separated source names replacing the scenario's members, in order")
+    p.add_argument("--start", choices=["fixed", "now"], default="fixed",
+                   help="now: event time starts at the current minute (live demos); fixed: --start-time")
 
 
 def run_generate(a: argparse.Namespace) -> int:
@@ -75,6 +80,14 @@ def run_generate(a: argparse.Namespace) -> int:
     if a.duration is None and a.getpages is None:
         print("poolsight generate: give --duration or --getpages", file=sys.stderr)
         return 2
+    if a.members:
+        members = [m.strip() for m in a.members.split(",")]
+        if len(members) != len(sc.members):
+            print(f"poolsight generate: --members needs {len(sc.members)} names (scenario {sc.name})",
+                  file=sys.stderr)
+            return 2
+        sc = dataclasses.replace(sc, members=members)
+    start_time = a.start_time if a.start == "fixed" else float(int(time.time()) // 60 * 60)
     rate = None if a.rate == "max" else float(a.rate)
     sink: Sink
     producer = None
@@ -84,7 +97,7 @@ def run_generate(a: argparse.Namespace) -> int:
         sink = KafkaSink(producer, a.batch_getpages)
     else:
         sink = FileSink(Path(a.output))
-    gen = Generator(sc, seed=a.seed, event_rate=a.event_rate, start_time=a.start_time)
+    gen = Generator(sc, seed=a.seed, event_rate=a.event_rate, start_time=start_time)
     totals = gen.run(sink, getpages=a.getpages, duration=a.duration, rate=rate)
     out = dict(totals.__dict__)
     out["getpages_per_s"] = totals.getpages / totals.seconds if totals.seconds else None

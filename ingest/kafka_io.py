@@ -22,7 +22,7 @@ from confluent_kafka import Consumer, KafkaError, Message, Producer
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
 from poolsight import schemas
-from poolsight.names import SCHEMA_TOPICS
+from poolsight.names import EVENT_TIME_HEADER, SCHEMA_TOPICS
 
 WIRE = struct.Struct(">bI")
 MAX_RAW = 64 * 1024
@@ -35,6 +35,21 @@ def subject_for(schema_name: str) -> str:
         return f"{topic}-value"
     full = json.loads(schemas.text(schema_name))
     return f"{topic}-{full['namespace']}.{full['name']}"
+
+
+EVENT_TIME_FIELDS = ("end_time", "interval_end", "event_time", "start_time", "detected_at")
+
+
+def event_time_ms(record: dict[str, Any]) -> int | None:
+    """The record's event time (the latest it covers), epoch ms, from its first time field."""
+    for name in EVENT_TIME_FIELDS:
+        v = record.get(name)
+        if v is None:
+            continue
+        if isinstance(v, int):
+            return v // 1000
+        return int(v.timestamp() * 1000)
+    return None
 
 
 def registry_client(url: str) -> SchemaRegistryClient:
@@ -94,9 +109,12 @@ class AvroProducer:
     def send(self, schema_name: str, key: str, record: dict[str, Any], *, getpages: int = 0) -> None:
         value = self.encode(schema_name, record)
         topic = SCHEMA_TOPICS[schema_name].name
+        et = event_time_ms(record)
+        headers = None if et is None else [(EVENT_TIME_HEADER, str(et).encode())]
         while True:
             try:
-                self._producer.produce(topic, key=key.encode(), value=value, on_delivery=self._delivered)
+                self._producer.produce(topic, key=key.encode(), value=value, headers=headers,
+                                       on_delivery=self._delivered)
                 break
             except BufferError:  # local queue full: let deliveries drain
                 self._producer.poll(0.05)

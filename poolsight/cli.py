@@ -66,6 +66,18 @@ def _cmd_ingest_stats(args: argparse.Namespace) -> int:
     return run_stats(args)
 
 
+def _cmd_jobs(args: argparse.Namespace) -> int:
+    from poolsight.flink_jobs.cli import run
+
+    return run(args)
+
+
+def _cmd_maintain(args: argparse.Namespace) -> int:
+    from poolsight.sql.maintain import run_cli
+
+    return run_cli(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="poolsight", description="Continuous buffer pool analysis.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -104,6 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_generate_arguments(gen)
     gen.set_defaults(func=_cmd_generate)
+    from poolsight.flink_jobs.cli import add_arguments as add_jobs_arguments
+    from poolsight.sql.maintain import add_arguments as add_maintain_arguments
+
+    jobs = sub.add_parser("jobs", help="the streaming jobs: submit, list, cancel")
+    add_jobs_arguments(jobs)
+    jobs.set_defaults(func=_cmd_jobs)
+    maint = sub.add_parser("maintain", help="Iceberg upkeep: compaction, snapshot expiry, orphan files")
+    add_maintain_arguments(maint)
+    maint.set_defaults(func=_cmd_maintain)
     return parser
 
 

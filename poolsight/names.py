@@ -28,6 +28,11 @@ DEADLETTER_TOPIC = Topic(
 
 TOPICS: tuple[Topic, ...] = (GETPAGE_TOPIC, IO_TOPIC, STATS_TOPIC, ATTRIBUTES_TOPIC, DEADLETTER_TOPIC)
 
+# Kafka header carrying a record's event time (epoch milliseconds, decimal text):
+# the jobs' watermarks follow it without decoding the Avro body. Kafka's own record
+# timestamp stays the produce time, so time-based retention works for old traces.
+EVENT_TIME_HEADER = "poolsight.event_time_ms"
+
 # Iceberg: the Trino catalog name and the namespace every table lives in.
 TRINO_CATALOG = "iceberg"
 NAMESPACE = "poolsight"

@@ -161,7 +161,59 @@ class Simulator:
             meta.t_max = max(meta.t_max, float(sel.max()))
         return int(self._kernel.feed(t, pool_ids, obj_ids, pg, acc, fun))
 
+    def feed_coded(
+        self, times: Any, pool: str, object_names: Sequence[str], object_codes: Any, pages: Any,
+        access: Any = None, function: Any = None,
+    ) -> int:
+        """Like feed for one pool, with objects as codes into a small list of names (the
+        GetpageBatch layout): no per-event string handling."""
+        lut = np.fromiter((self._objects.id(n) for n in object_names), dtype=np.uint32, count=len(object_names))
+        codes = np.asarray(object_codes, dtype=np.intp)
+        if len(codes) and (codes.min() < 0 or codes.max() >= len(lut)):
+            raise ValueError(f"object codes outside 0..{len(lut) - 1}")
+        pool_id = np.full(len(codes), self._pools.id(pool), dtype=np.uint32)
+        meta = self._meta.setdefault(pool, _PoolMeta())
+        t = np.ascontiguousarray(times, dtype=np.float64)
+        if len(t):
+            meta.t_min = min(meta.t_min, float(t.min()))
+            meta.t_max = max(meta.t_max, float(t.max()))
+        n = len(t)
+        acc = np.zeros(n, dtype=np.uint8) if access is None else np.ascontiguousarray(access, dtype=np.uint8)
+        fun = np.zeros(n, dtype=np.uint8) if function is None else np.ascontiguousarray(function, dtype=np.uint8)
+        return int(self._kernel.feed(t, pool_id, lut[codes], np.ascontiguousarray(pages, dtype=np.uint64),
+                                     acc, fun))
+
     # ------------------------------------------------------------ output
+
+    def last_pane(self, pool: str) -> int | None:
+        """Index (event time // pane_seconds) of the pool's latest pane, None before any getpage."""
+        if pool not in self._pools.ids:
+            return None
+        rows = self._kernel.panes(self._pools.ids[pool], 1)
+        return int(rows[-1][0]) if rows else None
+
+    def window_working_sets(self, pool: str, panes: int | None = None) -> tuple[int, dict[str, int], int]:
+        """Pages whose latest reference is within the last `panes` panes: (pool, per object, panes kept)."""
+        pid = self._pools.ids[pool]
+        n = self.config.window_panes if panes is None else panes
+        rate = self._kernel.pool_info(pid)[0]
+        rows = self._kernel.panes(pid, n)
+        objs: dict[str, float] = {}
+        for _, _, per in rows:
+            for oid, c in per.items():
+                name = self._objects.names[oid]
+                objs[name] = objs.get(name, 0.0) + c[4]
+        return (round(sum(r[1][4] for r in rows) / rate), {k: round(v / rate) for k, v in objs.items()}, len(rows))
+
+    def histogram(self, pool: str, access: int, panes: int = 1) -> list[tuple[int, int, float]]:
+        """Reuse distances of the last `panes` panes: (lowest, highest stack depth, getpages) per
+        kernel bucket; depth d means a hit in any pool of at least d buffers."""
+        pid = self._pools.ids[pool]
+        out: list[tuple[int, int, float]] = []
+        for index, count in self._kernel.histogram(pid, access, panes):
+            lo, hi = self._kernel.bucket_range(index)
+            out.append((lo + 1, hi + 1, float(count)))
+        return out
 
     def pools(self) -> list[str]:
         return [self._pools.names[i] for i in self._kernel.pools()]

@@ -1,0 +1,109 @@
+"""`poolsight jobs submit|list|cancel`: the streaming jobs on the session cluster."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from poolsight.infra.config import load_settings
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="jobs_command", required=True)
+    s = sub.add_parser("submit", help="submit the simulation and/or statistics job")
+    s.add_argument("which", nargs="?", choices=["all", "simulation", "statistics"], default="all")
+    s.add_argument("--checkpoint-seconds", type=float, default=5.0,
+                   help="checkpoint interval: results become queryable at each checkpoint")
+    s.add_argument("--out-of-orderness", type=float, default=5.0, help="watermark delay, seconds of event time")
+    s.add_argument("--from", dest="start_from", choices=["earliest", "latest"], default="earliest",
+                   help="where a new consumer group starts reading")
+    s.add_argument("--parallelism", type=int, default=1)
+    m = s.add_argument_group("simulation")
+    m.add_argument("--mode", choices=["exact", "shards"], default="exact")
+    m.add_argument("--rate", type=float, default=0.01, help="SHARDS sampling rate")
+    m.add_argument("--max-samples", type=int, default=0, help="SHARDS fixed size: at most this many pages")
+    m.add_argument("--pool-mode", action="append", default=[], metavar="POOL=MODE",
+                   help="per pool: exact, shards:RATE or fixed:SAMPLES (repeatable)")
+    m.add_argument("--pane-seconds", type=float, default=60.0)
+    m.add_argument("--window-panes", type=int, default=15)
+    m.add_argument("--lateness", type=float, default=0.0, help="seconds a pane waits after the watermark passes")
+    m.add_argument("--idle-flush", type=float, default=10.0,
+                   help="emit a pool's open pane after this many wall-clock seconds without its getpages")
+    m.add_argument("--cpu-us-per-sync-read", type=float, default=30.0)
+    m.add_argument("--sync-io-ms", type=float, help="average sync read I/O time, for elapsed-time savings")
+    sub.add_parser("list", help="jobs on the cluster")
+    c = sub.add_parser("cancel", help="cancel a job by id, or every poolsight job")
+    c.add_argument("job_id", nargs="?")
+    c.add_argument("--all", action="store_true")
+
+
+def pool_modes(specs: list[str]) -> dict[str, dict[str, Any]]:
+    """POOL=exact | POOL=shards:RATE | POOL=fixed:SAMPLES to SimConfig fields per pool."""
+    out: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        pool, sep, mode = spec.partition("=")
+        kind, _, arg = mode.partition(":")
+        if not sep or not pool:
+            raise ValueError(f"--pool-mode {spec!r}: expected POOL=MODE")
+        if kind == "exact":
+            out[pool] = {"mode": "exact"}
+        elif kind == "shards":
+            out[pool] = {"mode": "shards", "rate": float(arg or 0.01), "max_samples": 0}
+        elif kind == "fixed":
+            out[pool] = {"mode": "shards", "max_samples": int(arg or 32768)}
+        else:
+            raise ValueError(f"--pool-mode {spec!r}: mode is exact, shards:RATE or fixed:SAMPLES")
+    return out
+
+
+def run(a: argparse.Namespace) -> int:
+    from poolsight.flink_jobs import submit as jobs
+    from poolsight.flink_jobs.common import JobOptions
+    from poolsight.flink_jobs.simulation_job import SimulationOptions
+    from poolsight.flink_jobs.statistics_job import StatisticsOptions
+
+    s = load_settings()
+    if a.jobs_command == "list":
+        for j in jobs.list_jobs(s):
+            print(f"{j['jid']}  {j['state']:<11} {j['name']:<24} {j['duration'] / 1000:9.0f} s")
+        return 0
+    if a.jobs_command == "cancel":
+        if a.all:
+            ids = jobs.cancel_all(s)
+        elif a.job_id:
+            jobs.cancel(s, a.job_id)
+            ids = [a.job_id]
+        else:
+            print("poolsight jobs cancel: give a job id or --all", file=sys.stderr)
+            return 2
+        print(json.dumps({"cancelled": ids}))
+        return 0
+    try:
+        per_pool = pool_modes(a.pool_mode)
+    except ValueError as exc:
+        print(f"poolsight jobs submit: {exc}", file=sys.stderr)
+        return 2
+    out: dict[str, str] = {}
+    for kind in (["simulation", "statistics"] if a.which == "all" else [a.which]):
+        job = JobOptions(group=f"poolsight-{kind}", checkpoint_seconds=a.checkpoint_seconds,
+                         out_of_orderness_seconds=a.out_of_orderness, start_from=a.start_from,
+                         parallelism=a.parallelism)
+        options: SimulationOptions | StatisticsOptions
+        if kind == "simulation":
+            sim = {"mode": a.mode, "rate": a.rate, "max_samples": a.max_samples, "pane_seconds": a.pane_seconds,
+                   "window_panes": a.window_panes}
+            options = SimulationOptions(s.registry_url, sim=sim, pool_sim=per_pool,
+                                        cpu_us_per_sync_read=a.cpu_us_per_sync_read, sync_io_ms=a.sync_io_ms,
+                                        lateness_seconds=a.lateness, idle_flush_seconds=a.idle_flush)
+        else:
+            options = StatisticsOptions(s.registry_url, cpu_us_per_sync_read=a.cpu_us_per_sync_read)
+        try:
+            out[kind] = jobs.submit(s, kind, job, options)
+        except (RuntimeError, TimeoutError) as exc:
+            print(f"poolsight jobs submit {kind}: {exc}", file=sys.stderr)
+            return 1
+        print(f"{kind}: job {out[kind]} running", file=sys.stderr)
+    print(json.dumps(out))
+    return 0

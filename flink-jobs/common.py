@@ -1,0 +1,150 @@
+"""What both jobs share: the Kafka source table, row types of the Iceberg tables, the
+sinks, dead-letter rows and the submission of a job to the session cluster."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from poolsight.infra.config import HOST, Settings
+from poolsight.infra.flinksql import iceberg_catalog_ddl
+from poolsight.names import EVENT_TIME_HEADER
+from poolsight.sql.tables import BY_NAME, Table, flink_select
+
+if TYPE_CHECKING:
+    from pyflink.common import Row
+    from pyflink.common.typeinfo import TypeInformation
+    from pyflink.datastream import DataStream, StreamExecutionEnvironment
+    from pyflink.table import StreamTableEnvironment
+
+MAX_RAW = 64 * 1024
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """What every job takes on the command line (see poolsight.flink_jobs.submit)."""
+
+    group: str
+    checkpoint_seconds: float = 5.0
+    out_of_orderness_seconds: float = 5.0
+    idle_source_seconds: float = 2.0
+    start_from: str = "earliest"  # where a new consumer group starts: earliest or latest
+    parallelism: int = 1  # the simulation is keyed by (source, pool): more slots help with many pools
+
+
+def environment(s: Settings, name: str, opts: JobOptions) -> tuple[StreamExecutionEnvironment,
+                                                                    StreamTableEnvironment]:
+    """A streaming environment aimed at the session cluster, checkpointing exactly once."""
+    from pyflink.common import Configuration
+    from pyflink.datastream import CheckpointingMode, StreamExecutionEnvironment
+    from pyflink.table import StreamTableEnvironment
+
+    conf = Configuration()
+    conf.set_string("execution.target", "remote")
+    conf.set_string("rest.address", HOST)
+    conf.set_string("rest.port", str(s.ports["flink_rest"]))
+    conf.set_string("pipeline.name", name)
+    # The Python workers run inside the TaskManager ("process"), not in this short-lived
+    # client (PyFlink's "loopback" mode, which it picks when it thinks it runs locally).
+    os.environ["_python_worker_execution_mode"] = "process"
+    env = StreamExecutionEnvironment.get_execution_environment(conf)
+    env.set_parallelism(opts.parallelism)
+    env.enable_checkpointing(int(opts.checkpoint_seconds * 1000), CheckpointingMode.EXACTLY_ONCE)
+    t_env = StreamTableEnvironment.create(env)
+    tconf = t_env.get_config()
+    for k in ("execution.target", "rest.address", "rest.port", "pipeline.name"):
+        tconf.set(k, conf.get_string(k, ""))
+    tconf.set("table.exec.source.idle-timeout", f"{int(opts.idle_source_seconds * 1000)} ms")
+    t_env.execute_sql(iceberg_catalog_ddl(s))
+    return env, t_env
+
+
+def kafka_source(t_env: StreamTableEnvironment, s: Settings, view: str, topics: Sequence[str],
+                 opts: JobOptions) -> None:
+    """A table of raw Kafka records (key, value, position) with event time from the header."""
+    ooo = int(opts.out_of_orderness_seconds * 1000)
+    t_env.execute_sql(f"""
+        CREATE TEMPORARY TABLE `{view}` (
+          `k` BYTES,
+          `v` BYTES,
+          `topic` STRING METADATA VIRTUAL,
+          `part` INT METADATA FROM 'partition' VIRTUAL,
+          `off` BIGINT METADATA FROM 'offset' VIRTUAL,
+          `kts` TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,
+          `headers` MAP<STRING, BYTES> METADATA VIRTUAL,
+          `et` AS COALESCE(TO_TIMESTAMP_LTZ(
+                  TRY_CAST(CAST(`headers`['{EVENT_TIME_HEADER}'] AS STRING) AS BIGINT), 3), `kts`),
+          WATERMARK FOR `et` AS `et` - INTERVAL '{ooo / 1000:.3f}' SECOND(3)
+        ) WITH (
+          'connector' = 'kafka',
+          'topic' = '{";".join(topics)}',
+          'properties.bootstrap.servers' = '{s.kafka_bootstrap}',
+          'properties.group.id' = '{opts.group}',
+          'properties.auto.offset.reset' = '{opts.start_from}',
+          'properties.isolation.level' = 'read_committed',
+          'scan.startup.mode' = 'group-offsets',
+          'key.format' = 'raw',
+          'key.fields' = 'k',
+          'value.format' = 'raw',
+          'value.fields-include' = 'EXCEPT_KEY'
+        )""")
+
+
+def raw_stream(t_env: StreamTableEnvironment, view: str) -> DataStream:
+    return t_env.to_data_stream(t_env.sql_query(f"SELECT `k`, `v`, `topic`, `part`, `off` FROM `{view}`"))
+
+
+def key_of(row: Row) -> str:
+    k = row[0]
+    return bytes(k).decode("utf-8", "replace") if k is not None else ""
+
+
+def row_type(table: Table) -> TypeInformation:
+    from pyflink.common.typeinfo import Types
+
+    kinds = {"string": Types.STRING(), "bigint": Types.LONG(), "int": Types.INT(), "double": Types.DOUBLE(),
+             "boolean": Types.BOOLEAN(), "timestamp": Types.LONG(), "binary": Types.PRIMITIVE_ARRAY(Types.BYTE())}
+    return Types.ROW_NAMED(table.column_names(), [kinds[c.type] for c in table.columns])
+
+
+def to_row(table: Table, values: dict[str, Any]) -> Row:
+    from pyflink.common import Row
+
+    return Row(*[_cast(c.type, values.get(c.name)) for c in table.columns])
+
+
+def _cast(kind: str, v: Any) -> Any:
+    if v is None:
+        return None
+    if kind in ("bigint", "int", "timestamp"):
+        return int(round(v)) if isinstance(v, float) else int(v)
+    if kind == "double":
+        return float(v)
+    if kind == "boolean":
+        return bool(v)
+    if kind == "string":
+        return str(v)
+    return v
+
+
+def dead_letter(collector: str, reason: str, raw: bytes | None, row: Row, source: str = "",
+                field: str | None = None) -> dict[str, Any]:
+    """A dead_letter row for a Kafka record the job could not use."""
+    return {"source": source or "unknown", "position": f"{row[2]}/{row[3]}@{row[4]}", "field": field,
+            "reason": reason, "raw": (raw or b"")[:MAX_RAW], "detected_at": int(time.time() * 1000),
+            "collector": collector, "topic": row[2]}
+
+
+def sink(t_env: StreamTableEnvironment, statements: Any, stream: DataStream, table_name: str) -> None:
+    """Insert a stream of rows (typed by row_type) into the Iceberg table of that name."""
+    from poolsight.infra.config import CATALOG_NAME
+    from poolsight.names import NAMESPACE
+
+    table = BY_NAME[table_name]
+    view = f"rows_{table_name}"
+    t_env.create_temporary_view(view, t_env.from_data_stream(stream))
+    statements.add_insert_sql(
+        f"INSERT INTO `{CATALOG_NAME}`.`{NAMESPACE}`.`{table.name}` {flink_select(table, view)}")

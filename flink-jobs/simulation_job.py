@@ -1,0 +1,240 @@
+"""The simulation job: getpage batches from Kafka, one PoolTracker per (source, pool) in
+Flink keyed state, panes into the Iceberg tables pool_pane, object_pane, sim_curve,
+working_set, reuse_distance; late and undecodable records into dead_letter.
+
+State: the tracker lives in the Python worker's memory while the job runs; keyed
+state holds its latest snapshot plus the raw records fed since (with where to
+resume inside the last one). A snapshot is taken whenever a pane is emitted
+(so replaying the records since never emits a pane twice) and when the records
+since reach `snapshot_getpages`. After a failure the worker rebuilds the tracker
+from that state, and Kafka offsets and the Iceberg commits of the same checkpoint
+make the tables exactly once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from poolsight.flink_jobs.common import (
+    JobOptions,
+    dead_letter,
+    environment,
+    kafka_source,
+    key_of,
+    raw_stream,
+    row_type,
+    sink,
+    to_row,
+)
+from poolsight.flink_jobs.tracker import Emission, LateBatch, PoolTracker
+from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC
+from poolsight.simulator import CostModel, SimConfig
+from poolsight.sql.tables import BY_NAME
+
+OUTPUTS = ("pool_pane", "object_pane", "sim_curve", "working_set", "reuse_distance", "dead_letter")
+COLLECTOR = "flink-simulation"
+GETPAGE = "poolsight.v1.GetpageBatch"
+ATTRIBUTES = "poolsight.v1.PoolAttributes"
+
+
+@dataclass(frozen=True)
+class SimulationOptions:
+    registry_url: str
+    sim: dict[str, Any] = field(default_factory=dict)  # SimConfig fields, all pools
+    pool_sim: dict[str, dict[str, Any]] = field(default_factory=dict)  # per pool name: SimConfig fields
+    cpu_us_per_sync_read: float = 30.0
+    sync_io_ms: float | None = None
+    lateness_seconds: float = 0.0
+    idle_flush_seconds: float = 10.0
+    snapshot_getpages: int = 2_000_000
+
+    def config_for(self, pool: str) -> SimConfig:
+        return SimConfig(**{**self.sim, **self.pool_sim.get(pool, {})})
+
+    def costs(self) -> CostModel:
+        return CostModel(self.cpu_us_per_sync_read * 1e-6,
+                         None if self.sync_io_ms is None else self.sync_io_ms / 1000)
+
+
+def _simulate_function(o: SimulationOptions) -> Any:
+    from pyflink.common.typeinfo import Types
+    from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, TimeDomain
+    from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
+
+    tags = {name: OutputTag(name, row_type(BY_NAME[name])) for name in OUTPUTS if name != "pool_pane"}
+
+    class Simulate(KeyedProcessFunction):  # type: ignore[misc]
+        def open(self, runtime_context: RuntimeContext) -> None:
+            from poolsight.ingest.kafka_io import AvroDecoder
+
+            self.decoder = AvroDecoder(o.registry_url)
+            self.snap = runtime_context.get_state(ValueStateDescriptor("tracker", Types.PICKLED_BYTE_ARRAY()))
+            self.pending = runtime_context.get_list_state(
+                ListStateDescriptor("since_snapshot", Types.PICKLED_BYTE_ARRAY()))
+            self.trackers: dict[str, PoolTracker] = {}
+            self.since: dict[str, int] = {}  # getpages fed since the key's snapshot
+            self.last_seen: dict[str, float] = {}
+
+        # -------------------------------------------------------- state
+
+        def _tracker(self, key: str) -> PoolTracker:
+            tr = self.trackers.get(key)
+            if tr is not None:
+                return tr
+            data = self.snap.value()
+            if data is not None:
+                tr = PoolTracker.restore(data)
+            else:
+                source, _, pool = key.partition("|")
+                tr = PoolTracker(source, pool, o.config_for(pool), o.costs())
+            replayed = 0
+            for raw, start in self.pending.get():
+                full, rec = self.decoder.decode(raw)
+                replayed += self._apply(tr, full, rec, start, self._no_emission)
+            self.trackers[key] = tr
+            self.since[key] = replayed
+            self.last_seen[key] = time.time()
+            return tr
+
+        @staticmethod
+        def _no_emission(_e: Emission, _i: int) -> None:
+            raise RuntimeError("replaying the records since the snapshot emitted a pane")
+
+        @staticmethod
+        def _apply(tr: PoolTracker, full: str, rec: dict[str, Any], start: int, on_emit: Any) -> int:
+            if full == ATTRIBUTES:
+                tr.set_size(int(rec["vpsize"]))
+                return 0
+            if full == GETPAGE:
+                return tr.feed(rec, on_emit, start)
+            return 0
+
+        def _save(self, key: str, tr: PoolTracker) -> None:
+            self.snap.update(tr.snapshot())
+            self.pending.clear()
+            self.since[key] = 0
+
+        # -------------------------------------------------------- input
+
+        def process_element(self, value: Any, ctx: Any) -> Any:
+            from poolsight.ingest.kafka_io import DecodeError
+
+            key = ctx.get_current_key()
+            raw = bytes(value[1]) if value[1] is not None else None
+            try:
+                full, rec = self.decoder.decode(raw)
+            except DecodeError as exc:
+                yield tags["dead_letter"], to_row(BY_NAME["dead_letter"],
+                                                  dead_letter(COLLECTOR, str(exc), raw, value, key))
+                return
+            if full not in (GETPAGE, ATTRIBUTES):
+                return  # the object catalog shares the attributes topic
+            tr = self._tracker(key)
+            self.last_seen[key] = time.time()
+            out: list[tuple[Emission, int]] = []
+
+            def emitted(e: Emission, resume: int) -> None:
+                out.append((e, resume))
+                self._save(key, tr)
+
+            try:
+                fed = self._apply(tr, full, rec, 0, emitted)
+            except LateBatch as exc:
+                yield tags["dead_letter"], to_row(BY_NAME["dead_letter"],
+                                                  dead_letter(COLLECTOR, str(exc), raw, value, key, "start_time"))
+                return
+            except (ValueError, KeyError, TypeError) as exc:
+                yield tags["dead_letter"], to_row(BY_NAME["dead_letter"], dead_letter(
+                    COLLECTOR, f"unusable {full}: {exc}", raw, value, key))
+                return
+            resume = out[-1][1] if out else 0
+            n = len(rec["time_offset"]) if full == GETPAGE else 1
+            if resume < n:
+                self.pending.add((raw, resume))
+            self.since[key] = self.since.get(key, 0) + fed
+            if self.since[key] >= o.snapshot_getpages:
+                self._save(key, tr)
+            end = tr.pane_end_seconds()
+            if end is not None:
+                ctx.timer_service().register_event_time_timer(int((end + o.lateness_seconds) * 1000))
+            now = ctx.timer_service().current_processing_time()
+            ctx.timer_service().register_processing_time_timer(
+                (now // 1000 + 1) * 1000 + int(o.idle_flush_seconds * 1000))
+            for e, _ in out:
+                yield from self._rows(e)
+
+        def on_timer(self, timestamp: int, ctx: Any) -> Any:
+            key = ctx.get_current_key()
+            tr = self._tracker(key)
+            out: list[Emission] = []
+
+            def emitted(e: Emission, _resume: int) -> None:
+                out.append(e)
+                self._save(key, tr)
+
+            if ctx.time_domain() == TimeDomain.EVENT_TIME:
+                before = math.floor((timestamp / 1000 - o.lateness_seconds) / tr.pane_seconds)
+                tr.flush(before, emitted)
+            elif time.time() - self.last_seen.get(key, 0.0) >= o.idle_flush_seconds - 1e-3:
+                if tr.open_pane is not None:
+                    tr.flush(tr.open_pane + 1, emitted)
+            for e in out:
+                yield from self._rows(e)
+
+        @staticmethod
+        def _rows(e: Emission) -> Any:
+            for name, rows in e.rows().items():
+                table = BY_NAME[name]
+                for r in rows:
+                    if name == "pool_pane":
+                        yield to_row(table, r)
+                    else:
+                        yield tags[name], to_row(table, r)
+
+    return Simulate(), tags
+
+
+def submit(settings: Any, job: JobOptions, o: SimulationOptions, name: str = "poolsight-simulation") -> str:
+    """Build the job and submit it to the session cluster; return its job id."""
+    from pyflink.common.typeinfo import Types
+
+    env, t_env = environment(settings, name, job)
+    kafka_source(t_env, settings, "getpage_source", [GETPAGE_TOPIC.name, ATTRIBUTES_TOPIC.name], job)
+    function, tags = _simulate_function(o)
+    panes = (raw_stream(t_env, "getpage_source")
+             .key_by(key_of, key_type=Types.STRING())
+             .process(function, output_type=row_type(BY_NAME["pool_pane"]))
+             .name("simulate"))
+    statements = t_env.create_statement_set()
+    sink(t_env, statements, panes, "pool_pane")
+    for out, tag in tags.items():
+        sink(t_env, statements, panes.get_side_output(tag), out)
+    statements.attach_as_datastream()
+    client = env.execute_async(name)
+    return str(client.get_job_id())
+
+
+def _main() -> None:
+    from poolsight.infra.config import load_settings
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--job", required=True, help="JobOptions as JSON")
+    p.add_argument("--options", required=True, help="SimulationOptions as JSON")
+    p.add_argument("--name", default="poolsight-simulation")
+    a = p.parse_args()
+    job_id = submit(load_settings(), JobOptions(**json.loads(a.job)), SimulationOptions(**json.loads(a.options)),
+                    a.name)
+    print(json.dumps({"job_id": job_id, "name": a.name}))
+
+
+def options_json(o: SimulationOptions) -> str:
+    return json.dumps(asdict(o))
+
+
+if __name__ == "__main__":
+    _main()

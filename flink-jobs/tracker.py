@@ -1,0 +1,291 @@
+"""One pool's live simulation, pane by pane: the logic of the simulation job without Flink.
+
+A PoolTracker takes GetpageBatch records of one (source, pool) in order, feeds
+the simulator, and closes panes: a pane is emitted when a getpage of a later
+pane arrives (so its content depends on the data only), or when the job says
+event time has passed it (watermark) or the pool has gone quiet. Getpages of a
+pane already emitted are late: the batch is refused with the reason.
+
+Emitted rows are plain dicts whose keys are the columns of the tables in
+poolsight.sql.tables (timestamps as epoch milliseconds).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from poolsight.simulator import CostModel, SimConfig, Simulator
+
+MAGIC = b"PSTRK001"
+ACCESS = ("random", "sequential", "rid")
+
+
+class LateBatch(Exception):
+    """A batch with getpages in a pane that has already been emitted."""
+
+
+@dataclass
+class Emission:
+    pane: int
+    pool_pane: dict[str, Any]
+    object_panes: list[dict[str, Any]] = field(default_factory=list)
+    sim_curve: list[dict[str, Any]] = field(default_factory=list)
+    working_set: list[dict[str, Any]] = field(default_factory=list)
+    reuse_distance: list[dict[str, Any]] = field(default_factory=list)
+
+    def rows(self) -> dict[str, list[dict[str, Any]]]:
+        return {"pool_pane": [self.pool_pane], "object_pane": self.object_panes, "sim_curve": self.sim_curve,
+                "working_set": self.working_set, "reuse_distance": self.reuse_distance}
+
+
+OnEmit = Callable[[Emission, int], None]  # (emission, index of the first getpage not yet fed)
+
+
+def batch_times(rec: dict[str, Any]) -> npt.NDArray[np.float64]:
+    """Event times in seconds of a GetpageBatch record."""
+    start = rec["start_time"]
+    if not isinstance(start, int):  # fastavro gives timestamp-micros back as datetime
+        start = round(start.timestamp() * 1e6)
+    return (start + np.asarray(rec["time_offset"], dtype=np.int64)) / 1e6
+
+
+class PoolTracker:
+    def __init__(self, source: str, pool: str, config: SimConfig | None = None,
+                 costs: CostModel | None = None) -> None:
+        self.source = source
+        self.pool = pool
+        self.sim = Simulator(config, costs)
+        self.pane_seconds = self.sim.config.pane_seconds
+        self.open_pane: int | None = None
+        self.emitted_through: int | None = None
+        self.current_size: int | None = None
+        self.batches = 0  # in the open pane
+        self.prev_pane_pages: int | None = None
+        self.observed: dict[str, list[int]] = {}  # object -> [hits, misses] of the open pane
+        self.observed_reported = False
+
+    # ------------------------------------------------------------ input
+
+    def set_size(self, vpsize: int) -> None:
+        self.current_size = int(vpsize)
+        self.sim.set_pool_size(self.pool, int(vpsize))
+
+    def _ordered(self, rec: dict[str, Any]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], Any]:
+        """Times and panes in feeding order: the batch's order, or (if its panes go back and
+        forth) stably sorted by pane. Positions (`start`) count in this order."""
+        t = batch_times(rec)
+        panes = np.floor(t / self.pane_seconds).astype(np.int64)
+        if len(panes) > 1 and np.any(panes[1:] < panes[:-1]):
+            order = np.argsort(panes, kind="stable")
+            return t[order], panes[order], order
+        return t, panes, None
+
+    def check(self, rec: dict[str, Any], start: int = 0) -> None:
+        """Raise LateBatch if any getpage from `start` on falls in an emitted pane."""
+        _, panes, _ = self._ordered(rec)
+        self._check(panes[start:], rec)
+
+    def _check(self, panes: npt.NDArray[np.int64], rec: dict[str, Any]) -> None:
+        if len(panes) == 0:
+            return
+        floor = self.open_pane if self.open_pane is not None else (
+            self.emitted_through + 1 if self.emitted_through is not None else None)
+        if floor is not None and int(panes.min()) < floor:
+            late = int((panes < floor).sum())
+            raise LateBatch(f"late: {late} getpages in panes before {_iso(floor * self.pane_seconds)}, "
+                            f"already emitted (batch sequence {rec.get('sequence')})")
+
+    def feed(self, rec: dict[str, Any], on_emit: OnEmit, start: int = 0) -> int:
+        """Feed a GetpageBatch from position `start`; emit the panes it closes. Returns getpages fed."""
+        t, panes, order = self._ordered(rec)
+        t, panes = t[start:], panes[start:]
+        self._check(panes, rec)
+        n = len(t)
+        if n == 0:
+            return 0
+        cols = self._columns(rec, order, start)
+        cuts = np.flatnonzero(panes[1:] != panes[:-1]) + 1
+        bounds = [0, *cuts.tolist(), n]
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+            pane = int(panes[a])
+            if self.open_pane is not None and pane > self.open_pane:
+                # The state handed to on_emit is complete up to this getpage: a restore from
+                # it continues at start + a without emitting the pane again.
+                on_emit(self._emit(), start + a)
+            self.open_pane = pane
+            self.batches += 1
+            seg = slice(a, b)
+            self.sim.feed_coded(t[seg], self.pool, rec["object_names"], cols["object"][seg], cols["page"][seg],
+                                cols["access"][seg], cols["function"][seg])
+            self._observe(rec["object_names"], cols, seg)
+        return int((cols["function"] == 0).sum())
+
+    def _columns(self, rec: dict[str, Any], order: Any, start: int) -> dict[str, Any]:
+        cols: dict[str, Any] = {
+            "object": np.asarray(rec["object"], dtype=np.int64),
+            "page": np.asarray(rec["page"], dtype=np.int64),
+            "access": np.frombuffer(rec["access"], dtype=np.uint8),
+            "function": np.frombuffer(rec["function"], dtype=np.uint8),
+            "hit": None if rec.get("hit") is None else np.frombuffer(rec["hit"], dtype=np.uint8),
+        }
+        n = len(rec["time_offset"])
+        for k, v in cols.items():
+            if v is not None and len(v) != n:
+                raise ValueError(f"field {k} has {len(v)} values, time_offset has {n}")
+        return {k: (None if v is None else (v if order is None else v[order])[start:]) for k, v in cols.items()}
+
+    def _observe(self, names: list[str], cols: dict[str, Any], seg: slice) -> None:
+        hit = cols["hit"]
+        if hit is None:
+            return
+        self.observed_reported = True
+        gp = cols["function"][seg] == 0
+        obj = cols["object"][seg][gp]
+        h = hit[seg][gp]
+        hits = np.bincount(obj, weights=h, minlength=len(names))
+        refs = np.bincount(obj, minlength=len(names))
+        for i in np.flatnonzero(refs):
+            o = self.observed.setdefault(names[i], [0, 0])
+            o[0] += int(hits[i])
+            o[1] += int(refs[i] - hits[i])
+
+    # ------------------------------------------------------------ output
+
+    def flush(self, before_pane: int, on_emit: OnEmit) -> bool:
+        """Emit the open pane if it is earlier than `before_pane` (event time has passed it)."""
+        if self.open_pane is None or self.open_pane >= before_pane:
+            return False
+        on_emit(self._emit(), 0)
+        return True
+
+    def pane_end_seconds(self) -> float | None:
+        return None if self.open_pane is None else (self.open_pane + 1) * self.pane_seconds
+
+    def _emit(self) -> Emission:
+        pane = self.open_pane
+        assert pane is not None
+        sim, pool = self.sim, self.pool
+        r = sim.result(pool, None, panes=1)
+        if r["window"]["last_pane"] != pane:
+            raise RuntimeError(f"{self.source}/{pool}: simulator's last pane {r['window']['last_pane']} is not {pane}")
+        ws_pool, ws_obj, kept = sim.window_working_sets(pool)
+        key = {"source": self.source, "pool": pool, "pane_start": round(pane * self.pane_seconds * 1000),
+               "pane_end": round((pane + 1) * self.pane_seconds * 1000), "seconds": r["window"]["seconds"]}
+        cur = self.current_size
+        obs_h = sum(v[0] for v in self.observed.values())
+        obs_m = sum(v[1] for v in self.observed.values())
+        pool_row = {
+            **key, **_getpages(r), **_observed(self.observed_reported, obs_h, obs_m),
+            "working_set_pages": ws_pool, "window_panes": kept, **_at_current(r["curve"], cur),
+            "late_getpages": r["late_getpages"], "warmup": bool(r["window"]["warmup"]), "mode": r["mode"],
+            "sampling_rate": float(r["sampling_rate"]), "batches": self.batches,
+            "emitted_at": round(time.time() * 1000),
+        }
+        em = Emission(pane, pool_row)
+        pane_pages = r["working_set"]["pane_pages"][-1] if r["working_set"]["pane_pages"] else 0
+        em.working_set.append({**key, "object": None,
+                               "pane_pages": pane_pages, "window_pages": ws_pool, "window_panes": kept,
+                               "change_pages": None if self.prev_pane_pages is None
+                               else pane_pages - self.prev_pane_pages})
+        self.prev_pane_pages = pane_pages
+        for name, o in r["objects"].items():
+            h, m = self.observed.get(name, [0, 0])
+            em.object_panes.append({
+                **key, "object": name, **_getpages(o), **_observed(self.observed_reported, h, m),
+                "working_set_pages": ws_obj.get(name, 0), "sequential_share": o["sequential_share"],
+                "access_class": o["class"], **_at_current(o["curve"], cur),
+            })
+            em.working_set.append({**key, "object": name, "pane_pages": o["working_set"]["pane_pages"][-1],
+                                   "window_pages": ws_obj.get(name, 0), "window_panes": kept, "change_pages": None})
+        for c in r["curve"]:
+            em.sim_curve.append({
+                **key, "size_pages": c["size_pages"], "size_factor": c["size_pages"] / cur if cur else None,
+                "is_current": cur is not None and c["size_pages"] == cur, "refs": r["refs"],
+                **{k: c[k] for k in ("hits", "misses", "hit_ratio", "miss_ratio", "hit_ratio_random",
+                                     "hit_ratio_sequential", "sync_reads", "prefetch_pages", "sync_reads_per_s",
+                                     "prefetch_pages_per_s", "avoided_sync_reads_per_s",
+                                     "cpu_seconds_saved_per_s", "elapsed_seconds_saved_per_s")},
+            })
+        em.reuse_distance = self._reuse_rows(key, r)
+        self.emitted_through = pane
+        self.open_pane = None
+        self.batches = 0
+        self.observed = {}
+        return em
+
+    def _reuse_rows(self, key: dict[str, Any], r: dict[str, Any]) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for a, name in enumerate(ACCESS):
+            if r["getpages"][name] == 0:
+                continue
+            log2: dict[int, float] = {}
+            for lo, _hi, count in self.sim.histogram(self.pool, a, 1):
+                k = int(lo).bit_length() - 1
+                log2[k] = log2.get(k, 0.0) + count
+            for k, count in sorted(log2.items()):
+                rows.append({**key, "access": name, "distance_lo": 2**k, "distance_hi": 2 ** (k + 1) - 1,
+                             "getpages": count})
+        return rows
+
+    # ------------------------------------------------------------ state
+
+    def snapshot(self) -> bytes:
+        header = json.dumps({
+            "source": self.source, "pool": self.pool, "open_pane": self.open_pane,
+            "emitted_through": self.emitted_through, "current_size": self.current_size, "batches": self.batches,
+            "prev_pane_pages": self.prev_pane_pages, "observed": self.observed,
+            "observed_reported": self.observed_reported,
+        }).encode()
+        return MAGIC + struct.pack("<I", len(header)) + header + self.sim.snapshot()
+
+    @classmethod
+    def restore(cls, data: bytes) -> PoolTracker:
+        if data[:8] != MAGIC:
+            raise ValueError("not a poolsight tracker snapshot")
+        (n,) = struct.unpack("<I", data[8:12])
+        h = json.loads(data[12 : 12 + n])
+        tr = cls(h["source"], h["pool"])
+        tr.sim = Simulator.restore(data[12 + n :])
+        tr.pane_seconds = tr.sim.config.pane_seconds
+        for k in ("open_pane", "emitted_through", "current_size", "batches", "prev_pane_pages", "observed",
+                  "observed_reported"):
+            setattr(tr, k, h[k])
+        return tr
+
+
+def _iso(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def _getpages(r: dict[str, Any]) -> dict[str, Any]:
+    g = r["getpages"]
+    return {"getpages": r["refs"], "getpages_random": g["random"], "getpages_sequential": g["sequential"],
+            "getpages_rid": g["rid"], "updates": r["updates"], "distinct_pages": r["distinct_pages"]}
+
+
+def _observed(reported: bool, hits: int, misses: int) -> dict[str, Any]:
+    return {"observed_hits": hits if reported else None, "observed_misses": misses if reported else None}
+
+
+def _at_current(curve: list[dict[str, Any]], current: int | None) -> dict[str, Any]:
+    by_size = {c["size_pages"]: c for c in curve}
+    cur = by_size.get(current) if current else None
+    two = by_size.get(2 * current) if current else None
+    return {
+        "current_size": current,
+        "sim_hit_ratio": cur and cur["hit_ratio"], "sim_sync_reads": cur and cur["sync_reads"],
+        "sim_sync_reads_per_s": cur and cur["sync_reads_per_s"],
+        "hit_ratio_2x": two and two["hit_ratio"], "sync_reads_per_s_2x": two and two["sync_reads_per_s"],
+        "avoided_sync_reads_per_s_2x": two and two["avoided_sync_reads_per_s"],
+        "cpu_seconds_saved_per_s_2x": two and two["cpu_seconds_saved_per_s"],
+        "elapsed_seconds_saved_per_s_2x": two and two["elapsed_seconds_saved_per_s"],
+    }

@@ -1,0 +1,67 @@
+"""`poolsight maintain`: Iceberg upkeep through Trino's procedures, table by table:
+compaction (optimize, which also applies the tables' sort order), snapshot expiry and
+removal of orphan files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from poolsight.infra.config import load_settings
+from poolsight.infra.services import trino_connection
+from poolsight.sql.tables import BY_NAME, TABLES
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tables", help="comma-separated table names (default: all)")
+    p.add_argument("--retain", default="7d", help="keep snapshots younger than this (Trino duration, e.g. 7d, 12h)")
+    p.add_argument("--file-size-threshold", default="100MB", help="compact files smaller than this")
+    p.add_argument("--skip-orphans", action="store_true")
+
+
+def maintain(tables: list[str], retain: str, threshold: str, orphans: bool = True) -> list[dict[str, Any]]:
+    """Run the procedures; returns one report per table (files before and after, seconds)."""
+    report: list[dict[str, Any]] = []
+    with trino_connection(load_settings()) as conn:
+        cur = conn.cursor()
+
+        def run(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+            cur.execute(sql, params)
+            return list(cur.fetchall())
+
+        # Trino refuses retention below its configured minimum unless the session allows it.
+        run("SET SESSION iceberg.expire_snapshots_min_retention = '0s'")
+        run("SET SESSION iceberg.remove_orphan_files_min_retention = '0s'")
+        for name in tables:
+            t = BY_NAME[name]  # identifiers come from tables.py; durations are checked below
+            start = time.monotonic()
+            files = f'SELECT count(*) FROM {t.qualified.rsplit(".", 1)[0]}."{t.name}$files"'
+            before = run(files)[0][0]
+            run(f"ALTER TABLE {t.qualified} EXECUTE optimize(file_size_threshold => '{threshold}')")
+            run(f"ALTER TABLE {t.qualified} EXECUTE expire_snapshots(retention_threshold => '{retain}')")
+            if orphans:
+                run(f"ALTER TABLE {t.qualified} EXECUTE remove_orphan_files(retention_threshold => '{retain}')")
+            report.append({"table": name, "files_before": before, "files_after": run(files)[0][0],
+                           "seconds": round(time.monotonic() - start, 2)})
+    return report
+
+
+def run_cli(a: argparse.Namespace) -> int:
+    import re
+
+    names = [n.strip() for n in a.tables.split(",")] if a.tables else [t.name for t in TABLES]
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown:
+        print(f"poolsight maintain: unknown tables {unknown}; known: {', '.join(BY_NAME)}", file=sys.stderr)
+        return 2
+    # Durations and sizes are spliced into the procedure calls: accept only their syntax.
+    if not re.fullmatch(r"\d+(\.\d+)?(ms|s|m|h|d)", a.retain) or \
+            not re.fullmatch(r"\d+(\.\d+)?(B|kB|MB|GB)", a.file_size_threshold):
+        print("poolsight maintain: --retain like 7d or 12h, --file-size-threshold like 100MB", file=sys.stderr)
+        return 2
+    for row in maintain(names, a.retain, a.file_size_threshold, not a.skip_orphans):
+        print(json.dumps(row))
+    return 0

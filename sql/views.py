@@ -1,0 +1,28 @@
+"""The Trino views of sql/views.sql, with the catalog and namespace of poolsight.names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from poolsight.names import NAMESPACE, TRINO_CATALOG
+
+VIEWS_SQL = Path(__file__).resolve().parent / "views.sql"
+SCHEMA = f"{TRINO_CATALOG}.{NAMESPACE}"
+
+
+def view_statements() -> list[tuple[str, str]]:
+    """(view name, CREATE OR REPLACE VIEW statement) in file order."""
+    text = "\n".join(line for line in VIEWS_SQL.read_text().splitlines() if not line.lstrip().startswith("--"))
+    out: list[tuple[str, str]] = []
+    for stmt in (s.strip() for s in text.split(";")):
+        if not stmt:
+            continue
+        m = re.search(r"VIEW\s+\$\{schema\}\.(\w+)", stmt)
+        if m is None:
+            raise ValueError(f"{VIEWS_SQL}: not a view statement: {stmt[:60]}")
+        out.append((m.group(1), stmt.replace("${schema}", SCHEMA)))
+    return out
+
+
+VIEWS = tuple(name for name, _ in view_statements())

@@ -1,0 +1,107 @@
+-- Trino views over the Iceberg tables; the launcher creates them (CREATE OR REPLACE).
+-- ${schema} is the catalog and namespace from poolsight/names.py. Statements end with ';'.
+
+-- One row per pool and statistics interval, like the pool table of a statistics report:
+-- getpages, sync read I/O per second, hit ratios, pages per write (seed 000).
+CREATE OR REPLACE VIEW ${schema}.pool_summary
+COMMENT 'One row per pool and statistics interval: getpages, read I/O per second, hit ratios, pages per write'
+AS SELECT
+  source, pool, interval_start, interval_end, interval_seconds, origin,
+  vpsize, getpages,
+  getpages / nullif(interval_seconds, 0) AS getpages_per_second,
+  sync_reads_random + sync_reads_sequential AS sync_reads,
+  sync_reads_per_second,
+  read_ios_per_second,
+  pages_read_per_second,
+  application_hit_ratio,
+  system_hit_ratio,
+  pages_written,
+  pages_per_write,
+  io_intensity,
+  flags
+FROM ${schema}.pool_stats;
+
+-- Objects ranked by synchronous I/O per second in each interval, with the CPU and the
+-- I/O wait it costs, per second and per 24 hours: measured (IFCID 199 statistics)
+-- and simulated at the pool's current size (simulation panes).
+CREATE OR REPLACE VIEW ${schema}.object_io_cost
+COMMENT 'Objects ranked by sync I/O per second: CPU seconds and I/O elapsed (delay) per second and per 24 hours'
+AS WITH costs AS (
+  SELECT 'measured' AS basis, source, pool, object, interval_start, interval_end,
+         sync_reads_per_second AS sync_ios_per_second,
+         cpu_seconds_per_second,
+         sync_io_seconds_per_second AS io_elapsed_seconds_per_second
+  FROM ${schema}.object_io_stats
+  UNION ALL
+  SELECT 'simulated', source, pool, object, pane_start, pane_end,
+         sim_sync_reads_per_s,
+         sim_sync_reads_per_s * 30e-6,
+         CAST(NULL AS double)
+  FROM ${schema}.object_pane
+  WHERE sim_sync_reads_per_s IS NOT NULL
+)
+SELECT basis, source, pool, object, interval_start, interval_end,
+       sync_ios_per_second,
+       cpu_seconds_per_second,
+       cpu_seconds_per_second * 86400 AS cpu_seconds_per_24h,
+       io_elapsed_seconds_per_second,
+       io_elapsed_seconds_per_second * 86400 AS delay_seconds_per_24h,
+       rank() OVER (PARTITION BY basis, source, interval_start ORDER BY sync_ios_per_second DESC) AS io_rank
+FROM costs;
+
+-- The curve of each pool over its latest window (the panes of the last 15 minutes of
+-- event time it has): hit ratio, sync reads and prefetched pages per second, savings.
+CREATE OR REPLACE VIEW ${schema}.sim_curve_latest
+COMMENT 'Each pool''s simulated curve over its latest 15 minutes of panes'
+AS WITH latest AS (
+  SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane GROUP BY source, pool
+)
+SELECT c.source, c.pool, l.window_end - INTERVAL '15' MINUTE AS window_start, l.window_end,
+       c.size_pages,
+       max(c.size_factor) AS size_factor,
+       bool_or(c.is_current) AS is_current,
+       count(*) AS panes,
+       sum(c.refs) AS getpages,
+       sum(c.hits) / nullif(sum(c.refs), 0) AS hit_ratio,
+       sum(c.misses) / nullif(sum(c.refs), 0) AS miss_ratio,
+       sum(c.sync_reads) / nullif(sum(c.seconds), 0) AS sync_reads_per_s,
+       sum(c.prefetch_pages) / nullif(sum(c.seconds), 0) AS prefetch_pages_per_s,
+       sum(c.avoided_sync_reads_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS avoided_sync_reads_per_s,
+       sum(c.cpu_seconds_saved_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS cpu_seconds_saved_per_s,
+       sum(c.elapsed_seconds_saved_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS elapsed_seconds_saved_per_s
+FROM ${schema}.sim_curve c
+JOIN latest l ON c.source = l.source AND c.pool = l.pool
+WHERE c.pane_end > l.window_end - INTERVAL '15' MINUTE
+GROUP BY c.source, c.pool, l.window_end, c.size_pages;
+
+-- The working set of each pool and object at its latest pane.
+CREATE OR REPLACE VIEW ${schema}.working_set_latest
+COMMENT 'Working set per pool (object null) and object at the latest pane'
+AS SELECT w.*
+FROM ${schema}.working_set w
+JOIN (SELECT source, pool, max(pane_start) AS pane_start FROM ${schema}.working_set GROUP BY source, pool) l
+  ON w.source = l.source AND w.pool = l.pool AND w.pane_start = l.pane_start;
+
+-- History: each pool per hour of event time beside the same hour one day and one week
+-- earlier (compare two time ranges; for arbitrary ranges, `poolsight query compare`).
+CREATE OR REPLACE VIEW ${schema}.pool_history
+COMMENT 'Per pool and hour: getpages, sync reads/s and hit ratios, beside the same hour a day and a week earlier'
+AS WITH hourly AS (
+  SELECT source, pool, date_trunc('hour', pane_start) AS hour,
+         sum(getpages) AS getpages,
+         sum(seconds) AS seconds,
+         sum(sim_sync_reads) / nullif(sum(seconds), 0) AS sync_reads_per_s,
+         sum(observed_hits) * 1e0 / nullif(sum(observed_hits) + sum(observed_misses), 0) AS observed_hit_ratio,
+         1 - sum(sim_sync_reads) / nullif(sum(getpages_random), 0) AS sim_random_hit_ratio,
+         max(working_set_pages) AS max_working_set_pages
+  FROM ${schema}.pool_pane
+  GROUP BY source, pool, date_trunc('hour', pane_start)
+)
+SELECT h.*,
+       d.getpages AS getpages_day_before, d.sync_reads_per_s AS sync_reads_per_s_day_before,
+       d.observed_hit_ratio AS observed_hit_ratio_day_before,
+       w.getpages AS getpages_week_before, w.sync_reads_per_s AS sync_reads_per_s_week_before,
+       w.observed_hit_ratio AS observed_hit_ratio_week_before
+FROM hourly h
+LEFT JOIN hourly d ON d.source = h.source AND d.pool = h.pool AND d.hour = h.hour - INTERVAL '1' DAY
+LEFT JOIN hourly w ON w.source = h.source AND w.pool = h.pool AND w.hour = h.hour - INTERVAL '7' DAY;

@@ -1,0 +1,204 @@
+"""The main job end to end on the real stack: generator -> Kafka -> Flink -> Iceberg -> Trino.
+
+Truth is independent: the generator's own trace (same seed, written to files) counted
+row by row and simulated offline by `poolsight simulate`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.csv as pacsv
+import pyarrow.compute as pc
+import pytest
+
+from poolsight.infra.config import load_settings
+from poolsight.infra.services import trino_connection
+from poolsight.ingest.kafka_io import AvroProducer
+from poolsight.names import GETPAGE_TOPIC
+from tests.conftest import POOLSIGHT, ROOT, poolsight
+
+pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
+
+SIZES = {"BP1": 40000, "BP2": 20000}  # day-posting.yaml
+
+
+def _query(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    with trino_connection(load_settings()) as conn:
+        cur = conn.cursor()
+        cur.execute(sql, params)
+        return list(cur.fetchall())
+
+
+@pytest.fixture(scope="module")
+def jobs() -> Iterator[None]:
+    poolsight("jobs", "cancel", "--all")
+    r = poolsight("jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", "4", timeout=600)
+    assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
+    yield
+    poolsight("jobs", "cancel", "--all")
+
+
+def _generate(member: str, out: Path | None, *extra: str) -> dict[str, Any]:
+    args = ["generate", "day-posting", "--members", member, "--seed", "7", "--duration", "150",
+            "--event-rate", "8000", *extra]
+    if out is not None:
+        args += ["--output", str(out)]
+    r = poolsight(*args)
+    assert r.returncode == 0, r.stderr
+    return dict(json.loads(r.stdout.strip().splitlines()[-1]))
+
+
+def _truth(trace: Path) -> dict[str, int]:
+    t = pacsv.read_csv(trace)
+    gp = t.filter(pc.equal(t["function"], "GP"))
+    return {str(p): int(pc.sum(pc.equal(gp["pool"], p)).as_py()) for p in SIZES}
+
+
+def _wait_getpages(member: str, want: dict[str, int], timeout: float = 300) -> dict[str, int]:
+    deadline = time.monotonic() + timeout
+    got: dict[str, int] = {}
+    while time.monotonic() < deadline:
+        rows = _query("SELECT pool, sum(getpages) FROM iceberg.poolsight.pool_pane WHERE source = ? GROUP BY pool",
+                      (member,))
+        got = {str(p): int(n) for p, n in rows}
+        if got == want:
+            return got
+        time.sleep(2)
+    return got
+
+
+@pytest.fixture(scope="module")
+def workload(jobs: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, dict[str, int]]:
+    member = f"E{uuid.uuid4().hex[:6].upper()}"
+    files = tmp_path_factory.mktemp("e2e")
+    _generate(member, files)
+    produced = _generate(member, None)
+    truth = _truth(files / "trace.csv")
+    assert sum(truth.values()) == produced["getpages"]
+    return member, files, truth
+
+
+def test_getpages_in_iceberg_equal_what_was_produced(workload: tuple[str, Path, dict[str, int]]) -> None:
+    member, _, truth = workload
+    assert _wait_getpages(member, truth) == truth
+    dup = _query("SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
+                 "GROUP BY pool, pane_start HAVING count(*) > 1)", (member,))
+    assert dup[0][0] == 0
+    objects = _query("SELECT pool, sum(getpages) FROM iceberg.poolsight.object_pane WHERE source = ? GROUP BY pool",
+                     (member,))
+    assert {p: int(n) for p, n in objects} == truth
+    assert _query("SELECT count(*) FROM iceberg.poolsight.dead_letter WHERE source LIKE ?", (f"{member}%",))[0][0] == 0
+
+
+def test_curve_at_the_configured_size_matches_offline_simulate(
+        workload: tuple[str, Path, dict[str, int]], tmp_path: Path) -> None:
+    member, files, truth = workload
+    assert _wait_getpages(member, truth) == truth
+    out = tmp_path / "offline.json"
+    r = poolsight("simulate", str(files / "trace.csv"), "--pool-size", f"{member}/BP1=40000",
+                  "--pool-size", f"{member}/BP2=20000", "--window-panes", "100000", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    offline = json.loads(out.read_text())["pools"]
+    rows = _query("SELECT pool, sum(misses) / sum(refs), sum(refs) FROM iceberg.poolsight.sim_curve "
+                  "WHERE source = ? AND is_current GROUP BY pool", (member,))
+    assert {p for p, _, _ in rows} == set(SIZES)
+    for pool, miss_ratio, refs in rows:
+        want = next(c for c in offline[f"{member}/{pool}"]["curve"] if c["size_pages"] == SIZES[pool])
+        assert int(refs) == truth[pool]
+        assert abs(miss_ratio - want["miss_ratio"]) <= 0.005, (pool, miss_ratio, want["miss_ratio"])
+    latest = _query("SELECT pool, getpages, hit_ratio FROM iceberg.poolsight.sim_curve_latest "
+                    "WHERE source = ? AND is_current", (member,))
+    assert len(latest) == 2 and all(0 < hr < 1 for _, _, hr in latest)
+
+
+def test_statistics_job_lands_intervals_with_derived_metrics(workload: tuple[str, Path, dict[str, int]]) -> None:
+    member, files, truth = workload
+    intervals = [json.loads(line) for line in (files / "pool_stats.jsonl").read_text().splitlines()]
+    deadline = time.monotonic() + 120
+    rows: list[Any] = []
+    while time.monotonic() < deadline:
+        rows = _query("SELECT pool, count(*), sum(getpages), max(vpsize), min(application_hit_ratio) "
+                      "FROM iceberg.poolsight.pool_stats WHERE source = ? GROUP BY pool", (member,))
+        if sum(int(r[1]) for r in rows) == len(intervals):
+            break
+        time.sleep(2)
+    assert {p: int(n) for p, _, n, _, _ in rows} == truth  # the intervals add up to the trace
+    assert {p: int(v) for p, _, _, v, _ in rows} == SIZES  # joined from the pool attributes
+    summary = _query("SELECT count(*) FROM iceberg.poolsight.pool_summary WHERE source = ?", (member,))
+    assert summary[0][0] == len(intervals)
+
+
+def test_bad_and_late_records_go_to_dead_letter_and_the_job_goes_on(
+        workload: tuple[str, Path, dict[str, int]]) -> None:
+    member, _, truth = workload
+    assert _wait_getpages(member, truth) == truth
+    s = load_settings()
+    producer = AvroProducer(s.kafka_bootstrap, s.registry_url)
+    late = {"source": member, "pool": "BP1", "sequence": 10**6, "start_time": 1_767_225_600_000_000,
+            "end_time": 1_767_225_600_000_001, "object_names": ["SAPR3.BKPF"], "time_offset": [0, 1],
+            "object": [0, 0], "partition": None, "page": [1, 2], "access": b"\0\0", "function": b"\0\0",
+            "hit": None}
+    producer.send("getpage_batch", f"{member}|BP1", late, getpages=2)
+    producer._producer.produce(GETPAGE_TOPIC.name, key=f"{member}|BP2".encode(), value=b"\0" + (999_999).to_bytes(4, "big") + b"garbage")
+    producer.flush()
+    deadline = time.monotonic() + 90
+    reasons: list[str] = []
+    while time.monotonic() < deadline and len(reasons) < 2:
+        reasons = [r[0] for r in _query("SELECT reason FROM iceberg.poolsight.dead_letter WHERE source LIKE ? "
+                                        "ORDER BY reason", (f"{member}%",))]
+        time.sleep(2)
+    assert len(reasons) == 2, reasons
+    assert reasons[0].startswith("late: 2 getpages"), reasons
+    assert "schema id 999999" in reasons[1], reasons
+    assert _wait_getpages(member, truth) == truth  # nothing else changed
+    states = {j["name"]: j["state"] for j in _jobs()}
+    assert states.get("poolsight-simulation") == "RUNNING"
+
+
+def _jobs() -> list[dict[str, Any]]:
+    from poolsight.flink_jobs.submit import list_jobs
+
+    return list_jobs(load_settings())
+
+
+def _taskmanager_pid() -> int:
+    r = poolsight("status", "--json")
+    tm = next(x for x in json.loads(r.stdout)["services"] if x["name"] == "flink-taskmanager")
+    return int(tm["pid"])
+
+
+def test_killed_taskmanager_loses_and_doubles_nothing(jobs: None, tmp_path: Path) -> None:
+    member = f"K{uuid.uuid4().hex[:6].upper()}"
+    _generate(member, tmp_path)
+    truth = _truth(tmp_path / "trace.csv")
+    gen = subprocess.Popen([*POOLSIGHT, "generate", "day-posting", "--members", member, "--seed", "7",
+                            "--duration", "150", "--event-rate", "8000", "--rate", "40000"], cwd=ROOT)
+    # Some panes are committed, the rest is still in flight: kill -9 the TaskManager.
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        done = _query("SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[0][0]
+        if done >= 1:
+            break
+        time.sleep(0.5)
+    assert gen.poll() is None, "the generator finished before the kill: not the middle of the stream"
+    os.kill(_taskmanager_pid(), signal.SIGKILL)
+    r = poolsight("up", "flink-taskmanager")
+    assert r.returncode == 0, r.stderr
+    assert gen.wait(timeout=300) == 0
+    got = _wait_getpages(member, truth, timeout=400)
+    assert got == truth
+    dup = _query("SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
+                 "GROUP BY pool, pane_start HAVING count(*) > 1)", (member,))
+    assert dup[0][0] == 0
+    curve = _query("SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current "
+                   "GROUP BY pool", (member,))
+    assert {p: int(n) for p, n in curve} == truth
