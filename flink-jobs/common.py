@@ -64,7 +64,10 @@ def environment(s: Settings, name: str, opts: JobOptions) -> tuple[StreamExecuti
 
 def kafka_source(t_env: StreamTableEnvironment, s: Settings, view: str, topics: Sequence[str],
                  opts: JobOptions) -> None:
-    """A table of raw Kafka records (key, value, position) with event time from the header."""
+    """A table of raw Kafka records (key, value, position) with event time from the header.
+
+    A record without the header gets time 0: it must not move the partition's watermark
+    (its produce time could be months ahead of a replayed trace sharing the partition)."""
     ooo = int(opts.out_of_orderness_seconds * 1000)
     t_env.execute_sql(f"""
         CREATE TEMPORARY TABLE `{view}` (
@@ -73,10 +76,10 @@ def kafka_source(t_env: StreamTableEnvironment, s: Settings, view: str, topics: 
           `topic` STRING METADATA VIRTUAL,
           `part` INT METADATA FROM 'partition' VIRTUAL,
           `off` BIGINT METADATA FROM 'offset' VIRTUAL,
-          `kts` TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,
           `headers` MAP<STRING, BYTES> METADATA VIRTUAL,
           `et` AS COALESCE(TO_TIMESTAMP_LTZ(
-                  TRY_CAST(CAST(`headers`['{EVENT_TIME_HEADER}'] AS STRING) AS BIGINT), 3), `kts`),
+                  TRY_CAST(CAST(`headers`['{EVENT_TIME_HEADER}'] AS STRING) AS BIGINT), 3),
+                  TO_TIMESTAMP_LTZ(0, 3)),
           WATERMARK FOR `et` AS `et` - INTERVAL '{ooo / 1000:.3f}' SECOND(3)
         ) WITH (
           'connector' = 'kafka',
