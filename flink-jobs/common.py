@@ -123,7 +123,7 @@ def _cast(kind: str, v: Any) -> Any:
     if v is None:
         return None
     if kind in ("bigint", "int", "timestamp"):
-        return int(round(v)) if isinstance(v, float) else int(v)
+        return round(v) if isinstance(v, float) else int(v)
     if kind == "double":
         return float(v)
     if kind == "boolean":

@@ -43,7 +43,7 @@ def _ms(v: Any) -> int | None:
         return None
     if isinstance(v, int):
         return v // 1000
-    return round(v.timestamp() * 1000)
+    return round(float(v.timestamp()) * 1000)
 
 
 def _times(rec: dict[str, Any], *names: str) -> dict[str, Any]:

@@ -12,8 +12,8 @@ poolsight.sql.tables (timestamps as epoch milliseconds).
 
 from __future__ import annotations
 
+import itertools
 import json
-import math
 import struct
 import time
 from collections.abc import Callable
@@ -55,7 +55,8 @@ def batch_times(rec: dict[str, Any]) -> npt.NDArray[np.float64]:
     start = rec["start_time"]
     if not isinstance(start, int):  # fastavro gives timestamp-micros back as datetime
         start = round(start.timestamp() * 1e6)
-    return (start + np.asarray(rec["time_offset"], dtype=np.int64)) / 1e6
+    out: npt.NDArray[np.float64] = (start + np.asarray(rec["time_offset"], dtype=np.int64)) / 1e6
+    return out
 
 
 class PoolTracker:
@@ -115,7 +116,7 @@ class PoolTracker:
         cols = self._columns(rec, order, start)
         cuts = np.flatnonzero(panes[1:] != panes[:-1]) + 1
         bounds = [0, *cuts.tolist(), n]
-        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        for a, b in itertools.pairwise(bounds):
             pane = int(panes[a])
             if self.open_pane is not None and pane > self.open_pane:
                 # The state handed to on_emit is complete up to this getpage: a restore from

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from poolsight.names import NAMESPACE, NAMESPACES, PROBE_TABLE, TOPICS, TRINO_CATALOG
-
 from poolsight.sql.tables import TABLES, create_table_ddl
 from poolsight.sql.views import view_statements
 

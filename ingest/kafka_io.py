@@ -110,7 +110,8 @@ class AvroProducer:
         value = self.encode(schema_name, record)
         topic = SCHEMA_TOPICS[schema_name].name
         et = event_time_ms(record)
-        headers = None if et is None else [(EVENT_TIME_HEADER, str(et).encode())]
+        headers: list[tuple[str, str | bytes | None]] | None = (
+            None if et is None else [(EVENT_TIME_HEADER, str(et).encode())])
         while True:
             try:
                 self._producer.produce(topic, key=key.encode(), value=value, headers=headers,

@@ -45,7 +45,7 @@ class Table:
         return [c.name for c in self.columns]
 
 
-def C(name: str, type_: str, doc: str) -> Column:  # noqa: N802 - reads like a table definition
+def C(name: str, type_: str, doc: str) -> Column:
     if type_ not in TRINO_TYPES:
         raise ValueError(f"column {name}: unknown type {type_}")
     return Column(name, type_, doc)
@@ -158,7 +158,7 @@ REUSE_DISTANCE = Table("reuse_distance", "Reuse-distance histogram per pool and 
 ), "pane_start", ("source", "pool", "pane_start"))
 
 _INTERVAL = ("interval_start",)
-POOL_STATS = Table("pool_stats", "Statistics intervals per pool (IFCID 2 / statistics reports), with derived metrics.", (
+POOL_STATS = Table("pool_stats", "Statistics intervals per pool (IFCID 2, statistics reports), derived metrics.", (
     *_avro_columns("pool_stats"),
     C("getpages", "bigint", "Random plus sequential getpages."),
     C("application_hit_ratio", "double", "(getpages - sync reads) / getpages."),

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow.csv as pacsv
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 import pytest
 
 from poolsight.infra.config import load_settings
@@ -148,7 +148,8 @@ def test_bad_and_late_records_go_to_dead_letter_and_the_job_goes_on(
             "object": [0, 0], "partition": None, "page": [1, 2], "access": b"\0\0", "function": b"\0\0",
             "hit": None}
     producer.send("getpage_batch", f"{member}|BP1", late, getpages=2)
-    producer._producer.produce(GETPAGE_TOPIC.name, key=f"{member}|BP2".encode(), value=b"\0" + (999_999).to_bytes(4, "big") + b"garbage")
+    garbage = b"\0" + (999_999).to_bytes(4, "big") + b"garbage"  # framed, but no such schema id
+    producer._producer.produce(GETPAGE_TOPIC.name, key=f"{member}|BP2".encode(), value=garbage)
     producer.flush()
     deadline = time.monotonic() + 90
     reasons: list[str] = []

@@ -1,0 +1,94 @@
+"""The simulation job's per-pool logic without Flink: panes, late batches, restore."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from poolsight.flink_jobs.tracker import Emission, LateBatch, PoolTracker
+from poolsight.ingest.batching import make_batch
+from poolsight.simulator import SimConfig, Simulator
+
+NAMES = ["DB.A", "DB.B", "DB.C"]
+
+
+def _trace(n: int = 60_000, seed: int = 1) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    return {"t": np.sort(rng.random(n) * 400) + 1.7e9, "page": (rng.zipf(1.2, n) % 3000).astype(np.uint64),
+            "obj": rng.integers(0, 3, n), "acc": rng.integers(0, 3, n).astype(np.uint8),
+            "fun": (rng.random(n) < 0.1).astype(np.uint8), "hit": (rng.random(n) < 0.7).astype(np.uint8)}
+
+
+def _batches(tr: dict[str, Any], size: int = 1000) -> list[dict[str, Any]]:
+    out = []
+    for i in range(0, len(tr["t"]), size):
+        s = slice(i, i + size)
+        out.append(make_batch("S", "BP1", i // size, tr["t"][s], tr["obj"][s], tr["page"][s], tr["acc"][s],
+                              tr["fun"][s], hit=tr["hit"][s], names=NAMES).record)
+    return out
+
+
+def _run(batches: list[dict[str, Any]]) -> list[Emission]:
+    t = PoolTracker("S", "BP1")
+    t.set_size(500)
+    ems: list[Emission] = []
+    for b in batches:
+        t.feed(b, lambda e, _i: ems.append(e))
+    t.flush(10**12, lambda e, _i: ems.append(e))
+    return ems
+
+
+def _strip(e: Emission) -> dict[str, Any]:
+    rows = e.rows()
+    rows["pool_pane"] = [{k: v for k, v in r.items() if k != "emitted_at"} for r in rows["pool_pane"]]
+    return rows
+
+
+def test_panes_add_up_to_the_offline_simulation() -> None:
+    tr = _trace()
+    ems = _run(_batches(tr))
+    assert [e.pane for e in ems] == sorted({int(x // 60) for x in tr["t"]})
+    gp = tr["fun"] == 0
+    assert sum(e.pool_pane["getpages"] for e in ems) == int(gp.sum())
+    assert sum(e.pool_pane["observed_hits"] for e in ems) == int(tr["hit"][gp].sum())
+    assert sum(r["getpages"] for e in ems for r in e.object_panes) == int(gp.sum())
+    sim = Simulator(SimConfig(window_panes=1000))
+    sim.feed(tr["t"], "BP1", np.array(NAMES)[tr["obj"]], tr["page"], tr["acc"], tr["fun"])
+    for size in (250, 500, 1000):
+        want = sim.result("BP1", [size], panes=1000)["curve"][0]["misses"]
+        got = sum(r["misses"] for e in ems for r in e.sim_curve if r["size_pages"] == size)
+        assert got == pytest.approx(want, abs=1e-6)
+    assert all(r["is_current"] == (r["size_pages"] == 500) for e in ems for r in e.sim_curve)
+
+
+def test_restore_from_an_emission_snapshot_continues_without_repeating() -> None:
+    batches = _batches(_trace(), size=777)  # batches straddle pane boundaries
+    whole = _run(batches)
+    t = PoolTracker("S", "BP1")
+    t.set_size(500)
+    ems: list[Emission] = []
+    saved: list[tuple[bytes, int, int]] = []  # (snapshot, batch index, resume position)
+    for i, b in enumerate(batches):
+        def emitted(e: Emission, resume: int, i: int = i) -> None:
+            ems.append(e)
+            saved.append((t.snapshot(), i, resume))
+        t.feed(b, emitted)
+    snap, i, resume = saved[2]  # a restart after the third emission
+    again = PoolTracker.restore(snap)
+    rest: list[Emission] = []
+    again.feed(batches[i], lambda e, _r: rest.append(e), resume)
+    for b in batches[i + 1:]:
+        again.feed(b, lambda e, _r: rest.append(e))
+    again.flush(10**12, lambda e, _r: rest.append(e))
+    assert [_strip(e) for e in rest] == [_strip(e) for e in whole[3:]]
+
+
+def test_a_batch_for_an_emitted_pane_is_late() -> None:
+    batches = _batches(_trace())
+    t = PoolTracker("S", "BP1")
+    for b in batches[:30]:
+        t.feed(b, lambda e, _i: None)
+    with pytest.raises(LateBatch, match="late: 1000 getpages"):
+        t.feed(batches[0], lambda e, _i: None)
