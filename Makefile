@@ -41,9 +41,8 @@ down: venv ## stop what `up` started
 status: venv ## each service's state, address, PID, memory and health
 	$(BIN)/poolsight status
 
-demo: install ## install, start the stack and show it healthy (the main job joins when it lands)
-	$(BIN)/poolsight up
-	$(BIN)/poolsight status
+demo: install ## the main job: stack up, jobs submitted, a scenario generated, a Trino summary every 10 s
+	$(BIN)/poolsight demo
 
 lint: venv ## ruff and mypy
 	$(BIN)/ruff check .
@@ -66,6 +65,9 @@ bench-sim: venv ## simulator throughput and accuracy vs libcachesim (benchmark-o
 bench-ingest: install ## getpages/s into and out of Kafka (generator, trace collector, consumer) vs raw Kafka
 	$(BIN)/python -m poolsight.ingest.bench
 
+bench-pipeline: install ## getpages/s from the generator through Flink into Iceberg, and freshness via Trino
+	$(BIN)/python -m poolsight.flink_jobs.bench
+
 clean: ## remove runtime data and logs (var/); keeps the download cache
 	-$(BIN)/poolsight down
 	rm -rf var
@@ -73,4 +75,4 @@ clean: ## remove runtime data and logs (var/); keeps the download cache
 distclean: clean ## also remove .venv and the download cache
 	rm -rf $(VENV) .cache
 
-.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim bench-ingest clean distclean
+.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim bench-ingest bench-pipeline clean distclean

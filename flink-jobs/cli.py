@@ -20,6 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--from", dest="start_from", choices=["earliest", "latest"], default="earliest",
                    help="where a new consumer group starts reading")
     s.add_argument("--parallelism", type=int, default=1)
+    s.add_argument("--group", default="poolsight",
+                   help="consumer group prefix (<prefix>-simulation, <prefix>-statistics): a new one starts at --from")
     m = s.add_argument_group("simulation")
     m.add_argument("--mode", choices=["exact", "shards"], default="exact")
     m.add_argument("--rate", type=float, default=0.01, help="SHARDS sampling rate")
@@ -87,7 +89,7 @@ def run(a: argparse.Namespace) -> int:
         return 2
     out: dict[str, str] = {}
     for kind in (["simulation", "statistics"] if a.which == "all" else [a.which]):
-        job = JobOptions(group=f"poolsight-{kind}", checkpoint_seconds=a.checkpoint_seconds,
+        job = JobOptions(group=f"{a.group}-{kind}", checkpoint_seconds=a.checkpoint_seconds,
                          out_of_orderness_seconds=a.out_of_orderness, start_from=a.start_from,
                          parallelism=a.parallelism)
         options: SimulationOptions | StatisticsOptions

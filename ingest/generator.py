@@ -270,9 +270,10 @@ class Generator:
         self.totals.intervals += 1
 
     def run(self, sink: Sink, *, getpages: int | None = None, duration: float | None = None,
-            rate: float | None = None, chunk: int = 65_536) -> Totals:
-        """Generate until `getpages` getpages or `duration` seconds of event time; with `rate`
-        (getpages/s) paced on the wall clock, else as fast as possible."""
+            rate: float | None = None, chunk: int = 65_536, wall_limit: float = math.inf) -> Totals:
+        """Generate until `getpages` getpages or `duration` seconds of event time (or `wall_limit`
+        seconds of wall time); with `rate` (getpages/s) paced on the wall clock, else as fast
+        as possible."""
         if getpages is None and duration is None:
             raise ValueError("give getpages or duration")
         limit_t = self.t + duration if duration is not None else math.inf
@@ -280,7 +281,8 @@ class Generator:
         interval_start = self.t
         interval_len = self.sc.interval_seconds
         wall0 = started = time.monotonic()
-        while (getpages is None or self.totals.getpages < getpages) and self.t < limit_t:
+        while (getpages is None or self.totals.getpages < getpages) and self.t < limit_t \
+                and time.monotonic() - started < wall_limit:
             left_in_interval = interval_start + interval_len - self.t
             n = int(min(chunk, max(1, left_in_interval * self.event_rate)))
             if getpages is not None:

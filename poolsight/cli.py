@@ -72,6 +72,12 @@ def _cmd_jobs(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from poolsight.flink_jobs.demo import run
+
+    return run(args)
+
+
 def _cmd_maintain(args: argparse.Namespace) -> int:
     from poolsight.sql.maintain import run_cli
 
@@ -122,6 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     jobs = sub.add_parser("jobs", help="the streaming jobs: submit, list, cancel")
     add_jobs_arguments(jobs)
     jobs.set_defaults(func=_cmd_jobs)
+    from poolsight.flink_jobs.demo import add_arguments as add_demo_arguments
+
+    demo = sub.add_parser("demo", help="the main job live: stack, jobs, generator, a Trino summary every 10 s")
+    add_demo_arguments(demo)
+    demo.set_defaults(func=_cmd_demo)
     maint = sub.add_parser("maintain", help="Iceberg upkeep: compaction, snapshot expiry, orphan files")
     add_maintain_arguments(maint)
     maint.set_defaults(func=_cmd_maintain)

@@ -1,0 +1,87 @@
+"""`poolsight demo` (`make demo`): the whole main job on embedded defaults.
+
+Stack up, both jobs submitted, the generator running a scenario live (event time
+from now, faster than real time so a pane closes every few seconds), and every
+10 s a summary read from Trino, until interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from typing import Any
+
+from poolsight.infra.config import load_settings
+from poolsight.infra.launcher import up
+from poolsight.infra.services import trino_connection
+
+SUMMARY = """
+SELECT source, pool, max(current_size), count(*), sum(getpages), max(pane_end),
+       max_by(sim_sync_reads_per_s, pane_start),
+       max_by(observed_hits * 1e0 / nullif(observed_hits + observed_misses, 0), pane_start), max_by(sim_hit_ratio, pane_start), max_by(hit_ratio_2x, pane_start),
+       max_by(avoided_sync_reads_per_s_2x, pane_start), max_by(cpu_seconds_saved_per_s_2x, pane_start),
+       max_by(working_set_pages, pane_start)
+FROM iceberg.poolsight.pool_pane WHERE source = ? GROUP BY source, pool ORDER BY pool"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scenario", default="mixed")
+    p.add_argument("--rate", default="200000", help="generator getpages/s on the wall clock (or max)")
+    p.add_argument("--speedup", type=float, default=10.0, help="event time runs this much faster than the wall")
+    p.add_argument("--every", type=float, default=10.0, help="seconds between summaries")
+    p.add_argument("--member", default="DEMO")
+
+
+def _table(rows: list[Any]) -> str:
+    head = (f"{'POOL':<6}{'VPSIZE':>8}{'PANES':>6}{'GETPAGES':>12}  {'LATEST PANE END':<20}{'SYNC RD/S':>10}"
+            f"{'OBS HIT':>8}{'SIM HIT':>8}{'HIT@2X':>8}{'SAVED RD/S@2X':>14}{'CPU S/S@2X':>11}{'WORK SET':>10}")
+    lines = [head]
+    for r in rows:
+        def f(v: Any, fmt: str) -> str:
+            return "-" if v is None else format(v, fmt)
+        lines.append(f"{r[1]:<6}{f(r[2], ',d'):>8}{r[3]:>6}{r[4]:>12,}  {r[5]:%Y-%m-%d %H:%M:%S}  "
+                     f"{f(r[6], ',.0f'):>9}{f(r[7], '.3f'):>8}{f(r[8], '.3f'):>8}{f(r[9], '.3f'):>8}"
+                     f"{f(r[10], ',.0f'):>14}{f(r[11], '.4f'):>11}{f(r[12], ',d'):>10}")
+    return "\n".join(lines)
+
+
+def run(a: argparse.Namespace) -> int:
+    from poolsight.flink_jobs import submit as jobs
+
+    s = load_settings()
+    up(s)
+    names = {j["name"] for j in jobs.list_jobs(s) if j["state"] == "RUNNING"}
+    if not {"poolsight-simulation", "poolsight-statistics"} <= names:
+        jobs.cancel_all(s)
+        r = subprocess.run([sys.executable, "-m", "poolsight.cli", "jobs", "submit", "--from", "latest",
+                            "--group", f"demo-{int(time.time())}"], check=False)
+        if r.returncode != 0:
+            return r.returncode
+    rate = 200_000.0 if a.rate == "max" else float(a.rate)
+    gen = subprocess.Popen([sys.executable, "-m", "poolsight.cli", "generate", a.scenario, "--members",
+                            a.member, "--start", "now", "--duration", str(30 * 24 * 3600), "--rate", a.rate,
+                            "--event-rate", str(rate / a.speedup), "--seed", str(int(time.time()))],
+                           stdout=subprocess.DEVNULL)
+    print(f"generating scenario {a.scenario} as {a.member} at {a.rate} getpages/s; a summary every "
+          f"{a.every:.0f} s (Ctrl-C to stop; the stack keeps running, `poolsight down` stops it)", flush=True)
+    try:
+        while gen.poll() is None:
+            time.sleep(a.every)
+            try:
+                with trino_connection(s) as conn:
+                    cur = conn.cursor()
+                    cur.execute(SUMMARY, (a.member,))
+                    rows = cur.fetchall()
+            except Exception as exc:
+                print(f"(Trino: {exc})", flush=True)
+                continue
+            print(f"\n{time.strftime('%H:%M:%S')}  {a.scenario} on {a.member}: simulated at the current size "
+                  f"and at 2x (latest pane)\n{_table(rows) if rows else '(no pane committed yet)'}", flush=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        gen.terminate()
+        gen.wait()
+    return 0 if gen.returncode in (0, -15) else 1
