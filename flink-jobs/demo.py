@@ -20,7 +20,8 @@ from poolsight.infra.services import trino_connection
 SUMMARY = """
 SELECT source, pool, max(current_size), count(*), sum(getpages), max(pane_end),
        max_by(sim_sync_reads_per_s, pane_start),
-       max_by(observed_hits * 1e0 / nullif(observed_hits + observed_misses, 0), pane_start), max_by(sim_hit_ratio, pane_start), max_by(hit_ratio_2x, pane_start),
+       max_by(observed_hits * 1e0 / nullif(observed_hits + observed_misses, 0), pane_start),
+       max_by(sim_hit_ratio, pane_start), max_by(hit_ratio_2x, pane_start),
        max_by(avoided_sync_reads_per_s_2x, pane_start), max_by(cpu_seconds_saved_per_s_2x, pane_start),
        max_by(working_set_pages, pane_start)
 FROM iceberg.poolsight.pool_pane WHERE source = ? GROUP BY source, pool ORDER BY pool"""
