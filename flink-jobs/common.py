@@ -141,6 +141,41 @@ def dead_letter(collector: str, reason: str, raw: bytes | None, row: Row, source
             "collector": collector, "topic": row[2]}
 
 
+def run_keyed(env: StreamExecutionEnvironment, t_env: StreamTableEnvironment, view: str, function: Any,
+              main_table: str, tags: dict[str, Any], name: str, operator: str) -> str:
+    """Key the raw records by Kafka key, run `function` (main output: main_table rows,
+    side outputs: tags by table name), insert every output into its table, and
+    submit the job; returns its id."""
+    from pyflink.common.typeinfo import Types
+
+    out = (raw_stream(t_env, view)
+           .key_by(key_of, key_type=Types.STRING())
+           .process(function, output_type=row_type(BY_NAME[main_table]))
+           .name(operator))
+    statements = t_env.create_statement_set()
+    sink(t_env, statements, out, main_table)
+    for table, tag in tags.items():
+        sink(t_env, statements, out.get_side_output(tag), table)
+    statements.attach_as_datastream()
+    return str(env.execute_async(name).get_job_id())
+
+
+def main(submit: Any, options: type, default_name: str) -> None:
+    """The job module's entry point: `--job` and `--options` as JSON (see submit.py)."""
+    import argparse
+    import json
+
+    from poolsight.infra.config import load_settings
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--job", required=True, help="JobOptions as JSON")
+    p.add_argument("--options", required=True, help="the job's options as JSON")
+    p.add_argument("--name", default=default_name)
+    a = p.parse_args()
+    job_id = submit(load_settings(), JobOptions(**json.loads(a.job)), options(**json.loads(a.options)), a.name)
+    print(json.dumps({"job_id": job_id, "name": a.name}))
+
+
 def sink(t_env: StreamTableEnvironment, statements: Any, stream: DataStream, table_name: str) -> None:
     """Insert a stream of rows (typed by row_type) into the Iceberg table of that name."""
     from poolsight.infra.config import CATALOG_NAME

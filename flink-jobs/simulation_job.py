@@ -13,11 +13,9 @@ make the tables exactly once.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from poolsight.flink_jobs.common import (
@@ -25,10 +23,9 @@ from poolsight.flink_jobs.common import (
     dead_letter,
     environment,
     kafka_source,
-    key_of,
-    raw_stream,
+    main,
     row_type,
-    sink,
+    run_keyed,
     to_row,
 )
 from poolsight.flink_jobs.tracker import Emission, LateBatch, PoolTracker
@@ -201,39 +198,14 @@ def _simulate_function(o: SimulationOptions) -> Any:
 
 def submit(settings: Any, job: JobOptions, o: SimulationOptions, name: str = "poolsight-simulation") -> str:
     """Build the job and submit it to the session cluster; return its job id."""
-    from pyflink.common.typeinfo import Types
-
     env, t_env = environment(settings, name, job)
     kafka_source(t_env, settings, "getpage_source", [GETPAGE_TOPIC.name, ATTRIBUTES_TOPIC.name], job)
     function, tags = _simulate_function(o)
-    panes = (raw_stream(t_env, "getpage_source")
-             .key_by(key_of, key_type=Types.STRING())
-             .process(function, output_type=row_type(BY_NAME["pool_pane"]))
-             .name("simulate"))
-    statements = t_env.create_statement_set()
-    sink(t_env, statements, panes, "pool_pane")
-    for out, tag in tags.items():
-        sink(t_env, statements, panes.get_side_output(tag), out)
-    statements.attach_as_datastream()
-    client = env.execute_async(name)
-    return str(client.get_job_id())
+    return run_keyed(env, t_env, "getpage_source", function, "pool_pane", tags, name, "simulate")
 
 
 def _main() -> None:
-    from poolsight.infra.config import load_settings
-
-    p = argparse.ArgumentParser()
-    p.add_argument("--job", required=True, help="JobOptions as JSON")
-    p.add_argument("--options", required=True, help="SimulationOptions as JSON")
-    p.add_argument("--name", default="poolsight-simulation")
-    a = p.parse_args()
-    job_id = submit(load_settings(), JobOptions(**json.loads(a.job)), SimulationOptions(**json.loads(a.options)),
-                    a.name)
-    print(json.dumps({"job_id": job_id, "name": a.name}))
-
-
-def options_json(o: SimulationOptions) -> str:
-    return json.dumps(asdict(o))
+    main(submit, SimulationOptions, "poolsight-simulation")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,6 @@ The collectors' dead-letter topic and undecodable records go into dead_letter.
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -17,10 +15,9 @@ from poolsight.flink_jobs.common import (
     dead_letter,
     environment,
     kafka_source,
-    key_of,
-    raw_stream,
+    main,
     row_type,
-    sink,
+    run_keyed,
     to_row,
 )
 from poolsight.names import ATTRIBUTES_TOPIC, DEADLETTER_TOPIC, STATS_TOPIC
@@ -140,35 +137,16 @@ def _statistics_function(o: StatisticsOptions) -> Any:
 
 
 def submit(settings: Any, job: JobOptions, o: StatisticsOptions, name: str = "poolsight-statistics") -> str:
-    from pyflink.common.typeinfo import Types
 
     env, t_env = environment(settings, name, job)
     kafka_source(t_env, settings, "stats_source",
                  [STATS_TOPIC.name, ATTRIBUTES_TOPIC.name, DEADLETTER_TOPIC.name], job)
     function, tags = _statistics_function(o)
-    stats = (raw_stream(t_env, "stats_source")
-             .key_by(key_of, key_type=Types.STRING())
-             .process(function, output_type=row_type(BY_NAME["pool_stats"]))
-             .name("statistics"))
-    statements = t_env.create_statement_set()
-    sink(t_env, statements, stats, "pool_stats")
-    for out, tag in tags.items():
-        sink(t_env, statements, stats.get_side_output(tag), out)
-    statements.attach_as_datastream()
-    return str(env.execute_async(name).get_job_id())
+    return run_keyed(env, t_env, "stats_source", function, "pool_stats", tags, name, "statistics")
 
 
 def _main() -> None:
-    from poolsight.infra.config import load_settings
-
-    p = argparse.ArgumentParser()
-    p.add_argument("--job", required=True)
-    p.add_argument("--options", required=True)
-    p.add_argument("--name", default="poolsight-statistics")
-    a = p.parse_args()
-    job_id = submit(load_settings(), JobOptions(**json.loads(a.job)), StatisticsOptions(**json.loads(a.options)),
-                    a.name)
-    print(json.dumps({"job_id": job_id, "name": a.name}))
+    main(submit, StatisticsOptions, "poolsight-statistics")
 
 
 if __name__ == "__main__":
