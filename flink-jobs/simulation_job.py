@@ -159,11 +159,14 @@ def _simulate_function(o: SimulationOptions) -> Any:
             end = tr.pane_end_seconds()
             if end is not None:
                 ctx.timer_service().register_event_time_timer(int((end + o.lateness_seconds) * 1000))
-            now = ctx.timer_service().current_processing_time()
-            ctx.timer_service().register_processing_time_timer(
-                (now // 1000 + 1) * 1000 + int(o.idle_flush_seconds * 1000))
+            self._idle_timer(key, ctx)
             for e, _ in out:
                 yield from self._rows(e)
+
+        def _idle_timer(self, key: str, ctx: Any) -> None:
+            # Whole seconds, so a burst of records shares one timer per key.
+            due = self.last_seen.get(key, time.time()) + o.idle_flush_seconds
+            ctx.timer_service().register_processing_time_timer(math.ceil(due) * 1000)
 
         def on_timer(self, timestamp: int, ctx: Any) -> Any:
             key = ctx.get_current_key()
@@ -180,6 +183,10 @@ def _simulate_function(o: SimulationOptions) -> Any:
             elif time.time() - self.last_seen.get(key, 0.0) >= o.idle_flush_seconds - 1e-3:
                 if tr.open_pane is not None:
                     tr.flush(tr.open_pane + 1, emitted)
+            elif tr.open_pane is not None:
+                # Not idle long enough: records came since, or the tracker was just restored
+                # after a failover (its timers fire at once, and no record may follow).
+                self._idle_timer(key, ctx)
             for e in out:
                 yield from self._rows(e)
 

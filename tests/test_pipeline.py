@@ -23,12 +23,13 @@ import pytest
 from poolsight.infra.config import load_settings
 from poolsight.infra.services import trino_connection
 from poolsight.ingest.kafka_io import AvroProducer
-from poolsight.names import GETPAGE_TOPIC
+from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, Topic
 from tests.conftest import POOLSIGHT, ROOT, poolsight
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
 
 SIZES = {"BP1": 40000, "BP2": 20000}  # day-posting.yaml
+IDLE_FLUSH = 15
 
 
 def _query(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
@@ -41,14 +42,15 @@ def _query(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
 @pytest.fixture(scope="module")
 def jobs() -> Iterator[None]:
     poolsight("jobs", "cancel", "--all")
-    r = poolsight("jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", "4", timeout=600)
+    # --idle-flush long enough that a kill can land between the last checkpoint and the flush.
+    r = poolsight("jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", str(IDLE_FLUSH), timeout=600)
     assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
     yield
     poolsight("jobs", "cancel", "--all")
 
 
-def _generate(member: str, out: Path | None, *extra: str) -> dict[str, Any]:
-    args = ["generate", "day-posting", "--members", member, "--seed", "7", "--duration", "150",
+def _generate(member: str, out: Path | None, *extra: str, duration: int = 150) -> dict[str, Any]:
+    args = ["generate", "day-posting", "--members", member, "--seed", "7", "--duration", str(duration),
             "--event-rate", "8000", *extra]
     if out is not None:
         args += ["--output", str(out)]
@@ -76,6 +78,13 @@ def _wait_getpages(member: str, want: dict[str, int], timeout: float = 300) -> d
     return got
 
 
+def _diagnosis() -> str:
+    """What Flink says about the jobs: shown when a wait ends short of the truth."""
+    from poolsight.flink_jobs.submit import exceptions
+
+    return "\n".join(f"{j['name']} {j['state']}: {exceptions(load_settings(), j['jid'])}" for j in _jobs())
+
+
 @pytest.fixture(scope="module")
 def workload(jobs: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, dict[str, int]]:
     member = f"E{uuid.uuid4().hex[:6].upper()}"
@@ -89,7 +98,7 @@ def workload(jobs: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[str,
 
 def test_getpages_in_iceberg_equal_what_was_produced(workload: tuple[str, Path, dict[str, int]]) -> None:
     member, _, truth = workload
-    assert _wait_getpages(member, truth) == truth
+    assert _wait_getpages(member, truth) == truth, _diagnosis()
     dup = _query("SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
                  "GROUP BY pool, pane_start HAVING count(*) > 1)", (member,))
     assert dup[0][0] == 0
@@ -102,7 +111,7 @@ def test_getpages_in_iceberg_equal_what_was_produced(workload: tuple[str, Path, 
 def test_curve_at_the_configured_size_matches_offline_simulate(
         workload: tuple[str, Path, dict[str, int]], tmp_path: Path) -> None:
     member, files, truth = workload
-    assert _wait_getpages(member, truth) == truth
+    assert _wait_getpages(member, truth) == truth, _diagnosis()
     out = tmp_path / "offline.json"
     r = poolsight("simulate", str(files / "trace.csv"), "--pool-size", f"{member}/BP1=40000",
                   "--pool-size", f"{member}/BP2=20000", "--window-panes", "100000", "--json", str(out))
@@ -140,7 +149,7 @@ def test_statistics_job_lands_intervals_with_derived_metrics(workload: tuple[str
 def test_bad_and_late_records_go_to_dead_letter_and_the_job_goes_on(
         workload: tuple[str, Path, dict[str, int]]) -> None:
     member, _, truth = workload
-    assert _wait_getpages(member, truth) == truth
+    assert _wait_getpages(member, truth) == truth, _diagnosis()
     s = load_settings()
     producer = AvroProducer(s.kafka_bootstrap, s.registry_url)
     late = {"source": member, "pool": "BP1", "sequence": 10**6, "start_time": 1_767_225_600_000_000,
@@ -196,10 +205,51 @@ def test_killed_taskmanager_loses_and_doubles_nothing(jobs: None, tmp_path: Path
     assert r.returncode == 0, r.stderr
     assert gen.wait(timeout=300) == 0
     got = _wait_getpages(member, truth, timeout=400)
-    assert got == truth
+    assert got == truth, _diagnosis()
     dup = _query("SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
                  "GROUP BY pool, pane_start HAVING count(*) > 1)", (member,))
     assert dup[0][0] == 0
     curve = _query("SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current "
                    "GROUP BY pool", (member,))
     assert {p: int(n) for p, n in curve} == truth
+
+
+def _all_committed(group: str, topics: tuple[Topic, ...]) -> bool:
+    """The consumer group's committed offsets reach the end of every partition: Flink
+    commits them when a checkpoint completes, so everything produced is in one."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": load_settings().kafka_bootstrap, "group.id": group,
+                  "enable.auto.commit": False})
+    try:
+        parts = [TopicPartition(t.name, p) for t in topics for p in range(t.partitions)]
+        for tp in c.committed(parts, timeout=10):
+            _, end = c.get_watermark_offsets(tp, timeout=10)
+            if end > 0 and tp.offset < end:
+                return False
+        return True
+    finally:
+        c.close()
+
+
+def test_a_failover_after_the_stream_ended_still_closes_the_last_pane(jobs: None, tmp_path: Path) -> None:
+    """Restored timers fire at once and no record follows: the idle flush must still come."""
+    member = f"Q{uuid.uuid4().hex[:6].upper()}"
+    _generate(member, tmp_path, duration=90)
+    truth = _truth(tmp_path / "trace.csv")
+    _generate(member, None, duration=90)
+    deadline = time.monotonic() + 300
+    while not _all_committed("poolsight-simulation", (GETPAGE_TOPIC, ATTRIBUTES_TOPIC)):
+        assert time.monotonic() < deadline, "the simulation job never caught up: " + _diagnosis()
+        time.sleep(0.5)
+    os.kill(_taskmanager_pid(), signal.SIGKILL)
+    before = _query("SELECT coalesce(sum(getpages), 0) FROM iceberg.poolsight.pool_pane WHERE source = ?",
+                    (member,))[0][0]
+    # The last pane waits for the idle flush (IDLE_FLUSH s after its last record): not yet there.
+    assert before < sum(truth.values()), "the last pane was flushed before the kill: nothing tested"
+    r = poolsight("up", "flink-taskmanager")
+    assert r.returncode == 0, r.stderr
+    assert _wait_getpages(member, truth, timeout=300) == truth, _diagnosis()
+    dup = _query("SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
+                 "GROUP BY pool, pane_start HAVING count(*) > 1)", (member,))
+    assert dup[0][0] == 0
