@@ -330,6 +330,8 @@ def write_flink_conf(s: Settings) -> Path:
         "state.backend.type": "hashmap",
         "execution.checkpointing.dir": (state / "checkpoints").as_uri(),
         "execution.checkpointing.savepoint-dir": (state / "savepoints").as_uri(),
+        # A checkpoint that fails on a busy 2-core machine is retried, not a job restart.
+        "execution.checkpointing.tolerable-failed-checkpoints": 3,
         "jobmanager.execution.failover-strategy": "region",
         "restart-strategy.type": "exponential-delay",
         "python.executable": sys.executable,
