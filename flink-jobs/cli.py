@@ -17,6 +17,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--checkpoint-seconds", type=float, default=5.0,
                    help="checkpoint interval: results become queryable at each checkpoint")
     s.add_argument("--out-of-orderness", type=float, default=5.0, help="watermark delay, seconds of event time")
+    s.add_argument("--idle-source", type=float, default=0.0,
+                   help="mark a Kafka partition idle after this many wall-clock seconds without records, so an "
+                        "empty one does not hold the watermark back (0: never). Idleness is wall-clock time: "
+                        "while a job catches up on a backlog a busy partition can look idle, the watermark jumps "
+                        "and panes close early (their rest goes to dead_letter as late): use it only when every "
+                        "partition is live. Without it panes close when their pool's next pane begins or after "
+                        "--idle-flush")
     s.add_argument("--from", dest="start_from", choices=["earliest", "latest"], default="earliest",
                    help="where a new consumer group starts reading")
     s.add_argument("--parallelism", type=int, default=1)
@@ -90,7 +97,8 @@ def run(a: argparse.Namespace) -> int:
     out: dict[str, str] = {}
     for kind in (["simulation", "statistics"] if a.which == "all" else [a.which]):
         job = JobOptions(group=f"{a.group}-{kind}", checkpoint_seconds=a.checkpoint_seconds,
-                         out_of_orderness_seconds=a.out_of_orderness, start_from=a.start_from,
+                         out_of_orderness_seconds=a.out_of_orderness, idle_source_seconds=a.idle_source,
+                         start_from=a.start_from,
                          parallelism=a.parallelism)
         options: SimulationOptions | StatisticsOptions
         if kind == "simulation":

@@ -30,7 +30,7 @@ class JobOptions:
     group: str
     checkpoint_seconds: float = 5.0
     out_of_orderness_seconds: float = 5.0
-    idle_source_seconds: float = 2.0
+    idle_source_seconds: float = 0.0  # 0: no partition is ever idle (see `jobs submit --idle-source`)
     start_from: str = "earliest"  # where a new consumer group starts: earliest or latest
     parallelism: int = 1  # the simulation is keyed by (source, pool): more slots help with many pools
 
@@ -57,7 +57,8 @@ def environment(s: Settings, name: str, opts: JobOptions) -> tuple[StreamExecuti
     tconf = t_env.get_config()
     for k in ("execution.target", "rest.address", "rest.port", "pipeline.name"):
         tconf.set(k, conf.get_string(k, ""))
-    tconf.set("table.exec.source.idle-timeout", f"{int(opts.idle_source_seconds * 1000)} ms")
+    if opts.idle_source_seconds > 0:
+        tconf.set("table.exec.source.idle-timeout", f"{int(opts.idle_source_seconds * 1000)} ms")
     t_env.execute_sql(iceberg_catalog_ddl(s))
     return env, t_env
 
