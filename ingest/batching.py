@@ -56,9 +56,12 @@ def batches_from_trace(batch: TraceBatch, sequences: dict[str, int], *, max_getp
     """Cut a reader batch into records of at most max_getpages events per (source, pool),
     keeping event order and each batch's time span within an Avro int of microseconds.
     `sequences` (key -> next sequence number) is advanced."""
-    for name in dict.fromkeys(batch.pools.tolist()):  # first-seen order
-        idx = np.nonzero(batch.pools == name)[0]
-        source, pool = split_pool(name, default_source)
+    pools = batch.pool_names
+    objects = list(batch.object_names.table)
+    used, first = np.unique(pools.codes, return_index=True)
+    for code in used[np.argsort(first)]:  # first-seen order
+        idx = np.nonzero(pools.codes == code)[0]
+        source, pool = split_pool(str(pools.table[code]), default_source)
         key = f"{source}|{pool}"
         start = 0
         while start < len(idx):
@@ -70,6 +73,6 @@ def batches_from_trace(batch: TraceBatch, sequences: dict[str, int], *, max_getp
                 t = batch.times[sel]
             seq = sequences.get(key, 0)
             sequences[key] = seq + 1
-            yield make_batch(source, pool, seq, t, batch.objects[sel], batch.pages[sel],
-                             batch.access[sel], batch.function[sel])
+            yield make_batch(source, pool, seq, t, batch.object_names.codes[sel], batch.pages[sel],
+                             batch.access[sel], batch.function[sel], names=objects)
             start += len(sel)

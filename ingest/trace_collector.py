@@ -11,7 +11,10 @@ dead-letter topic with file, line and reason.
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +22,7 @@ from typing import Any
 from poolsight.ingest.batching import batches_from_trace
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.positions import read_state, write_state
-from poolsight.simulator.trace import PROJECT_COLUMNS, Columns, TraceFormatError, TraceReader
+from poolsight.simulator.trace import PROJECT_COLUMNS, Columns, TraceBatch, TraceFormatError, TraceReader
 
 COLLECTOR = "ingest-trace"
 
@@ -67,6 +70,49 @@ class PositionStore:
         write_state(self.dir, path, pos.__dict__)
 
 
+class _Failed:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+_END = object()
+
+
+def read_ahead(reader: TraceReader, depth: int = 2) -> Iterator[TraceBatch | TraceFormatError]:
+    """The reader's batches and the rows it rejects, in file order, read in a thread up to
+    `depth` items ahead: pyarrow parses without the GIL while the caller encodes and sends."""
+    q: queue.Queue[Any] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> None:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def run() -> None:
+        try:
+            for b in reader.batches():
+                put(b)
+            put(_END)
+        except BaseException as exc:  # re-raised in the caller's thread
+            put(_Failed(exc))
+
+    reader.on_reject = put
+    thread = threading.Thread(target=run, name=f"read {reader.path.name}", daemon=True)
+    thread.start()
+    try:
+        while (item := q.get()) is not _END:
+            if isinstance(item, _Failed):
+                raise item.exc
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
 @dataclass
 class TraceCollector:
     producer: AvroProducer
@@ -100,12 +146,13 @@ class TraceCollector:
         if pos.done:
             return pos
         parquet = path.suffix.lower() in (".parquet", ".pq")
-        reader = TraceReader(
-            path, self.columns, start_offset=pos.offset, start_line=pos.line,
-            complete_lines_only=follow, on_reject=lambda e: self._reject(path, e),
-        )
+        reader = TraceReader(path, self.columns, start_offset=pos.offset, start_line=pos.line,
+                             complete_lines_only=follow)
         started = time.monotonic()
-        for batch in reader.batches():
+        for batch in read_ahead(reader):
+            if isinstance(batch, TraceFormatError):
+                self._reject(path, batch)
+                continue
             for b in batches_from_trace(batch, pos.sequences, max_getpages=self.max_getpages,
                                         default_source=self.source):
                 self._pace(b.record["start_time"] / 1e6)

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from poolsight.simulator.engine import CostModel, SimConfig, Simulator
 from poolsight.simulator.trace import TraceFormatError, TraceReader, add_column_arguments, columns_from_args
 
@@ -103,7 +105,7 @@ def run(a: argparse.Namespace) -> int:
         reader = TraceReader(path, columns, strict=a.strict)
         try:
             for batch in reader.batches():
-                for pool in set(batch.pools.tolist()) - seen:
+                for pool in set(batch.pool_names.table[np.unique(batch.pool_names.codes)].tolist()) - seen:
                     seen.add(pool)
                     if config.policy != "lru" and sizes is not None:
                         sim.set_policy_sizes(pool, sizes)

@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -60,11 +61,35 @@ PROJECT_COLUMNS = Columns()
 OPTIONAL_IN_PROJECT_FORMAT = {"access", "function", "source"}
 
 
+@dataclass(frozen=True)
+class Names:
+    """A column of names as codes into a small table: a trace has few distinct pools and
+    objects, so rows carry no strings (readers and collectors never build one per row)."""
+
+    codes: npt.NDArray[np.int32]
+    table: npt.NDArray[np.str_]
+
+    @classmethod
+    def of(cls, values: Any) -> Names:
+        table, codes = np.unique(np.asarray(values, dtype=np.str_), return_inverse=True)
+        return cls(codes.reshape(-1).astype(np.int32), table)
+
+    def values(self) -> npt.NDArray[np.str_]:
+        out: npt.NDArray[np.str_] = self.table[self.codes]
+        return out
+
+    def __getitem__(self, sel: Any) -> Names:
+        return Names(self.codes[sel], self.table)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+
 @dataclass
 class TraceBatch:
     times: npt.NDArray[np.float64]
-    pools: npt.NDArray[np.str_]
-    objects: npt.NDArray[np.str_]
+    pool_names: Names  # "source/pool" when the trace has a source column
+    object_names: Names
     pages: npt.NDArray[np.uint64]
     access: npt.NDArray[np.uint8]
     function: npt.NDArray[np.uint8]
@@ -73,6 +98,18 @@ class TraceBatch:
 
     def __len__(self) -> int:
         return len(self.times)
+
+    @property
+    def pools(self) -> npt.NDArray[np.str_]:
+        return self.pool_names.values()
+
+    @property
+    def objects(self) -> npt.NDArray[np.str_]:
+        return self.object_names.values()
+
+    def __getitem__(self, sel: slice) -> TraceBatch:
+        return TraceBatch(self.times[sel], self.pool_names[sel], self.object_names[sel], self.pages[sel],
+                          self.access[sel], self.function[sel], self.end_offset, self.end_line)
 
 
 @dataclass
@@ -168,7 +205,7 @@ class TraceReader:
                     cut = len(data)  # a single line longer than a block: the line path names it
                 block = data[:cut]
                 lines = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
-                fast = self._fast_block(block, header, idx, offset + cut, line + lines)
+                fast = self._fast_block(block, lines, header, idx, offset + cut, line + lines)
                 if fast is not None:
                     self.accepted += len(fast)
                     yield from self._split(fast)
@@ -180,9 +217,7 @@ class TraceReader:
 
     def _split(self, b: TraceBatch) -> Iterator[TraceBatch]:
         for i in range(0, len(b), self.batch_rows):
-            j = min(len(b), i + self.batch_rows)
-            yield TraceBatch(b.times[i:j], b.pools[i:j], b.objects[i:j], b.pages[i:j], b.access[i:j],
-                             b.function[i:j], end_offset=b.end_offset, end_line=b.end_line)
+            yield b[i : i + self.batch_rows]
 
     def _lines(self, block: bytes, header: list[str], idx: dict[str, int | None], offset: int,
                line: int) -> Iterator[TraceBatch]:
@@ -216,8 +251,8 @@ class TraceReader:
         if buf:
             yield self._to_batch(buf, offset, line)
 
-    def _fast_block(self, block: bytes, header: list[str], idx: dict[str, int | None], end_offset: int,
-                    end_line: int) -> TraceBatch | None:
+    def _fast_block(self, block: bytes, lines: int, header: list[str], idx: dict[str, int | None],
+                    end_offset: int, end_line: int) -> TraceBatch | None:
         """The whole block at once, or None when any row needs the line-by-line path."""
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -227,14 +262,15 @@ class TraceReader:
         if b'"' in block:
             return None  # quoted fields: leave them to the csv module
         cols = {key: header[i] for key, i in idx.items() if i is not None}
-        types: dict[str, pa.DataType] = {name: pa.string() for name in header}
+        # Text columns come back dictionary-encoded: no string per row, only per distinct value.
+        types: dict[str, pa.DataType] = {name: pa.dictionary(pa.int32(), pa.string()) for name in header}
         types[cols["page"]] = pa.int64()
         if "time" in cols:
             types[cols["time"]] = pa.float64()
         try:
             tbl = pacsv.read_csv(
                 pa.py_buffer(block),
-                read_options=pacsv.ReadOptions(column_names=header, use_threads=False),
+                read_options=pacsv.ReadOptions(column_names=header, use_threads=False, block_size=len(block) + 1),
                 parse_options=pacsv.ParseOptions(ignore_empty_lines=False),
                 convert_options=pacsv.ConvertOptions(column_types=types, include_columns=list(cols.values()),
                                                      strings_can_be_null=False, quoted_strings_can_be_null=False),
@@ -242,7 +278,7 @@ class TraceReader:
         except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
             return None
         n = tbl.num_rows
-        if n != block.count(b"\n") + (0 if block.endswith(b"\n") else 1):
+        if n != lines:
             return None
         page = tbl[cols["page"]]
         if page.null_count or (n and pc.min(page).as_py() < 0):
@@ -256,39 +292,49 @@ class TraceReader:
             if not np.isfinite(times).all():
                 return None
 
+        def dictionary(key: str) -> tuple[list[str], npt.NDArray[np.int32]]:
+            col = tbl[cols[key]].unify_dictionaries() if tbl[cols[key]].num_chunks > 1 else tbl[cols[key]]
+            if col.num_chunks == 0:
+                return [], np.zeros(0, dtype=np.int32)
+            indices = np.concatenate([ch.indices.to_numpy(zero_copy_only=False) for ch in col.chunks])
+            return [v.strip() for v in col.chunk(0).dictionary.to_pylist()], indices.astype(np.int32)
+
         def codes(key: str, table: dict[str, int]) -> npt.NDArray[np.uint8] | None:
             if key not in cols:
                 return np.zeros(n, dtype=np.uint8)
-            enc = pc.dictionary_encode(pc.utf8_lower(pc.utf8_trim_whitespace(tbl[cols[key]]))).combine_chunks()
+            values, indices = dictionary(key)
             lookup = []
-            for v in enc.dictionary.to_pylist():
-                code = 0 if v == "" else table.get(v)
+            for v in values:
+                code = 0 if v == "" else table.get(v.lower())
                 if code is None:
                     return None
                 lookup.append(code)
-            return np.array(lookup, dtype=np.uint8)[enc.indices.to_numpy()] if lookup else np.zeros(n, np.uint8)
+            return np.array(lookup, dtype=np.uint8)[indices] if lookup else np.zeros(n, np.uint8)
 
         access, function = codes("access", ACCESS_CODES), codes("function", FUNCTION_CODES)
         if access is None or function is None:
             return None
 
-        def text(key: str, default: str) -> npt.NDArray[np.str_]:
+        def text(key: str, default: str) -> Names:
             if key not in cols:
-                return np.full(n, default)
-            # Through a dictionary: few distinct names, so no Python string per row.
-            enc = pc.dictionary_encode(pc.utf8_trim_whitespace(tbl[cols[key]])).combine_chunks()
-            names = np.array([v or default for v in enc.dictionary.to_pylist()] or [default], dtype=np.str_)
-            out: npt.NDArray[np.str_] = names[enc.indices.to_numpy()]
-            return out
+                return Names(np.zeros(n, dtype=np.int32), np.array([default]))
+            values, indices = dictionary(key)
+            # Values that differ only in surrounding blanks are one name.
+            table, remap = np.unique(np.array([v or default for v in values] or [default]), return_inverse=True)
+            return Names(remap.reshape(-1).astype(np.int32)[indices], table)
 
         pools = text("pool", c.default_pool)
         if "source" in cols:
             source = text("source", "")
-            has = source != ""
-            pools = np.where(has, np.char.add(np.char.add(source, "/"), pools), pools)
-        return TraceBatch(times=times.astype(np.float64), pools=pools, objects=text("object", c.default_object),
-                          pages=page.to_numpy().astype(np.uint64), access=access, function=function,
-                          end_offset=end_offset, end_line=end_line)
+            pair = source.codes.astype(np.int64) * len(pools.table) + pools.codes
+            used, code = np.unique(pair, return_inverse=True)
+            src, pool = source.table[used // len(pools.table)], pools.table[used % len(pools.table)]
+            table, remap = np.unique(np.where(src != "", np.char.add(np.char.add(src, "/"), pool), pool),
+                                     return_inverse=True)
+            pools = Names(remap.reshape(-1).astype(np.int32)[code.reshape(-1)], table)
+        return TraceBatch(times=times.astype(np.float64), pool_names=pools,
+                          object_names=text("object", c.default_object), pages=page.to_numpy().astype(np.uint64),
+                          access=access, function=function, end_offset=end_offset, end_line=end_line)
 
     def _parse_row(
         self, row: list[str], idx: dict[str, int | None], scale: float, src: str, line: int, raw: bytes = b"",
@@ -344,7 +390,7 @@ class TraceReader:
                   end_line: int = 0) -> TraceBatch:
         t, pools, objs, pages, acc, fun = zip(*buf, strict=True)
         return TraceBatch(
-            times=np.array(t, dtype=np.float64), pools=np.array(pools), objects=np.array(objs),
+            times=np.array(t, dtype=np.float64), pool_names=Names.of(pools), object_names=Names.of(objs),
             pages=np.array(pages, dtype=np.uint64), access=np.array(acc, dtype=np.uint8),
             function=np.array(fun, dtype=np.uint8), end_offset=end_offset, end_line=end_line,
         )

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -180,3 +181,37 @@ def test_block_fast_path_and_line_path_agree(tmp_path: Path) -> None:
     assert [p for b in whole.batches() for p in b.pages.tolist()] == pages
     assert small.accepted == whole.accepted == 4999
     assert small.end_offset == whole.end_offset == f.stat().st_size
+
+
+def test_fast_path_names_match_the_line_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dictionary-coded names (source/pool pairs, blanks around names, empty defaults) read
+    by the block path equal what the csv-module line path reads from the same rows."""
+    rows = [f"{i * 0.01:.2f},{['DB2A', '', ' DB2B'][i % 3]},{[' BP1', 'BP1 ', 'BP2', ''][i % 4]},"
+            f"{['A.TS', ' A.TS', 'B.IX', ''][i % 5 % 4]},{i},{'rSl'[i % 3]},{['GP', 'swi', ''][i % 3]}\n"
+            for i in range(3000)]
+    header = "time,source,pool,object,page,access,function\n"
+    fast, slow = tmp_path / "fast.csv", tmp_path / "slow.csv"
+    fast.write_text(header + "".join(rows))
+    slow.write_text(header + rows[0].replace(",DB2A,", ',"DB2A",') + "".join(rows[1:]))  # a quote: line path
+
+    def read(f: Path) -> list[tuple[str, str, int, int, int]]:
+        out = []
+        for b in TraceReader(f).batches():
+            out += list(zip(b.pools.tolist(), b.objects.tolist(), b.pages.tolist(), b.access.tolist(),
+                            b.function.tolist(), strict=True))
+        return out
+
+    line_path = TraceReader._lines
+    used: list[str] = []
+
+    def counting(self: TraceReader, *a: Any) -> Any:
+        used.append(self.path.name)
+        return line_path(self, *a)
+
+    monkeypatch.setattr(TraceReader, "_lines", counting)
+    got = read(fast)
+    assert got == read(slow)
+    assert used == ["slow.csv"]  # the fast file was read by the block path only
+    assert {p for p, *_ in got} == {"DB2A/BP1", "DB2A/BP2", "DB2B/BP1", "DB2B/BP2", "BP1", "BP2", "DB2A/BP0",
+                                   "DB2B/BP0", "BP0"}
+    assert {o for _, o, *_ in got} == {"A.TS", "B.IX", "ALL"}
