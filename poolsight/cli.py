@@ -84,6 +84,12 @@ def _cmd_maintain(args: argparse.Namespace) -> int:
     return run_cli(args)
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from poolsight.sql.compare import run_cli
+
+    return run_cli(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="poolsight", description="Continuous buffer pool analysis.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -136,6 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
     maint = sub.add_parser("maintain", help="Iceberg upkeep: compaction, snapshot expiry, orphan files")
     add_maintain_arguments(maint)
     maint.set_defaults(func=_cmd_maintain)
+    from poolsight.sql.compare import add_arguments as add_compare_arguments
+
+    comp = sub.add_parser("compare", help="one pool over two time ranges, side by side (from Trino)")
+    add_compare_arguments(comp)
+    comp.set_defaults(func=_cmd_compare)
     return parser
 
 

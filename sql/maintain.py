@@ -19,10 +19,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tables", help="comma-separated table names (default: all)")
     p.add_argument("--retain", default="7d", help="keep snapshots younger than this (Trino duration, e.g. 7d, 12h)")
     p.add_argument("--file-size-threshold", default="100MB", help="compact files smaller than this")
+    p.add_argument("--orphans-older-than", default="7d",
+                   help="remove unreferenced files older than this; files a streaming job wrote but has not "
+                        "committed yet look unreferenced, so keep this well above the checkpoint interval")
     p.add_argument("--skip-orphans", action="store_true")
 
 
-def maintain(tables: list[str], retain: str, threshold: str, orphans: bool = True) -> list[dict[str, Any]]:
+def maintain(tables: list[str], retain: str, threshold: str, orphans_older_than: str | None = "7d",
+             ) -> list[dict[str, Any]]:
     """Run the procedures; returns one report per table (files before and after, seconds)."""
     report: list[dict[str, Any]] = []
     with trino_connection(load_settings()) as conn:
@@ -38,13 +42,16 @@ def maintain(tables: list[str], retain: str, threshold: str, orphans: bool = Tru
         for name in tables:
             t = BY_NAME[name]  # identifiers come from tables.py; durations are checked below
             start = time.monotonic()
-            files = f'SELECT count(*) FROM {t.qualified.rsplit(".", 1)[0]}."{t.name}$files"'
-            before = run(files)[0][0]
+            meta = f'{t.qualified.rsplit(".", 1)[0]}."{t.name}'
+            files, snapshots = f'SELECT count(*) FROM {meta}$files"', f'SELECT count(*) FROM {meta}$snapshots"'
+            before, snaps = run(files)[0][0], run(snapshots)[0][0]
             run(f"ALTER TABLE {t.qualified} EXECUTE optimize(file_size_threshold => '{threshold}')")
             run(f"ALTER TABLE {t.qualified} EXECUTE expire_snapshots(retention_threshold => '{retain}')")
-            if orphans:
-                run(f"ALTER TABLE {t.qualified} EXECUTE remove_orphan_files(retention_threshold => '{retain}')")
+            if orphans_older_than is not None:
+                run(f"ALTER TABLE {t.qualified} EXECUTE remove_orphan_files("
+                    f"retention_threshold => '{orphans_older_than}')")
             report.append({"table": name, "files_before": before, "files_after": run(files)[0][0],
+                           "snapshots_before": snaps, "snapshots_after": run(snapshots)[0][0],
                            "seconds": round(time.monotonic() - start, 2)})
     return report
 
@@ -58,10 +65,12 @@ def run_cli(a: argparse.Namespace) -> int:
         print(f"poolsight maintain: unknown tables {unknown}; known: {', '.join(BY_NAME)}", file=sys.stderr)
         return 2
     # Durations and sizes are spliced into the procedure calls: accept only their syntax.
-    if not re.fullmatch(r"\d+(\.\d+)?(ms|s|m|h|d)", a.retain) or \
+    duration = r"\d+(\.\d+)?(ms|s|m|h|d)"
+    if not re.fullmatch(duration, a.retain) or not re.fullmatch(duration, a.orphans_older_than) or \
             not re.fullmatch(r"\d+(\.\d+)?(B|kB|MB|GB)", a.file_size_threshold):
-        print("poolsight maintain: --retain like 7d or 12h, --file-size-threshold like 100MB", file=sys.stderr)
+        print("poolsight maintain: --retain and --orphans-older-than like 7d or 12h, "
+              "--file-size-threshold like 100MB", file=sys.stderr)
         return 2
-    for row in maintain(names, a.retain, a.file_size_threshold, not a.skip_orphans):
+    for row in maintain(names, a.retain, a.file_size_threshold, None if a.skip_orphans else a.orphans_older_than):
         print(json.dumps(row))
     return 0

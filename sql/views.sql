@@ -83,7 +83,7 @@ JOIN (SELECT source, pool, max(pane_start) AS pane_start FROM ${schema}.working_
   ON w.source = l.source AND w.pool = l.pool AND w.pane_start = l.pane_start;
 
 -- History: each pool per hour of event time beside the same hour one day and one week
--- earlier (compare two time ranges; for arbitrary ranges, `poolsight query compare`).
+-- earlier (for any two ranges of one pool, `poolsight compare`).
 CREATE OR REPLACE VIEW ${schema}.pool_history
 COMMENT 'Per pool and hour: getpages, sync reads/s and hit ratios, beside the same hour a day and a week earlier'
 AS WITH hourly AS (

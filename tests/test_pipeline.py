@@ -79,10 +79,13 @@ def _wait_getpages(member: str, want: dict[str, int], timeout: float = 300) -> d
 
 
 def _diagnosis() -> str:
-    """What Flink says about the jobs: shown when a wait ends short of the truth."""
+    """What Flink says about the jobs and what went to dead_letter: shown when a wait ends short."""
     from poolsight.flink_jobs.submit import exceptions
 
-    return "\n".join(f"{j['name']} {j['state']}: {exceptions(load_settings(), j['jid'])}" for j in _jobs())
+    dead = _query("SELECT source, substr(reason, 1, 120), count(*) FROM iceberg.poolsight.dead_letter "
+                  "GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 10")
+    return "\n".join([*(f"{j['name']} {j['state']}: {exceptions(load_settings(), j['jid'])[:1500]}" for j in _jobs()),
+                      *(f"dead letter {n}x {src}: {reason}" for src, reason, n in dead)])
 
 
 @pytest.fixture(scope="module")
@@ -253,3 +256,54 @@ def test_a_failover_after_the_stream_ended_still_closes_the_last_pane(jobs: None
     dup = _query("SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
                  "GROUP BY pool, pane_start HAVING count(*) > 1)", (member,))
     assert dup[0][0] == 0
+
+
+def test_views_and_compare_agree_with_the_panes(workload: tuple[str, Path, dict[str, int]]) -> None:
+    member, _, truth = workload
+    assert _wait_getpages(member, truth) == truth, _diagnosis()
+    hist = _query("SELECT pool, sum(getpages), count(getpages_day_before) FROM iceberg.poolsight.pool_history "
+                  "WHERE source = ? GROUP BY pool", (member,))
+    assert {p: int(n) for p, n, _ in hist} == truth and all(d == 0 for _, _, d in hist)  # no day before
+    ws = _query("SELECT pool, window_pages FROM iceberg.poolsight.working_set_latest "
+                "WHERE source = ? AND object IS NULL", (member,))
+    assert sorted(p for p, _ in ws) == sorted(SIZES) and all(n > 0 for _, n in ws)
+    # Simulated object costs: rank 1 in each interval is the object with the most sync I/O.
+    bad = _query("SELECT count(*) FROM (SELECT interval_start, max_by(io_rank, sync_ios_per_second) AS r "
+                 "FROM iceberg.poolsight.object_io_cost WHERE source = ? AND basis = 'simulated' "
+                 "GROUP BY interval_start) WHERE r <> 1", (member,))
+    ranked = _query("SELECT count(*) FROM iceberg.poolsight.object_io_cost WHERE source = ? AND basis = 'simulated'",
+                    (member,))
+    assert ranked[0][0] > 0 and bad[0][0] == 0
+    # compare: two halves of the workload's panes add up to the pool's getpages.
+    lo, hi = _query("SELECT min(pane_start), max(pane_end) FROM iceberg.poolsight.pool_pane WHERE source = ?",
+                    (member,))[0]
+    mid = lo + (hi - lo) / 2
+    r = poolsight("compare", member, "BP1", "--a", lo.isoformat(), mid.isoformat(), "--b", mid.isoformat(),
+                  hi.isoformat(), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["a"]["getpages"] + out["b"]["getpages"] == truth["BP1"]
+    assert out["a"]["panes"] > 0 and out["b"]["panes"] > 0
+    assert set(out["a"]["curve"]) >= {"1.0", "2.0"}  # the curve by size factor, current size included
+    table = poolsight("compare", member, "BP1", "--a", lo.isoformat(), mid.isoformat(), "--b", mid.isoformat(),
+                      hi.isoformat())
+    assert table.returncode == 0 and "2x size: hit ratio" in table.stdout, table.stdout
+
+
+def test_maintain_compacts_and_expires_and_changes_no_answer(workload: tuple[str, Path, dict[str, int]]) -> None:
+    member, _, truth = workload
+    assert _wait_getpages(member, truth) == truth, _diagnosis()
+    r = poolsight("maintain", "--tables", "pool_pane,sim_curve", "--retain", "0s", "--orphans-older-than", "1h",
+                  timeout=600)
+    assert r.returncode == 0, r.stderr
+    report = {x["table"]: x for x in map(json.loads, r.stdout.splitlines())}
+    for name in ("pool_pane", "sim_curve"):
+        x = report[name]
+        assert x["snapshots_before"] > 1 and x["snapshots_after"] < x["snapshots_before"], x
+        assert x["files_after"] <= x["files_before"], x
+    assert _wait_getpages(member, truth, timeout=10) == truth
+    curve = _query("SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current "
+                   "GROUP BY pool", (member,))
+    assert {p: int(n) for p, n in curve} == truth
+    bad = poolsight("maintain", "--retain", "7 days; DROP TABLE x")
+    assert bad.returncode == 2 and "--retain" in bad.stderr

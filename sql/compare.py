@@ -1,0 +1,104 @@
+"""`poolsight compare`: one pool over two time ranges of event time, side by side: the
+measured load (getpages/s, observed hit ratio), the simulation at the current size
+(sync reads/s, random hit ratio, working set) and the curve (hit ratio and sync
+reads/s per size factor). Answers "what changed since last week" for a pool; the
+pool_history view does the same per hour against fixed offsets."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from poolsight.infra.config import load_settings
+from poolsight.infra.services import trino_connection
+from poolsight.sql.tables import BY_NAME
+
+PANE_SQL = f"""
+SELECT count(*), sum(getpages), sum(seconds),
+       sum(getpages) / nullif(sum(seconds), 0),
+       sum(observed_hits) * 1e0 / nullif(sum(observed_hits) + sum(observed_misses), 0),
+       sum(sim_sync_reads) / nullif(sum(seconds), 0),
+       1 - sum(sim_sync_reads) / nullif(sum(getpages_random), 0),
+       max(working_set_pages)
+FROM {BY_NAME["pool_pane"].qualified}
+WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ?"""
+
+CURVE_SQL = f"""
+SELECT size_factor, sum(hits) / nullif(sum(refs), 0), sum(sync_reads) / nullif(sum(seconds), 0)
+FROM {BY_NAME["sim_curve"].qualified}
+WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ? AND size_factor IS NOT NULL
+GROUP BY size_factor ORDER BY size_factor"""
+
+METRICS = ("panes", "getpages", "seconds", "getpages_per_s", "observed_hit_ratio", "sim_sync_reads_per_s",
+           "sim_random_hit_ratio", "max_working_set_pages")
+
+
+def timestamp(text: str) -> datetime:
+    """ISO 8601; without a zone, UTC."""
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time (e.g. 2026-11-20T08:00)") from None
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source", help="subsystem or member, e.g. DB2A")
+    p.add_argument("pool", help="buffer pool, e.g. BP1")
+    p.add_argument("--a", nargs=2, type=timestamp, required=True, metavar=("START", "END"),
+                   help="first range of event time (ISO 8601, end exclusive)")
+    p.add_argument("--b", nargs=2, type=timestamp, required=True, metavar=("START", "END"),
+                   help="second range")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+
+def compare(source: str, pool: str, ranges: list[tuple[datetime, datetime]]) -> list[dict[str, Any]]:
+    """One dict per range: METRICS plus `curve` {size factor: (hit ratio, sync reads/s)}."""
+    out: list[dict[str, Any]] = []
+    with trino_connection(load_settings()) as conn:
+        cur = conn.cursor()
+        for start, end in ranges:
+            params = (source, pool, start, end)
+            cur.execute(PANE_SQL, params)
+            row = dict(zip(METRICS, cur.fetchall()[0], strict=True))
+            cur.execute(CURVE_SQL, params)
+            row["curve"] = {float(f): (hr, sr) for f, hr, sr in cur.fetchall()}
+            out.append({"start": start.isoformat(), "end": end.isoformat(), **row})
+    return out
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4f}" if abs(v) < 10 else f"{v:,.1f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def _change(a: Any, b: Any) -> str:
+    if not isinstance(a, int | float) or not isinstance(b, int | float) or not a:
+        return "-"
+    return f"{(b - a) / abs(a):+.1%}"
+
+
+def run_cli(a: argparse.Namespace) -> int:
+    for start, end in (a.a, a.b):
+        if end <= start:
+            raise SystemExit(f"poolsight compare: range {start.isoformat()} .. {end.isoformat()} is empty")
+    ra, rb = compare(a.source, a.pool, [tuple(a.a), tuple(a.b)])
+    if a.json:
+        print(json.dumps({"source": a.source, "pool": a.pool, "a": ra, "b": rb}, default=str))
+        return 0
+    print(f"{a.source}/{a.pool}   A: {ra['start']} .. {ra['end']}   B: {rb['start']} .. {rb['end']}")
+    print(f"{'':28}{'A':>16}{'B':>16}{'B vs A':>10}")
+    for m in METRICS:
+        print(f"{m:28}{_fmt(ra[m]):>16}{_fmt(rb[m]):>16}{_change(ra[m], rb[m]):>10}")
+    for f in sorted(set(ra["curve"]) | set(rb["curve"])):
+        for i, label in enumerate(("hit ratio", "sync reads/s")):
+            va, vb = (r["curve"].get(f, (None, None))[i] for r in (ra, rb))
+            print(f"{f'{f:g}x size: {label}':28}{_fmt(va):>16}{_fmt(vb):>16}{_change(va, vb):>10}")
+    if not ra["panes"] or not rb["panes"]:
+        print("(a range without panes: check the source, pool and times, in UTC unless a zone is given)")
+    return 0
