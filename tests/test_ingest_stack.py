@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka import Message
 
 from poolsight.infra.config import load_settings
-from poolsight.ingest.kafka_io import AvroDecoder, consume
+from poolsight.ingest.kafka_io import AvroDecoder, DecodeError, consume
 from poolsight.names import DEADLETTER_TOPIC, GETPAGE_TOPIC
 from tests.conftest import ROOT, poolsight
 
@@ -32,6 +32,17 @@ def _rows(start: int, n: int) -> str:
     return "".join(out)
 
 
+def _decode(dec: AvroDecoder, msg: Message, owner: str) -> tuple[str, dict[str, Any]] | None:
+    """None for a getpage record of another source that does not decode: the stack's topics
+    outlive tests, and the pipeline tests produce one on purpose."""
+    try:
+        return dec.decode(msg.value())
+    except DecodeError:
+        if msg.topic() == GETPAGE_TOPIC.name and not (msg.key() or b"").startswith(f"{owner}|".encode()):
+            return None
+        raise
+
+
 def _read_back(source: str, file: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     s = load_settings()
     dec = AvroDecoder(s.registry_url)
@@ -39,7 +50,10 @@ def _read_back(source: str, file: Path) -> tuple[list[dict[str, Any]], list[dict
     dead: list[dict[str, Any]] = []
 
     def handle(msg: Message) -> bool:
-        name, rec = dec.decode(msg.value())
+        got = _decode(dec, msg, source)
+        if got is None:
+            return True
+        name, rec = got
         if name.endswith("GetpageBatch") and rec["source"] == source:
             batches.append(rec)
         elif name.endswith("DeadLetter") and rec["source"] == str(file):
@@ -144,7 +158,10 @@ def test_generated_workload_into_kafka_counts_exactly(tmp_path: Path) -> None:
     seen: dict[str, list[dict[str, Any]]] = {}
 
     def handle(msg: Message) -> bool:
-        name, rec = dec.decode(msg.value())
+        got = _decode(dec, msg, member)
+        if got is None:
+            return True
+        name, rec = got
         if rec.get("source") == member:
             seen.setdefault(name.rsplit(".", 1)[1], []).append(rec)
         return True
