@@ -1,10 +1,12 @@
 """`make bench-pipeline`: generator -> Kafka -> Flink -> Iceberg -> Trino, every service running.
 
-The generator runs in this process as fast as it can for --seconds of wall time; a
-sink wrapper notes when the last batch of each (pool, pane) left. A poller asks
-Trino every second which panes are visible. Throughput: getpages visible in
-Iceberg over the wall time from the first send to the last pane visible.
-Freshness of a pane: first seen in Trino minus its last batch sent.
+Two phases, each a new member from the generator in this process; a sink wrapper
+notes when the last batch of each (pool, pane) left, a poller asks Trino every
+second which panes are visible. Flat out: the generator runs as fast as it can for
+--seconds; throughput = getpages visible in Iceberg over the wall time from the
+first send to the last pane visible. Paced: the generator runs at --fresh-share of
+that throughput; freshness of a pane = first seen in Trino minus its last batch
+sent (below capacity, so it measures the pipeline, not a backlog).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,6 +30,8 @@ from poolsight.infra.services import trino_connection
 from poolsight.ingest.generator import Chunk, Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.scenario import load
+
+PANE_SECONDS = 60.0  # the job's default pane
 
 
 class TimedSink(KafkaSink):
@@ -51,29 +56,30 @@ def _visible(member: str) -> dict[tuple[str, int], int]:
         cur = conn.cursor()
         cur.execute("SELECT pool, to_unixtime(pane_start), getpages FROM iceberg.poolsight.pool_pane "
                     "WHERE source = ?", (member,))
-        return {(str(p), round(float(t)) // 60): int(n) for p, t, n in cur.fetchall()}
+        return {(str(p), round(float(t)) // int(PANE_SECONDS)): int(n) for p, t, n in cur.fetchall()}
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--seconds", type=float, default=75.0, help="wall seconds the generator runs")
-    p.add_argument("--scenario", default="day-posting")
-    p.add_argument("--event-rate", type=float, default=100_000.0)
-    p.add_argument("--checkpoint-seconds", type=float, default=5.0)
-    p.add_argument("--rate", type=float, help="pace the generator (getpages/s); default as fast as possible")
-    a = p.parse_args()
-    s = load_settings()
-    up(s)
-    jobs.cancel_all(s)
+@dataclass
+class Phase:
+    produced: int
+    visible: int
+    generator_seconds: float
+    wall_seconds: float
+    freshness: list[float]
+
+    def rate(self) -> float:
+        return self.visible / max(self.wall_seconds, 1e-9)
+
+    def pct(self, q: float) -> float | None:
+        return round(float(np.percentile(self.freshness, q)), 1) if self.freshness else None
+
+
+def _phase(sc: Any, producer: AvroProducer, seconds: float, event_rate: float, rate: float | None) -> Phase:
+    """One member's workload for `seconds` of wall time; waits until Trino shows all of it."""
     member = f"B{uuid.uuid4().hex[:6].upper()}"
-    pane_seconds = 60.0
-    job = JobOptions(group=f"bench-{member}", checkpoint_seconds=a.checkpoint_seconds, start_from="latest")
-    jid = jobs.submit(s, "simulation", job, SimulationOptions(s.registry_url, idle_flush_seconds=5.0))
-    sc = load(a.scenario)
     sc = type(sc)(**{**sc.__dict__, "members": [member]})
-    producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="bench-pipeline")
-    sink = TimedSink(producer, pane_seconds)
-    gen = Generator(sc, seed=11, event_rate=a.event_rate, start_time=float(int(time.time()) // 60 * 60))
+    sink = TimedSink(producer, PANE_SECONDS)
+    gen = Generator(sc, seed=11, event_rate=event_rate, start_time=float(int(time.time()) // 60 * 60))
     seen: dict[tuple[str, int], float] = {}
     counts: dict[tuple[str, int], int] = {}
     stop = threading.Event()
@@ -93,30 +99,57 @@ def main() -> None:
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     t0 = time.time()
-    # Whole minutes of event time until the wall-clock budget is spent.
-    totals = gen.run(sink, duration=a.seconds * 100, rate=a.rate, wall_limit=a.seconds)
-    produced = totals.getpages
+    totals = gen.run(sink, duration=seconds * 1000, rate=rate, wall_limit=seconds)
     deadline = time.time() + 600
-    while time.time() < deadline and sum(counts.values()) < produced:
+    while time.time() < deadline and sum(counts.values()) < totals.getpages:
         time.sleep(1)
     stop.set()
     poller.join()
-    jobs.cancel(s, jid)
-    visible = sum(counts.values())
     last = max(seen.values()) if seen else time.time()
-    fresh = sorted(seen[k] - sink.sent[k] for k in seen if k in sink.sent)
+    return Phase(totals.getpages, sum(counts.values()), totals.seconds, last - (sink.first_send or t0),
+                 sorted(seen[k] - sink.sent[k] for k in seen if k in sink.sent))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--seconds", type=float, default=75.0, help="wall seconds the generator runs flat out")
+    p.add_argument("--scenario", default="day-posting")
+    p.add_argument("--event-rate", type=float, default=100_000.0, help="getpages per second of event time")
+    p.add_argument("--checkpoint-seconds", type=float, default=5.0)
+    p.add_argument("--fresh-seconds", type=float, default=90.0, help="wall seconds of the paced phase")
+    p.add_argument("--fresh-share", type=float, default=0.5,
+                   help="the paced phase runs at this share of the throughput measured flat out")
+    a = p.parse_args()
+    s = load_settings()
+    up(s)
+    jobs.cancel_all(s)
+    job = JobOptions(group=f"bench-{uuid.uuid4().hex[:8]}", checkpoint_seconds=a.checkpoint_seconds,
+                     start_from="latest")
+    jid = jobs.submit(s, "simulation", job, SimulationOptions(s.registry_url, idle_flush_seconds=5.0))
+    sc = load(a.scenario)
+    producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="bench-pipeline")
+    flat = _phase(sc, producer, a.seconds, a.event_rate, None)
+    paced_rate = max(1000.0, flat.rate() * a.fresh_share)
+    # Paced: event time runs 10x wall time, so a 60 s pane closes every 6 s.
+    paced = _phase(sc, producer, a.fresh_seconds, paced_rate * 10, paced_rate)
+    jobs.cancel(s, jid)
     result = {
-        "scenario": a.scenario, "produced_getpages": produced, "visible_getpages": visible,
-        "generator_seconds": round(totals.seconds, 1), "wall_seconds": round(last - (sink.first_send or t0), 1),
-        "generator_getpages_per_s": round(produced / totals.seconds),
-        "pipeline_getpages_per_s": round(visible / max(last - (sink.first_send or t0), 1e-9)),
-        "panes": len(seen),
-        "freshness_p50_s": round(float(np.percentile(fresh, 50)), 1) if fresh else None,
-        "freshness_p95_s": round(float(np.percentile(fresh, 95)), 1) if fresh else None,
+        "scenario": a.scenario, "checkpoint_seconds": a.checkpoint_seconds,
+        "produced_getpages": flat.produced, "visible_getpages": flat.visible,
+        "generator_seconds": round(flat.generator_seconds, 1), "wall_seconds": round(flat.wall_seconds, 1),
+        "generator_getpages_per_s": round(flat.produced / flat.generator_seconds),
+        "pipeline_getpages_per_s": round(flat.rate()),
+        "saturated_freshness_p50_s": flat.pct(50), "saturated_freshness_p95_s": flat.pct(95),
+        "paced_getpages_per_s": round(paced_rate), "paced_visible_getpages": paced.visible,
+        "paced_produced_getpages": paced.produced, "panes": len(paced.freshness),
+        "freshness_p50_s": paced.pct(50), "freshness_p95_s": paced.pct(95),
     }
-    print(f"produced {produced:,} getpages in {totals.seconds:.1f} s; {visible:,} visible in Trino "
-          f"after {result['wall_seconds']} s: {result['pipeline_getpages_per_s']:,} getpages/s end to end; "
-          f"freshness p50 {result['freshness_p50_s']} s, p95 {result['freshness_p95_s']} s over {len(fresh)} panes")
+    print(f"flat out: produced {flat.produced:,} getpages in {flat.generator_seconds:.1f} s "
+          f"({result['generator_getpages_per_s']:,}/s); {flat.visible:,} visible in Trino after "
+          f"{flat.wall_seconds:.1f} s: {result['pipeline_getpages_per_s']:,} getpages/s end to end "
+          f"(freshness while saturated p50 {flat.pct(50)} s, p95 {flat.pct(95)} s)")
+    print(f"paced at {paced_rate:,.0f} getpages/s: {paced.visible:,} of {paced.produced:,} visible; "
+          f"freshness p50 {paced.pct(50)} s, p95 {paced.pct(95)} s over {len(paced.freshness)} panes")
     print(json.dumps(result))
 
 
