@@ -131,7 +131,7 @@ def main() -> None:
     flat = _phase(sc, producer, a.seconds, a.event_rate, None)
     paced_rate = max(1000.0, flat.rate() * a.fresh_share)
     # Paced: event time runs 10x wall time, so a 60 s pane closes every 6 s.
-    paced = _phase(sc, producer, a.fresh_seconds, paced_rate * 10, paced_rate)
+    paced = _phase(sc, producer, a.fresh_seconds, paced_rate / 10, paced_rate)
     jobs.cancel(s, jid)
     result = {
         "scenario": a.scenario, "checkpoint_seconds": a.checkpoint_seconds,

@@ -42,7 +42,7 @@ class Settings:
     warehouse: str = ""
     s3: dict[str, str] = field(default_factory=dict)
     trino_heap: str = "2G"
-    flink_taskmanager_memory: str = "3072m"
+    flink_taskmanager_memory: str = "4096m"
     flink_jobmanager_memory: str = "1024m"
     flink_slots: int = 2
 
@@ -137,6 +137,6 @@ def load_settings() -> Settings:
         s3=s3,
         trino_heap=os.environ.get("POOLSIGHT_TRINO_HEAP", mem.get("trino_heap", "2G")),
         flink_taskmanager_memory=os.environ.get(
-            "POOLSIGHT_FLINK_TM_MEMORY", mem.get("flink_taskmanager", "3072m")
+            "POOLSIGHT_FLINK_TM_MEMORY", mem.get("flink_taskmanager", Settings.flink_taskmanager_memory)
         ),
     )

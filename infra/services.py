@@ -321,6 +321,12 @@ def write_flink_conf(s: Settings) -> Path:
         "taskmanager.bind-host": HOST,
         "taskmanager.numberOfTaskSlots": s.flink_slots,
         "taskmanager.memory.process.size": s.flink_taskmanager_memory,
+        # PyFlink's gRPC channel to the Python worker (records, keyed state) allocates direct
+        # buffers: with only network + framework off-heap (~400 MB) a busy job ran out
+        # (OutOfMemoryError in netty) and hung with its checkpoints stuck.
+        "taskmanager.memory.task.off-heap.size": "768m",
+        # A checkpoint that cannot finish fails in time (3 tolerated, then the job restarts).
+        "execution.checkpointing.timeout": "3 min",
         "rest.address": HOST,
         "rest.bind-address": HOST,
         "rest.port": s.ports["flink_rest"],

@@ -79,13 +79,15 @@ def main() -> None:
     raw.flush(60)
     raw_rps = sent * events_per_record / (time.perf_counter() - t0)
 
-    # Trace collector: a CSV trace of the same workload, as fast as possible.
+    # Trace collector: a CSV trace of the same workload, as fast as possible (the time
+    # includes starting its reader process).
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "trace"
-        Generator(sc, seed=12, event_rate=1_000_000).run(FileSink(out), getpages=a.getpages // 3)
+        Generator(sc, seed=12, event_rate=1_000_000).run(FileSink(out), getpages=a.getpages)
         coll = TraceCollector(AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="bench-trace"),
                               PositionStore(Path(tmp) / "state"), source=f"BENCH{uuid.uuid4().hex[:6]}")
         summary = coll.run([out / "trace.csv"])
+        coll.close()
         coll_rps = summary.getpages / summary.seconds
 
     # Consumer: decode every getpage batch on the topic.

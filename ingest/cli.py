@@ -45,6 +45,8 @@ def run_trace(a: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         producer.flush()
         summary = collector.summary
+    finally:
+        collector.close()
     print(f"accepted {summary.accepted:,} rows, rejected {summary.rejected:,} (to the dead-letter topic); "
           f"sent {summary.getpages:,} getpages in {summary.records:,} records", file=sys.stderr)
     print(json.dumps(summary.as_dict()))

@@ -11,18 +11,15 @@ dead-letter topic with file, line and reason.
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poolsight.ingest.batching import batches_from_trace
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.positions import read_state, write_state
-from poolsight.simulator.trace import PROJECT_COLUMNS, Columns, TraceBatch, TraceFormatError, TraceReader
+from poolsight.ingest.reader_process import Chunk, ReaderProcess, ReadJob
+from poolsight.simulator.trace import PROJECT_COLUMNS, Columns, TraceFormatError
 
 COLLECTOR = "ingest-trace"
 
@@ -70,49 +67,6 @@ class PositionStore:
         write_state(self.dir, path, pos.__dict__)
 
 
-class _Failed:
-    def __init__(self, exc: BaseException) -> None:
-        self.exc = exc
-
-
-_END = object()
-
-
-def read_ahead(reader: TraceReader, depth: int = 2) -> Iterator[TraceBatch | TraceFormatError]:
-    """The reader's batches and the rows it rejects, in file order, read in a thread up to
-    `depth` items ahead: pyarrow parses without the GIL while the caller encodes and sends."""
-    q: queue.Queue[Any] = queue.Queue(depth)
-    stop = threading.Event()
-
-    def put(item: Any) -> None:
-        while not stop.is_set():
-            try:
-                q.put(item, timeout=0.1)
-                return
-            except queue.Full:
-                continue
-
-    def run() -> None:
-        try:
-            for b in reader.batches():
-                put(b)
-            put(_END)
-        except BaseException as exc:  # re-raised in the caller's thread
-            put(_Failed(exc))
-
-    reader.on_reject = put
-    thread = threading.Thread(target=run, name=f"read {reader.path.name}", daemon=True)
-    thread.start()
-    try:
-        while (item := q.get()) is not _END:
-            if isinstance(item, _Failed):
-                raise item.exc
-            yield item
-    finally:
-        stop.set()
-        thread.join()
-
-
 @dataclass
 class TraceCollector:
     producer: AvroProducer
@@ -123,6 +77,7 @@ class TraceCollector:
     max_getpages: int = 4096
     summary: Summary = field(default_factory=Summary)
     _t0: tuple[float, float] | None = None  # (first event time, wall clock then)
+    _reader: ReaderProcess = field(default_factory=ReaderProcess)
 
     def _pace(self, event_time: float) -> None:
         if self.speed <= 0:
@@ -146,33 +101,38 @@ class TraceCollector:
         if pos.done:
             return pos
         parquet = path.suffix.lower() in (".parquet", ".pq")
-        reader = TraceReader(path, self.columns, start_offset=pos.offset, start_line=pos.line,
-                             complete_lines_only=follow)
+        job = ReadJob(path, self.columns, pos.offset, pos.line, follow, dict(pos.sequences), self.max_getpages,
+                      self.source)
         started = time.monotonic()
-        for batch in read_ahead(reader):
-            if isinstance(batch, TraceFormatError):
-                self._reject(path, batch)
-                continue
-            for b in batches_from_trace(batch, pos.sequences, max_getpages=self.max_getpages,
-                                        default_source=self.source):
-                self._pace(b.record["start_time"] / 1e6)
-                self.producer.send("getpage_batch", b.key, b.record, getpages=b.getpages)
-                self.summary.records += 1
-                self.summary.getpages += len(b.record["page"])
-            if not parquet:
+        for item in self._reader.read(job):
+            if isinstance(item, TraceFormatError):
+                self._reject(path, item)
+            elif isinstance(item, Chunk):
+                for b in item.batches:
+                    self._pace(b.record["start_time"] / 1e6)
+                    self.producer.send("getpage_batch", b.key, b.record, getpages=b.getpages)
+                    self.summary.records += 1
+                    self.summary.getpages += len(b.record["page"])
+                pos.sequences = item.sequences
+                if not parquet:
+                    self.producer.flush()
+                    pos.offset, pos.line = item.end_offset, item.end_line
+                    self.state.save(path, pos)
+            else:
                 self.producer.flush()
-                pos.offset, pos.line = batch.end_offset, batch.end_line
+                if parquet:
+                    pos.done = True
+                else:
+                    pos.offset, pos.line = item.end_offset, item.end_line
                 self.state.save(path, pos)
-        self.producer.flush()
-        if parquet:
-            pos.done = True
-        else:
-            pos.offset, pos.line = reader.end_offset, reader.end_line
-        self.state.save(path, pos)
-        self.summary.accepted += reader.accepted
-        self.summary.rejected += reader.rejected
+                self.summary.accepted += item.accepted
+                self.summary.rejected += item.rejected
         self.summary.seconds += time.monotonic() - started
         return pos
+
+    def close(self) -> None:
+        """Stop the reader process (it is also stopped when this process exits)."""
+        self._reader.close()
 
     def run(self, paths: list[Path], *, follow: bool = False, poll_seconds: float = 1.0,
             idle_stop_seconds: float | None = None) -> Summary:

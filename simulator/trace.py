@@ -39,6 +39,9 @@ class TraceFormatError(Exception):
         super().__init__(f"{source}:{line}: {field}: {reason}")
         self.source, self.line, self.field, self.reason, self.raw = source, line, field, reason, raw
 
+    def __reduce__(self) -> tuple[type, tuple[str, int, str, str, bytes]]:  # crosses process boundaries
+        return (TraceFormatError, (self.source, self.line, self.field, self.reason, self.raw))
+
 
 @dataclass(frozen=True)
 class Columns:
