@@ -135,11 +135,12 @@ def _cast(kind: str, v: Any) -> Any:
 
 
 def dead_letter(collector: str, reason: str, raw: bytes | None, row: Row, source: str = "",
-                field: str | None = None) -> dict[str, Any]:
-    """A dead_letter row for a Kafka record the job could not use."""
-    return {"source": source or "unknown", "position": f"{row[2]}/{row[3]}@{row[4]}", "field": field,
-            "reason": reason, "raw": (raw or b"")[:MAX_RAW], "detected_at": int(time.time() * 1000),
-            "collector": collector, "topic": row[2]}
+                field: str | None = None) -> Row:
+    """The dead_letter table's row for a Kafka record the job could not use."""
+    return to_row(BY_NAME["dead_letter"], {
+        "source": source or "unknown", "position": f"{row[2]}/{row[3]}@{row[4]}", "field": field,
+        "reason": reason, "raw": (raw or b"")[:MAX_RAW], "detected_at": int(time.time() * 1000),
+        "collector": collector, "topic": row[2]})
 
 
 def run_keyed(env: StreamExecutionEnvironment, t_env: StreamTableEnvironment, view: str, function: Any,

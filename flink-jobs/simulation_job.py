@@ -126,8 +126,7 @@ def _simulate_function(o: SimulationOptions) -> Any:
             try:
                 full, rec = self.decoder.decode(raw)
             except DecodeError as exc:
-                yield tags["dead_letter"], to_row(BY_NAME["dead_letter"],
-                                                  dead_letter(COLLECTOR, str(exc), raw, value, key))
+                yield tags["dead_letter"], dead_letter(COLLECTOR, str(exc), raw, value, key)
                 return
             if full not in (GETPAGE, ATTRIBUTES):
                 return  # the object catalog shares the attributes topic
@@ -142,12 +141,11 @@ def _simulate_function(o: SimulationOptions) -> Any:
             try:
                 fed = self._apply(tr, full, rec, 0, emitted)
             except LateBatch as exc:
-                yield tags["dead_letter"], to_row(BY_NAME["dead_letter"],
-                                                  dead_letter(COLLECTOR, str(exc), raw, value, key, "start_time"))
+                yield tags["dead_letter"], dead_letter(COLLECTOR, str(exc), raw, value, key, "start_time")
                 return
             except (ValueError, KeyError, TypeError) as exc:
-                yield tags["dead_letter"], to_row(BY_NAME["dead_letter"], dead_letter(
-                    COLLECTOR, f"unusable {full}: {exc}", raw, value, key))
+                yield tags["dead_letter"], dead_letter(
+                    COLLECTOR, f"unusable {full}: {exc}", raw, value, key)
                 return
             resume = out[-1][1] if out else 0
             n = len(rec["time_offset"]) if full == GETPAGE else 1

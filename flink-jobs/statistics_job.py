@@ -109,8 +109,7 @@ def _statistics_function(o: StatisticsOptions) -> Any:
             try:
                 full, rec = self.decoder.decode(raw)
             except DecodeError as exc:
-                yield tags["dead_letter"], to_row(BY_NAME["dead_letter"],
-                                                  dead_letter(COLLECTOR, str(exc), raw, value, key))
+                yield tags["dead_letter"], dead_letter(COLLECTOR, str(exc), raw, value, key)
                 return
             kind = full.removeprefix(NS)
             try:
@@ -130,8 +129,8 @@ def _statistics_function(o: StatisticsOptions) -> Any:
                         **rec, "detected_at": _ms(rec.get("detected_at")) or int(time.time() * 1000),
                         "topic": value[2]})
             except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
-                yield tags["dead_letter"], to_row(BY_NAME["dead_letter"], dead_letter(
-                    COLLECTOR, f"unusable {full}: {exc!r}", raw, value, key))
+                yield tags["dead_letter"], dead_letter(
+                    COLLECTOR, f"unusable {full}: {exc!r}", raw, value, key)
 
     return Statistics(), tags
 
