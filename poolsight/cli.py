@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -42,52 +43,13 @@ def _cmd_status(args: argparse.Namespace) -> int:
     return 0 if all(r.state == "healthy" for r in rows) else 3
 
 
-def _cmd_simulate(args: argparse.Namespace) -> int:
-    from poolsight.simulator.cli import run
+def _lazy(module: str, function: str) -> Callable[[argparse.Namespace], int]:
+    """A command whose module is imported only when it runs (numpy, pyarrow and PyFlink are slow to load)."""
 
-    return run(args)
+    def run(args: argparse.Namespace) -> int:
+        return int(getattr(importlib.import_module(module), function)(args))
 
-
-def _cmd_ingest_trace(args: argparse.Namespace) -> int:
-    from poolsight.ingest.cli import run_trace
-
-    return run_trace(args)
-
-
-def _cmd_generate(args: argparse.Namespace) -> int:
-    from poolsight.ingest.cli import run_generate
-
-    return run_generate(args)
-
-
-def _cmd_ingest_stats(args: argparse.Namespace) -> int:
-    from poolsight.ingest.cli import run_stats
-
-    return run_stats(args)
-
-
-def _cmd_jobs(args: argparse.Namespace) -> int:
-    from poolsight.flink_jobs.cli import run
-
-    return run(args)
-
-
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from poolsight.flink_jobs.demo import run
-
-    return run(args)
-
-
-def _cmd_maintain(args: argparse.Namespace) -> int:
-    from poolsight.sql.maintain import run_cli
-
-    return run_cli(args)
-
-
-def _cmd_compare(args: argparse.Namespace) -> int:
-    from poolsight.sql.compare import run_cli
-
-    return run_cli(args)
+    return run
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
         "up": ("start the stack (or the named services) and wait until healthy", _cmd_up),
         "down": ("stop what `up` started", _cmd_down),
         "status": ("show each service: state, address, PID, memory, health", _cmd_status),
-        "simulate": ("simulate other pool sizes and policies from a getpage trace, offline", _cmd_simulate),
+        "simulate": ("simulate other pool sizes and policies from a getpage trace, offline",
+                     _lazy("poolsight.simulator.cli", "run")),
     }
     for name, (help_text, func) in commands.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
@@ -117,36 +80,36 @@ def build_parser() -> argparse.ArgumentParser:
     from poolsight.ingest.cli import add_trace_arguments
 
     add_trace_arguments(trace)
-    trace.set_defaults(func=_cmd_ingest_trace)
+    trace.set_defaults(func=_lazy("poolsight.ingest.cli", "run_trace"))
     stats = ingest_sub.add_parser("stats", help="statistics reports into Kafka (or JSON lines)")
     from poolsight.ingest.cli import add_stats_arguments
 
     add_stats_arguments(stats)
-    stats.set_defaults(func=_cmd_ingest_stats)
+    stats.set_defaults(func=_lazy("poolsight.ingest.cli", "run_stats"))
     gen = sub.add_parser("generate", help="a DB2-like workload from a scenario, to Kafka or to files")
     from poolsight.ingest.cli import add_generate_arguments
 
     add_generate_arguments(gen)
-    gen.set_defaults(func=_cmd_generate)
+    gen.set_defaults(func=_lazy("poolsight.ingest.cli", "run_generate"))
     from poolsight.flink_jobs.cli import add_arguments as add_jobs_arguments
     from poolsight.sql.maintain import add_arguments as add_maintain_arguments
 
     jobs = sub.add_parser("jobs", help="the streaming jobs: submit, list, cancel")
     add_jobs_arguments(jobs)
-    jobs.set_defaults(func=_cmd_jobs)
+    jobs.set_defaults(func=_lazy("poolsight.flink_jobs.cli", "run"))
     from poolsight.flink_jobs.demo import add_arguments as add_demo_arguments
 
     demo = sub.add_parser("demo", help="the main job live: stack, jobs, generator, a Trino summary every 10 s")
     add_demo_arguments(demo)
-    demo.set_defaults(func=_cmd_demo)
+    demo.set_defaults(func=_lazy("poolsight.flink_jobs.demo", "run"))
     maint = sub.add_parser("maintain", help="Iceberg upkeep: compaction, snapshot expiry, orphan files")
     add_maintain_arguments(maint)
-    maint.set_defaults(func=_cmd_maintain)
+    maint.set_defaults(func=_lazy("poolsight.sql.maintain", "run_cli"))
     from poolsight.sql.compare import add_arguments as add_compare_arguments
 
     comp = sub.add_parser("compare", help="one pool over two time ranges, side by side (from Trino)")
     add_compare_arguments(comp)
-    comp.set_defaults(func=_cmd_compare)
+    comp.set_defaults(func=_lazy("poolsight.sql.compare", "run_cli"))
     return parser
 
 
