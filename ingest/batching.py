@@ -30,16 +30,16 @@ def split_pool(name: str, default_source: str) -> tuple[str, str]:
 def make_batch(
     source: str, pool: str, sequence: int, times: npt.NDArray[np.float64], objects: npt.NDArray[Any],
     pages: npt.NDArray[np.uint64], access: npt.NDArray[np.uint8], function: npt.NDArray[np.uint8],
-    hit: npt.NDArray[np.uint8] | None = None, names: list[str] | None = None,
+    hit: npt.NDArray[np.uint8] | None = None, *, names: list[str],
 ) -> Batch:
-    """objects: names, or (with `names`) integer ids into names (cheaper: no string sort)."""
+    """objects: integer codes into names (the record keeps only the names it uses)."""
     t_us = np.round(times * 1e6).astype(np.int64)
     start = int(t_us.min())
     uniq, index = np.unique(objects, return_inverse=True)
     record = {
         "source": source, "pool": pool, "sequence": sequence,
         "start_time": start, "end_time": int(t_us.max()),
-        "object_names": [names[int(u)] for u in uniq] if names is not None else [str(u) for u in uniq],
+        "object_names": [names[int(u)] for u in uniq],
         "time_offset": (t_us - start).tolist(),
         "object": index.reshape(-1).tolist(),
         "partition": None,

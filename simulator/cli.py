@@ -112,7 +112,8 @@ def run(a: argparse.Namespace) -> int:
                     size = pool_sizes.get(pool, all_size)
                     if size is not None:
                         sim.set_pool_size(pool, size)
-                sim.feed(batch.times, batch.pools, batch.objects, batch.pages, batch.access, batch.function)
+                sim.feed(batch.times, batch.pool_names, batch.object_names, batch.pages, batch.access,
+                         batch.function)
         except TraceFormatError as exc:
             print(f"poolsight simulate: {exc}", file=sys.stderr)
             return 2

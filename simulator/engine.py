@@ -13,6 +13,8 @@ import numpy as np
 import numpy.typing as npt
 from poolsight_kernel import Kernel
 
+from poolsight.simulator.trace import Names
+
 ACCESS_NAMES = ("random", "sequential", "rid")
 FUNCTION_NAMES = ("getpage", "set-write-intent", "release")
 RANDOM, SEQUENTIAL, RID = 0, 1, 2
@@ -75,9 +77,15 @@ class _Names:
         return self.ids[name]
 
     def map(self, values: Any, n: int) -> npt.NDArray[np.uint32]:
-        """Names (a str, or an array of str or of ints) to dense uint32 ids."""
+        """Names (a str, an array of str or of ints, or trace `Names`) to dense uint32 ids."""
         if isinstance(values, str | int):
             return np.full(n, self.id(str(values)), dtype=np.uint32)
+        if isinstance(values, Names):  # already coded: map the small table, not every row
+            if len(values) != n:
+                raise ValueError(f"expected {n} values, got {len(values)}")
+            lut = np.fromiter((self.id(str(u)) for u in values.table), dtype=np.uint32, count=len(values.table))
+            coded: npt.NDArray[np.uint32] = lut[values.codes]
+            return coded
         arr = np.asarray(values)
         if len(arr) != n:
             raise ValueError(f"expected {n} values, got {len(arr)}")
@@ -138,8 +146,8 @@ class Simulator:
         access: Any = None,
         function: Any = None,
     ) -> int:
-        """One batch of parallel arrays. times: seconds (float); pools/objects: names or ids
-        (a single value applies to the whole batch); pages: page numbers; access: 0 random,
+        """One batch of parallel arrays. times: seconds (float); pools/objects: names, ids or
+        trace `Names` (a single value applies to the whole batch); pages: page numbers; access: 0 random,
         1 sequential, 2 RID-list (default random); function: 0 getpage, 1 set write intent,
         2 release (default getpage)."""
         t = np.ascontiguousarray(times, dtype=np.float64)
