@@ -211,16 +211,26 @@ class TraceReader:
                 fast = self._fast_block(block, lines, header, idx, offset + cut, line + lines)
                 if fast is not None:
                     self.accepted += len(fast)
-                    yield from self._split(fast)
+                    yield from self._split(fast, block, offset, line)
                 else:
                     yield from self._lines(block, header, idx, offset, line)
                 offset += cut
                 line += lines
             self.end_offset, self.end_line = offset, line
 
-    def _split(self, b: TraceBatch) -> Iterator[TraceBatch]:
+    def _split(self, b: TraceBatch, block: bytes, offset: int, line: int) -> Iterator[TraceBatch]:
+        """A fast block (one row per line) in batches, each ending with its own position: a
+        collector that resumes at a batch's end must neither skip nor repeat the block's rest."""
+        if len(b) <= self.batch_rows:
+            yield b
+            return
+        ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == ord("\n")) + 1
         for i in range(0, len(b), self.batch_rows):
-            yield b[i : i + self.batch_rows]
+            part = b[i : i + self.batch_rows]
+            j = i + len(part)
+            if j < len(b):  # the last part keeps the block's end (its last line may lack a newline)
+                part.end_offset, part.end_line = offset + int(ends[j - 1]), line + j
+            yield part
 
     def _lines(self, block: bytes, header: list[str], idx: dict[str, int | None], offset: int,
                line: int) -> Iterator[TraceBatch]:

@@ -183,6 +183,29 @@ def test_block_fast_path_and_line_path_agree(tmp_path: Path) -> None:
     assert small.end_offset == whole.end_offset == f.stat().st_size
 
 
+@pytest.mark.parametrize("bad_row", [None, 2500])
+def test_every_batch_ends_at_a_resumable_position(tmp_path: Path, bad_row: int | None) -> None:
+    """Batches cut from one block (fast path) or read line by line each carry the byte offset and
+    line just after their own last row: resuming there reads exactly the rows after them."""
+    f = tmp_path / "t.csv"
+    rows = [f"{i * 0.01:.2f},BP{i % 3},DB.TS{i % 7},{i},R,GP\n" for i in range(5000)]
+    if bad_row is not None:
+        rows[bad_row] = "25.00,BP0,DB.TS1,-1,R,GP\n"  # sends the block down the line path
+    f.write_text("time,pool,object,page,access,function\n" + "".join(rows))
+    want = [i for i in range(5000) if i != bad_row]
+    batches = list(TraceReader(f, batch_rows=700).batches())
+    assert len(batches) > 5
+    seen = 0
+    for b in batches:
+        seen += len(b)
+        rest = TraceReader(f, batch_rows=700, start_offset=b.end_offset, start_line=b.end_line)
+        got = [p for r in rest.batches() for p in r.pages.tolist()]
+        assert got == want[seen:], f"resuming after {seen} rows"
+        errors = [(e.line, e.field) for e in rest.errors]
+        if bad_row is not None and seen <= bad_row:  # the bad row is still ahead, at its true line
+            assert errors == [(bad_row + 2, "page")]
+
+
 def test_fast_path_names_match_the_line_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Dictionary-coded names (source/pool pairs, blanks around names, empty defaults) read
     by the block path equal what the csv-module line path reads from the same rows."""
