@@ -16,9 +16,44 @@ MAX_OFFSET_US = 2**31 - 1  # time offsets are Avro ints
 
 @dataclass
 class Batch:
-    key: str
-    record: dict[str, Any]
-    getpages: int
+    """One GetpageBatch, its columns still numpy: they cross process boundaries as buffers
+    (pickling Python lists of ints costs several times more) and become lists only in
+    `record`, where the Avro encoder needs them."""
+
+    source: str
+    pool: str
+    sequence: int
+    start_time: int  # epoch microseconds
+    end_time: int
+    object_names: list[str]
+    time_offset: npt.NDArray[np.int64]
+    objects: npt.NDArray[np.intp]  # index into object_names
+    pages: npt.NDArray[np.int64]
+    access: bytes
+    function: bytes
+    hit: bytes | None
+    getpages: int  # function GP only (set-write-intent and release are events, not getpages)
+
+    @property
+    def key(self) -> str:
+        return f"{self.source}|{self.pool}"
+
+    @property
+    def events(self) -> int:
+        return len(self.pages)
+
+    @property
+    def record(self) -> dict[str, Any]:
+        return {
+            "source": self.source, "pool": self.pool, "sequence": self.sequence,
+            "start_time": self.start_time, "end_time": self.end_time,
+            "object_names": self.object_names,
+            "time_offset": self.time_offset.tolist(),
+            "object": self.objects.tolist(),
+            "partition": None,
+            "page": self.pages.tolist(),
+            "access": self.access, "function": self.function, "hit": self.hit,
+        }
 
 
 def split_pool(name: str, default_source: str) -> tuple[str, str]:
@@ -36,19 +71,11 @@ def make_batch(
     t_us = np.round(times * 1e6).astype(np.int64)
     start = int(t_us.min())
     uniq, index = np.unique(objects, return_inverse=True)
-    record = {
-        "source": source, "pool": pool, "sequence": sequence,
-        "start_time": start, "end_time": int(t_us.max()),
-        "object_names": [names[int(u)] for u in uniq],
-        "time_offset": (t_us - start).tolist(),
-        "object": index.reshape(-1).tolist(),
-        "partition": None,
-        "page": pages.astype(np.int64).tolist(),
-        "access": access.astype(np.uint8).tobytes(),
-        "function": function.astype(np.uint8).tobytes(),
-        "hit": None if hit is None else hit.astype(np.uint8).tobytes(),
-    }
-    return Batch(f"{source}|{pool}", record, int((function == 0).sum()))
+    return Batch(
+        source, pool, sequence, start, int(t_us.max()), [names[int(u)] for u in uniq], t_us - start,
+        index.reshape(-1), pages.astype(np.int64), access.astype(np.uint8).tobytes(),
+        function.astype(np.uint8).tobytes(), None if hit is None else hit.astype(np.uint8).tobytes(),
+        int((function == 0).sum()))
 
 
 def batches_from_trace(batch: TraceBatch, sequences: dict[str, int], *, max_getpages: int,

@@ -15,7 +15,7 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastavro
 from confluent_kafka import Consumer, KafkaError, Message, Producer
@@ -23,6 +23,9 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
 from poolsight import schemas
 from poolsight.names import EVENT_TIME_HEADER, SCHEMA_TOPICS
+
+if TYPE_CHECKING:
+    from poolsight.ingest.batching import Batch
 
 WIRE = struct.Struct(">bI")
 MAX_RAW = 64 * 1024
@@ -75,6 +78,7 @@ class AvroProducer:
     def __init__(self, bootstrap: str, registry_url: str, *, linger_ms: int = 20,
                  batch_bytes: int = 1 << 20, compression: str = "lz4", client_id: str = "poolsight") -> None:
         self._registry = registry_client(registry_url)
+        self._registry_url = registry_url
         self._producer = Producer({
             "bootstrap.servers": bootstrap,
             "client.id": client_id,
@@ -91,8 +95,13 @@ class AvroProducer:
 
     def schema_id(self, schema_name: str) -> int:
         if schema_name not in self._ids:
-            self._ids[schema_name] = self._registry.register_schema(
-                subject_for(schema_name), Schema(schemas.text(schema_name), "AVRO"))
+            subject = subject_for(schema_name)
+            try:
+                self._ids[schema_name] = self._registry.register_schema(
+                    subject, Schema(schemas.text(schema_name), "AVRO"))
+            except Exception as exc:  # name the registry and subject: the client's own error does not
+                raise RuntimeError(f"registry {self._registry_url}: registering {subject}: "
+                                   f"{type(exc).__name__}: {exc}") from exc
         return self._ids[schema_name]
 
     def encode(self, schema_name: str, record: dict[str, Any]) -> bytes:
@@ -123,6 +132,13 @@ class AvroProducer:
         self.metrics.records[schema_name] = self.metrics.records.get(schema_name, 0) + 1
         self.metrics.getpages += getpages
         self.metrics.bytes += len(value)
+
+    def send_batch(self, batch: Batch) -> None:
+        self.send("getpage_batch", batch.key, batch.record, getpages=batch.getpages)
+
+    def send_batches(self, batches: list[Batch]) -> None:
+        for b in batches:
+            self.send_batch(b)
 
     def dead_letter(self, source: str, position: str, reason: str, raw: bytes, *,
                     collector: str, field_name: str | None = None) -> None:

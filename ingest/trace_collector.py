@@ -1,12 +1,14 @@
 """`poolsight ingest trace`: getpage trace files into Kafka as GetpageBatch records.
 
 Replays at recorded speed, a multiple of it, or as fast as possible; with
-`follow` it tails a growing file. After each flushed chunk it records, per
-file, the byte offset and line reached and the next sequence number of each
-(source, pool), so a restart neither repeats nor skips rows (a crash between
-a flush and the position write repeats at most that chunk, with the same
-sequence numbers, which consumers drop as duplicates). Bad rows go to the
-dead-letter topic with file, line and reason.
+`follow` it tails a growing file. At each checkpoint (every `checkpoint_seconds`
+and at the end of every pass over a file) it flushes the producer and records,
+per file, the byte offset and line reached and the next sequence number of
+each (source, pool), so a restart neither repeats nor skips rows (a crash
+between checkpoints repeats what was sent since the last one, with the same
+sequence numbers, which consumers drop as duplicates). Checkpoints are timed,
+not per chunk, because each flush waits for Kafka's acknowledgements and
+stalls sending. Bad rows go to the dead-letter topic with file, line and reason.
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ class TraceCollector:
     source: str = "TRACE"
     speed: float = 0.0  # 0: as fast as possible; 1: recorded speed; 10: ten times faster
     max_getpages: int = 4096
+    checkpoint_seconds: float = 1.0
     summary: Summary = field(default_factory=Summary)
     _t0: tuple[float, float] | None = None  # (first event time, wall clock then)
     _reader: ReaderProcess = field(default_factory=ReaderProcess)
@@ -104,20 +107,35 @@ class TraceCollector:
         job = ReadJob(path, self.columns, pos.offset, pos.line, follow, dict(pos.sequences), self.max_getpages,
                       self.source)
         started = time.monotonic()
+        try:
+            self._read(path, pos, job, parquet)
+        except KeyboardInterrupt:  # what was sent is delivered and remembered before stopping
+            self.producer.flush()
+            if not parquet:
+                self.state.save(path, pos)
+            raise
+        finally:
+            self.summary.seconds += time.monotonic() - started
+        return pos
+
+    def _read(self, path: Path, pos: Position, job: ReadJob, parquet: bool) -> None:
+        last_checkpoint = time.monotonic()
         for item in self._reader.read(job):
             if isinstance(item, TraceFormatError):
                 self._reject(path, item)
             elif isinstance(item, Chunk):
                 for b in item.batches:
-                    self._pace(b.record["start_time"] / 1e6)
-                    self.producer.send("getpage_batch", b.key, b.record, getpages=b.getpages)
+                    self._pace(b.start_time / 1e6)
+                    self.producer.send_batch(b)
                     self.summary.records += 1
-                    self.summary.getpages += len(b.record["page"])
+                    self.summary.getpages += b.events
                 pos.sequences = item.sequences
-                if not parquet:
-                    self.producer.flush()
+                if not parquet:  # a Parquet file is resumed only as a whole (done or not)
                     pos.offset, pos.line = item.end_offset, item.end_line
-                    self.state.save(path, pos)
+                    if time.monotonic() - last_checkpoint >= self.checkpoint_seconds:
+                        self.producer.flush()
+                        self.state.save(path, pos)
+                        last_checkpoint = time.monotonic()
             else:
                 self.producer.flush()
                 if parquet:
@@ -127,8 +145,6 @@ class TraceCollector:
                 self.state.save(path, pos)
                 self.summary.accepted += item.accepted
                 self.summary.rejected += item.rejected
-        self.summary.seconds += time.monotonic() - started
-        return pos
 
     def close(self) -> None:
         """Stop the reader process (it is also stopped when this process exits)."""
