@@ -4,7 +4,7 @@ Measures, in one run and against the launcher's Kafka and registry:
 - the generator (day-posting, buffer-pool models included) producing to Kafka as fast as possible;
 - the trace collector sending a project-format CSV trace as fast as possible;
 - the registry-aware consumer decoding the getpage batches back;
-- and, as the peer, librdkafka producing the very same encoded records with no work in between
+- and, as the peer, librdkafka producing the same workload's encoded records with no work in between
   (what Kafka itself allows here), so each figure has a ratio beside it.
 The last line is one JSON object.
 """
@@ -23,26 +23,33 @@ from confluent_kafka import Message, Producer
 
 from poolsight.infra.config import load_settings
 from poolsight.infra.launcher import up
+from poolsight.ingest.batching import Batch
 from poolsight.ingest.generator import FileSink, Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroDecoder, AvroProducer, consume
+from poolsight.ingest.producer_process import ProducerProcess
 from poolsight.ingest.scenario import load
 from poolsight.ingest.trace_collector import PositionStore, TraceCollector
 from poolsight.names import GETPAGE_TOPIC
 
 
-class RecordingProducer(AvroProducer):
-    """Keeps the encoded getpage records, to replay them raw as the peer."""
+class KeepingProducer:
+    """Encodes the getpage batches of a run like the real producer and keeps them, for the
+    peer to send raw; sends nothing itself."""
 
-    def __init__(self, *a: Any, **kw: Any) -> None:
-        super().__init__(*a, **kw)
+    def __init__(self, encoder: AvroProducer, keep: int = 2000) -> None:
+        self.encoder = encoder
+        self.keep = keep
         self.kept: list[tuple[bytes, bytes]] = []
 
-    def encode(self, schema_name: str, record: dict[str, Any]) -> bytes:
-        # send() encodes each record once; keep those bytes rather than encoding again in the timed run.
-        value = super().encode(schema_name, record)
-        if schema_name == "getpage_batch" and len(self.kept) < 2000:
-            self.kept.append((f"{record['source']}|{record['pool']}".encode(), value))
-        return value
+    def send(self, schema_name: str, key: str, record: dict[str, Any], *, getpages: int = 0) -> None:
+        pass
+
+    def send_batches(self, batches: list[Batch]) -> None:
+        for b in batches[: self.keep - len(self.kept)]:
+            self.kept.append((b.key.encode(), self.encoder.encode("getpage_batch", b.record)))
+
+    def flush(self) -> None:
+        pass
 
 
 def main() -> None:
@@ -53,19 +60,23 @@ def main() -> None:
     up(s, ["registry"])
     sc = load("day-posting")
 
-    # Generator -> Kafka.
-    producer = RecordingProducer(s.kafka_bootstrap, s.registry_url, client_id="bench-generate")
+    # Generator -> Kafka: the command's setup (pool models here, encoding and sending in a
+    # producer process started before the clock runs, as `poolsight generate` does).
+    producer = ProducerProcess(s.kafka_bootstrap, s.registry_url, client_id="bench-generate")
     gen = Generator(sc, seed=11, event_rate=1_000_000)
     totals = gen.run(KafkaSink(producer), getpages=a.getpages)
+    producer.close()
     gen_rps = totals.getpages / totals.seconds
+    records = producer.metrics.records.get("getpage_batch", 1)
+    events_per_record = totals.events / max(1, records)
 
-    # Peer: the same encoded getpage records, produced raw.
+    # Peer: encoded getpage records of the same workload, produced raw (encoded before the clock runs).
+    keeper = KeepingProducer(AvroProducer(s.kafka_bootstrap, s.registry_url))
+    Generator(sc, seed=11, event_rate=1_000_000).run(KafkaSink(keeper), getpages=min(a.getpages, 2_000_000))
+    kept = keeper.kept
     raw = Producer({"bootstrap.servers": s.kafka_bootstrap, "enable.idempotence": True, "acks": "all",
                     "linger.ms": 20, "compression.type": "lz4", "batch.size": 1 << 20,
                     "queue.buffering.max.kbytes": 512 * 1024})
-    kept = producer.kept
-    records = producer.metrics.records.get("getpage_batch", 1)
-    events_per_record = totals.events / max(1, records)
     t0 = time.perf_counter()
     sent = 0
     while sent < records:  # as many records as the generator sent

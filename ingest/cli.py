@@ -28,6 +28,9 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--idle-stop", type=float, help="with --follow: stop after this many seconds without growth")
     r.add_argument("--batch-getpages", type=int, default=4096, help="getpages per Kafka record")
     r.add_argument("--linger-ms", type=int, default=20)
+    r.add_argument("--checkpoint-seconds", type=float, default=1.0,
+                   help="flush and remember the position at most this often (a crash repeats what was sent "
+                        "since, with the same sequence numbers); always at the end of a file")
     r.add_argument("--state-dir", type=Path, help="where positions are remembered (default: <data>/ingest)")
 
 
@@ -36,7 +39,8 @@ def run_trace(a: argparse.Namespace) -> int:
     columns = columns_from_args(a)
     producer = AvroProducer(s.kafka_bootstrap, s.registry_url, linger_ms=a.linger_ms, client_id="poolsight-trace")
     collector = TraceCollector(producer, PositionStore(a.state_dir or s.data_dir / "ingest" / "trace"),
-                               columns=columns, source=a.source, speed=a.speed, max_getpages=a.batch_getpages)
+                               columns=columns, source=a.source, speed=a.speed, max_getpages=a.batch_getpages,
+                               checkpoint_seconds=a.checkpoint_seconds)
     try:
         summary = collector.run(a.files, follow=a.follow, idle_stop_seconds=a.idle_stop)
     except TraceFormatError as exc:
@@ -72,6 +76,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_generate(a: argparse.Namespace) -> int:
     from poolsight.ingest.generator import FileSink, Generator, KafkaSink, Sink
+    from poolsight.ingest.producer_process import ProducerProcess
     from poolsight.ingest.scenario import ScenarioError, load
 
     try:
@@ -95,12 +100,20 @@ def run_generate(a: argparse.Namespace) -> int:
     producer = None
     if a.output == "kafka":
         s = load_settings()
-        producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="poolsight-generate")
+        # Encoding and sending in a second process: the generator keeps this one's core.
+        producer = ProducerProcess(s.kafka_bootstrap, s.registry_url, client_id="poolsight-generate")
         sink = KafkaSink(producer, a.batch_getpages)
     else:
         sink = FileSink(Path(a.output))
     gen = Generator(sc, seed=a.seed, event_rate=a.event_rate, start_time=start_time)
-    totals = gen.run(sink, getpages=a.getpages, duration=a.duration, rate=rate)
+    try:
+        totals = gen.run(sink, getpages=a.getpages, duration=a.duration, rate=rate)
+    except KeyboardInterrupt:  # what was generated so far is delivered (or written) before stopping
+        sink.close()
+        totals = gen.totals
+    finally:
+        if producer is not None:
+            producer.close()
     out = dict(totals.__dict__)
     out["getpages_per_s"] = totals.getpages / totals.seconds if totals.seconds else None
     if producer is not None:

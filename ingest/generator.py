@@ -331,12 +331,11 @@ class KafkaSink:
 
     def getpages(self, source: str, pool: str, c: Chunk, sel: npt.NDArray[np.bool_], names: list[str]) -> None:
         idx = np.nonzero(sel)[0]
-        for a, b in _split(len(idx), self.batch):
-            i = idx[a:b]
-            key = f"{source}|{pool}"
-            batch = make_batch(source, pool, self._next(f"gp|{key}"), c.times[i], c.obj[i], c.page[i],
-                               c.access[i], c.function[i], hit=c.hit[i], names=names)
-            self.producer.send("getpage_batch", key, batch.record, getpages=batch.getpages)
+        key = f"gp|{source}|{pool}"
+        self.producer.send_batches([
+            make_batch(source, pool, self._next(key), c.times[i], c.obj[i], c.page[i], c.access[i], c.function[i],
+                       hit=c.hit[i], names=names)
+            for i in (idx[a:b] for a, b in _split(len(idx), self.batch))])
 
     def io(self, source: str, pool: str, reads: tuple[Any, ...], writes: tuple[Any, ...], names: list[str]) -> None:
         key = f"{source}|{pool}"

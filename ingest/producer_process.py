@@ -1,0 +1,138 @@
+"""An AvroProducer in a child process: Avro encoding and sending on a core of their own.
+
+fastavro's encoding of the getpage arrays costs about as much as generating them
+(workload and buffer-pool models), and both need the GIL. The generator hands
+records and getpage batches (numpy columns, cheap to pickle) to this process
+over a bounded queue, so the two halves run on two cores; the queue's bound
+keeps a fast producer side from piling up memory. A failure in the child
+(registry or Kafka unreachable, a record the schema refuses) is raised in the
+caller at its next call; the child ends when its parent does.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue
+import signal
+from dataclasses import dataclass
+from typing import Any
+
+from poolsight.ingest.batching import Batch
+from poolsight.ingest.kafka_io import AvroProducer, Metrics
+
+
+@dataclass(frozen=True)
+class _Config:
+    bootstrap: str
+    registry_url: str
+    client_id: str
+    linger_ms: int
+    parent: int
+
+
+def _serve(cfg: _Config, items: Any, replies: Any) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it flushes or stops us
+    try:
+        producer = AvroProducer(cfg.bootstrap, cfg.registry_url, client_id=cfg.client_id, linger_ms=cfg.linger_ms)
+        replies.put(("ready", None))
+        while True:
+            try:
+                item = items.get(timeout=1.0)
+            except queue.Empty:
+                if os.getppid() != cfg.parent:  # orphaned (the parent was killed): nobody to report to
+                    return
+                continue
+            if item is None:
+                producer.flush()
+                replies.put(("closed", producer.metrics))
+                return
+            kind, payload = item
+            if kind == "batches":
+                for b in payload:
+                    producer.send_batch(b)
+            elif kind == "record":
+                schema_name, key, record = payload
+                producer.send(schema_name, key, record)
+            elif kind == "flush":
+                producer.flush()
+                replies.put(("flushed", producer.metrics))
+    except Exception as exc:  # reported to the parent, which raises it
+        replies.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+class ProducerProcess:
+    """Sends like an AvroProducer (`send`, `send_batches`, `flush`, `metrics`), from a child process."""
+
+    def __init__(self, bootstrap: str, registry_url: str, *, client_id: str = "poolsight", linger_ms: int = 20,
+                 depth: int = 16, start_timeout: float = 60.0) -> None:
+        ctx = mp.get_context("spawn")  # not fork: librdkafka threads may already run here
+        self._items = ctx.Queue(depth)
+        self._replies = ctx.Queue()
+        self._proc = ctx.Process(target=_serve, name="poolsight-producer", daemon=True,
+                                 args=(_Config(bootstrap, registry_url, client_id, linger_ms, os.getpid()),
+                                       self._items, self._replies))
+        self._proc.start()
+        self.metrics = Metrics()
+        self._reply("ready", start_timeout)
+
+    def _reply(self, want: str, timeout: float) -> Any:
+        waited = 0.0
+        while True:
+            try:
+                kind, payload = self._replies.get(timeout=1.0)
+            except queue.Empty:
+                waited += 1.0
+                if not self._proc.is_alive():
+                    raise RuntimeError(f"the producer process died (exit {self._proc.exitcode})") from None
+                if waited >= timeout:
+                    raise RuntimeError(f"the producer process did not answer {want!r} within {timeout:.0f} s") \
+                        from None
+                continue
+            if kind == "error":
+                self._proc.join(5)
+                raise RuntimeError(f"producer process: {payload}")
+            if kind == want:
+                return payload
+
+    def _put(self, item: Any) -> None:
+        while True:
+            try:
+                self._items.put(item, timeout=1.0)
+                return
+            except queue.Full:
+                self._raise_reported()
+                if not self._proc.is_alive():
+                    raise RuntimeError(f"the producer process died (exit {self._proc.exitcode})") from None
+
+    def _raise_reported(self) -> None:
+        """While sending, the child only ever replies with an error."""
+        try:
+            kind, payload = self._replies.get(timeout=0.1)
+        except queue.Empty:
+            return
+        if kind == "error":
+            raise RuntimeError(f"producer process: {payload}")
+
+    def send(self, schema_name: str, key: str, record: dict[str, Any], *, getpages: int = 0) -> None:
+        self._put(("record", (schema_name, key, record)))
+
+    def send_batches(self, batches: list[Batch]) -> None:
+        """Getpage batches, in order, as one message to the child."""
+        if batches:
+            self._put(("batches", batches))
+
+    def send_batch(self, batch: Batch) -> None:
+        self.send_batches([batch])
+
+    def flush(self, timeout: float = 60.0) -> None:
+        """Wait until everything sent so far is delivered (raises what the child reports)."""
+        self._put(("flush", None))
+        self.metrics = self._reply("flushed", timeout + 10)
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Deliver what is queued, then stop the child."""
+        if self._proc.is_alive():
+            self._put(None)
+            self.metrics = self._reply("closed", timeout + 10)
+        self._proc.join(5)

@@ -1,0 +1,68 @@
+"""The producer process: a child's failure is raised in the caller (not a hang), and the child
+does not outlive a parent that was killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from poolsight.ingest.batching import make_batch
+from poolsight.ingest.producer_process import ProducerProcess
+from tests.conftest import ROOT
+
+
+def _batch() -> list:  # type: ignore[type-arg]
+    n = 10
+    return [make_batch("S", "BP1", 0, np.arange(n) / 1e3, np.zeros(n, dtype=np.uint32), np.arange(n, dtype=np.uint64),
+                       np.zeros(n, dtype=np.uint8), np.zeros(n, dtype=np.uint8), names=["DB.TS"])]
+
+
+def test_an_unreachable_registry_is_raised_in_the_caller() -> None:
+    pp = ProducerProcess("127.0.0.1:1", "http://127.0.0.1:1", start_timeout=60)
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"producer process: .*registry http://127\.0\.0\.1:1"):
+        for _ in range(100):  # the child dies on the first record; a later call says why
+            pp.send_batches(_batch())
+        pp.flush(timeout=30)
+    assert time.monotonic() - started < 60
+    pp.close()
+
+
+CHILD = """
+import sys, time
+from poolsight.ingest.producer_process import ProducerProcess
+if __name__ == "__main__":
+    pp = ProducerProcess("127.0.0.1:1", "http://127.0.0.1:1")
+    print(pp._proc.pid, flush=True)
+    time.sleep(600)
+"""
+
+
+def test_the_child_ends_with_a_killed_parent() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", CHILD], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    os.kill(child, 0)  # running
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        # A zombie of init's would still answer kill 0: look at its state.
+        try:
+            with open(f"/proc/{child}/stat") as fh:
+                if fh.read().split(") ", 1)[1].startswith("Z"):
+                    return
+        except FileNotFoundError:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"producer process {child} still runs after its parent was killed")
