@@ -6,13 +6,16 @@ Measures, in one run and against the launcher's Kafka and registry:
 - the registry-aware consumer decoding the getpage batches back;
 - and, as the peer, librdkafka producing the same workload's encoded records with no work in between
   (what Kafka itself allows here), so each figure has a ratio beside it.
-The last line is one JSON object.
+Each producing measurement runs --repeat times (default 3) and the median is reported with
+every run beside it: these machines are noisy. The last line is one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import tempfile
 import time
 import uuid
@@ -21,13 +24,13 @@ from typing import Any
 
 from confluent_kafka import Message, Producer
 
-from poolsight.infra.config import load_settings
+from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.launcher import up
 from poolsight.ingest.batching import Batch
-from poolsight.ingest.generator import FileSink, Generator, KafkaSink
+from poolsight.ingest.generator import FileSink, Generator, KafkaSink, Totals
 from poolsight.ingest.kafka_io import AvroDecoder, AvroProducer, consume
 from poolsight.ingest.producer_process import ProducerProcess
-from poolsight.ingest.scenario import load
+from poolsight.ingest.scenario import Scenario, load
 from poolsight.ingest.trace_collector import PositionStore, TraceCollector
 from poolsight.names import GETPAGE_TOPIC
 
@@ -52,34 +55,23 @@ class KeepingProducer:
         pass
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--getpages", type=int, default=3_000_000)
-    a = p.parse_args()
-    s = load_settings()
-    up(s, ["registry"])
-    sc = load("day-posting")
-
-    # Generator -> Kafka: the command's setup (pool models here, encoding and sending in a
-    # producer process started before the clock runs, as `poolsight generate` does).
+def _generate(s: Settings, sc: Scenario, getpages: int) -> tuple[float, Totals, int]:
+    """The command's setup: pool models here, encoding and sending in a producer process
+    started before the clock runs, as `poolsight generate` does. (getpages/s, totals, records)"""
     producer = ProducerProcess(s.kafka_bootstrap, s.registry_url, client_id="bench-generate")
-    gen = Generator(sc, seed=11, event_rate=1_000_000)
-    totals = gen.run(KafkaSink(producer), getpages=a.getpages)
+    totals = Generator(sc, seed=11, event_rate=1_000_000).run(KafkaSink(producer), getpages=getpages)
     producer.close()
-    gen_rps = totals.getpages / totals.seconds
-    records = producer.metrics.records.get("getpage_batch", 1)
-    events_per_record = totals.events / max(1, records)
+    return totals.getpages / totals.seconds, totals, producer.metrics.records.get("getpage_batch", 1)
 
-    # Peer: encoded getpage records of the same workload, produced raw (encoded before the clock runs).
-    keeper = KeepingProducer(AvroProducer(s.kafka_bootstrap, s.registry_url))
-    Generator(sc, seed=11, event_rate=1_000_000).run(KafkaSink(keeper), getpages=min(a.getpages, 2_000_000))
-    kept = keeper.kept
+
+def _raw(s: Settings, kept: list[tuple[bytes, bytes]], records: int) -> float:
+    """Seconds librdkafka alone takes to produce `records` of the kept records."""
     raw = Producer({"bootstrap.servers": s.kafka_bootstrap, "enable.idempotence": True, "acks": "all",
                     "linger.ms": 20, "compression.type": "lz4", "batch.size": 1 << 20,
                     "queue.buffering.max.kbytes": 512 * 1024})
     t0 = time.perf_counter()
     sent = 0
-    while sent < records:  # as many records as the generator sent
+    while sent < records:
         k, v = kept[sent % len(kept)]
         try:
             raw.produce(GETPAGE_TOPIC.name, key=k, value=v)
@@ -88,20 +80,21 @@ def main() -> None:
             raw.poll(0.05)
         raw.poll(0)
     raw.flush(60)
-    raw_rps = sent * events_per_record / (time.perf_counter() - t0)
+    return time.perf_counter() - t0
 
-    # Trace collector: a CSV trace of the same workload, as fast as possible (the time
-    # includes starting its reader process).
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "trace"
-        Generator(sc, seed=12, event_rate=1_000_000).run(FileSink(out), getpages=a.getpages)
-        coll = TraceCollector(AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="bench-trace"),
-                              PositionStore(Path(tmp) / "state"), source=f"BENCH{uuid.uuid4().hex[:6]}")
-        summary = coll.run([out / "trace.csv"])
-        coll.close()
-        coll_rps = summary.getpages / summary.seconds
 
-    # Consumer: decode every getpage batch on the topic.
+def _collect(s: Settings, trace: Path, state: Path) -> tuple[float, int]:
+    """The trace collector over the whole file as fast as possible (the time includes
+    starting its reader process). (getpages/s, rows)"""
+    coll = TraceCollector(AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="bench-trace"),
+                          PositionStore(state), source=f"BENCH{uuid.uuid4().hex[:6]}")
+    summary = coll.run([trace])
+    coll.close()
+    return summary.getpages / summary.seconds, summary.getpages
+
+
+def _consume(s: Settings, limit: int) -> tuple[float, int]:
+    """Decode getpage batches from the start of the topic, up to `limit` getpages. (getpages/s, getpages)"""
     dec = AvroDecoder(s.registry_url)
     decoded = 0
     first = last = 0.0
@@ -113,21 +106,63 @@ def main() -> None:
         _, rec = dec.decode(msg.value())
         decoded += len(rec["page"])
         last = time.perf_counter()
-        return True
+        return decoded < limit
 
     consume(s.kafka_bootstrap, [GETPAGE_TOPIC.name], f"bench-{uuid.uuid4()}", handle, idle_seconds=3)
-    cons_rps = decoded / max(last - first, 1e-9)
+    return decoded / max(last - first, 1e-9), decoded
 
-    print(f"generator -> Kafka   {gen_rps / 1e6:6.2f} M getpages/s  ({totals.getpages:,} getpages, "
-          f"{totals.reads:,} reads, {totals.writes:,} writes)  {gen_rps / raw_rps:5.2f}x raw Kafka")
-    print(f"trace collector      {coll_rps / 1e6:6.2f} M getpages/s  ({summary.getpages:,} rows)  "
-          f"{coll_rps / raw_rps:5.2f}x raw Kafka")
-    print(f"consumer (decode)    {cons_rps / 1e6:6.2f} M getpages/s  ({decoded:,} getpages)")
-    print(f"raw Kafka (peer)     {raw_rps / 1e6:6.2f} M getpages/s  (same encoded records, no work between)")
+
+def _line(label: str, runs: list[float], detail: str, peer: float | None = None) -> str:
+    m = statistics.median(runs)
+    spread = f"(runs {', '.join(f'{r / 1e6:.2f}' for r in runs)})"
+    ratio = f"  {m / peer:5.2f}x raw Kafka" if peer else ""
+    return f"{label:<20} {m / 1e6:6.2f} M getpages/s median {spread}  {detail}{ratio}"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--getpages", type=int, default=3_000_000, help="getpages per run")
+    p.add_argument("--repeat", type=int, default=3, help="runs of each measurement; the median is reported")
+    a = p.parse_args()
+    s = load_settings()
+    up(s)  # the whole stack, as it runs in use (Flink and Trino take CPU too)
+    sc = load("day-posting")
+
+    gen_runs: list[float] = []
+    for _ in range(a.repeat):
+        rps, totals, records = _generate(s, sc, a.getpages)
+        gen_runs.append(rps)
+    events_per_record = totals.events / max(1, records)
+
+    # Peer: encoded getpage records of the same workload (encoded before the clock runs), as many
+    # as the generator sent, produced raw.
+    keeper = KeepingProducer(AvroProducer(s.kafka_bootstrap, s.registry_url))
+    Generator(sc, seed=11, event_rate=1_000_000).run(KafkaSink(keeper), getpages=min(a.getpages, 2_000_000))
+    raw_runs = [records * events_per_record / _raw(s, keeper.kept, records) for _ in range(a.repeat)]
+    raw_rps = statistics.median(raw_runs)
+
+    # Trace collector: a CSV trace of the same workload, written (and synced, so that writeback
+    # does not run inside the clock) before the runs.
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "trace"
+        Generator(sc, seed=12, event_rate=1_000_000).run(FileSink(out), getpages=a.getpages)
+        os.sync()
+        coll = [_collect(s, out / "trace.csv", Path(tmp) / f"state{i}") for i in range(a.repeat)]
+    coll_runs = [r for r, _ in coll]
+
+    cons_runs, decoded = _consume(s, limit=3 * a.getpages)
+
+    gen_rps, coll_rps = statistics.median(gen_runs), statistics.median(coll_runs)
+    print(_line("generator -> Kafka", gen_runs, f"({totals.getpages:,} getpages, {totals.reads:,} reads, "
+                f"{totals.writes:,} writes)", raw_rps))
+    print(_line("trace collector", coll_runs, f"({coll[0][1]:,} rows)", raw_rps))
+    print(_line("consumer (decode)", [cons_runs], f"({decoded:,} getpages)"))
+    print(_line("raw Kafka (peer)", raw_runs, "(the same workload's encoded records, no work between)"))
     print(json.dumps({
         "generator_getpages_per_s": gen_rps, "collector_getpages_per_s": coll_rps,
-        "consumer_getpages_per_s": cons_rps, "raw_kafka_getpages_per_s": raw_rps,
+        "consumer_getpages_per_s": cons_runs, "raw_kafka_getpages_per_s": raw_rps,
         "generator_vs_raw_kafka": gen_rps / raw_rps, "collector_vs_raw_kafka": coll_rps / raw_rps,
+        "generator_runs": gen_runs, "collector_runs": coll_runs, "raw_kafka_runs": raw_runs,
     }))
 
 

@@ -68,7 +68,8 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--getpages", type=int, help="getpages to generate")
     p.add_argument("--start-time", type=float, default=1_767_225_600.0, help="event time of the start, epoch s")
     p.add_argument("--output", default="kafka", help="kafka (default) or a directory for trace.csv and JSON lines")
-    p.add_argument("--batch-getpages", type=int, default=4096)
+    p.add_argument("--batch-getpages", type=int, default=4096, help="getpages per Kafka record")
+    p.add_argument("--linger-ms", type=int, default=20, help="how long the producer waits to fill a Kafka batch")
     p.add_argument("--members", help="comma-separated source names replacing the scenario's members, in order")
     p.add_argument("--start", choices=["fixed", "now"], default="fixed",
                    help="now: event time starts at the current minute (live demos); fixed: --start-time")
@@ -101,7 +102,8 @@ def run_generate(a: argparse.Namespace) -> int:
     if a.output == "kafka":
         s = load_settings()
         # Encoding and sending in a second process: the generator keeps this one's core.
-        producer = ProducerProcess(s.kafka_bootstrap, s.registry_url, client_id="poolsight-generate")
+        producer = ProducerProcess(s.kafka_bootstrap, s.registry_url, client_id="poolsight-generate",
+                                   linger_ms=a.linger_ms)
         sink = KafkaSink(producer, a.batch_getpages)
     else:
         sink = FileSink(Path(a.output))
