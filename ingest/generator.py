@@ -23,7 +23,7 @@ import numpy.typing as npt
 from poolsight_kernel import PoolModel
 
 from poolsight.ingest.batching import make_batch
-from poolsight.ingest.scenario import ObjectSpec, PatternSpec, Scenario
+from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario
 from poolsight.ingest.stats_common import POOL_STATS_FIELDS
 
 U32 = npt.NDArray[np.uint32]
@@ -153,7 +153,9 @@ class Workload:
 class Sink(Protocol):
     def start(self, attributes: list[dict[str, Any]], catalog: list[dict[str, Any]]) -> None: ...
     def getpages(self, source: str, pool: str, c: Chunk, sel: npt.NDArray[np.bool_], names: list[str]) -> None: ...
-    def io(self, source: str, pool: str, reads: tuple[Any, ...], writes: tuple[Any, ...], names: list[str]) -> None: ...
+    def io(self, source: str, pool: str, reads: tuple[Any, ...], writes: tuple[Any, ...], names: list[str]) -> None:
+        """reads: parallel lists (time s, object code, first page, pages, type 0 sync/1 seq/2 list/3 dynamic,
+        elapsed us); writes: (time s, object code, pages, type 0 sync/1 async, elapsed us)."""
     def stats(self, schema: str, record: dict[str, Any]) -> None: ...
     def close(self) -> None: ...
 
@@ -173,6 +175,7 @@ class Generator:
                  start_time: float = 1_767_225_600.0) -> None:
         self.sc = sc
         self.rng = np.random.default_rng(seed)
+        self.io_rng = np.random.default_rng([seed, 1])  # its own stream: I/O times leave the workload as it was
         self.workload = Workload(sc, self.rng)
         self.event_rate = event_rate
         self.t = start_time
@@ -227,12 +230,23 @@ class Generator:
                             if other != mi:
                                 self.models[other][pi].cross_invalidate(c.obj[upd], c.page[upd])
                 sink.getpages(member, pool, c, sel, names)
-                reads, writes = model.take_reads(), model.take_writes()
+                spec = self.sc.pools[pool]
+                r, w = model.take_reads(), model.take_writes()
+                reads = (*r, self._elapsed(r[3], spec.sync_read_us, spec))
+                writes = (*w, self._elapsed(w[2], spec.write_us, spec))
                 self.totals.reads += len(reads[0])
                 self.totals.writes += len(writes[0])
                 sink.io(member, pool, reads, writes, names)
         self.totals.events += len(c.obj)
         self.totals.getpages += int((c.function == 0).sum())
+
+    def _elapsed(self, pages: list[int], median_us: float, spec: PoolSpec) -> list[int]:
+        """Elapsed microseconds of each I/O: the device's median, varied, plus a transfer per further page."""
+        if not pages:
+            return []
+        varied = median_us * self.io_rng.lognormal(0.0, spec.io_sigma, len(pages))
+        out: list[int] = np.round(varied + (np.asarray(pages) - 1) * spec.page_transfer_us).astype(np.int64).tolist()
+        return out
 
     def _close_interval(self, start: float, sink: Sink) -> None:
         end = self.t
@@ -352,9 +366,9 @@ class KafkaSink:
                 "object": inv.reshape(-1).tolist(),
             }
             if kind == "read_io_batch":
-                rec.update(first_page=data[2], pages=data[3], io_type=data[4], elapsed=[0] * len(data[0]))
+                rec.update(first_page=data[2], pages=data[3], io_type=data[4], elapsed=data[5])
             else:
-                rec.update(pages=data[2], io_type=data[3], elapsed=[0] * len(data[0]))
+                rec.update(pages=data[2], io_type=data[3], elapsed=data[4])
             self.producer.send(kind, key, rec)
 
     def stats(self, schema: str, record: dict[str, Any]) -> None:
@@ -398,12 +412,12 @@ class FileSink:
 
     def io(self, source: str, pool: str, reads: tuple[Any, ...], writes: tuple[Any, ...], names: list[str]) -> None:
         out = self.jsonl["io"]
-        for t, o, first, pages, kind in zip(*reads, strict=True):
+        for t, o, first, pages, kind, us in zip(*reads, strict=True):
             out.write(json.dumps({"source": source, "pool": pool, "kind": "read", "time": t, "object": names[o],
-                                  "first_page": first, "pages": pages, "io_type": kind}) + "\n")
-        for t, o, pages, kind in zip(*writes, strict=True):
+                                  "first_page": first, "pages": pages, "io_type": kind, "elapsed_us": us}) + "\n")
+        for t, o, pages, kind, us in zip(*writes, strict=True):
             out.write(json.dumps({"source": source, "pool": pool, "kind": "write", "time": t, "object": names[o],
-                                  "pages": pages, "io_type": kind}) + "\n")
+                                  "pages": pages, "io_type": kind, "elapsed_us": us}) + "\n")
 
     def stats(self, schema: str, record: dict[str, Any]) -> None:
         self.jsonl[schema].write(json.dumps(record) + "\n")

@@ -1,6 +1,8 @@
 """Workload scenarios for `poolsight generate`: plain YAML a user can copy and edit.
 
-A scenario names the subsystem's members, its pools (sizes and thresholds),
+A scenario names the subsystem's members, its pools (sizes and thresholds, and
+the devices behind them: `sync_read_us`, `write_us`, `page_transfer_us`,
+`io_sigma` give the I/O events' elapsed times),
 its objects (table and index spaces with sizes and index levels) and access
 patterns, each taking a share of the getpages:
 
@@ -38,6 +40,13 @@ class PoolSpec:
     prefetch_quantity: int = 32
     pgsteal: str = "LRU"
     pgfix: bool = False
+    # The devices behind the pool, for the I/O events' elapsed times (IFCID 6/7, 8/9):
+    # median of a one-page read and of a write, plus a transfer time per further page;
+    # each I/O varies around its median (lognormal, this sigma).
+    sync_read_us: float = 250.0
+    write_us: float = 400.0
+    page_transfer_us: float = 10.0
+    io_sigma: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -112,6 +121,9 @@ def load(name_or_path: str | Path) -> Scenario:
 def validate(sc: Scenario, where: str) -> None:
     if not sc.pools or not sc.objects or not sc.patterns:
         raise ScenarioError(f"{where}: needs pools, objects and patterns")
+    for pool in sc.pools.values():
+        if min(pool.sync_read_us, pool.write_us, pool.page_transfer_us, pool.io_sigma) < 0:
+            raise ScenarioError(f"{where}: pool {pool.name}: I/O times and io_sigma must be >= 0")
     for o in sc.objects.values():
         if o.pool not in sc.pools:
             raise ScenarioError(f"{where}: object {o.name} is in unknown pool {o.pool}")

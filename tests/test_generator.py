@@ -35,6 +35,38 @@ def test_same_seed_same_workload(tmp_path: Path) -> None:
     assert digest[0] == digest[1] != digest[2]
 
 
+def test_io_elapsed_times_follow_the_pools_devices(tmp_path: Path) -> None:
+    """Each I/O's elapsed time varies around its pool's device median plus a transfer per
+    further page; the devices change no getpage (their randomness is a stream of its own)."""
+    import dataclasses
+    import statistics
+
+    def run(sc: Any, out: Path) -> list[dict[str, Any]]:
+        Generator(sc, seed=3, event_rate=50_000).run(FileSink(out), getpages=300_000)
+        return _jsonl(out / "io.jsonl")
+
+    sc = load("day-posting")
+    io = run(sc, tmp_path / "a")
+    spec = sc.pools["BP1"]
+    for kind, io_types, median_us in (("read", {0}, spec.sync_read_us), ("read", {1, 2, 3}, spec.sync_read_us),
+                                      ("write", {0, 1}, spec.write_us)):
+        own = [e["elapsed_us"] - (e["pages"] - 1) * spec.page_transfer_us for e in io
+               if e["pool"] == "BP1" and e["kind"] == kind and e["io_type"] in io_types]
+        assert len(own) > 50, (kind, io_types)
+        assert statistics.median(own) == pytest.approx(median_us, rel=0.1), (kind, io_types)
+        assert min(own) > 0 and max(own) > 1.5 * median_us  # varied, never negative
+    multi = [e for e in io if e["kind"] == "read" and e["pages"] > 1]
+    assert statistics.mean(e["elapsed_us"] for e in multi) > spec.sync_read_us + spec.page_transfer_us
+
+    slow = dataclasses.replace(sc, pools={n: dataclasses.replace(p, sync_read_us=4 * p.sync_read_us)
+                                          for n, p in sc.pools.items()})
+    io_slow = run(slow, tmp_path / "b")
+    assert (tmp_path / "a" / "trace.csv").read_bytes() == (tmp_path / "b" / "trace.csv").read_bytes()
+    sync = [e["elapsed_us"] for e in io if e["kind"] == "read" and e["io_type"] == 0]
+    sync_slow = [e["elapsed_us"] for e in io_slow if e["kind"] == "read" and e["io_type"] == 0]
+    assert statistics.median(sync_slow) == pytest.approx(4 * statistics.median(sync), rel=0.1)
+
+
 @pytest.mark.parametrize("scenario", ["day-posting", "data-sharing"])
 def test_statistics_add_up_to_the_trace(tmp_path: Path, scenario: str) -> None:
     out = _generate(tmp_path, scenario, 400_000)
@@ -99,6 +131,10 @@ def test_scenario_errors_name_the_file(tmp_path: Path) -> None:
     bad.write_text("pools: [{name: BP1, vpsize: 10}]\nobjects: [{name: A, pool: BP1, pages: 5}]\n"
                    "patterns: [{name: p, kind: random, share: 0.5, objects: {A: 1}}]\n")
     with pytest.raises(ScenarioError, match=r"add up to 0\.5"):
+        load(bad)
+    bad.write_text("pools: [{name: BP1, vpsize: 10, sync_read_us: -1}]\nobjects: [{name: A, pool: BP1, pages: 5}]\n"
+                   "patterns: [{name: p, kind: random, share: 1, objects: {A: 1}}]\n")
+    with pytest.raises(ScenarioError, match=r"pool BP1: I/O times and io_sigma must be >= 0"):
         load(bad)
     bad.write_text("pools: [\n")
     with pytest.raises(ScenarioError, match="not valid YAML"):
