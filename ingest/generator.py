@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from poolsight_kernel import PoolModel
 
+from poolsight.ingest import stats_report
 from poolsight.ingest.batching import make_batch
 from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario
 from poolsight.ingest.stats_common import POOL_STATS_FIELDS
@@ -380,7 +381,8 @@ class KafkaSink:
 
 
 class FileSink:
-    """The trace (project CSV format, with source and observed hit) and JSON lines of the rest."""
+    """The trace (project CSV format, with source and observed hit), JSON lines of the rest, and the
+    pool statistics again as a DB2 statistics report (statistics-report.txt, `ingest stats --format omegamon`)."""
 
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -389,6 +391,9 @@ class FileSink:
         self.trace.write("time,source,pool,object,page,access,function,hit\n")
         self.jsonl = {name: (directory / f"{name}.jsonl").open("w")
                       for name in ("attributes", "catalog", "pool_stats", "gbp_stats", "io")}
+        self.report = (directory / "statistics-report.txt").open("w")
+        self._page: list[dict[str, Any]] = []  # one member's pools of one interval
+        self._pages = 0
 
     def start(self, attributes: list[dict[str, Any]], catalog: list[dict[str, Any]]) -> None:
         for a in attributes:
@@ -421,8 +426,21 @@ class FileSink:
 
     def stats(self, schema: str, record: dict[str, Any]) -> None:
         self.jsonl[schema].write(json.dumps(record) + "\n")
+        if schema == "pool_stats":
+            if self._page and (self._page[0]["source"], self._page[0]["interval_start"]) != (
+                    record["source"], record["interval_start"]):
+                self._write_page()
+            self._page.append(record)
+
+    def _write_page(self) -> None:
+        self._pages += 1
+        self.report.write(stats_report.page(self._page, self._pages))
+        self._page = []
 
     def close(self) -> None:
+        if self._page:
+            self._write_page()
+        self.report.close()
         self.trace.close()
         for fh in self.jsonl.values():
             fh.close()

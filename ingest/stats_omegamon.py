@@ -123,6 +123,7 @@ def _cells(line: str) -> list[str]:
 class _Block:
     pool: str
     first_line: int
+    source: str  # the member (or subsystem) of the page the block is on
     values: dict[str, float | None] = field(default_factory=dict)
     error: Rejected | None = None
     lines: list[str] = field(default_factory=list)
@@ -148,6 +149,9 @@ class OmegamonParser:
         self._elapsed: float | None = None
         self._sections: dict[str, str] = {}  # section -> pool of the current header
         self._blocks: dict[str, _Block] = {}
+
+    def _source(self) -> str:
+        return self._member or self._subsystem or self.default_source
 
     def _flush(self) -> None:
         for b in self._blocks.values():
@@ -183,7 +187,7 @@ class OmegamonParser:
             return
         rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
         rec.update({
-            "source": self._member or self._subsystem or self.default_source, "pool": b.pool,
+            "source": b.source, "pool": b.pool,
             "interval_start": int(start * 1e6), "interval_end": int(end * 1e6),
             "interval_seconds": end - start, "origin": "omegamon",
         })
@@ -236,7 +240,7 @@ class OmegamonParser:
                 cells[i] = cells[i + 1] = ""
         for pool, section in headers:
             self._sections[section] = pool
-            self._blocks.setdefault(pool, _Block(pool, lineno)).lines.append(line)
+            self._blocks.setdefault(pool, _Block(pool, lineno, self._source())).lines.append(line)
         if not self._sections:
             return
         if not headers and line.strip() and not any(NUMBER.match(c.replace(",", "")) or c in NOT_REPORTED
@@ -251,7 +255,7 @@ class OmegamonParser:
                 section, fld = COUNTERS[label]
                 owner = self._sections.get(section)
                 if owner is not None:
-                    block = self._blocks.setdefault(owner, _Block(owner, lineno))
+                    block = self._blocks.setdefault(owner, _Block(owner, lineno, self._source()))
                     block.lines.append(line)
                     try:
                         block.values[fld] = parse_quantity(qty)

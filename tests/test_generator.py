@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -102,6 +104,30 @@ def test_statistics_add_up_to_the_trace(tmp_path: Path, scenario: str) -> None:
         assert stats[(source, pool, "pages_written")] == written[(source, pool)]
     if scenario == "data-sharing":
         assert sum(g["xi_reads_data_returned"] for g in _jsonl(out / "gbp_stats.jsonl")) > 0
+
+
+@pytest.mark.parametrize("scenario", ["mixed", "data-sharing"])
+def test_statistics_report_reads_back_as_the_same_counters(tmp_path: Path, scenario: str) -> None:
+    """The generator's statistics report text, read by the OMEGAMON parser (an independent
+    reader of that format), gives every interval's mapped counters exactly."""
+    from poolsight.ingest.stats_omegamon import COUNTERS, parse
+
+    out = tmp_path / "g"
+    Generator(load(scenario), seed=4, event_rate=2_000).run(FileSink(out), getpages=400_000)
+    want = _jsonl(out / "pool_stats.jsonl")
+    got = parse((out / "statistics-report.txt").read_text(), "statistics-report.txt")
+    assert got.rejected == [] and not got.unknown
+    assert len(got.records) == len(want) > 4  # several intervals (and members) of several pools
+    fields = sorted({f for _, f in COUNTERS.values()})
+    for w, g in zip(want, got.records, strict=True):
+        assert (g["source"], g["pool"]) == (w["source"], w["pool"])
+        assert 0 <= w["interval_start"] - g["interval_start"] < 10_000  # the report prints hundredths
+        assert 0 <= w["interval_end"] - g["interval_end"] < 10_000
+        assert {f: g[f] for f in fields} == {f: w[f] for f in fields}, (w["source"], w["pool"])
+    r = subprocess.run([sys.executable, "-m", "poolsight.cli", "ingest", "stats", str(out / "statistics-report.txt"),
+                        "--format", "omegamon", "--output", "-"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == len(want)
 
 
 def test_simulate_exact_reproduces_the_generators_sync_reads(tmp_path: Path) -> None:
