@@ -44,6 +44,11 @@ class Chunk:
     function: U8
     hit: U8 = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
 
+    def head(self, k: int) -> Chunk:
+        """The first k events (before the pool models ran: no hits yet)."""
+        return Chunk(self.times[:k], self.member[:k], self.pool[:k], self.obj[:k], self.page[:k],
+                     self.access[:k], self.function[:k])
+
 
 def _coprime_multiplier(n: int, rng: np.random.Generator) -> int:
     while True:
@@ -298,13 +303,17 @@ class Generator:
         wall0 = started = time.monotonic()
         while (getpages is None or self.totals.getpages < getpages) and self.t < limit_t \
                 and time.monotonic() - started < wall_limit:
-            left_in_interval = interval_start + interval_len - self.t
-            n = int(min(chunk, max(1, left_in_interval * self.event_rate)))
-            if getpages is not None:
-                n = min(n, max(1, getpages - self.totals.getpages))
+            # Events until the interval (or the duration) ends; a chunk's updates are events too.
+            room = max(1, round((interval_start + interval_len - self.t) * self.event_rate))
             if duration is not None:
-                n = min(n, max(1, int((limit_t - self.t) * self.event_rate)))
-            c = self.workload.chunk(n)
+                room = min(room, max(1, round((limit_t - self.t) * self.event_rate)))
+            per_getpage = self.totals.events / self.totals.getpages if self.totals.getpages else 1.0
+            n = min(chunk, int(room / per_getpage))
+            if getpages is not None:
+                n = min(n, getpages - self.totals.getpages)
+            c = self.workload.chunk(max(1, n))
+            if len(c.obj) > room:  # a chunk ends where its interval does: statistics intervals are exact
+                c = c.head(room)
             self._run_chunk(c, sink)
             if rate:
                 due = wall0 + (self.totals.getpages / rate)

@@ -118,6 +118,8 @@ def test_statistics_report_reads_back_as_the_same_counters(tmp_path: Path, scena
     got = parse((out / "statistics-report.txt").read_text(), "statistics-report.txt")
     assert got.rejected == [] and not got.unknown
     assert len(got.records) == len(want) > 4  # several intervals (and members) of several pools
+    last = max(w["interval_end"] for w in want)
+    assert {round(w["interval_seconds"], 6) for w in want if w["interval_end"] < last} == {60.0}  # STATIME, exactly
     fields = sorted({f for _, f in COUNTERS.values()})
     for w, g in zip(want, got.records, strict=True):
         assert (g["source"], g["pool"]) == (w["source"], w["pool"])
