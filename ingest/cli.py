@@ -113,6 +113,9 @@ def run_generate(a: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # what was generated so far is delivered (or written) before stopping
         sink.close()
         totals = gen.totals
+    except RuntimeError as exc:  # Kafka or the registry failed in the producer process: it says which
+        print(f"poolsight generate: {exc}", file=sys.stderr)
+        return 1
     finally:
         if producer is not None:
             producer.close()
