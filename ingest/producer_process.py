@@ -74,35 +74,45 @@ class ProducerProcess:
                                        self._items, self._replies))
         self._proc.start()
         self.metrics = Metrics()
+        self._failed: str | None = None  # what the child reported before it ended
         self._reply("ready", start_timeout)
 
     def _reply(self, want: str, timeout: float) -> Any:
         waited = 0.0
         while True:
+            # Alive before reading: a child that replied and then exited has its reply read below.
+            alive = self._proc.is_alive()
             try:
                 kind, payload = self._replies.get(timeout=1.0)
             except queue.Empty:
                 waited += 1.0
-                if not self._proc.is_alive():
+                if not alive:
                     raise RuntimeError(f"the producer process died (exit {self._proc.exitcode})") from None
                 if waited >= timeout:
                     raise RuntimeError(f"the producer process did not answer {want!r} within {timeout:.0f} s") \
                         from None
                 continue
             if kind == "error":
-                self._proc.join(5)
-                raise RuntimeError(f"producer process: {payload}")
+                self._fail(payload)
             if kind == want:
                 return payload
 
+    def _fail(self, reason: str) -> None:
+        self._failed = reason
+        self._proc.join(5)
+        raise RuntimeError(f"producer process: {reason}")
+
     def _put(self, item: Any) -> None:
+        if self._failed is not None:
+            raise RuntimeError(f"producer process: {self._failed}")
         while True:
             try:
                 self._items.put(item, timeout=1.0)
                 return
             except queue.Full:
+                alive = self._proc.is_alive()  # before reading, as in _reply
                 self._raise_reported()
-                if not self._proc.is_alive():
+                if not alive:
                     raise RuntimeError(f"the producer process died (exit {self._proc.exitcode})") from None
 
     def _raise_reported(self) -> None:
@@ -112,7 +122,7 @@ class ProducerProcess:
         except queue.Empty:
             return
         if kind == "error":
-            raise RuntimeError(f"producer process: {payload}")
+            self._fail(payload)
 
     def send(self, schema_name: str, key: str, record: dict[str, Any], *, getpages: int = 0) -> None:
         self._put(("record", (schema_name, key, record)))
@@ -132,7 +142,7 @@ class ProducerProcess:
 
     def close(self, timeout: float = 60.0) -> None:
         """Deliver what is queued, then stop the child."""
-        if self._proc.is_alive():
+        if self._failed is None and self._proc.is_alive():
             self._put(None)
             self.metrics = self._reply("closed", timeout + 10)
         self._proc.join(5)

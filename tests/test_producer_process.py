@@ -31,7 +31,9 @@ def test_an_unreachable_registry_is_raised_in_the_caller() -> None:
             pp.send_batches(_batch())
         pp.flush(timeout=30)
     assert time.monotonic() - started < 60
-    pp.close()
+    with pytest.raises(RuntimeError, match=r"registry http://127\.0\.0\.1:1"):  # and again, at once
+        pp.send_batches(_batch())
+    pp.close()  # nothing left to deliver: no second error
 
 
 CHILD = """
