@@ -132,6 +132,8 @@ def _simulate_function(o: SimulationOptions) -> Any:
                 return  # the object catalog shares the attributes topic
             tr = self._tracker(key)
             self.last_seen[key] = time.time()
+            if full == GETPAGE and tr.is_duplicate(rec):
+                return  # sent again by a producer restarted after its last checkpoint: fed before
             out: list[tuple[Emission, int]] = []
 
             def emitted(e: Emission, resume: int) -> None:

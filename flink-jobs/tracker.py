@@ -4,7 +4,11 @@ A PoolTracker takes GetpageBatch records of one (source, pool) in order, feeds
 the simulator, and closes panes: a pane is emitted when a getpage of a later
 pane arrives (so its content depends on the data only), or when the job says
 event time has passed it (watermark) or the pool has gone quiet. Getpages of a
-pane already emitted are late: the batch is refused with the reason.
+pane already emitted are late: the batch is refused with the reason. A batch
+whose sequence number and end time are both at or below the last batch fed is
+a duplicate (a collector or generator restarted after its last checkpoint sends
+what followed it again, with the same numbers) and is skipped; a producer that
+starts its numbers again with later times (a new run) is fed.
 
 Emitted rows are plain dicts whose keys are the columns of the tables in
 poolsight.sql.tables (timestamps as epoch milliseconds).
@@ -52,9 +56,9 @@ OnEmit = Callable[[Emission, int], None]  # (emission, index of the first getpag
 
 def batch_times(rec: dict[str, Any]) -> npt.NDArray[np.float64]:
     """Event times in seconds of a GetpageBatch record."""
-    start = rec["start_time"]
-    if not isinstance(start, int):  # fastavro gives timestamp-micros back as datetime
-        start = round(start.timestamp() * 1e6)
+    start = _micros(rec["start_time"])
+    if start is None:
+        raise ValueError("a getpage batch without start_time")
     out: npt.NDArray[np.float64] = (start + np.asarray(rec["time_offset"], dtype=np.int64)) / 1e6
     return out
 
@@ -73,6 +77,9 @@ class PoolTracker:
         self.prev_pane_pages: int | None = None
         self.observed: dict[str, list[int]] = {}  # object -> [hits, misses] of the open pane
         self.observed_reported = False
+        self.last_sequence: int | None = None  # of the last batch fed whole, and its end (epoch us)
+        self.last_end_us: int | None = None
+        self.duplicates = 0
 
     # ------------------------------------------------------------ input
 
@@ -105,8 +112,23 @@ class PoolTracker:
             raise LateBatch(f"late: {late} getpages in panes before {_iso(floor * self.pane_seconds)}, "
                             f"already emitted (batch sequence {rec.get('sequence')})")
 
+    def is_duplicate(self, rec: dict[str, Any]) -> bool:
+        seq, end = rec.get("sequence"), _micros(rec.get("end_time"))
+        return (seq is not None and end is not None and self.last_sequence is not None
+                and self.last_end_us is not None and seq <= self.last_sequence and end <= self.last_end_us)
+
     def feed(self, rec: dict[str, Any], on_emit: OnEmit, start: int = 0) -> int:
-        """Feed a GetpageBatch from position `start`; emit the panes it closes. Returns getpages fed."""
+        """Feed a GetpageBatch from position `start`; emit the panes it closes. Returns getpages fed.
+        A duplicate is skipped (0); `start` > 0 resumes a batch begun before a snapshot."""
+        if start == 0 and self.is_duplicate(rec):
+            self.duplicates += 1
+            return 0
+        fed = self._feed(rec, on_emit, start)
+        if rec.get("sequence") is not None:
+            self.last_sequence, self.last_end_us = int(rec["sequence"]), _micros(rec.get("end_time"))
+        return fed
+
+    def _feed(self, rec: dict[str, Any], on_emit: OnEmit, start: int) -> int:
         t, panes, order = self._ordered(rec)
         t, panes = t[start:], panes[start:]
         self._check(panes, rec)
@@ -244,7 +266,8 @@ class PoolTracker:
             "source": self.source, "pool": self.pool, "open_pane": self.open_pane,
             "emitted_through": self.emitted_through, "current_size": self.current_size, "batches": self.batches,
             "prev_pane_pages": self.prev_pane_pages, "observed": self.observed,
-            "observed_reported": self.observed_reported,
+            "observed_reported": self.observed_reported, "last_sequence": self.last_sequence,
+            "last_end_us": self.last_end_us,
         }).encode()
         return MAGIC + struct.pack("<I", len(header)) + header + self.sim.snapshot()
 
@@ -260,7 +283,18 @@ class PoolTracker:
         for k in ("open_pane", "emitted_through", "current_size", "batches", "prev_pane_pages", "observed",
                   "observed_reported"):
             setattr(tr, k, h[k])
+        tr.last_sequence, tr.last_end_us = h.get("last_sequence"), h.get("last_end_us")  # absent before 0.1
         return tr
+
+
+def _micros(v: Any) -> int | None:
+    """A timestamp-micros field as epoch microseconds (fastavro decodes it to a datetime)."""
+    if v is None:
+        return None
+    if isinstance(v, int):
+        return v
+    micros: int = round(v.timestamp() * 1e6)
+    return micros
 
 
 def _iso(seconds: float) -> str:

@@ -90,5 +90,27 @@ def test_a_batch_for_an_emitted_pane_is_late() -> None:
     t = PoolTracker("S", "BP1")
     for b in batches[:30]:
         t.feed(b, lambda e, _i: None)
-    with pytest.raises(LateBatch, match="late: 1000 getpages"):
-        t.feed(batches[0], lambda e, _i: None)
+    with pytest.raises(LateBatch, match="late: 1000 getpages"):  # a new batch (sequence 30) with old times
+        t.feed({**batches[0], "sequence": 30}, lambda e, _i: None)
+
+
+def test_duplicates_after_a_producer_restart_are_skipped_and_a_new_run_is_fed() -> None:
+    tr = _trace()
+    batches = _batches(tr)
+    whole = _run(batches)
+    # Restarted after its last checkpoint, a collector sends batches 20-29 again, same numbers.
+    again = _run(batches[:30] + batches[20:30] + batches[30:])
+    assert [_strip(e) for e in again] == [_strip(e) for e in whole]
+
+    # The same across a snapshot: the last batch fed is part of the state.
+    t = PoolTracker("S", "BP1")
+    t.set_size(500)
+    for b in batches[:30]:
+        t.feed(b, lambda _e, _i: None)
+    restored = PoolTracker.restore(t.snapshot())
+    assert restored.feed(batches[29], lambda _e, _i: None) == 0 and restored.duplicates == 1
+
+    # A new run of the producer numbers from 0 again, with later times: fed, not dropped.
+    later = {**tr, "t": tr["t"] + 1000}
+    more = _run(batches + _batches(later))
+    assert sum(e.pool_pane["getpages"] for e in more) == 2 * sum(e.pool_pane["getpages"] for e in whole)
