@@ -6,8 +6,8 @@ Measures, in one run and against the launcher's Kafka and registry:
 - the registry-aware consumer decoding the getpage batches back;
 - and, as the peer, librdkafka producing the same workload's encoded records with no work in between
   (what Kafka itself allows here), so each figure has a ratio beside it.
-Each producing measurement runs --repeat times (default 3) and the median is reported with
-every run beside it: these machines are noisy. The last line is one JSON object.
+Each producing measurement runs --repeat times (default 3), after an untimed warm-up, and the
+median is reported with every run beside it: these machines are noisy. The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -123,11 +123,14 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--getpages", type=int, default=3_000_000, help="getpages per run")
     p.add_argument("--repeat", type=int, default=3, help="runs of each measurement; the median is reported")
+    p.add_argument("--warmup", type=int, default=1, help="untimed generator runs (1 M getpages) before the first")
     a = p.parse_args()
     s = load_settings()
     up(s)  # the whole stack, as it runs in use (Flink and Trino take CPU too)
     sc = load("day-posting")
 
+    for _ in range(a.warmup):  # untimed: a broker just started runs its produce path interpreted at first
+        _generate(s, sc, 1_000_000)
     gen_runs: list[float] = []
     for _ in range(a.repeat):
         rps, totals, records = _generate(s, sc, a.getpages)

@@ -72,26 +72,13 @@ class Metrics:
                 "delivery_errors": self.delivery_errors, "last_error": self.last_error}
 
 
-class AvroProducer:
-    """Idempotent (acks=all) producer of poolsight records; keys keep a pool's batches in order."""
+class AvroEncoder:
+    """Records to Confluent-framed Avro; schemas registered once per subject and cached."""
 
-    def __init__(self, bootstrap: str, registry_url: str, *, linger_ms: int = 20,
-                 batch_bytes: int = 1 << 20, compression: str = "lz4", client_id: str = "poolsight") -> None:
+    def __init__(self, registry_url: str) -> None:
         self._registry = registry_client(registry_url)
         self._registry_url = registry_url
-        self._producer = Producer({
-            "bootstrap.servers": bootstrap,
-            "client.id": client_id,
-            "enable.idempotence": True,
-            "acks": "all",
-            "linger.ms": linger_ms,
-            "batch.size": batch_bytes,
-            "compression.type": compression,
-            "message.max.bytes": 8 * 1024 * 1024,
-            "queue.buffering.max.kbytes": 512 * 1024,
-        })
         self._ids: dict[str, int] = {}
-        self.metrics = Metrics()
 
     def schema_id(self, schema_name: str) -> int:
         if schema_name not in self._ids:
@@ -110,15 +97,41 @@ class AvroProducer:
         fastavro.schemaless_writer(buf, schemas.parsed(schema_name), record)
         return buf.getvalue()
 
+
+class AvroProducer:
+    """Idempotent (acks=all) producer of poolsight records; keys keep a pool's batches in order."""
+
+    def __init__(self, bootstrap: str, registry_url: str, *, linger_ms: int = 20,
+                 batch_bytes: int = 1 << 20, compression: str = "lz4", client_id: str = "poolsight") -> None:
+        self.encoder = AvroEncoder(registry_url)
+        self._producer = Producer({
+            "bootstrap.servers": bootstrap,
+            "client.id": client_id,
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": linger_ms,
+            "batch.size": batch_bytes,
+            "compression.type": compression,
+            "message.max.bytes": 8 * 1024 * 1024,
+            "queue.buffering.max.kbytes": 512 * 1024,
+        })
+        self.metrics = Metrics()
+
+    def encode(self, schema_name: str, record: dict[str, Any]) -> bytes:
+        return self.encoder.encode(schema_name, record)
+
     def _delivered(self, err: KafkaError | None, _msg: Message) -> None:
         if err is not None:
             self.metrics.delivery_errors += 1
             self.metrics.last_error = str(err)
 
     def send(self, schema_name: str, key: str, record: dict[str, Any], *, getpages: int = 0) -> None:
-        value = self.encode(schema_name, record)
+        self.send_encoded(schema_name, key, self.encode(schema_name, record), event_time_ms(record),
+                          getpages=getpages)
+
+    def send_encoded(self, schema_name: str, key: str, value: bytes, et: int | None, *, getpages: int = 0) -> None:
+        """A record encoded by `encode` (here or in another process); et: its event time, epoch ms."""
         topic = SCHEMA_TOPICS[schema_name].name
-        et = event_time_ms(record)
         headers: list[tuple[str, str | bytes | None]] | None = (
             None if et is None else [(EVENT_TIME_HEADER, str(et).encode())])
         while True:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from poolsight.ingest.batching import Batch
-from poolsight.ingest.kafka_io import AvroProducer, Metrics
+from poolsight.ingest.kafka_io import AvroEncoder, AvroProducer, Metrics
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,9 @@ def _serve(cfg: _Config, items: Any, replies: Any) -> None:
             if kind == "batches":
                 for b in payload:
                     producer.send_batch(b)
+            elif kind == "encoded":  # batches the parent encoded while this process was behind
+                for key, value, et, getpages in payload:
+                    producer.send_encoded("getpage_batch", key, value, et, getpages=getpages)
             elif kind == "record":
                 schema_name, key, record = payload
                 producer.send(schema_name, key, record)
@@ -75,6 +78,10 @@ class ProducerProcess:
         self._proc.start()
         self.metrics = Metrics()
         self._failed: str | None = None  # what the child reported before it ended
+        self._depth = depth
+        self._registry_url = registry_url
+        self._encoder: AvroEncoder | None = None
+        self.encoded_here = 0  # batches this process encoded itself
         self._reply("ready", start_timeout)
 
     def _reply(self, want: str, timeout: float) -> Any:
@@ -128,9 +135,19 @@ class ProducerProcess:
         self._put(("record", (schema_name, key, record)))
 
     def send_batches(self, batches: list[Batch]) -> None:
-        """Getpage batches, in order, as one message to the child."""
-        if batches:
+        """Getpage batches, in order, as one message to the child. When the child is behind (its
+        queue nearly full) they are encoded here instead of waiting idle for room."""
+        if not batches:
+            return
+        if self._items.qsize() < self._depth - 1:
             self._put(("batches", batches))
+            return
+        if self._encoder is None:
+            self._encoder = AvroEncoder(self._registry_url)
+        enc = self._encoder
+        self.encoded_here += len(batches)
+        self._put(("encoded", [(b.key, enc.encode("getpage_batch", b.record), b.end_time // 1000, b.getpages)
+                               for b in batches]))
 
     def send_batch(self, batch: Batch) -> None:
         self.send_batches([batch])

@@ -223,6 +223,34 @@ def test_generated_workload_into_kafka_counts_exactly(tmp_path: Path) -> None:
     assert len(seen["PoolAttributes"]) == 2 and len(seen["ObjectCatalog"]) == 7
 
 
+def test_producer_process_keeps_a_keys_order_when_the_caller_encodes_too() -> None:
+    """With a short queue the caller encodes batches itself while the child is behind: both kinds
+    go through one queue, so a key's batches arrive whole and in order, and are all counted."""
+    import numpy as np
+
+    from poolsight.ingest.batching import make_batch
+    from poolsight.ingest.producer_process import ProducerProcess
+
+    s = load_settings()
+    source = f"P{uuid.uuid4().hex[:8]}"
+    pp = ProducerProcess(s.kafka_bootstrap, s.registry_url, depth=2)
+    n = 500
+    sent = []
+    for seq in range(400):
+        t = 1_700_000_000 + seq + np.arange(n) / n
+        b = make_batch(source, "BP1", seq, t, np.arange(n) % 3, (np.arange(n) + seq).astype(np.uint64),
+                       np.zeros(n, np.uint8), (np.arange(n) % 7 == 0).astype(np.uint8), names=["A", "B", "C"])
+        sent.append(b)
+    for i in range(0, len(sent), 4):
+        pp.send_batches(sent[i : i + 4])
+    pp.close()
+    assert pp.encoded_here > 0, "the caller never encoded: the test did not test that path"
+    assert pp.metrics.records["getpage_batch"] == 400 and pp.metrics.getpages == sum(b.getpages for b in sent)
+    got, _ = _read_back(source, Path("none"))
+    assert [g["sequence"] for g in got] == list(range(400))
+    assert all(g["page"] == b.record["page"] and g["function"] == b.function for g, b in zip(got, sent, strict=True))
+
+
 def test_statistics_files_into_kafka(tmp_path: Path) -> None:
     """One sample of each statistics format through the real registry and Kafka: exactly the
     records parsed (with their values), and the broken blocks in the dead-letter topic."""
