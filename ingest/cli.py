@@ -63,7 +63,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--rate", default="max", help="getpages per second on the wall clock, or max (default)")
     p.add_argument("--event-rate", type=float, default=100_000.0,
-                   help="getpages per second of event time (the simulated subsystem's load)")
+                   help="events (getpages and set-write-intents) per second of event time: the subsystem's load")
     p.add_argument("--duration", type=float, help="seconds of event time to generate")
     p.add_argument("--getpages", type=int, help="getpages to generate")
     p.add_argument("--start-time", type=float, default=1_767_225_600.0, help="event time of the start, epoch s")
