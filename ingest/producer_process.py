@@ -145,9 +145,13 @@ class ProducerProcess:
         if self._encoder is None:
             self._encoder = AvroEncoder(self._registry_url)
         enc = self._encoder
+        try:
+            encoded = [(b.key, enc.encode("getpage_batch", b.record), b.end_time // 1000, b.getpages) for b in batches]
+        except Exception as exc:  # the child would fail the same way: the whole sender has failed
+            self._failed = f"{type(exc).__name__}: {exc}"
+            raise RuntimeError(f"producer process: {self._failed}") from exc
         self.encoded_here += len(batches)
-        self._put(("encoded", [(b.key, enc.encode("getpage_batch", b.record), b.end_time // 1000, b.getpages)
-                               for b in batches]))
+        self._put(("encoded", encoded))
 
     def send_batch(self, batch: Batch) -> None:
         self.send_batches([batch])
@@ -163,3 +167,6 @@ class ProducerProcess:
             self._put(None)
             self.metrics = self._reply("closed", timeout + 10)
         self._proc.join(5)
+        if self._proc.is_alive():  # failed here, not there: nothing it holds can be delivered as a whole
+            self._proc.terminate()
+            self._proc.join(5)
