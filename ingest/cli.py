@@ -67,7 +67,8 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--duration", type=float, help="seconds of event time to generate")
     p.add_argument("--getpages", type=int, help="getpages to generate")
     p.add_argument("--start-time", type=float, default=1_767_225_600.0, help="event time of the start, epoch s")
-    p.add_argument("--output", default="kafka", help="kafka (default) or a directory for trace.csv and JSON lines")
+    p.add_argument("--output", default="kafka", help="kafka (default) or a directory for trace.csv, JSON lines and "
+                                                        "statistics-report.txt")
     p.add_argument("--batch-getpages", type=int, default=4096, help="getpages per Kafka record")
     p.add_argument("--linger-ms", type=int, default=20, help="how long the producer waits to fill a Kafka batch")
     p.add_argument("--members", help="comma-separated source names replacing the scenario's members, in order")
