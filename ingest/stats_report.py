@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from poolsight.ingest.metrics import SYNC_READS, pool_metrics
 from poolsight.ingest.stats_omegamon import COUNTERS, SECTIONS
 
 # Report labels in report order, per section (the parser's keys are these without blanks).
@@ -43,26 +44,17 @@ def _stamp(epoch_us: int) -> str:
     return d.strftime("%m/%d/%y %H:%M:%S.") + f"{d.microsecond // 10_000:02d}"
 
 
-def _sum(rec: dict[str, Any], *names: str) -> float | None:
-    vals = [rec.get(n) for n in names]
-    return None if any(v is None for v in vals) else float(sum(v for v in vals if v is not None))
-
-
-def _ratio(num: float | None, den: float | None) -> float | None:
-    return None if num is None or not den else num / den
-
-
 def _derived(rec: dict[str, Any]) -> dict[str, float | None]:
-    getpages = _sum(rec, "getpages_random", "getpages_sequential")
-    sync = _sum(rec, "sync_reads_random", "sync_reads_sequential")
-    read_pages = _sum(rec, "sync_reads_random", "sync_reads_sequential", "seq_prefetch_pages",
-                      "list_prefetch_pages", "dyn_prefetch_pages")
-    hit = None if getpages is None or read_pages is None or not getpages else 100 * (getpages - read_pages) / getpages
+    """The report's own totals and ratios, from ingest.metrics where it defines them."""
+    m = pool_metrics(rec)
+    sync = [rec.get(k) for k in SYNC_READS]
+    updates, written = rec.get("buffer_updates"), rec.get("pages_written")
     return {
-        "BPOOL HIT RATIO (%)": hit, "GETPAGE REQUEST": getpages, "SYNCHRONOUS READS": sync,
-        "BUFF.UPDATES/PAGES WRITTEN": _ratio(rec.get("buffer_updates"), rec.get("pages_written")),
-        "PAGES WRITTEN PER WRITE I/O": _ratio(rec.get("pages_written"),
-                                              _sum(rec, "sync_writes", "async_writes")),
+        "BPOOL HIT RATIO (%)": None if m["system_hit_ratio"] is None else 100 * m["system_hit_ratio"],
+        "GETPAGE REQUEST": m["getpages"],
+        "SYNCHRONOUS READS": None if None in sync else sum(v for v in sync if v is not None),
+        "BUFF.UPDATES/PAGES WRITTEN": None if updates is None or not written else updates / written,
+        "PAGES WRITTEN PER WRITE I/O": m["pages_per_write"],
     }
 
 
