@@ -28,7 +28,7 @@ from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.launcher import up
 from poolsight.ingest.batching import Batch
 from poolsight.ingest.generator import FileSink, Generator, KafkaSink, Totals
-from poolsight.ingest.kafka_io import AvroDecoder, AvroProducer, consume
+from poolsight.ingest.kafka_io import AvroDecoder, AvroEncoder, AvroProducer, consume
 from poolsight.ingest.producer_process import ProducerProcess
 from poolsight.ingest.scenario import Scenario, load
 from poolsight.ingest.trace_collector import PositionStore, TraceCollector
@@ -39,7 +39,7 @@ class KeepingProducer:
     """Encodes the getpage batches of a run like the real producer and keeps them, for the
     peer to send raw; sends nothing itself."""
 
-    def __init__(self, encoder: AvroProducer, keep: int = 2000) -> None:
+    def __init__(self, encoder: AvroEncoder, keep: int = 2000) -> None:
         self.encoder = encoder
         self.keep = keep
         self.kept: list[tuple[bytes, bytes]] = []
@@ -139,7 +139,7 @@ def main() -> None:
 
     # Peer: encoded getpage records of the same workload (encoded before the clock runs), as many
     # as the generator sent, produced raw.
-    keeper = KeepingProducer(AvroProducer(s.kafka_bootstrap, s.registry_url))
+    keeper = KeepingProducer(AvroEncoder(s.registry_url))
     Generator(sc, seed=11, event_rate=1_000_000).run(KafkaSink(keeper), getpages=min(a.getpages, 2_000_000))
     raw_runs = [records * events_per_record / _raw(s, keeper.kept, records) for _ in range(a.repeat)]
     raw_rps = statistics.median(raw_runs)

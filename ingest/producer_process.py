@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from poolsight.ingest.batching import Batch
-from poolsight.ingest.kafka_io import AvroEncoder, AvroProducer, Metrics
+from poolsight.ingest.kafka_io import AvroEncoder, AvroProducer, Metrics, event_time_ms
 
 
 @dataclass(frozen=True)
@@ -145,8 +145,11 @@ class ProducerProcess:
         if self._encoder is None:
             self._encoder = AvroEncoder(self._registry_url)
         enc = self._encoder
+        encoded = []
         try:
-            encoded = [(b.key, enc.encode("getpage_batch", b.record), b.end_time // 1000, b.getpages) for b in batches]
+            for b in batches:
+                rec = b.record
+                encoded.append((b.key, enc.encode("getpage_batch", rec), event_time_ms(rec), b.getpages))
         except Exception as exc:  # the child would fail the same way: the whole sender has failed
             self._failed = f"{type(exc).__name__}: {exc}"
             raise RuntimeError(f"producer process: {self._failed}") from exc
