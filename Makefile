@@ -13,21 +13,21 @@ export PIP_CACHE_DIR := $(CURDIR)/.cache/pip
 help: ## list every target
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
-KERNEL := $(VENV)/.kernel
-KERNEL_SRC := simulator/kernel/Cargo.toml simulator/kernel/Cargo.lock $(wildcard simulator/kernel/src/*.rs)
+KERNEL_DIR := simulator/kernel
+KERNEL_SRC := $(KERNEL_DIR)/Cargo.toml $(KERNEL_DIR)/Cargo.lock $(wildcard $(KERNEL_DIR)/src/*.rs)
+CARGO := cargo
+CARGO_ARGS := --manifest-path $(KERNEL_DIR)/Cargo.toml
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+# An editable install: the top-level folders are mapped to poolsight.* (pyproject.toml),
+# and setuptools-rust builds the simulator's kernel (Rust + PyO3) in place as
+# simulator/_kernel.*.so; a change to the kernel's sources builds it again.
+$(STAMP): pyproject.toml $(KERNEL_SRC)
+	command -v $(CARGO) >/dev/null || { echo "Rust (cargo) is needed to build the simulator kernel: https://rustup.rs"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --progress-bar on -e '.[dev]'
 	touch $(STAMP)
 
-# The simulator's compiled kernel (Rust + PyO3), built into the venv by maturin.
-$(KERNEL): $(STAMP) $(KERNEL_SRC)
-	command -v cargo >/dev/null || { echo "Rust (cargo) is needed to build the simulator kernel: https://rustup.rs"; exit 1; }
-	$(BIN)/maturin develop --release -m simulator/kernel/Cargo.toml
-	touch $(KERNEL)
-
-venv: $(STAMP) $(KERNEL) ## the Python environment (.venv): poolsight, pinned dependencies, the compiled kernel
+venv: $(STAMP) ## the Python environment (.venv): poolsight (editable), pinned dependencies, the compiled kernel
 
 install: venv ## venv + every service's software, downloaded once into .cache/
 	$(BIN)/poolsight install
@@ -44,12 +44,16 @@ status: venv ## each service's state, address, PID, memory and health
 demo: install ## the main job: stack up, jobs submitted, a scenario generated, a Trino summary every 10 s
 	$(BIN)/poolsight demo
 
-lint: venv ## ruff and mypy
+lint: venv ## ruff (check, format), mypy, and the kernel's cargo fmt and clippy
 	$(BIN)/ruff check .
-	$(BIN)/mypy
+	$(BIN)/ruff format --check .
+	$(BIN)/python tests/typecheck.py
+	$(CARGO) fmt $(CARGO_ARGS) --check
+	$(CARGO) clippy $(CARGO_ARGS) --all-targets -- -D warnings
 
-unit: venv ## the tests that need no services
+unit: venv ## the tests that need no services: pytest outside tests/stack/, and the kernel's cargo tests
 	$(BIN)/pytest -q -m 'not stack'
+	$(CARGO) test $(CARGO_ARGS)
 
 test: install lint ## everything CI runs: lint, unit tests, and tests against the real stack
 	$(BIN)/pytest -q -ra

@@ -54,8 +54,10 @@ class TimedSink(KafkaSink):
 def _visible(member: str) -> dict[tuple[str, int], int]:
     with trino_connection(load_settings()) as conn:
         cur = conn.cursor()
-        cur.execute("SELECT pool, to_unixtime(pane_start), getpages FROM iceberg.poolsight.pool_pane "
-                    "WHERE source = ?", (member,))
+        cur.execute(
+            "SELECT pool, to_unixtime(pane_start), getpages FROM iceberg.poolsight.pool_pane WHERE source = ?",
+            (member,),
+        )
         return {(str(p), round(float(t)) // int(PANE_SECONDS)): int(n) for p, t, n in cur.fetchall()}
 
 
@@ -106,8 +108,13 @@ def _phase(sc: Any, producer: AvroProducer, seconds: float, event_rate: float, r
     stop.set()
     poller.join()
     last = max(seen.values()) if seen else time.time()
-    return Phase(totals.getpages, sum(counts.values()), totals.seconds, last - (sink.first_send or t0),
-                 sorted(seen[k] - sink.sent[k] for k in seen if k in sink.sent))
+    return Phase(
+        totals.getpages,
+        sum(counts.values()),
+        totals.seconds,
+        last - (sink.first_send or t0),
+        sorted(seen[k] - sink.sent[k] for k in seen if k in sink.sent),
+    )
 
 
 def main() -> None:
@@ -117,14 +124,19 @@ def main() -> None:
     p.add_argument("--event-rate", type=float, default=100_000.0, help="getpages per second of event time")
     p.add_argument("--checkpoint-seconds", type=float, default=5.0)
     p.add_argument("--fresh-seconds", type=float, default=90.0, help="wall seconds of the paced phase")
-    p.add_argument("--fresh-share", type=float, default=0.5,
-                   help="the paced phase runs at this share of the throughput measured flat out")
+    p.add_argument(
+        "--fresh-share",
+        type=float,
+        default=0.5,
+        help="the paced phase runs at this share of the throughput measured flat out",
+    )
     a = p.parse_args()
     s = load_settings()
     up(s)
     jobs.cancel_all(s)
-    job = JobOptions(group=f"bench-{uuid.uuid4().hex[:8]}", checkpoint_seconds=a.checkpoint_seconds,
-                     start_from="latest")
+    job = JobOptions(
+        group=f"bench-{uuid.uuid4().hex[:8]}", checkpoint_seconds=a.checkpoint_seconds, start_from="latest"
+    )
     jid = jobs.submit(s, "simulation", job, SimulationOptions(s.registry_url, idle_flush_seconds=5.0))
     sc = load(a.scenario)
     producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="bench-pipeline")
@@ -134,22 +146,33 @@ def main() -> None:
     paced = _phase(sc, producer, a.fresh_seconds, paced_rate / 10, paced_rate)
     jobs.cancel(s, jid)
     result = {
-        "scenario": a.scenario, "checkpoint_seconds": a.checkpoint_seconds,
-        "produced_getpages": flat.produced, "visible_getpages": flat.visible,
-        "generator_seconds": round(flat.generator_seconds, 1), "wall_seconds": round(flat.wall_seconds, 1),
+        "scenario": a.scenario,
+        "checkpoint_seconds": a.checkpoint_seconds,
+        "produced_getpages": flat.produced,
+        "visible_getpages": flat.visible,
+        "generator_seconds": round(flat.generator_seconds, 1),
+        "wall_seconds": round(flat.wall_seconds, 1),
         "generator_getpages_per_s": round(flat.produced / flat.generator_seconds),
         "pipeline_getpages_per_s": round(flat.rate()),
-        "saturated_freshness_p50_s": flat.pct(50), "saturated_freshness_p95_s": flat.pct(95),
-        "paced_getpages_per_s": round(paced_rate), "paced_visible_getpages": paced.visible,
-        "paced_produced_getpages": paced.produced, "panes": len(paced.freshness),
-        "freshness_p50_s": paced.pct(50), "freshness_p95_s": paced.pct(95),
+        "saturated_freshness_p50_s": flat.pct(50),
+        "saturated_freshness_p95_s": flat.pct(95),
+        "paced_getpages_per_s": round(paced_rate),
+        "paced_visible_getpages": paced.visible,
+        "paced_produced_getpages": paced.produced,
+        "panes": len(paced.freshness),
+        "freshness_p50_s": paced.pct(50),
+        "freshness_p95_s": paced.pct(95),
     }
-    print(f"flat out: produced {flat.produced:,} getpages in {flat.generator_seconds:.1f} s "
-          f"({result['generator_getpages_per_s']:,}/s); {flat.visible:,} visible in Trino after "
-          f"{flat.wall_seconds:.1f} s: {result['pipeline_getpages_per_s']:,} getpages/s end to end "
-          f"(freshness while saturated p50 {flat.pct(50)} s, p95 {flat.pct(95)} s)")
-    print(f"paced at {paced_rate:,.0f} getpages/s: {paced.visible:,} of {paced.produced:,} visible; "
-          f"freshness p50 {paced.pct(50)} s, p95 {paced.pct(95)} s over {len(paced.freshness)} panes")
+    print(
+        f"flat out: produced {flat.produced:,} getpages in {flat.generator_seconds:.1f} s "
+        f"({result['generator_getpages_per_s']:,}/s); {flat.visible:,} visible in Trino after "
+        f"{flat.wall_seconds:.1f} s: {result['pipeline_getpages_per_s']:,} getpages/s end to end "
+        f"(freshness while saturated p50 {flat.pct(50)} s, p95 {flat.pct(95)} s)"
+    )
+    print(
+        f"paced at {paced_rate:,.0f} getpages/s: {paced.visible:,} of {paced.produced:,} visible; "
+        f"freshness p50 {paced.pct(50)} s, p95 {paced.pct(95)} s over {len(paced.freshness)} panes"
+    )
     print(json.dumps(result))
 
 

@@ -14,32 +14,57 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="jobs_command", required=True)
     s = sub.add_parser("submit", help="submit the simulation and/or statistics job")
     s.add_argument("which", nargs="?", choices=["all", "simulation", "statistics"], default="all")
-    s.add_argument("--checkpoint-seconds", type=float, default=5.0,
-                   help="checkpoint interval: results become queryable at each checkpoint")
+    s.add_argument(
+        "--checkpoint-seconds",
+        type=float,
+        default=5.0,
+        help="checkpoint interval: results become queryable at each checkpoint",
+    )
     s.add_argument("--out-of-orderness", type=float, default=5.0, help="watermark delay, seconds of event time")
-    s.add_argument("--idle-source", type=float, default=0.0,
-                   help="mark a Kafka partition idle after this many wall-clock seconds without records, so an "
-                        "empty one does not hold the watermark back (0: never). Idleness is wall-clock time: "
-                        "while a job catches up on a backlog a busy partition can look idle, the watermark jumps "
-                        "and panes close early (their rest goes to dead_letter as late): use it only when every "
-                        "partition is live. Without it panes close when their pool's next pane begins or after "
-                        "--idle-flush")
-    s.add_argument("--from", dest="start_from", choices=["earliest", "latest"], default="earliest",
-                   help="where a new consumer group starts reading")
+    s.add_argument(
+        "--idle-source",
+        type=float,
+        default=0.0,
+        help="mark a Kafka partition idle after this many wall-clock seconds without records, so an "
+        "empty one does not hold the watermark back (0: never). Idleness is wall-clock time: "
+        "while a job catches up on a backlog a busy partition can look idle, the watermark jumps "
+        "and panes close early (their rest goes to dead_letter as late): use it only when every "
+        "partition is live. Without it panes close when their pool's next pane begins or after "
+        "--idle-flush",
+    )
+    s.add_argument(
+        "--from",
+        dest="start_from",
+        choices=["earliest", "latest"],
+        default="earliest",
+        help="where a new consumer group starts reading",
+    )
     s.add_argument("--parallelism", type=int, default=1)
-    s.add_argument("--group", default="poolsight",
-                   help="consumer group prefix (<prefix>-simulation, <prefix>-statistics): a new one starts at --from")
+    s.add_argument(
+        "--group",
+        default="poolsight",
+        help="consumer group prefix (<prefix>-simulation, <prefix>-statistics): a new one starts at --from",
+    )
     m = s.add_argument_group("simulation")
     m.add_argument("--mode", choices=["exact", "shards"], default="exact")
     m.add_argument("--rate", type=float, default=0.01, help="SHARDS sampling rate")
     m.add_argument("--max-samples", type=int, default=0, help="SHARDS fixed size: at most this many pages")
-    m.add_argument("--pool-mode", action="append", default=[], metavar="POOL=MODE",
-                   help="per pool: exact, shards:RATE or fixed:SAMPLES (repeatable)")
+    m.add_argument(
+        "--pool-mode",
+        action="append",
+        default=[],
+        metavar="POOL=MODE",
+        help="per pool: exact, shards:RATE or fixed:SAMPLES (repeatable)",
+    )
     m.add_argument("--pane-seconds", type=float, default=60.0)
     m.add_argument("--window-panes", type=int, default=15)
     m.add_argument("--lateness", type=float, default=0.0, help="seconds a pane waits after the watermark passes")
-    m.add_argument("--idle-flush", type=float, default=10.0,
-                   help="emit a pool's open pane after this many wall-clock seconds without its getpages")
+    m.add_argument(
+        "--idle-flush",
+        type=float,
+        default=10.0,
+        help="emit a pool's open pane after this many wall-clock seconds without its getpages",
+    )
     m.add_argument("--cpu-us-per-sync-read", type=float, default=30.0)
     m.add_argument("--sync-io-ms", type=float, help="average sync read I/O time, for elapsed-time savings")
     sub.add_parser("list", help="jobs on the cluster")
@@ -95,18 +120,33 @@ def run(a: argparse.Namespace) -> int:
         print(f"poolsight jobs submit: {exc}", file=sys.stderr)
         return 2
     out: dict[str, str] = {}
-    for kind in (["simulation", "statistics"] if a.which == "all" else [a.which]):
-        job = JobOptions(group=f"{a.group}-{kind}", checkpoint_seconds=a.checkpoint_seconds,
-                         out_of_orderness_seconds=a.out_of_orderness, idle_source_seconds=a.idle_source,
-                         start_from=a.start_from,
-                         parallelism=a.parallelism)
+    for kind in ["simulation", "statistics"] if a.which == "all" else [a.which]:
+        job = JobOptions(
+            group=f"{a.group}-{kind}",
+            checkpoint_seconds=a.checkpoint_seconds,
+            out_of_orderness_seconds=a.out_of_orderness,
+            idle_source_seconds=a.idle_source,
+            start_from=a.start_from,
+            parallelism=a.parallelism,
+        )
         options: SimulationOptions | StatisticsOptions
         if kind == "simulation":
-            sim = {"mode": a.mode, "rate": a.rate, "max_samples": a.max_samples, "pane_seconds": a.pane_seconds,
-                   "window_panes": a.window_panes}
-            options = SimulationOptions(s.registry_url, sim=sim, pool_sim=per_pool,
-                                        cpu_us_per_sync_read=a.cpu_us_per_sync_read, sync_io_ms=a.sync_io_ms,
-                                        lateness_seconds=a.lateness, idle_flush_seconds=a.idle_flush)
+            sim = {
+                "mode": a.mode,
+                "rate": a.rate,
+                "max_samples": a.max_samples,
+                "pane_seconds": a.pane_seconds,
+                "window_panes": a.window_panes,
+            }
+            options = SimulationOptions(
+                s.registry_url,
+                sim=sim,
+                pool_sim=per_pool,
+                cpu_us_per_sync_read=a.cpu_us_per_sync_read,
+                sync_io_ms=a.sync_io_ms,
+                lateness_seconds=a.lateness,
+                idle_flush_seconds=a.idle_flush,
+            )
         else:
             options = StatisticsOptions(s.registry_url, cpu_us_per_sync_read=a.cpu_us_per_sync_read)
         try:

@@ -35,8 +35,7 @@ class JobOptions:
     parallelism: int = 1  # the simulation is keyed by (source, pool): more slots help with many pools
 
 
-def environment(s: Settings, name: str, opts: JobOptions) -> tuple[StreamExecutionEnvironment,
-                                                                    StreamTableEnvironment]:
+def environment(s: Settings, name: str, opts: JobOptions) -> tuple[StreamExecutionEnvironment, StreamTableEnvironment]:
     """A streaming environment aimed at the session cluster, checkpointing exactly once."""
     from pyflink.common import Configuration
     from pyflink.datastream import CheckpointingMode, StreamExecutionEnvironment
@@ -63,8 +62,9 @@ def environment(s: Settings, name: str, opts: JobOptions) -> tuple[StreamExecuti
     return env, t_env
 
 
-def kafka_source(t_env: StreamTableEnvironment, s: Settings, view: str, topics: Sequence[str],
-                 opts: JobOptions) -> None:
+def kafka_source(
+    t_env: StreamTableEnvironment, s: Settings, view: str, topics: Sequence[str], opts: JobOptions
+) -> None:
     """A table of raw Kafka records (key, value, position) with event time from the header.
 
     A record without the header gets time 0: it must not move the partition's watermark
@@ -109,8 +109,15 @@ def key_of(row: Row) -> str:
 def row_type(table: Table) -> TypeInformation:
     from pyflink.common.typeinfo import Types
 
-    kinds = {"string": Types.STRING(), "bigint": Types.LONG(), "int": Types.INT(), "double": Types.DOUBLE(),
-             "boolean": Types.BOOLEAN(), "timestamp": Types.LONG(), "binary": Types.PRIMITIVE_ARRAY(Types.BYTE())}
+    kinds = {
+        "string": Types.STRING(),
+        "bigint": Types.LONG(),
+        "int": Types.INT(),
+        "double": Types.DOUBLE(),
+        "boolean": Types.BOOLEAN(),
+        "timestamp": Types.LONG(),
+        "binary": Types.PRIMITIVE_ARRAY(Types.BYTE()),
+    }
     return Types.ROW_NAMED(table.column_names(), [kinds[c.type] for c in table.columns])
 
 
@@ -134,26 +141,46 @@ def _cast(kind: str, v: Any) -> Any:
     return v
 
 
-def dead_letter(collector: str, reason: str, raw: bytes | None, row: Row, source: str = "",
-                field: str | None = None) -> Row:
+def dead_letter(
+    collector: str, reason: str, raw: bytes | None, row: Row, source: str = "", field: str | None = None
+) -> Row:
     """The dead_letter table's row for a Kafka record the job could not use."""
-    return to_row(BY_NAME["dead_letter"], {
-        "source": source or "unknown", "position": f"{row[2]}/{row[3]}@{row[4]}", "field": field,
-        "reason": reason, "raw": (raw or b"")[:MAX_RAW], "detected_at": int(time.time() * 1000),
-        "collector": collector, "topic": row[2]})
+    return to_row(
+        BY_NAME["dead_letter"],
+        {
+            "source": source or "unknown",
+            "position": f"{row[2]}/{row[3]}@{row[4]}",
+            "field": field,
+            "reason": reason,
+            "raw": (raw or b"")[:MAX_RAW],
+            "detected_at": int(time.time() * 1000),
+            "collector": collector,
+            "topic": row[2],
+        },
+    )
 
 
-def run_keyed(env: StreamExecutionEnvironment, t_env: StreamTableEnvironment, view: str, function: Any,
-              main_table: str, tags: dict[str, Any], name: str, operator: str) -> str:
+def run_keyed(
+    env: StreamExecutionEnvironment,
+    t_env: StreamTableEnvironment,
+    view: str,
+    function: Any,
+    main_table: str,
+    tags: dict[str, Any],
+    name: str,
+    operator: str,
+) -> str:
     """Key the raw records by Kafka key, run `function` (main output: main_table rows,
     side outputs: tags by table name), insert every output into its table, and
     submit the job; returns its id."""
     from pyflink.common.typeinfo import Types
 
-    out = (raw_stream(t_env, view)
-           .key_by(key_of, key_type=Types.STRING())
-           .process(function, output_type=row_type(BY_NAME[main_table]))
-           .name(operator))
+    out = (
+        raw_stream(t_env, view)
+        .key_by(key_of, key_type=Types.STRING())
+        .process(function, output_type=row_type(BY_NAME[main_table]))
+        .name(operator)
+    )
     statements = t_env.create_statement_set()
     sink(t_env, statements, out, main_table)
     for table, tag in tags.items():
@@ -186,5 +213,4 @@ def sink(t_env: StreamTableEnvironment, statements: Any, stream: DataStream, tab
     table = BY_NAME[table_name]
     view = f"rows_{table_name}"
     t_env.create_temporary_view(view, t_env.from_data_stream(stream))
-    statements.add_insert_sql(
-        f"INSERT INTO `{CATALOG_NAME}`.`{NAMESPACE}`.`{table.name}` {flink_select(table, view)}")
+    statements.add_insert_sql(f"INSERT INTO `{CATALOG_NAME}`.`{NAMESPACE}`.`{table.name}` {flink_select(table, view)}")

@@ -36,15 +36,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _table(rows: list[Any]) -> str:
-    head = (f"{'POOL':<6}{'VPSIZE':>8}{'PANES':>6}{'GETPAGES':>12}  {'LATEST PANE END':<20}{'SYNC RD/S':>10}"
-            f"{'OBS HIT':>8}{'SIM HIT':>8}{'HIT@2X':>8}{'SAVED RD/S@2X':>14}{'CPU S/S@2X':>11}{'WORK SET':>10}")
+    head = (
+        f"{'POOL':<6}{'VPSIZE':>8}{'PANES':>6}{'GETPAGES':>12}  {'LATEST PANE END':<20}{'SYNC RD/S':>10}"
+        f"{'OBS HIT':>8}{'SIM HIT':>8}{'HIT@2X':>8}{'SAVED RD/S@2X':>14}{'CPU S/S@2X':>11}{'WORK SET':>10}"
+    )
     lines = [head]
     for r in rows:
+
         def f(v: Any, fmt: str) -> str:
             return "-" if v is None else format(v, fmt)
-        lines.append(f"{r[1]:<6}{f(r[2], ',d'):>8}{r[3]:>6}{r[4]:>12,}  {r[5]:%Y-%m-%d %H:%M:%S}  "
-                     f"{f(r[6], ',.0f'):>9}{f(r[7], '.3f'):>8}{f(r[8], '.3f'):>8}{f(r[9], '.3f'):>8}"
-                     f"{f(r[10], ',.0f'):>14}{f(r[11], '.4f'):>11}{f(r[12], ',d'):>10}")
+
+        lines.append(
+            f"{r[1]:<6}{f(r[2], ',d'):>8}{r[3]:>6}{r[4]:>12,}  {r[5]:%Y-%m-%d %H:%M:%S}  "
+            f"{f(r[6], ',.0f'):>9}{f(r[7], '.3f'):>8}{f(r[8], '.3f'):>8}{f(r[9], '.3f'):>8}"
+            f"{f(r[10], ',.0f'):>14}{f(r[11], '.4f'):>11}{f(r[12], ',d'):>10}"
+        )
     return "\n".join(lines)
 
 
@@ -56,17 +62,50 @@ def run(a: argparse.Namespace) -> int:
     names = {j["name"] for j in jobs.list_jobs(s) if j["state"] == "RUNNING"}
     if not {"poolsight-simulation", "poolsight-statistics"} <= names:
         jobs.cancel_all(s)
-        r = subprocess.run([sys.executable, "-m", "poolsight.cli", "jobs", "submit", "--from", "latest",
-                            "--group", f"demo-{int(time.time())}"], check=False)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "poolsight.cli",
+                "jobs",
+                "submit",
+                "--from",
+                "latest",
+                "--group",
+                f"demo-{int(time.time())}",
+            ],
+            check=False,
+        )
         if r.returncode != 0:
             return r.returncode
     rate = 200_000.0 if a.rate == "max" else float(a.rate)
-    gen = subprocess.Popen([sys.executable, "-m", "poolsight.cli", "generate", a.scenario, "--members",
-                            a.member, "--start", "now", "--duration", str(30 * 24 * 3600), "--rate", a.rate,
-                            "--event-rate", str(rate / a.speedup), "--seed", str(int(time.time()))],
-                           stdout=subprocess.DEVNULL)
-    print(f"generating scenario {a.scenario} as {a.member} at {a.rate} getpages/s; a summary every "
-          f"{a.every:.0f} s (Ctrl-C to stop; the stack keeps running, `poolsight down` stops it)", flush=True)
+    gen = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "poolsight.cli",
+            "generate",
+            a.scenario,
+            "--members",
+            a.member,
+            "--start",
+            "now",
+            "--duration",
+            str(30 * 24 * 3600),
+            "--rate",
+            a.rate,
+            "--event-rate",
+            str(rate / a.speedup),
+            "--seed",
+            str(int(time.time())),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    print(
+        f"generating scenario {a.scenario} as {a.member} at {a.rate} getpages/s; a summary every "
+        f"{a.every:.0f} s (Ctrl-C to stop; the stack keeps running, `poolsight down` stops it)",
+        flush=True,
+    )
     try:
         while gen.poll() is None:
             time.sleep(a.every)
@@ -78,8 +117,11 @@ def run(a: argparse.Namespace) -> int:
             except Exception as exc:
                 print(f"(Trino: {exc})", flush=True)
                 continue
-            print(f"\n{time.strftime('%H:%M:%S')}  {a.scenario} on {a.member}: simulated at the current size "
-                  f"and at 2x (latest pane)\n{_table(rows) if rows else '(no pane committed yet)'}", flush=True)
+            print(
+                f"\n{time.strftime('%H:%M:%S')}  {a.scenario} on {a.member}: simulated at the current size "
+                f"and at 2x (latest pane)\n{_table(rows) if rows else '(no pane committed yet)'}",
+                flush=True,
+            )
     except KeyboardInterrupt:
         pass
     finally:

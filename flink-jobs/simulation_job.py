@@ -54,8 +54,7 @@ class SimulationOptions:
         return SimConfig(**{**self.sim, **self.pool_sim.get(pool, {})})
 
     def costs(self) -> CostModel:
-        return CostModel(self.cpu_us_per_sync_read * 1e-6,
-                         None if self.sync_io_ms is None else self.sync_io_ms / 1000)
+        return CostModel(self.cpu_us_per_sync_read * 1e-6, None if self.sync_io_ms is None else self.sync_io_ms / 1000)
 
 
 def _simulate_function(o: SimulationOptions) -> Any:
@@ -72,7 +71,8 @@ def _simulate_function(o: SimulationOptions) -> Any:
             self.decoder = AvroDecoder(o.registry_url)
             self.snap = runtime_context.get_state(ValueStateDescriptor("tracker", Types.PICKLED_BYTE_ARRAY()))
             self.pending = runtime_context.get_list_state(
-                ListStateDescriptor("since_snapshot", Types.PICKLED_BYTE_ARRAY()))
+                ListStateDescriptor("since_snapshot", Types.PICKLED_BYTE_ARRAY())
+            )
             self.trackers: dict[str, PoolTracker] = {}
             self.since: dict[str, int] = {}  # getpages fed since the key's snapshot
             self.last_seen: dict[str, float] = {}
@@ -146,8 +146,7 @@ def _simulate_function(o: SimulationOptions) -> Any:
                 yield tags["dead_letter"], dead_letter(COLLECTOR, str(exc), raw, value, key, "start_time")
                 return
             except (ValueError, KeyError, TypeError) as exc:
-                yield tags["dead_letter"], dead_letter(
-                    COLLECTOR, f"unusable {full}: {exc}", raw, value, key)
+                yield tags["dead_letter"], dead_letter(COLLECTOR, f"unusable {full}: {exc}", raw, value, key)
                 return
             resume = out[-1][1] if out else 0
             n = len(rec["time_offset"]) if full == GETPAGE else 1

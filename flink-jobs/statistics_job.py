@@ -52,9 +52,16 @@ def pool_stats_row(rec: dict[str, Any], attrs: dict[str, Any] | None) -> dict[st
 
     m = pool_metrics(rec, None if attrs is None else attrs.get("vpsize"))
     a = attrs or {}
-    return {**_times(rec, "interval_start", "interval_end"), **m, "flags": "; ".join(m["flags"]) or None,
-            "vpsize": a.get("vpsize"), "vpseqt": a.get("vpseqt"), "dwqt": a.get("dwqt"), "vdwqt": a.get("vdwqt"),
-            "page_size": a.get("page_size")}
+    return {
+        **_times(rec, "interval_start", "interval_end"),
+        **m,
+        "flags": "; ".join(m["flags"]) or None,
+        "vpsize": a.get("vpsize"),
+        "vpseqt": a.get("vpseqt"),
+        "dwqt": a.get("dwqt"),
+        "vdwqt": a.get("vdwqt"),
+        "page_size": a.get("page_size"),
+    }
 
 
 def object_io_row(rec: dict[str, Any], cpu_seconds_per_read: float) -> dict[str, Any]:
@@ -62,9 +69,13 @@ def object_io_row(rec: dict[str, Any], cpu_seconds_per_read: float) -> dict[str,
     seconds = (out["interval_end"] - out["interval_start"]) / 1000
     per_s = rec["sync_reads"] / seconds if seconds > 0 else None
     avg = rec.get("sync_read_avg_ms")
-    return {**out, "seconds": seconds, "sync_reads_per_second": per_s,
-            "sync_io_seconds_per_second": None if per_s is None or avg is None else per_s * avg / 1000,
-            "cpu_seconds_per_second": None if per_s is None else per_s * cpu_seconds_per_read}
+    return {
+        **out,
+        "seconds": seconds,
+        "sync_reads_per_second": per_s,
+        "sync_io_seconds_per_second": None if per_s is None or avg is None else per_s * avg / 1000,
+        "cpu_seconds_per_second": None if per_s is None else per_s * cpu_seconds_per_read,
+    }
 
 
 def gbp_row(rec: dict[str, Any]) -> dict[str, Any]:
@@ -118,19 +129,28 @@ def _statistics_function(o: StatisticsOptions) -> Any:
                 elif kind == "PoolStats":
                     yield to_row(BY_NAME["pool_stats"], pool_stats_row(rec, self.attrs.value()))
                 elif kind == "ObjectIOStats":
-                    yield tags["object_io_stats"], to_row(BY_NAME["object_io_stats"],
-                                                          object_io_row(rec, o.cpu_us_per_sync_read * 1e-6))
+                    yield (
+                        tags["object_io_stats"],
+                        to_row(BY_NAME["object_io_stats"], object_io_row(rec, o.cpu_us_per_sync_read * 1e-6)),
+                    )
                 elif kind == "GbpStats":
                     yield tags["gbp_stats"], to_row(BY_NAME["gbp_stats"], gbp_row(rec))
                 elif kind == "BackupStats":
                     yield tags["backup_stats"], to_row(BY_NAME["backup_stats"], backup_row(rec))
                 elif kind == "DeadLetter":
-                    yield tags["dead_letter"], to_row(BY_NAME["dead_letter"], {
-                        **rec, "detected_at": _ms(rec.get("detected_at")) or int(time.time() * 1000),
-                        "topic": value[2]})
+                    yield (
+                        tags["dead_letter"],
+                        to_row(
+                            BY_NAME["dead_letter"],
+                            {
+                                **rec,
+                                "detected_at": _ms(rec.get("detected_at")) or int(time.time() * 1000),
+                                "topic": value[2],
+                            },
+                        ),
+                    )
             except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
-                yield tags["dead_letter"], dead_letter(
-                    COLLECTOR, f"unusable {full}: {exc!r}", raw, value, key)
+                yield tags["dead_letter"], dead_letter(COLLECTOR, f"unusable {full}: {exc!r}", raw, value, key)
 
     return Statistics(), tags
 
@@ -138,8 +158,7 @@ def _statistics_function(o: StatisticsOptions) -> Any:
 def submit(settings: Any, job: JobOptions, o: StatisticsOptions, name: str = "poolsight-statistics") -> str:
 
     env, t_env = environment(settings, name, job)
-    kafka_source(t_env, settings, "stats_source",
-                 [STATS_TOPIC.name, ATTRIBUTES_TOPIC.name, DEADLETTER_TOPIC.name], job)
+    kafka_source(t_env, settings, "stats_source", [STATS_TOPIC.name, ATTRIBUTES_TOPIC.name, DEADLETTER_TOPIC.name], job)
     function, tags = _statistics_function(o)
     return run_keyed(env, t_env, "stats_source", function, "pool_stats", tags, name, "statistics")
 

@@ -36,22 +36,36 @@ def _rest(s: Settings, path: str, method: str = "GET") -> Any:
     return json.loads(body) if body else None
 
 
-def submit(s: Settings, kind: str, job: JobOptions, options: SimulationOptions | StatisticsOptions,
-           *, timeout: float = 300) -> str:
+def submit(
+    s: Settings, kind: str, job: JobOptions, options: SimulationOptions | StatisticsOptions, *, timeout: float = 300
+) -> str:
     """Submit one job; returns the Flink job id once the cluster has it running."""
     module, name = JOBS[kind]
     running = [j for j in list_jobs(s) if j["name"] == name and j["state"] in ("RUNNING", "CREATED", "RESTARTING")]
     if running:
         raise RuntimeError(f"{name} is already running as {running[0]['jid']}; cancel it first")
     proc = subprocess.run(
-        [sys.executable, "-m", module, "--job", json.dumps(asdict(job)), "--options", json.dumps(asdict(options)),
-         "--name", name],
-        capture_output=True, text=True, env=flink_env(s, pyflink_home(), flink_lib(s)), timeout=timeout,
+        [
+            sys.executable,
+            "-m",
+            module,
+            "--job",
+            json.dumps(asdict(job)),
+            "--options",
+            json.dumps(asdict(options)),
+            "--name",
+            name,
+        ],
+        capture_output=True,
+        text=True,
+        env=flink_env(s, pyflink_home(), flink_lib(s)),
+        timeout=timeout,
     )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"submitting {name} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}"
-                           f"{proc.stderr[-4000:]}")
+        raise RuntimeError(
+            f"submitting {name} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-4000:]}"
+        )
     job_id = str(json.loads(lines[-1])["job_id"])
     wait_running(s, job_id)
     return job_id
@@ -97,8 +111,7 @@ def cancel(s: Settings, job_id: str, timeout: float = 60) -> None:
 def cancel_all(s: Settings) -> list[str]:
     """Cancel every running poolsight job; returns their ids."""
     names = {name for _, name in JOBS.values()}
-    ids = [j["jid"] for j in list_jobs(s) if j["name"] in names and j["state"] in ("RUNNING", "CREATED",
-                                                                                   "RESTARTING")]
+    ids = [j["jid"] for j in list_jobs(s) if j["name"] in names and j["state"] in ("RUNNING", "CREATED", "RESTARTING")]
     for jid in ids:
         cancel(s, jid)
     return ids

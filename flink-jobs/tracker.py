@@ -47,8 +47,13 @@ class Emission:
     reuse_distance: list[dict[str, Any]] = field(default_factory=list)
 
     def rows(self) -> dict[str, list[dict[str, Any]]]:
-        return {"pool_pane": [self.pool_pane], "object_pane": self.object_panes, "sim_curve": self.sim_curve,
-                "working_set": self.working_set, "reuse_distance": self.reuse_distance}
+        return {
+            "pool_pane": [self.pool_pane],
+            "object_pane": self.object_panes,
+            "sim_curve": self.sim_curve,
+            "working_set": self.working_set,
+            "reuse_distance": self.reuse_distance,
+        }
 
 
 OnEmit = Callable[[Emission, int], None]  # (emission, index of the first getpage not yet fed)
@@ -64,8 +69,7 @@ def batch_times(rec: dict[str, Any]) -> npt.NDArray[np.float64]:
 
 
 class PoolTracker:
-    def __init__(self, source: str, pool: str, config: SimConfig | None = None,
-                 costs: CostModel | None = None) -> None:
+    def __init__(self, source: str, pool: str, config: SimConfig | None = None, costs: CostModel | None = None) -> None:
         self.source = source
         self.pool = pool
         self.sim = Simulator(config, costs)
@@ -105,17 +109,28 @@ class PoolTracker:
     def _check(self, panes: npt.NDArray[np.int64], rec: dict[str, Any]) -> None:
         if len(panes) == 0:
             return
-        floor = self.open_pane if self.open_pane is not None else (
-            self.emitted_through + 1 if self.emitted_through is not None else None)
+        floor = (
+            self.open_pane
+            if self.open_pane is not None
+            else (self.emitted_through + 1 if self.emitted_through is not None else None)
+        )
         if floor is not None and int(panes.min()) < floor:
             late = int((panes < floor).sum())
-            raise LateBatch(f"late: {late} getpages in panes before {_iso(floor * self.pane_seconds)}, "
-                            f"already emitted (batch sequence {rec.get('sequence')})")
+            raise LateBatch(
+                f"late: {late} getpages in panes before {_iso(floor * self.pane_seconds)}, "
+                f"already emitted (batch sequence {rec.get('sequence')})"
+            )
 
     def is_duplicate(self, rec: dict[str, Any]) -> bool:
         seq, end = rec.get("sequence"), _micros(rec.get("end_time"))
-        return (seq is not None and end is not None and self.last_sequence is not None
-                and self.last_end_us is not None and seq <= self.last_sequence and end <= self.last_end_us)
+        return (
+            seq is not None
+            and end is not None
+            and self.last_sequence is not None
+            and self.last_end_us is not None
+            and seq <= self.last_sequence
+            and end <= self.last_end_us
+        )
 
     def feed(self, rec: dict[str, Any], on_emit: OnEmit, start: int = 0) -> int:
         """Feed a GetpageBatch from position `start`; emit the panes it closes. Returns getpages fed.
@@ -147,8 +162,15 @@ class PoolTracker:
             self.open_pane = pane
             self.batches += 1
             seg = slice(a, b)
-            self.sim.feed_coded(t[seg], self.pool, rec["object_names"], cols["object"][seg], cols["page"][seg],
-                                cols["access"][seg], cols["function"][seg])
+            self.sim.feed_coded(
+                t[seg],
+                self.pool,
+                rec["object_names"],
+                cols["object"][seg],
+                cols["page"][seg],
+                cols["access"][seg],
+                cols["function"][seg],
+            )
             self._observe(rec["object_names"], cols, seg)
         return int((cols["function"] == 0).sum())
 
@@ -201,43 +223,95 @@ class PoolTracker:
         if r["window"]["last_pane"] != pane:
             raise RuntimeError(f"{self.source}/{pool}: simulator's last pane {r['window']['last_pane']} is not {pane}")
         ws_pool, ws_obj, kept = sim.window_working_sets(pool)
-        key = {"source": self.source, "pool": pool, "pane_start": round(pane * self.pane_seconds * 1000),
-               "pane_end": round((pane + 1) * self.pane_seconds * 1000), "seconds": r["window"]["seconds"]}
+        key = {
+            "source": self.source,
+            "pool": pool,
+            "pane_start": round(pane * self.pane_seconds * 1000),
+            "pane_end": round((pane + 1) * self.pane_seconds * 1000),
+            "seconds": r["window"]["seconds"],
+        }
         cur = self.current_size
         obs_h = sum(v[0] for v in self.observed.values())
         obs_m = sum(v[1] for v in self.observed.values())
         pool_row = {
-            **key, **_getpages(r), **_observed(self.observed_reported, obs_h, obs_m),
-            "working_set_pages": ws_pool, "window_panes": kept, **_at_current(r["curve"], cur),
-            "late_getpages": r["late_getpages"], "warmup": bool(r["window"]["warmup"]), "mode": r["mode"],
-            "sampling_rate": float(r["sampling_rate"]), "batches": self.batches,
+            **key,
+            **_getpages(r),
+            **_observed(self.observed_reported, obs_h, obs_m),
+            "working_set_pages": ws_pool,
+            "window_panes": kept,
+            **_at_current(r["curve"], cur),
+            "late_getpages": r["late_getpages"],
+            "warmup": bool(r["window"]["warmup"]),
+            "mode": r["mode"],
+            "sampling_rate": float(r["sampling_rate"]),
+            "batches": self.batches,
             "emitted_at": round(time.time() * 1000),
         }
         em = Emission(pane, pool_row)
         pane_pages = r["working_set"]["pane_pages"][-1] if r["working_set"]["pane_pages"] else 0
-        em.working_set.append({**key, "object": None,
-                               "pane_pages": pane_pages, "window_pages": ws_pool, "window_panes": kept,
-                               "change_pages": None if self.prev_pane_pages is None
-                               else pane_pages - self.prev_pane_pages})
+        em.working_set.append(
+            {
+                **key,
+                "object": None,
+                "pane_pages": pane_pages,
+                "window_pages": ws_pool,
+                "window_panes": kept,
+                "change_pages": None if self.prev_pane_pages is None else pane_pages - self.prev_pane_pages,
+            }
+        )
         self.prev_pane_pages = pane_pages
         for name, o in r["objects"].items():
             h, m = self.observed.get(name, [0, 0])
-            em.object_panes.append({
-                **key, "object": name, **_getpages(o), **_observed(self.observed_reported, h, m),
-                "working_set_pages": ws_obj.get(name, 0), "sequential_share": o["sequential_share"],
-                "access_class": o["class"], **_at_current(o["curve"], cur),
-            })
-            em.working_set.append({**key, "object": name, "pane_pages": o["working_set"]["pane_pages"][-1],
-                                   "window_pages": ws_obj.get(name, 0), "window_panes": kept, "change_pages": None})
+            em.object_panes.append(
+                {
+                    **key,
+                    "object": name,
+                    **_getpages(o),
+                    **_observed(self.observed_reported, h, m),
+                    "working_set_pages": ws_obj.get(name, 0),
+                    "sequential_share": o["sequential_share"],
+                    "access_class": o["class"],
+                    **_at_current(o["curve"], cur),
+                }
+            )
+            em.working_set.append(
+                {
+                    **key,
+                    "object": name,
+                    "pane_pages": o["working_set"]["pane_pages"][-1],
+                    "window_pages": ws_obj.get(name, 0),
+                    "window_panes": kept,
+                    "change_pages": None,
+                }
+            )
         for c in r["curve"]:
-            em.sim_curve.append({
-                **key, "size_pages": c["size_pages"], "size_factor": c["size_pages"] / cur if cur else None,
-                "is_current": cur is not None and c["size_pages"] == cur, "refs": r["refs"],
-                **{k: c[k] for k in ("hits", "misses", "hit_ratio", "miss_ratio", "hit_ratio_random",
-                                     "hit_ratio_sequential", "sync_reads", "prefetch_pages", "sync_reads_per_s",
-                                     "prefetch_pages_per_s", "avoided_sync_reads_per_s",
-                                     "cpu_seconds_saved_per_s", "elapsed_seconds_saved_per_s")},
-            })
+            em.sim_curve.append(
+                {
+                    **key,
+                    "size_pages": c["size_pages"],
+                    "size_factor": c["size_pages"] / cur if cur else None,
+                    "is_current": cur is not None and c["size_pages"] == cur,
+                    "refs": r["refs"],
+                    **{
+                        k: c[k]
+                        for k in (
+                            "hits",
+                            "misses",
+                            "hit_ratio",
+                            "miss_ratio",
+                            "hit_ratio_random",
+                            "hit_ratio_sequential",
+                            "sync_reads",
+                            "prefetch_pages",
+                            "sync_reads_per_s",
+                            "prefetch_pages_per_s",
+                            "avoided_sync_reads_per_s",
+                            "cpu_seconds_saved_per_s",
+                            "elapsed_seconds_saved_per_s",
+                        )
+                    },
+                }
+            )
         em.reuse_distance = self._reuse_rows(key, r)
         self.emitted_through = pane
         self.open_pane = None
@@ -255,20 +329,29 @@ class PoolTracker:
                 k = int(lo).bit_length() - 1
                 log2[k] = log2.get(k, 0.0) + count
             for k, count in sorted(log2.items()):
-                rows.append({**key, "access": name, "distance_lo": 2**k, "distance_hi": 2 ** (k + 1) - 1,
-                             "getpages": count})
+                rows.append(
+                    {**key, "access": name, "distance_lo": 2**k, "distance_hi": 2 ** (k + 1) - 1, "getpages": count}
+                )
         return rows
 
     # ------------------------------------------------------------ state
 
     def snapshot(self) -> bytes:
-        header = json.dumps({
-            "source": self.source, "pool": self.pool, "open_pane": self.open_pane,
-            "emitted_through": self.emitted_through, "current_size": self.current_size, "batches": self.batches,
-            "prev_pane_pages": self.prev_pane_pages, "observed": self.observed,
-            "observed_reported": self.observed_reported, "last_sequence": self.last_sequence,
-            "last_end_us": self.last_end_us,
-        }).encode()
+        header = json.dumps(
+            {
+                "source": self.source,
+                "pool": self.pool,
+                "open_pane": self.open_pane,
+                "emitted_through": self.emitted_through,
+                "current_size": self.current_size,
+                "batches": self.batches,
+                "prev_pane_pages": self.prev_pane_pages,
+                "observed": self.observed,
+                "observed_reported": self.observed_reported,
+                "last_sequence": self.last_sequence,
+                "last_end_us": self.last_end_us,
+            }
+        ).encode()
         return MAGIC + struct.pack("<I", len(header)) + header + self.sim.snapshot()
 
     @classmethod
@@ -280,8 +363,15 @@ class PoolTracker:
         tr = cls(h["source"], h["pool"])
         tr.sim = Simulator.restore(data[12 + n :])
         tr.pane_seconds = tr.sim.config.pane_seconds
-        for k in ("open_pane", "emitted_through", "current_size", "batches", "prev_pane_pages", "observed",
-                  "observed_reported"):
+        for k in (
+            "open_pane",
+            "emitted_through",
+            "current_size",
+            "batches",
+            "prev_pane_pages",
+            "observed",
+            "observed_reported",
+        ):
             setattr(tr, k, h[k])
         tr.last_sequence, tr.last_end_us = h.get("last_sequence"), h.get("last_end_us")  # absent before 0.1
         return tr
@@ -303,8 +393,14 @@ def _iso(seconds: float) -> str:
 
 def _getpages(r: dict[str, Any]) -> dict[str, Any]:
     g = r["getpages"]
-    return {"getpages": r["refs"], "getpages_random": g["random"], "getpages_sequential": g["sequential"],
-            "getpages_rid": g["rid"], "updates": r["updates"], "distinct_pages": r["distinct_pages"]}
+    return {
+        "getpages": r["refs"],
+        "getpages_random": g["random"],
+        "getpages_sequential": g["sequential"],
+        "getpages_rid": g["rid"],
+        "updates": r["updates"],
+        "distinct_pages": r["distinct_pages"],
+    }
 
 
 def _observed(reported: bool, hits: int, misses: int) -> dict[str, Any]:
@@ -317,9 +413,11 @@ def _at_current(curve: list[dict[str, Any]], current: int | None) -> dict[str, A
     two = by_size.get(2 * current) if current else None
     return {
         "current_size": current,
-        "sim_hit_ratio": cur and cur["hit_ratio"], "sim_sync_reads": cur and cur["sync_reads"],
+        "sim_hit_ratio": cur and cur["hit_ratio"],
+        "sim_sync_reads": cur and cur["sync_reads"],
         "sim_sync_reads_per_s": cur and cur["sync_reads_per_s"],
-        "hit_ratio_2x": two and two["hit_ratio"], "sync_reads_per_s_2x": two and two["sync_reads_per_s"],
+        "hit_ratio_2x": two and two["hit_ratio"],
+        "sync_reads_per_s_2x": two and two["sync_reads_per_s"],
         "avoided_sync_reads_per_s_2x": two and two["avoided_sync_reads_per_s"],
         "cpu_seconds_saved_per_s_2x": two and two["cpu_seconds_saved_per_s"],
         "elapsed_seconds_saved_per_s_2x": two and two["elapsed_seconds_saved_per_s"],

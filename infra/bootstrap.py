@@ -58,9 +58,14 @@ def bootstrap_kafka(s: Settings) -> None:
     admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap})
     existing = set(admin.list_topics(timeout=10).topics)
     wanted = [
-        NewTopic(t.name, num_partitions=t.partitions, replication_factor=1,
-                 config={"retention.ms": str(t.retention_ms), "max.message.bytes": "8388608"})
-        for t in TOPICS if t.name not in existing
+        NewTopic(
+            t.name,
+            num_partitions=t.partitions,
+            replication_factor=1,
+            config={"retention.ms": str(t.retention_ms), "max.message.bytes": "8388608"},
+        )
+        for t in TOPICS
+        if t.name not in existing
     ]
     if not wanted:
         return

@@ -1,8 +1,13 @@
 """Launcher settings: ports, folders and Java homes.
 
 Defaults suit one machine; a `poolsight.toml` file (path in POOLSIGHT_CONFIG,
-else ./poolsight.toml) overrides them, and POOLSIGHT_* environment variables
-override the file. Everything binds 127.0.0.1.
+else ./poolsight.toml, else <home>/poolsight.toml) overrides them, and POOLSIGHT_*
+environment variables override the file. Everything binds 127.0.0.1.
+
+State (downloads in `.cache/`, data, logs and run files in `var/`) lives in the
+poolsight home: POOLSIGHT_HOME if set; else the checkout the code runs from (an
+editable install), or the checkout that is the current directory; else a per-user
+data folder. Never inside an installed package.
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 
 DEFAULT_PORTS: dict[str, int] = {
@@ -34,6 +38,7 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Settings:
+    home: Path
     cache_dir: Path
     data_dir: Path
     log_dir: Path
@@ -73,9 +78,38 @@ CATALOG_DATABASE = "iceberg_catalog"
 CATALOG_ROLE = "poolsight"
 
 
+def checkout_of(start: Path) -> Path | None:
+    """The poolsight source checkout holding `start` (a folder with this project's pyproject.toml)."""
+    for folder in (start, *start.parents):
+        project = folder / "pyproject.toml"
+        if project.is_file() and (folder / "infra" / "versions.toml").is_file():
+            try:
+                name = tomllib.loads(project.read_text()).get("project", {}).get("name")
+            except (OSError, tomllib.TOMLDecodeError):
+                continue
+            if name == "poolsight":
+                return folder
+    return None
+
+
+def home() -> Path:
+    """Where poolsight keeps its state (see the module's doc)."""
+    explicit = os.environ.get("POOLSIGHT_HOME")
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    for start in (Path(__file__).resolve().parent, Path.cwd().resolve()):
+        checkout = checkout_of(start)
+        if checkout is not None:
+            return checkout
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data).expanduser().resolve() / "poolsight"
+
+
 def _config_file() -> dict[str, Any]:
     explicit = os.environ.get("POOLSIGHT_CONFIG")
     path = Path(explicit) if explicit else Path.cwd() / "poolsight.toml"
+    if not explicit and not path.exists():
+        path = home() / "poolsight.toml"
     if not path.exists():
         if explicit:
             raise ConfigError(f"POOLSIGHT_CONFIG={explicit}: file not found")
@@ -108,15 +142,17 @@ def load_settings() -> Settings:
         raw = os.environ.get(f"POOLSIGHT_{key.upper()}_DIR", paths.get(key))
         return Path(raw).resolve() if raw else default
 
-    var = PROJECT_ROOT / "var"
+    root = home()
+    var = root / "var"
     data_dir = folder("data", var / "data")
     ports = {name: _port(name, conf.get("ports", {})) for name in DEFAULT_PORTS}
     dupes = {p for p in ports.values() if list(ports.values()).count(p) > 1}
     if dupes:
         raise ConfigError(f"ports configured twice: {sorted(dupes)}")
-    warehouse = os.environ.get(
-        "POOLSIGHT_WAREHOUSE", conf.get("iceberg", {}).get("warehouse", "")
-    ) or (data_dir / "warehouse").as_uri()
+    warehouse = (
+        os.environ.get("POOLSIGHT_WAREHOUSE", conf.get("iceberg", {}).get("warehouse", ""))
+        or (data_dir / "warehouse").as_uri()
+    )
     if not warehouse.startswith(("file://", "s3://")):
         raise ConfigError(f"POOLSIGHT_WAREHOUSE={warehouse}: use a file:// or s3:// URI")
     s3 = {k: str(v) for k, v in conf.get("s3", {}).items()}
@@ -128,7 +164,8 @@ def load_settings() -> Settings:
         raise ConfigError("an s3:// warehouse needs POOLSIGHT_S3_ENDPOINT or [s3].endpoint")
     mem = conf.get("memory", {})
     return Settings(
-        cache_dir=folder("cache", PROJECT_ROOT / ".cache"),
+        home=root,
+        cache_dir=folder("cache", root / ".cache"),
         data_dir=data_dir,
         log_dir=folder("log", var / "log"),
         run_dir=folder("run", var / "run"),

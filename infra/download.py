@@ -83,9 +83,7 @@ def fetch(url: str, dest: Path, *, sha1_url: str | None = None) -> Path:
         raise DownloadError(f"download of {url} failed: {exc}") from exc
     if digest.hexdigest() != expected:
         part.unlink(missing_ok=True)
-        raise DownloadError(
-            f"checksum mismatch for {url}: got {digest.hexdigest()}, expected {expected}"
-        )
+        raise DownloadError(f"checksum mismatch for {url}: got {digest.hexdigest()}, expected {expected}")
     part.rename(dest)
     return dest
 
@@ -120,9 +118,7 @@ def _pom(deps: list[str]) -> str:
     )
 
 
-def maven_jars(
-    name: str, deps: list[str], cache_dir: Path, *, transitive: bool, java_home: Path
-) -> Path:
+def maven_jars(name: str, deps: list[str], cache_dir: Path, *, transitive: bool, java_home: Path) -> Path:
     """Resolve deps (and their runtime dependencies if transitive) into cache_dir/jars/name."""
     out = cache_dir / "jars" / name
     spec = "\n".join(sorted(deps)) + f"\ntransitive={transitive}\n"
@@ -137,7 +133,10 @@ def maven_jars(
     (work / "pom.xml").write_text(_pom(deps))
     repo = maven_repository()
     cmd = [
-        "mvn", "-C", "-f", str(work / "pom.xml"),
+        "mvn",
+        "-C",
+        "-f",
+        str(work / "pom.xml"),
         f"-Dmaven.repo.local={cache_dir / 'm2'}",
         f"-DremoteRepositories={repo}",
         "dependency:copy-dependencies",

@@ -29,12 +29,14 @@ def iceberg_catalog_ddl(s: Settings) -> str:
         "warehouse": s.warehouse,
     }
     if s.warehouse.startswith("s3://"):
-        props.update({
-            "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-            "s3.endpoint": s.s3["endpoint"],
-            "s3.path-style-access": "true",
-            "client.region": s.s3.get("region", "us-east-1"),
-        })
+        props.update(
+            {
+                "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+                "s3.endpoint": s.s3["endpoint"],
+                "s3.path-style-access": "true",
+                "client.region": s.s3.get("region", "us-east-1"),
+            }
+        )
     body = ", ".join(f"'{k}'='{v}'" for k, v in props.items())
     return f"CREATE CATALOG {CATALOG_NAME} WITH ({body})"
 
@@ -44,7 +46,11 @@ def run_sql(s: Settings, statements: list[str], *, timeout: float = 600) -> str:
     payload = json.dumps([iceberg_catalog_ddl(s), *statements])
     proc = subprocess.run(
         [sys.executable, "-m", "poolsight.infra.flinksql"],
-        input=payload, capture_output=True, text=True, env=flink_env(s, pyflink_home(), flink_lib(s)), timeout=timeout,
+        input=payload,
+        capture_output=True,
+        text=True,
+        env=flink_env(s, pyflink_home(), flink_lib(s)),
+        timeout=timeout,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"Flink SQL failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")

@@ -102,8 +102,15 @@ def up(s: Settings, names: list[str] | None = None) -> list[ServiceStatus]:
                         launch = svc.prepare(s, inst)
                     except Unhealthy as exc:
                         raise LaunchError(f"cannot prepare {svc.name}: {exc}") from exc
-                    spawn(svc.name, launch.command, env=launch.env, cwd=launch.cwd,
-                          log_file=log_path(s, svc.name), run_dir=s.run_dir, user=launch.user)
+                    spawn(
+                        svc.name,
+                        launch.command,
+                        env=launch.env,
+                        cwd=launch.cwd,
+                        log_file=log_path(s, svc.name),
+                        run_dir=s.run_dir,
+                        user=launch.user,
+                    )
                     started_now.append(svc.name)
                     detail = _wait_healthy(s, svc, started_pid_check=True)
                     _say(f"{svc.name:18} started in {time.monotonic() - t0:5.1f} s: {detail}")
@@ -167,11 +174,17 @@ def status(s: Settings) -> list[ServiceStatus]:
             if not healthy:
                 detail = "not running" + (" (exited; see its log)" if started else "")
         pid = started.pid if running and started else None
-        out.append(ServiceStatus(
-            name=svc.name, address=svc.address(s), pid=pid, state=state, detail=detail,
-            rss_mb=round(rss_bytes(pid) / 2**20, 1) if pid else 0.0,
-            log=str(log_path(s, svc.name)),
-        ))
+        out.append(
+            ServiceStatus(
+                name=svc.name,
+                address=svc.address(s),
+                pid=pid,
+                state=state,
+                detail=detail,
+                rss_mb=round(rss_bytes(pid) / 2**20, 1) if pid else 0.0,
+                log=str(log_path(s, svc.name)),
+            )
+        )
     return out
 
 
@@ -182,7 +195,5 @@ def status_dicts(rows: list[ServiceStatus]) -> list[dict[str, object]]:
 def format_status(rows: list[ServiceStatus]) -> str:
     lines = [f"{'SERVICE':18} {'STATE':10} {'ADDRESS':16} {'PID':>7} {'RSS MB':>7}  DETAIL"]
     for r in rows:
-        lines.append(
-            f"{r.name:18} {r.state:10} {r.address:16} {r.pid or '-':>7} {r.rss_mb:7.0f}  {r.detail}"
-        )
+        lines.append(f"{r.name:18} {r.state:10} {r.address:16} {r.pid or '-':>7} {r.rss_mb:7.0f}  {r.detail}")
     return "\n".join(lines)

@@ -125,17 +125,34 @@ def prepare_postgres(s: Settings, inst: Installed) -> Launch:
         _chown(data, user)
         data.chmod(0o700)
         # Local socket: trust (the socket folder is 0700); TCP: passwords only.
-        cmd = [str(inst.postgres_bin / "initdb"), "-D", str(data), "-U", PG_USER,
-               "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8"]
+        cmd = [
+            str(inst.postgres_bin / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            PG_USER,
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+        ]
         proc = subprocess.run(cmd, user=user, capture_output=True, text=True)
         if proc.returncode != 0:
             raise Unhealthy(f"initdb failed: {proc.stderr.strip()}")
     return Launch(
         command=[
-            str(inst.postgres_bin / "postgres"), "-D", str(data),
-            "-c", f"listen_addresses={HOST}", "-p", str(s.ports["postgres"]),
-            "-c", f"unix_socket_directories={sock}",
-            "-c", "logging_collector=off",
+            str(inst.postgres_bin / "postgres"),
+            "-D",
+            str(data),
+            "-c",
+            f"listen_addresses={HOST}",
+            "-p",
+            str(s.ports["postgres"]),
+            "-c",
+            f"unix_socket_directories={sock}",
+            "-c",
+            "logging_collector=off",
         ],
         env=_base_env(),
         cwd=data,
@@ -148,12 +165,21 @@ def pg_connect(s: Settings, *, superuser: bool = False, dbname: str | None = Non
 
     if superuser:
         return psycopg.connect(
-            host=str(pg_socket_dir(s)), port=s.ports["postgres"], user=PG_USER,
-            dbname=dbname or "postgres", autocommit=True, connect_timeout=5,
+            host=str(pg_socket_dir(s)),
+            port=s.ports["postgres"],
+            user=PG_USER,
+            dbname=dbname or "postgres",
+            autocommit=True,
+            connect_timeout=5,
         )
     return psycopg.connect(
-        host=HOST, port=s.ports["postgres"], user=CATALOG_ROLE, password=catalog_password(s),
-        dbname=dbname or CATALOG_DATABASE, autocommit=True, connect_timeout=5,
+        host=HOST,
+        port=s.ports["postgres"],
+        user=CATALOG_ROLE,
+        password=catalog_password(s),
+        dbname=dbname or CATALOG_DATABASE,
+        autocommit=True,
+        connect_timeout=5,
     )
 
 
@@ -178,49 +204,66 @@ def prepare_kafka(s: Settings, inst: Installed) -> Launch:
     k, c = s.ports["kafka"], s.ports["kafka_controller"]
     props = conf / "server.properties"
     props.write_text(
-        "\n".join([
-            "process.roles=broker,controller",
-            "node.id=1",
-            f"controller.quorum.voters=1@{HOST}:{c}",
-            f"listeners=PLAINTEXT://{HOST}:{k},CONTROLLER://{HOST}:{c}",
-            f"advertised.listeners=PLAINTEXT://{HOST}:{k}",
-            "controller.listener.names=CONTROLLER",
-            "inter.broker.listener.name=PLAINTEXT",
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-            f"log.dirs={logs}",
-            "num.partitions=4",
-            "offsets.topic.replication.factor=1",
-            "transaction.state.log.replication.factor=1",
-            "transaction.state.log.min.isr=1",
-            "share.coordinator.state.topic.replication.factor=1",
-            "share.coordinator.state.topic.min.isr=1",
-            "group.initial.rebalance.delay.ms=0",
-            "auto.create.topics.enable=false",
-            "message.max.bytes=8388608",
-            "",
-        ])
+        "\n".join(
+            [
+                "process.roles=broker,controller",
+                "node.id=1",
+                f"controller.quorum.voters=1@{HOST}:{c}",
+                f"listeners=PLAINTEXT://{HOST}:{k},CONTROLLER://{HOST}:{c}",
+                f"advertised.listeners=PLAINTEXT://{HOST}:{k}",
+                "controller.listener.names=CONTROLLER",
+                "inter.broker.listener.name=PLAINTEXT",
+                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                f"log.dirs={logs}",
+                "num.partitions=4",
+                "offsets.topic.replication.factor=1",
+                "transaction.state.log.replication.factor=1",
+                "transaction.state.log.min.isr=1",
+                "share.coordinator.state.topic.replication.factor=1",
+                "share.coordinator.state.topic.min.isr=1",
+                "group.initial.rebalance.delay.ms=0",
+                "auto.create.topics.enable=false",
+                "message.max.bytes=8388608",
+                "",
+            ]
+        )
     )
     classpath = f"{inst.kafka_lib}/*"
     env = _base_env(java.home)
     if not (logs / "meta.properties").exists():
         logs.mkdir(parents=True, exist_ok=True)
-        cluster_id = subprocess.run(
-            [java.java, "-cp", classpath, "kafka.tools.StorageTool", "random-uuid"],
-            capture_output=True, text=True, check=True, env=env,
-        ).stdout.strip().splitlines()[-1]
+        cluster_id = (
+            subprocess.run(
+                [java.java, "-cp", classpath, "kafka.tools.StorageTool", "random-uuid"],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
         proc = subprocess.run(
-            [java.java, "-cp", classpath, "kafka.tools.StorageTool", "format",
-             "-t", cluster_id, "-c", str(props)],
-            capture_output=True, text=True, env=env,
+            [java.java, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)],
+            capture_output=True,
+            text=True,
+            env=env,
         )
         if proc.returncode != 0:
             raise Unhealthy(f"formatting Kafka storage failed: {proc.stdout}{proc.stderr}")
     return Launch(
         command=[
-            java.java, "-Xms256m", "-Xmx768m", "-XX:+UseG1GC", "-Djava.awt.headless=true",
+            java.java,
+            "-Xms256m",
+            "-Xmx768m",
+            "-XX:+UseG1GC",
+            "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={CONF_DIR / 'kafka-log4j2.properties'}",
             f"-Dkafka.logs.dir={s.log_dir}",
-            "-cp", classpath, "kafka.Kafka", str(props),
+            "-cp",
+            classpath,
+            "kafka.Kafka",
+            str(props),
         ],
         env=env,
         cwd=conf,
@@ -249,7 +292,9 @@ def prepare_registry(s: Settings, inst: Installed) -> Launch:
     java = find_java(minimum=int(pins()["java"]["registry_min"]), purpose="Apicurio Registry")
     return Launch(
         command=[
-            java.java, "-Xms128m", "-Xmx512m",
+            java.java,
+            "-Xms128m",
+            "-Xmx512m",
             f"-Dquarkus.http.host={HOST}",
             f"-Dquarkus.http.port={s.ports['registry']}",
             # The management interface is enabled at build time; keep it on loopback.
@@ -260,7 +305,8 @@ def prepare_registry(s: Settings, inst: Installed) -> Launch:
             f"-Dapicurio.kafkasql.bootstrap.servers={s.kafka_bootstrap}",
             "-Dapicurio.ccompat.legacy-id-mode.enabled=true",
             "-Dapicurio.rest.deletion.artifact.enabled=true",
-            "-jar", str(inst.registry_home / "quarkus-run.jar"),
+            "-jar",
+            str(inst.registry_home / "quarkus-run.jar"),
         ],
         env=_base_env(java.home),
         cwd=inst.registry_home,
@@ -294,15 +340,36 @@ def flink_env(s: Settings, flink_home: Path, flink_lib: Path) -> dict[str, str]:
 
 
 FLINK_MODULE_OPENS = tuple(
-    [f"--add-exports={m}=ALL-UNNAMED" for m in (
-        "java.base/sun.net.util", "java.rmi/sun.rmi.registry", "jdk.compiler/com.sun.tools.javac.api",
-        "jdk.compiler/com.sun.tools.javac.file", "jdk.compiler/com.sun.tools.javac.parser",
-        "jdk.compiler/com.sun.tools.javac.tree", "jdk.compiler/com.sun.tools.javac.util",
-        "java.security.jgss/sun.security.krb5")]
-    + [f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in (
-        "java.lang", "java.net", "java.io", "java.nio", "sun.nio.ch", "java.lang.reflect", "java.text",
-        "java.time", "java.util", "java.util.concurrent", "java.util.concurrent.atomic",
-        "java.util.concurrent.locks")]
+    [
+        f"--add-exports={m}=ALL-UNNAMED"
+        for m in (
+            "java.base/sun.net.util",
+            "java.rmi/sun.rmi.registry",
+            "jdk.compiler/com.sun.tools.javac.api",
+            "jdk.compiler/com.sun.tools.javac.file",
+            "jdk.compiler/com.sun.tools.javac.parser",
+            "jdk.compiler/com.sun.tools.javac.tree",
+            "jdk.compiler/com.sun.tools.javac.util",
+            "java.security.jgss/sun.security.krb5",
+        )
+    ]
+    + [
+        f"--add-opens=java.base/{p}=ALL-UNNAMED"
+        for p in (
+            "java.lang",
+            "java.net",
+            "java.io",
+            "java.nio",
+            "sun.nio.ch",
+            "java.lang.reflect",
+            "java.text",
+            "java.time",
+            "java.util",
+            "java.util.concurrent",
+            "java.util.concurrent.atomic",
+            "java.util.concurrent.locks",
+        )
+    ]
 )
 
 
@@ -430,26 +497,33 @@ def prepare_trino(s: Settings, inst: Installed) -> Launch:
         node_id_file.write_text(str(uuid.uuid4()))
     port = s.ports["trino"]
     (etc / "config.properties").write_text(
-        "\n".join([
-            "coordinator=true",
-            "node-scheduler.include-coordinator=true",
-            f"http-server.http.port={port}",
-            f"discovery.uri=http://{HOST}:{port}",
-            f"plugin.dir={inst.trino_home / 'plugin'}",
-            f"catalog.config-dir={catalogs}",
-            "query.max-memory=1GB",
-            "query.max-memory-per-node=1GB",
-            "",
-        ])
+        "\n".join(
+            [
+                "coordinator=true",
+                "node-scheduler.include-coordinator=true",
+                f"http-server.http.port={port}",
+                f"discovery.uri=http://{HOST}:{port}",
+                f"plugin.dir={inst.trino_home / 'plugin'}",
+                f"catalog.config-dir={catalogs}",
+                "query.max-memory=1GB",
+                "query.max-memory-per-node=1GB",
+                "",
+            ]
+        )
     )
     (catalogs / "iceberg.properties").write_text(trino_catalog_properties(s))
     env = _base_env(java.home)
     env["POOLSIGHT_CATALOG_PASSWORD"] = catalog_password(s)
-    jvm = [ln.strip() for ln in (CONF_DIR / "trino-jvm.config").read_text().splitlines()
-           if ln.strip() and not ln.startswith("#")]
+    jvm = [
+        ln.strip()
+        for ln in (CONF_DIR / "trino-jvm.config").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
     return Launch(
         command=[
-            java.java, f"-Xmx{s.trino_heap}", *jvm,
+            java.java,
+            f"-Xmx{s.trino_heap}",
+            *jvm,
             "-Dnode.environment=poolsight",
             f"-Dnode.id={node_id_file.read_text().strip()}",
             f"-Dnode.data-dir={data}",
@@ -457,7 +531,8 @@ def prepare_trino(s: Settings, inst: Installed) -> Launch:
             f"-Dnode.internal-address={HOST}",
             f"-Dconfig={etc / 'config.properties'}",
             f"-Dlog.levels-file={CONF_DIR / 'trino-log.properties'}",
-            "-cp", f"{inst.trino_home / 'lib'}/*",
+            "-cp",
+            f"{inst.trino_home / 'lib'}/*",
             "io.trino.server.TrinoServer",
         ],
         env=env,
@@ -469,8 +544,12 @@ def trino_connection(s: Settings, *, schema: str | None = None):  # type: ignore
     import trino
 
     return trino.dbapi.connect(  # type: ignore[no-untyped-call]
-        host=HOST, port=s.ports["trino"], user="poolsight", catalog="iceberg",
-        schema=schema, request_timeout=30,
+        host=HOST,
+        port=s.ports["trino"],
+        user="poolsight",
+        catalog="iceberg",
+        schema=schema,
+        request_timeout=30,
     )
 
 
@@ -494,8 +573,12 @@ def health_trino(s: Settings) -> str:
             except trino.exceptions.TrinoUserError as exc:
                 if exc.error_name not in ("TABLE_NOT_FOUND", "SCHEMA_NOT_FOUND"):  # first start
                     raise
-    except (trino.exceptions.TrinoExternalError, trino.exceptions.TrinoQueryError,
-            trino.exceptions.HttpError, OSError) as exc:
+    except (
+        trino.exceptions.TrinoExternalError,
+        trino.exceptions.TrinoQueryError,
+        trino.exceptions.HttpError,
+        OSError,
+    ) as exc:
         raise Unhealthy(f"Trino SELECT 1: {exc}") from exc
     except Exception as exc:  # the client raises requests' own errors for refused connections
         raise Unhealthy(f"Trino SELECT 1: {type(exc).__name__}: {exc}") from exc
@@ -506,10 +589,15 @@ SERVICES: tuple[Service, ...] = (
     Service("postgres", ("postgres",), (), 60, prepare_postgres, health_postgres),
     Service("kafka", ("kafka", "kafka_controller"), (), 90, prepare_kafka, health_kafka),
     Service("registry", ("registry", "registry_management"), ("kafka",), 180, prepare_registry, health_registry),
-    Service("flink-jobmanager", ("flink_rest", "flink_rpc"), ("postgres",), 120,
-            prepare_flink_jobmanager, health_flink_jobmanager),
-    Service("flink-taskmanager", (), ("flink-jobmanager",), 120,
-            prepare_flink_taskmanager, health_flink_taskmanager),
+    Service(
+        "flink-jobmanager",
+        ("flink_rest", "flink_rpc"),
+        ("postgres",),
+        120,
+        prepare_flink_jobmanager,
+        health_flink_jobmanager,
+    ),
+    Service("flink-taskmanager", (), ("flink-jobmanager",), 120, prepare_flink_taskmanager, health_flink_taskmanager),
     Service("trino", ("trino",), ("postgres",), 180, prepare_trino, health_trino),
 )
 

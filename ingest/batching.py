@@ -45,14 +45,19 @@ class Batch:
     @property
     def record(self) -> dict[str, Any]:
         return {
-            "source": self.source, "pool": self.pool, "sequence": self.sequence,
-            "start_time": self.start_time, "end_time": self.end_time,
+            "source": self.source,
+            "pool": self.pool,
+            "sequence": self.sequence,
+            "start_time": self.start_time,
+            "end_time": self.end_time,
             "object_names": self.object_names,
             "time_offset": self.time_offset.tolist(),
             "object": self.objects.tolist(),
             "partition": None,
             "page": self.pages.tolist(),
-            "access": self.access, "function": self.function, "hit": self.hit,
+            "access": self.access,
+            "function": self.function,
+            "hit": self.hit,
         }
 
 
@@ -63,23 +68,42 @@ def split_pool(name: str, default_source: str) -> tuple[str, str]:
 
 
 def make_batch(
-    source: str, pool: str, sequence: int, times: npt.NDArray[np.float64], objects: npt.NDArray[Any],
-    pages: npt.NDArray[np.uint64], access: npt.NDArray[np.uint8], function: npt.NDArray[np.uint8],
-    hit: npt.NDArray[np.uint8] | None = None, *, names: list[str],
+    source: str,
+    pool: str,
+    sequence: int,
+    times: npt.NDArray[np.float64],
+    objects: npt.NDArray[Any],
+    pages: npt.NDArray[np.uint64],
+    access: npt.NDArray[np.uint8],
+    function: npt.NDArray[np.uint8],
+    hit: npt.NDArray[np.uint8] | None = None,
+    *,
+    names: list[str],
 ) -> Batch:
     """objects: integer codes into names (the record keeps only the names it uses)."""
     t_us = np.round(times * 1e6).astype(np.int64)
     start = int(t_us.min())
     uniq, index = np.unique(objects, return_inverse=True)
     return Batch(
-        source, pool, sequence, start, int(t_us.max()), [names[int(u)] for u in uniq], t_us - start,
-        index.reshape(-1), pages.astype(np.int64), access.astype(np.uint8).tobytes(),
-        function.astype(np.uint8).tobytes(), None if hit is None else hit.astype(np.uint8).tobytes(),
-        int((function == 0).sum()))
+        source,
+        pool,
+        sequence,
+        start,
+        int(t_us.max()),
+        [names[int(u)] for u in uniq],
+        t_us - start,
+        index.reshape(-1),
+        pages.astype(np.int64),
+        access.astype(np.uint8).tobytes(),
+        function.astype(np.uint8).tobytes(),
+        None if hit is None else hit.astype(np.uint8).tobytes(),
+        int((function == 0).sum()),
+    )
 
 
-def batches_from_trace(batch: TraceBatch, sequences: dict[str, int], *, max_getpages: int,
-                       default_source: str) -> Iterator[Batch]:
+def batches_from_trace(
+    batch: TraceBatch, sequences: dict[str, int], *, max_getpages: int, default_source: str
+) -> Iterator[Batch]:
     """Cut a reader batch into records of at most max_getpages events per (source, pool),
     keeping event order and each batch's time span within an Avro int of microseconds.
     `sequences` (key -> next sequence number) is advanced."""
@@ -100,6 +124,15 @@ def batches_from_trace(batch: TraceBatch, sequences: dict[str, int], *, max_getp
                 t = batch.times[sel]
             seq = sequences.get(key, 0)
             sequences[key] = seq + 1
-            yield make_batch(source, pool, seq, t, batch.object_names.codes[sel], batch.pages[sel],
-                             batch.access[sel], batch.function[sel], names=objects)
+            yield make_batch(
+                source,
+                pool,
+                seq,
+                t,
+                batch.object_names.codes[sel],
+                batch.pages[sel],
+                batch.access[sel],
+                batch.function[sel],
+                names=objects,
+            )
             start += len(sel)

@@ -66,9 +66,17 @@ def _generate(s: Settings, sc: Scenario, getpages: int) -> tuple[float, Totals, 
 
 def _raw(s: Settings, kept: list[tuple[bytes, bytes]], records: int) -> float:
     """Seconds librdkafka alone takes to produce `records` of the kept records."""
-    raw = Producer({"bootstrap.servers": s.kafka_bootstrap, "enable.idempotence": True, "acks": "all",
-                    "linger.ms": 20, "compression.type": "lz4", "batch.size": 1 << 20,
-                    "queue.buffering.max.kbytes": 512 * 1024})
+    raw = Producer(
+        {
+            "bootstrap.servers": s.kafka_bootstrap,
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 20,
+            "compression.type": "lz4",
+            "batch.size": 1 << 20,
+            "queue.buffering.max.kbytes": 512 * 1024,
+        }
+    )
     t0 = time.perf_counter()
     sent = 0
     while sent < records:
@@ -86,8 +94,11 @@ def _raw(s: Settings, kept: list[tuple[bytes, bytes]], records: int) -> float:
 def _collect(s: Settings, trace: Path, state: Path) -> tuple[float, int]:
     """The trace collector over the whole file as fast as possible (the time includes
     starting its reader process). (getpages/s, rows)"""
-    coll = TraceCollector(AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="bench-trace"),
-                          PositionStore(state), source=f"BENCH{uuid.uuid4().hex[:6]}")
+    coll = TraceCollector(
+        AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="bench-trace"),
+        PositionStore(state),
+        source=f"BENCH{uuid.uuid4().hex[:6]}",
+    )
     summary = coll.run([trace])
     coll.close()
     return summary.getpages / summary.seconds, summary.getpages
@@ -156,17 +167,32 @@ def main() -> None:
     cons_runs, decoded = _consume(s, limit=3 * a.getpages)
 
     gen_rps, coll_rps = statistics.median(gen_runs), statistics.median(coll_runs)
-    print(_line("generator -> Kafka", gen_runs, f"({totals.getpages:,} getpages, {totals.reads:,} reads, "
-                f"{totals.writes:,} writes)", raw_rps))
+    print(
+        _line(
+            "generator -> Kafka",
+            gen_runs,
+            f"({totals.getpages:,} getpages, {totals.reads:,} reads, {totals.writes:,} writes)",
+            raw_rps,
+        )
+    )
     print(_line("trace collector", coll_runs, f"({coll[0][1]:,} rows)", raw_rps))
     print(_line("consumer (decode)", [cons_runs], f"({decoded:,} getpages)"))
     print(_line("raw Kafka (peer)", raw_runs, "(the same workload's encoded records, no work between)"))
-    print(json.dumps({
-        "generator_getpages_per_s": gen_rps, "collector_getpages_per_s": coll_rps,
-        "consumer_getpages_per_s": cons_runs, "raw_kafka_getpages_per_s": raw_rps,
-        "generator_vs_raw_kafka": gen_rps / raw_rps, "collector_vs_raw_kafka": coll_rps / raw_rps,
-        "generator_runs": gen_runs, "collector_runs": coll_runs, "raw_kafka_runs": raw_runs,
-    }))
+    print(
+        json.dumps(
+            {
+                "generator_getpages_per_s": gen_rps,
+                "collector_getpages_per_s": coll_rps,
+                "consumer_getpages_per_s": cons_runs,
+                "raw_kafka_getpages_per_s": raw_rps,
+                "generator_vs_raw_kafka": gen_rps / raw_rps,
+                "collector_vs_raw_kafka": coll_rps / raw_rps,
+                "generator_runs": gen_runs,
+                "collector_runs": coll_runs,
+                "raw_kafka_runs": raw_runs,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -17,20 +17,33 @@ from poolsight.simulator.trace import TraceFormatError, add_column_arguments, co
 
 
 def add_trace_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="+", type=Path, metavar="FILE",
-                   help="trace files: the project format (CSV/Parquet) or any CSV with --page-column")
+    p.add_argument(
+        "files",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        help="trace files: the project format (CSV/Parquet) or any CSV with --page-column",
+    )
     add_column_arguments(p)
     r = p.add_argument_group("replay")
     r.add_argument("--source", default="TRACE", help="source (subsystem/member) when the trace has no source column")
-    r.add_argument("--speed", type=float, default=0.0,
-                   help="1: recorded speed; 10: ten times faster; 0 (default): as fast as possible")
+    r.add_argument(
+        "--speed",
+        type=float,
+        default=0.0,
+        help="1: recorded speed; 10: ten times faster; 0 (default): as fast as possible",
+    )
     r.add_argument("--follow", action="store_true", help="keep tailing the files as they grow")
     r.add_argument("--idle-stop", type=float, help="with --follow: stop after this many seconds without growth")
     r.add_argument("--batch-getpages", type=int, default=4096, help="getpages per Kafka record")
     r.add_argument("--linger-ms", type=int, default=20)
-    r.add_argument("--checkpoint-seconds", type=float, default=1.0,
-                   help="flush and remember the position at most this often (a crash repeats what was sent "
-                        "since, with the same sequence numbers); always at the end of a file")
+    r.add_argument(
+        "--checkpoint-seconds",
+        type=float,
+        default=1.0,
+        help="flush and remember the position at most this often (a crash repeats what was sent "
+        "since, with the same sequence numbers); always at the end of a file",
+    )
     r.add_argument("--state-dir", type=Path, help="where positions are remembered (default: <data>/ingest)")
 
 
@@ -38,9 +51,15 @@ def run_trace(a: argparse.Namespace) -> int:
     s = load_settings()
     columns = columns_from_args(a)
     producer = AvroProducer(s.kafka_bootstrap, s.registry_url, linger_ms=a.linger_ms, client_id="poolsight-trace")
-    collector = TraceCollector(producer, PositionStore(a.state_dir or s.data_dir / "ingest" / "trace"),
-                               columns=columns, source=a.source, speed=a.speed, max_getpages=a.batch_getpages,
-                               checkpoint_seconds=a.checkpoint_seconds)
+    collector = TraceCollector(
+        producer,
+        PositionStore(a.state_dir or s.data_dir / "ingest" / "trace"),
+        columns=columns,
+        source=a.source,
+        speed=a.speed,
+        max_getpages=a.batch_getpages,
+        checkpoint_seconds=a.checkpoint_seconds,
+    )
     try:
         summary = collector.run(a.files, follow=a.follow, idle_stop_seconds=a.idle_stop)
     except TraceFormatError as exc:
@@ -51,29 +70,44 @@ def run_trace(a: argparse.Namespace) -> int:
         summary = collector.summary
     finally:
         collector.close()
-    print(f"accepted {summary.accepted:,} rows, rejected {summary.rejected:,} (to the dead-letter topic); "
-          f"sent {summary.getpages:,} getpages in {summary.records:,} records", file=sys.stderr)
+    print(
+        f"accepted {summary.accepted:,} rows, rejected {summary.rejected:,} (to the dead-letter topic); "
+        f"sent {summary.getpages:,} getpages in {summary.records:,} records",
+        file=sys.stderr,
+    )
     print(json.dumps(summary.as_dict()))
     return 0
 
 
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("scenario",
-                   help="a scenario name (day-posting, night-balancing, mixed, data-sharing) or a YAML file")
+    p.add_argument(
+        "scenario", help="a scenario name (day-posting, night-balancing, mixed, data-sharing) or a YAML file"
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--rate", default="max", help="getpages per second on the wall clock, or max (default)")
-    p.add_argument("--event-rate", type=float, default=100_000.0,
-                   help="events (getpages and set-write-intents) per second of event time: the subsystem's load")
+    p.add_argument(
+        "--event-rate",
+        type=float,
+        default=100_000.0,
+        help="events (getpages and set-write-intents) per second of event time: the subsystem's load",
+    )
     p.add_argument("--duration", type=float, help="seconds of event time to generate")
     p.add_argument("--getpages", type=int, help="getpages to generate")
     p.add_argument("--start-time", type=float, default=1_767_225_600.0, help="event time of the start, epoch s")
-    p.add_argument("--output", default="kafka", help="kafka (default) or a directory for trace.csv, JSON lines and "
-                                                        "statistics-report.txt")
+    p.add_argument(
+        "--output",
+        default="kafka",
+        help="kafka (default) or a directory for trace.csv, JSON lines and statistics-report.txt",
+    )
     p.add_argument("--batch-getpages", type=int, default=4096, help="getpages per Kafka record")
     p.add_argument("--linger-ms", type=int, default=20, help="how long the producer waits to fill a Kafka batch")
     p.add_argument("--members", help="comma-separated source names replacing the scenario's members, in order")
-    p.add_argument("--start", choices=["fixed", "now"], default="fixed",
-                   help="now: event time starts at the current minute (live demos); fixed: --start-time")
+    p.add_argument(
+        "--start",
+        choices=["fixed", "now"],
+        default="fixed",
+        help="now: event time starts at the current minute (live demos); fixed: --start-time",
+    )
 
 
 def run_generate(a: argparse.Namespace) -> int:
@@ -92,8 +126,7 @@ def run_generate(a: argparse.Namespace) -> int:
     if a.members:
         members = [m.strip() for m in a.members.split(",")]
         if len(members) != len(sc.members):
-            print(f"poolsight generate: --members needs {len(sc.members)} names (scenario {sc.name})",
-                  file=sys.stderr)
+            print(f"poolsight generate: --members needs {len(sc.members)} names (scenario {sc.name})", file=sys.stderr)
             return 2
         sc = dataclasses.replace(sc, members=members)
     start_time = a.start_time if a.start == "fixed" else float(int(time.time()) // 60 * 60)
@@ -103,8 +136,9 @@ def run_generate(a: argparse.Namespace) -> int:
     if a.output == "kafka":
         s = load_settings()
         # Encoding and sending in a second process: the generator keeps this one's core.
-        producer = ProducerProcess(s.kafka_bootstrap, s.registry_url, client_id="poolsight-generate",
-                                   linger_ms=a.linger_ms)
+        producer = ProducerProcess(
+            s.kafka_bootstrap, s.registry_url, client_id="poolsight-generate", linger_ms=a.linger_ms
+        )
         sink = KafkaSink(producer, a.batch_getpages)
     else:
         sink = FileSink(Path(a.output))
@@ -124,9 +158,11 @@ def run_generate(a: argparse.Namespace) -> int:
     out["getpages_per_s"] = totals.getpages / totals.seconds if totals.seconds else None
     if producer is not None:
         out["kafka"] = producer.metrics.as_dict()
-    print(f"generated {totals.getpages:,} getpages ({totals.events:,} events), {totals.reads:,} read and "
-          f"{totals.writes:,} write I/Os, {totals.intervals} statistics intervals in {totals.seconds:.1f} s",
-          file=sys.stderr)
+    print(
+        f"generated {totals.getpages:,} getpages ({totals.events:,} events), {totals.reads:,} read and "
+        f"{totals.writes:,} write I/Os, {totals.intervals} statistics intervals in {totals.seconds:.1f} s",
+        file=sys.stderr,
+    )
     print(json.dumps(out))
     return 0
 
@@ -136,24 +172,35 @@ STATS_FORMATS = ("omegamon", "display", "luw-bufferpool", "db2diag-backup")
 
 def add_stats_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
-    p.add_argument("--format", required=True, choices=STATS_FORMATS,
-                   help="omegamon: DB2 statistics report text (buffer pool blocks); "
-                        "display: -DISPLAY BUFFERPOOL DETAIL output (DSNB4xxI); "
-                        "luw-bufferpool: MON_GET_BUFFERPOOL/MON_GET_GROUP_BUFFERPOOL CSV exports "
-                        "with a SNAPSHOT_TIME column; "
-                        "db2diag-backup: backup/restore performance statistics in a db2diag.log")
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=STATS_FORMATS,
+        help="omegamon: DB2 statistics report text (buffer pool blocks); "
+        "display: -DISPLAY BUFFERPOOL DETAIL output (DSNB4xxI); "
+        "luw-bufferpool: MON_GET_BUFFERPOOL/MON_GET_GROUP_BUFFERPOOL CSV exports "
+        "with a SNAPSHOT_TIME column; "
+        "db2diag-backup: backup/restore performance statistics in a db2diag.log",
+    )
     p.add_argument("--source", help="source when the input names no subsystem or member")
     p.add_argument("--at", help="display: when the command ran (ISO time, UTC) if the output has no timestamps")
-    p.add_argument("--columns", help="luw-bufferpool: column names of a DEL export (it has no header line), "
-                                     "comma-separated, e.g. SNAPSHOT_TIME,BP_NAME,MEMBER,POOL_DATA_L_READS,...")
+    p.add_argument(
+        "--columns",
+        help="luw-bufferpool: column names of a DEL export (it has no header line), "
+        "comma-separated, e.g. SNAPSHOT_TIME,BP_NAME,MEMBER,POOL_DATA_L_READS,...",
+    )
     p.add_argument("--output", help="write JSON lines to this file (- for standard output) instead of Kafka")
     p.add_argument("--follow", action="store_true", help="keep reading the files as they grow")
     p.add_argument("--idle-stop", type=float, help="with --follow: stop after this many seconds without news")
     p.add_argument("--state-dir", type=Path, help="where positions are remembered (default: <data>/ingest/stats)")
 
 
-def _stats_parser(fmt: str, source: str | None, at: float | None,  # type: ignore[no-untyped-def]
-                  columns: list[str] | None = None):
+def _stats_parser(  # type: ignore[no-untyped-def]
+    fmt: str,
+    source: str | None,
+    at: float | None,
+    columns: list[str] | None = None,
+):
     from poolsight.ingest import stats_db2diag, stats_display, stats_luw, stats_omegamon
 
     def parse(text: str, name: str) -> tuple[list[tuple[str, dict[str, Any]]], list[Any]]:
@@ -164,8 +211,9 @@ def _stats_parser(fmt: str, source: str | None, at: float | None,  # type: ignor
             return [("pool_stats", r) for r in om.records], om.rejected
         if fmt == "display":
             dp = stats_display.parse(text, name, source or "DB2", at=at)
-            return [("pool_attributes", r) for r in dp.attributes] + [("pool_stats", r) for r in dp.records], \
-                dp.rejected
+            return [("pool_attributes", r) for r in dp.attributes] + [
+                ("pool_stats", r) for r in dp.records
+            ], dp.rejected
         if fmt == "luw-bufferpool":
             lw = stats_luw.parse(text, name, source or "DB2LUW", columns)
             return [("pool_stats", r) for r in lw.records] + [("gbp_stats", r) for r in lw.gbp], lw.rejected
@@ -230,8 +278,9 @@ def run_stats(a: argparse.Namespace) -> int:
 
             def reject(r: Rejected) -> None:
                 note_reject(r)
-                producer.dead_letter(r.source, f"line {r.line}", r.reason, r.raw.encode(), collector="ingest-stats",
-                                     field_name=r.field)
+                producer.dead_letter(
+                    r.source, f"line {r.line}", r.reason, r.raw.encode(), collector="ingest-stats", field_name=r.field
+                )
 
             flush = producer.flush
             state = a.state_dir or s.data_dir / "ingest" / "stats"

@@ -1,7 +1,7 @@
 """`poolsight generate`: a DB2-like subsystem driven by a scenario.
 
 Workload patterns produce getpages (numpy, chunk by chunk); each member's
-pools are real buffer-pool models (`poolsight_kernel.PoolModel`: LRU with
+pools are real buffer-pool models (`poolsight.simulator._kernel.PoolModel`: LRU with
 VPSEQT, dynamic prefetch, deferred writes, cross-invalidation) that decide
 hits, read I/Os and write I/Os; statistics intervals are the models' own
 counters. So the trace, the I/O events and the statistics agree as a real
@@ -20,12 +20,12 @@ from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
-from poolsight_kernel import PoolModel
 
 from poolsight.ingest import stats_report
 from poolsight.ingest.batching import make_batch
 from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario
 from poolsight.ingest.stats_common import POOL_STATS_FIELDS
+from poolsight.simulator._kernel import PoolModel
 
 U32 = npt.NDArray[np.uint32]
 U64 = npt.NDArray[np.uint64]
@@ -46,8 +46,15 @@ class Chunk:
 
     def head(self, k: int) -> Chunk:
         """The first k events (before the pool models ran: no hits yet)."""
-        return Chunk(self.times[:k], self.member[:k], self.pool[:k], self.obj[:k], self.page[:k],
-                     self.access[:k], self.function[:k])
+        return Chunk(
+            self.times[:k],
+            self.member[:k],
+            self.pool[:k],
+            self.obj[:k],
+            self.page[:k],
+            self.access[:k],
+            self.function[:k],
+        )
 
 
 def _coprime_multiplier(n: int, rng: np.random.Generator) -> int:
@@ -66,11 +73,13 @@ class Workload:
         self.object_names = list(sc.objects)
         self.object_ids = {n: i for i, n in enumerate(self.object_names)}
         self.pool_names = list(sc.pools)
-        self.object_pool = np.array([self.pool_names.index(sc.objects[n].pool) for n in self.object_names],
-                                    dtype=np.uint8)
+        self.object_pool = np.array(
+            [self.pool_names.index(sc.objects[n].pool) for n in self.object_names], dtype=np.uint8
+        )
         # Hot ranks spread over an object's pages by a fixed affine permutation.
-        self.perm = {n: (_coprime_multiplier(o.pages, rng), int(rng.integers(0, o.pages)))
-                     for n, o in sc.objects.items()}
+        self.perm = {
+            n: (_coprime_multiplier(o.pages, rng), int(rng.integers(0, o.pages))) for n, o in sc.objects.items()
+        }
 
     def _skewed(self, obj: ObjectSpec, skew: float, u: F64) -> U64:
         """Page numbers with rank density ~ rank^-skew (bounded power law), hot ranks permuted."""
@@ -123,8 +132,13 @@ class Workload:
             page = np.sort((rng.random((n_units, width)) * pages_of[:, None]).astype(np.int64), axis=1)
             access_code = 2
         obj = np.repeat(objs[:, None], width, axis=1)
-        return [obj, page.astype(np.uint64), np.full((n_units, width), access_code, dtype=np.uint8),
-                np.zeros((n_units, width), dtype=np.uint8), np.ones((n_units, width), dtype=bool)], width
+        return [
+            obj,
+            page.astype(np.uint64),
+            np.full((n_units, width), access_code, dtype=np.uint8),
+            np.zeros((n_units, width), dtype=np.uint8),
+            np.ones((n_units, width), dtype=bool),
+        ], width
 
     def chunk(self, n: int) -> Chunk:
         """About n getpages (plus their updates), units of all patterns interleaved."""
@@ -146,9 +160,15 @@ class Workload:
         members = self.rng.integers(0, len(self.sc.members), len(lens)).astype(np.uint8)[order]
         member = np.repeat(members, olens)[keep]
         obj = obj[keep].astype(np.uint32)
-        return Chunk(times=np.zeros(len(obj)), member=member, pool=self.object_pool[obj], obj=obj,
-                     page=page[keep].astype(np.uint64), access=access[keep].astype(np.uint8),
-                     function=function[keep].astype(np.uint8))
+        return Chunk(
+            times=np.zeros(len(obj)),
+            member=member,
+            pool=self.object_pool[obj],
+            obj=obj,
+            page=page[keep].astype(np.uint64),
+            access=access[keep].astype(np.uint8),
+            function=function[keep].astype(np.uint8),
+        )
 
     def _unit_getpages(self, p: PatternSpec) -> int:
         if p.kind == "random":
@@ -162,6 +182,7 @@ class Sink(Protocol):
     def io(self, source: str, pool: str, reads: tuple[Any, ...], writes: tuple[Any, ...], names: list[str]) -> None:
         """reads: parallel lists (time s, object code, first page, pages, type 0 sync/1 seq/2 list/3 dynamic,
         elapsed us); writes: (time s, object code, pages, type 0 sync/1 async, elapsed us)."""
+
     def stats(self, schema: str, record: dict[str, Any]) -> None: ...
     def close(self) -> None: ...
 
@@ -177,16 +198,19 @@ class Totals:
 
 
 class Generator:
-    def __init__(self, sc: Scenario, *, seed: int = 1, event_rate: float = 100_000.0,
-                 start_time: float = 1_767_225_600.0) -> None:
+    def __init__(
+        self, sc: Scenario, *, seed: int = 1, event_rate: float = 100_000.0, start_time: float = 1_767_225_600.0
+    ) -> None:
         self.sc = sc
         self.rng = np.random.default_rng(seed)
         self.io_rng = np.random.default_rng([seed, 1])  # its own stream: I/O times leave the workload as it was
         self.workload = Workload(sc, self.rng)
         self.event_rate = event_rate
         self.t = start_time
-        self.models = [[PoolModel(p.vpsize, p.vpseqt, p.prefetch_quantity, p.dwqt, p.vdwqt)
-                        for p in sc.pools.values()] for _ in sc.members]
+        self.models = [
+            [PoolModel(p.vpsize, p.vpseqt, p.prefetch_quantity, p.dwqt, p.vdwqt) for p in sc.pools.values()]
+            for _ in sc.members
+        ]
         names = self.workload.object_names
         self.gbp_dependent = np.array([sc.objects[n].gbp_dependent for n in names], dtype=bool)
         self.totals = Totals()
@@ -195,12 +219,25 @@ class Generator:
         out = []
         for m in self.sc.members:
             for p in self.sc.pools.values():
-                out.append({
-                    "source": m, "pool": p.name, "event_time": int(self.t * 1e6), "vpsize": p.vpsize,
-                    "page_size": p.page_size, "vpseqt": p.vpseqt, "vpxseqt": None, "dwqt": p.dwqt,
-                    "vdwqt": p.vdwqt, "vdwqt_buffers": None, "pgsteal": p.pgsteal, "pgfix": p.pgfix,
-                    "frame_size": None, "spsize": None, "spseqt": None,
-                })
+                out.append(
+                    {
+                        "source": m,
+                        "pool": p.name,
+                        "event_time": int(self.t * 1e6),
+                        "vpsize": p.vpsize,
+                        "page_size": p.page_size,
+                        "vpseqt": p.vpseqt,
+                        "vpxseqt": None,
+                        "dwqt": p.dwqt,
+                        "vdwqt": p.vdwqt,
+                        "vdwqt_buffers": None,
+                        "pgsteal": p.pgsteal,
+                        "pgfix": p.pgfix,
+                        "frame_size": None,
+                        "spsize": None,
+                        "spseqt": None,
+                    }
+                )
         return out
 
     def catalog(self) -> list[dict[str, Any]]:
@@ -208,12 +245,23 @@ class Generator:
         for m in self.sc.members:
             for o in self.sc.objects.values():
                 db, _, space = o.name.partition(".")
-                out.append({
-                    "source": m, "object": o.name, "event_time": int(self.t * 1e6), "dbid": None, "obid": None,
-                    "database": db, "space": space or None, "type": o.type, "pool": o.pool,
-                    "partitions": o.partitions, "gbp_dependent": o.gbp_dependent, "pages": o.pages,
-                    "index_levels": o.index_levels or None,
-                })
+                out.append(
+                    {
+                        "source": m,
+                        "object": o.name,
+                        "event_time": int(self.t * 1e6),
+                        "dbid": None,
+                        "obid": None,
+                        "database": db,
+                        "space": space or None,
+                        "type": o.type,
+                        "pool": o.pool,
+                        "partitions": o.partitions,
+                        "gbp_dependent": o.gbp_dependent,
+                        "pages": o.pages,
+                        "index_levels": o.index_levels or None,
+                    }
+                )
         return out
 
     def _run_chunk(self, c: Chunk, sink: Sink) -> None:
@@ -262,35 +310,77 @@ class Generator:
                 k = self.models[mi][pi].take_counters()
                 xi += k["xi_reads"]
                 rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
-                rec.update({
-                    "source": member, "pool": pool, "interval_start": int(start * 1e6),
-                    "interval_end": int(end * 1e6), "interval_seconds": end - start, "origin": "generator",
-                    # RID-list getpages are random getpages in DB2's statistics.
-                    "getpages_random": k["getpages_random"] + k["getpages_rid"],
-                    "getpages_sequential": k["getpages_sequential"],
-                    "buffers_allocated": self.sc.pools[pool].vpsize,
-                    "seq_prefetch_requests": 0, "seq_prefetch_reads": 0, "seq_prefetch_pages": 0,
-                    "dm_threshold_reached": 0,
-                })
-                for key in ("sync_reads_random", "sync_reads_sequential", "dyn_prefetch_requests",
-                            "dyn_prefetch_reads", "dyn_prefetch_pages", "list_prefetch_requests",
-                            "list_prefetch_reads", "list_prefetch_pages", "buffer_updates", "pages_written",
-                            "sync_writes", "async_writes", "dwqt_reached", "vdwqt_reached"):
+                rec.update(
+                    {
+                        "source": member,
+                        "pool": pool,
+                        "interval_start": int(start * 1e6),
+                        "interval_end": int(end * 1e6),
+                        "interval_seconds": end - start,
+                        "origin": "generator",
+                        # RID-list getpages are random getpages in DB2's statistics.
+                        "getpages_random": k["getpages_random"] + k["getpages_rid"],
+                        "getpages_sequential": k["getpages_sequential"],
+                        "buffers_allocated": self.sc.pools[pool].vpsize,
+                        "seq_prefetch_requests": 0,
+                        "seq_prefetch_reads": 0,
+                        "seq_prefetch_pages": 0,
+                        "dm_threshold_reached": 0,
+                    }
+                )
+                for key in (
+                    "sync_reads_random",
+                    "sync_reads_sequential",
+                    "dyn_prefetch_requests",
+                    "dyn_prefetch_reads",
+                    "dyn_prefetch_pages",
+                    "list_prefetch_requests",
+                    "list_prefetch_reads",
+                    "list_prefetch_pages",
+                    "buffer_updates",
+                    "pages_written",
+                    "sync_writes",
+                    "async_writes",
+                    "dwqt_reached",
+                    "vdwqt_reached",
+                ):
                     rec[key] = k[key]
                 sink.stats("pool_stats", rec)
             if len(self.sc.members) > 1:
-                sink.stats("gbp_stats", {
-                    "source": member, "gbp": "GBP*", "interval_start": int(start * 1e6),
-                    "interval_end": int(end * 1e6), "xi_reads_data_returned": xi, "xi_reads_no_data": 0,
-                    "nf_reads_data_returned": None, "nf_reads_no_data": None, "changed_pages_written": None,
-                    "castout_pages": None, "directory_reclaims": None, "data_entry_reclaims": None,
-                    "write_failed_no_storage": None, "commits": None, "gbp_logical_reads": None,
-                    "gbp_physical_reads": None, "gbp_invalid_pages": None,
-                })
+                sink.stats(
+                    "gbp_stats",
+                    {
+                        "source": member,
+                        "gbp": "GBP*",
+                        "interval_start": int(start * 1e6),
+                        "interval_end": int(end * 1e6),
+                        "xi_reads_data_returned": xi,
+                        "xi_reads_no_data": 0,
+                        "nf_reads_data_returned": None,
+                        "nf_reads_no_data": None,
+                        "changed_pages_written": None,
+                        "castout_pages": None,
+                        "directory_reclaims": None,
+                        "data_entry_reclaims": None,
+                        "write_failed_no_storage": None,
+                        "commits": None,
+                        "gbp_logical_reads": None,
+                        "gbp_physical_reads": None,
+                        "gbp_invalid_pages": None,
+                    },
+                )
         self.totals.intervals += 1
 
-    def run(self, sink: Sink, *, getpages: int | None = None, duration: float | None = None,
-            rate: float | None = None, chunk: int = 65_536, wall_limit: float = math.inf) -> Totals:
+    def run(
+        self,
+        sink: Sink,
+        *,
+        getpages: int | None = None,
+        duration: float | None = None,
+        rate: float | None = None,
+        chunk: int = 65_536,
+        wall_limit: float = math.inf,
+    ) -> Totals:
         """Generate until `getpages` getpages or `duration` seconds of event time (or `wall_limit`
         seconds of wall time); with `rate` (getpages/s) paced on the wall clock, else as fast
         as possible."""
@@ -301,8 +391,11 @@ class Generator:
         interval_start = self.t
         interval_len = self.sc.interval_seconds
         wall0 = started = time.monotonic()
-        while (getpages is None or self.totals.getpages < getpages) and self.t < limit_t \
-                and time.monotonic() - started < wall_limit:
+        while (
+            (getpages is None or self.totals.getpages < getpages)
+            and self.t < limit_t
+            and time.monotonic() - started < wall_limit
+        ):
             # Events until the interval (or the duration) ends; a chunk's updates are events too.
             room = max(1, round((interval_start + interval_len - self.t) * self.event_rate))
             if duration is not None:
@@ -356,10 +449,23 @@ class KafkaSink:
     def getpages(self, source: str, pool: str, c: Chunk, sel: npt.NDArray[np.bool_], names: list[str]) -> None:
         idx = np.nonzero(sel)[0]
         key = f"gp|{source}|{pool}"
-        self.producer.send_batches([
-            make_batch(source, pool, self._next(key), c.times[i], c.obj[i], c.page[i], c.access[i], c.function[i],
-                       hit=c.hit[i], names=names)
-            for i in (idx[a:b] for a, b in _split(len(idx), self.batch))])
+        self.producer.send_batches(
+            [
+                make_batch(
+                    source,
+                    pool,
+                    self._next(key),
+                    c.times[i],
+                    c.obj[i],
+                    c.page[i],
+                    c.access[i],
+                    c.function[i],
+                    hit=c.hit[i],
+                    names=names,
+                )
+                for i in (idx[a:b] for a, b in _split(len(idx), self.batch))
+            ]
+        )
 
     def io(self, source: str, pool: str, reads: tuple[Any, ...], writes: tuple[Any, ...], names: list[str]) -> None:
         key = f"{source}|{pool}"
@@ -371,8 +477,12 @@ class KafkaSink:
             objs = np.array(data[1], dtype=np.uint32)
             uniq, inv = np.unique(objs, return_inverse=True)
             rec: dict[str, Any] = {
-                "source": source, "pool": pool, "sequence": self._next(f"{kind}|{key}"), "start_time": start,
-                "object_names": [names[int(u)] for u in uniq], "time_offset": (t_us - start).tolist(),
+                "source": source,
+                "pool": pool,
+                "sequence": self._next(f"{kind}|{key}"),
+                "start_time": start,
+                "object_names": [names[int(u)] for u in uniq],
+                "time_offset": (t_us - start).tolist(),
                 "object": inv.reshape(-1).tolist(),
             }
             if kind == "read_io_batch":
@@ -398,8 +508,10 @@ class FileSink:
         self.dir = directory
         self.trace = (directory / "trace.csv").open("w")
         self.trace.write("time,source,pool,object,page,access,function,hit\n")
-        self.jsonl = {name: (directory / f"{name}.jsonl").open("w")
-                      for name in ("attributes", "catalog", "pool_stats", "gbp_stats", "io")}
+        self.jsonl = {
+            name: (directory / f"{name}.jsonl").open("w")
+            for name in ("attributes", "catalog", "pool_stats", "gbp_stats", "io")
+        }
         self.report = (directory / "statistics-report.txt").open("w")
         self._page: list[dict[str, Any]] = []  # one member's pools of one interval
         self._pages = 0
@@ -416,8 +528,16 @@ class FileSink:
         yn = np.array(["N", "Y"])
         nm = np.array(names)
         i = np.nonzero(sel)[0]
-        cols = [np.char.mod("%.6f", c.times[i]), np.full(len(i), source), np.full(len(i), pool), nm[c.obj[i]],
-                c.page[i].astype(str), acc[c.access[i]], fun[c.function[i]], yn[c.hit[i]]]
+        cols = [
+            np.char.mod("%.6f", c.times[i]),
+            np.full(len(i), source),
+            np.full(len(i), pool),
+            nm[c.obj[i]],
+            c.page[i].astype(str),
+            acc[c.access[i]],
+            fun[c.function[i]],
+            yn[c.hit[i]],
+        ]
         lines = np.char.add(cols[0], ",")
         for col in cols[1:-1]:
             lines = np.char.add(np.char.add(lines, col), ",")
@@ -427,17 +547,46 @@ class FileSink:
     def io(self, source: str, pool: str, reads: tuple[Any, ...], writes: tuple[Any, ...], names: list[str]) -> None:
         out = self.jsonl["io"]
         for t, o, first, pages, kind, us in zip(*reads, strict=True):
-            out.write(json.dumps({"source": source, "pool": pool, "kind": "read", "time": t, "object": names[o],
-                                  "first_page": first, "pages": pages, "io_type": kind, "elapsed_us": us}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "source": source,
+                        "pool": pool,
+                        "kind": "read",
+                        "time": t,
+                        "object": names[o],
+                        "first_page": first,
+                        "pages": pages,
+                        "io_type": kind,
+                        "elapsed_us": us,
+                    }
+                )
+                + "\n"
+            )
         for t, o, pages, kind, us in zip(*writes, strict=True):
-            out.write(json.dumps({"source": source, "pool": pool, "kind": "write", "time": t, "object": names[o],
-                                  "pages": pages, "io_type": kind, "elapsed_us": us}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "source": source,
+                        "pool": pool,
+                        "kind": "write",
+                        "time": t,
+                        "object": names[o],
+                        "pages": pages,
+                        "io_type": kind,
+                        "elapsed_us": us,
+                    }
+                )
+                + "\n"
+            )
 
     def stats(self, schema: str, record: dict[str, Any]) -> None:
         self.jsonl[schema].write(json.dumps(record) + "\n")
         if schema == "pool_stats":
             if self._page and (self._page[0]["source"], self._page[0]["interval_start"]) != (
-                    record["source"], record["interval_start"]):
+                record["source"],
+                record["interval_start"],
+            ):
                 self._write_page()
             self._page.append(record)
 

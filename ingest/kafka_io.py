@@ -68,8 +68,13 @@ class Metrics:
     last_error: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"records": dict(self.records), "getpages": self.getpages, "bytes": self.bytes,
-                "delivery_errors": self.delivery_errors, "last_error": self.last_error}
+        return {
+            "records": dict(self.records),
+            "getpages": self.getpages,
+            "bytes": self.bytes,
+            "delivery_errors": self.delivery_errors,
+            "last_error": self.last_error,
+        }
 
 
 class AvroEncoder:
@@ -85,10 +90,12 @@ class AvroEncoder:
             subject = subject_for(schema_name)
             try:
                 self._ids[schema_name] = self._registry.register_schema(
-                    subject, Schema(schemas.text(schema_name), "AVRO"))
+                    subject, Schema(schemas.text(schema_name), "AVRO")
+                )
             except Exception as exc:  # name the registry and subject: the client's own error does not
-                raise RuntimeError(f"registry {self._registry_url}: registering {subject}: "
-                                   f"{type(exc).__name__}: {exc}") from exc
+                raise RuntimeError(
+                    f"registry {self._registry_url}: registering {subject}: {type(exc).__name__}: {exc}"
+                ) from exc
         return self._ids[schema_name]
 
     def encode(self, schema_name: str, record: dict[str, Any]) -> bytes:
@@ -101,20 +108,30 @@ class AvroEncoder:
 class AvroProducer:
     """Idempotent (acks=all) producer of poolsight records; keys keep a pool's batches in order."""
 
-    def __init__(self, bootstrap: str, registry_url: str, *, linger_ms: int = 20,
-                 batch_bytes: int = 1 << 20, compression: str = "lz4", client_id: str = "poolsight") -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        registry_url: str,
+        *,
+        linger_ms: int = 20,
+        batch_bytes: int = 1 << 20,
+        compression: str = "lz4",
+        client_id: str = "poolsight",
+    ) -> None:
         self.encoder = AvroEncoder(registry_url)
-        self._producer = Producer({
-            "bootstrap.servers": bootstrap,
-            "client.id": client_id,
-            "enable.idempotence": True,
-            "acks": "all",
-            "linger.ms": linger_ms,
-            "batch.size": batch_bytes,
-            "compression.type": compression,
-            "message.max.bytes": 8 * 1024 * 1024,
-            "queue.buffering.max.kbytes": 512 * 1024,
-        })
+        self._producer = Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                "client.id": client_id,
+                "enable.idempotence": True,
+                "acks": "all",
+                "linger.ms": linger_ms,
+                "batch.size": batch_bytes,
+                "compression.type": compression,
+                "message.max.bytes": 8 * 1024 * 1024,
+                "queue.buffering.max.kbytes": 512 * 1024,
+            }
+        )
         self.metrics = Metrics()
 
     def encode(self, schema_name: str, record: dict[str, Any]) -> bytes:
@@ -126,18 +143,19 @@ class AvroProducer:
             self.metrics.last_error = str(err)
 
     def send(self, schema_name: str, key: str, record: dict[str, Any], *, getpages: int = 0) -> None:
-        self.send_encoded(schema_name, key, self.encode(schema_name, record), event_time_ms(record),
-                          getpages=getpages)
+        self.send_encoded(schema_name, key, self.encode(schema_name, record), event_time_ms(record), getpages=getpages)
 
     def send_encoded(self, schema_name: str, key: str, value: bytes, et: int | None, *, getpages: int = 0) -> None:
         """A record encoded by `encode` (here or in another process); et: its event time, epoch ms."""
         topic = SCHEMA_TOPICS[schema_name].name
         headers: list[tuple[str, str | bytes | None]] | None = (
-            None if et is None else [(EVENT_TIME_HEADER, str(et).encode())])
+            None if et is None else [(EVENT_TIME_HEADER, str(et).encode())]
+        )
         while True:
             try:
-                self._producer.produce(topic, key=key.encode(), value=value, headers=headers,
-                                       on_delivery=self._delivered)
+                self._producer.produce(
+                    topic, key=key.encode(), value=value, headers=headers, on_delivery=self._delivered
+                )
                 break
             except BufferError:  # local queue full: let deliveries drain
                 self._producer.poll(0.05)
@@ -153,12 +171,22 @@ class AvroProducer:
         for b in batches:
             self.send_batch(b)
 
-    def dead_letter(self, source: str, position: str, reason: str, raw: bytes, *,
-                    collector: str, field_name: str | None = None) -> None:
-        self.send("dead_letter", source, {
-            "source": source, "position": position, "field": field_name, "reason": reason,
-            "raw": raw[:MAX_RAW], "detected_at": int(time.time() * 1e6), "collector": collector,
-        })
+    def dead_letter(
+        self, source: str, position: str, reason: str, raw: bytes, *, collector: str, field_name: str | None = None
+    ) -> None:
+        self.send(
+            "dead_letter",
+            source,
+            {
+                "source": source,
+                "position": position,
+                "field": field_name,
+                "reason": reason,
+                "raw": raw[:MAX_RAW],
+                "detected_at": int(time.time() * 1e6),
+                "collector": collector,
+            },
+        )
 
     def flush(self, timeout: float = 60.0) -> None:
         left = self._producer.flush(timeout)
@@ -210,11 +238,24 @@ class AvroDecoder:
         return full, record  # type: ignore[return-value]
 
 
-def consume(bootstrap: str, topics: list[str], group: str, handle: Callable[[Message], bool], *,
-            idle_seconds: float = 5.0, from_beginning: bool = True) -> int:
+def consume(
+    bootstrap: str,
+    topics: list[str],
+    group: str,
+    handle: Callable[[Message], bool],
+    *,
+    idle_seconds: float = 5.0,
+    from_beginning: bool = True,
+) -> int:
     """Poll topics until `handle` returns False or nothing arrives for idle_seconds; return messages seen."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": True,
-                         "auto.offset.reset": "earliest" if from_beginning else "latest"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "enable.auto.commit": True,
+            "auto.offset.reset": "earliest" if from_beginning else "latest",
+        }
+    )
     consumer.subscribe(topics)
     seen = 0
     last = time.monotonic()
@@ -234,4 +275,3 @@ def consume(bootstrap: str, topics: list[str], group: str, handle: Callable[[Mes
     finally:
         consumer.close()
     return seen
-

@@ -59,8 +59,9 @@ def pool_metrics(rec: dict[str, Any], vpsize: int | None = None) -> dict[str, An
         "io_intensity": _div(None if pages_read is None or written is None else pages_read + written, buffers),
         "flags": [],
     }
-    out["luw_hit_ratio"] = luw_hit_ratio(rec.get("lbp_logical_reads"), rec.get("lbp_physical_reads"),
-                                         rec.get("lbp_async_reads"))
+    out["luw_hit_ratio"] = luw_hit_ratio(
+        rec.get("lbp_logical_reads"), rec.get("lbp_physical_reads"), rec.get("lbp_async_reads")
+    )
     if sys_hr is not None and sys_hr < 0:
         out["flags"].append("negative system hit ratio: prefetch reads pages nobody asks for (seed 000)")
     if ppw is not None and ppw < 10:
@@ -81,14 +82,19 @@ def gbp_metrics(rec: dict[str, Any]) -> dict[str, Any]:
     if rec.get("gbp_logical_reads") is not None and rec.get("gbp_physical_reads") is not None:
         luw = _div(rec["gbp_logical_reads"] - rec["gbp_physical_reads"], rec["gbp_logical_reads"])
     return {
-        "gbp_hit_ratio": gbp_hit_ratio(rec.get("xi_reads_data_returned"), rec.get("xi_reads_no_data"),
-                                       rec.get("nf_reads_data_returned"), rec.get("nf_reads_no_data")),
+        "gbp_hit_ratio": gbp_hit_ratio(
+            rec.get("xi_reads_data_returned"),
+            rec.get("xi_reads_no_data"),
+            rec.get("nf_reads_data_returned"),
+            rec.get("nf_reads_no_data"),
+        ),
         "luw_gbp_hit_ratio": luw,
     }
 
 
-def gbp_hit_ratio(xi_data: float | None, xi_nodata: float | None, nf_data: float | None,
-                  nf_nodata: float | None) -> float | None:
+def gbp_hit_ratio(
+    xi_data: float | None, xi_nodata: float | None, nf_data: float | None, nf_nodata: float | None
+) -> float | None:
     """z/OS GBP: reads with data returned / all four XI and NF reads (seed 001, 6.1)."""
     parts = (xi_data, xi_nodata, nf_data, nf_nodata)
     if any(p is None for p in parts):
@@ -119,5 +125,8 @@ def backup_analysis(rec: dict[str, Any]) -> dict[str, Any]:
         ("BM", "BACKUP"): "reading the table spaces",
         ("BM", "RESTORE"): "writing the table spaces",
     }
-    return {"sides": sides, "bottleneck": bottleneck,
-            "bottleneck_means": what.get((bottleneck or "", rec.get("operation") or ""), None)}
+    return {
+        "sides": sides,
+        "bottleneck": bottleneck,
+        "bottleneck_means": what.get((bottleneck or "", rec.get("operation") or ""), None),
+    }

@@ -67,14 +67,25 @@ def _serve(cfg: _Config, items: Any, replies: Any) -> None:
 class ProducerProcess:
     """Sends like an AvroProducer (`send`, `send_batches`, `flush`, `metrics`), from a child process."""
 
-    def __init__(self, bootstrap: str, registry_url: str, *, client_id: str = "poolsight", linger_ms: int = 20,
-                 depth: int = 16, start_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        registry_url: str,
+        *,
+        client_id: str = "poolsight",
+        linger_ms: int = 20,
+        depth: int = 16,
+        start_timeout: float = 60.0,
+    ) -> None:
         ctx = mp.get_context("spawn")  # not fork: librdkafka threads may already run here
         self._items = ctx.Queue(depth)
         self._replies = ctx.Queue()
-        self._proc = ctx.Process(target=_serve, name="poolsight-producer", daemon=True,
-                                 args=(_Config(bootstrap, registry_url, client_id, linger_ms, os.getpid()),
-                                       self._items, self._replies))
+        self._proc = ctx.Process(
+            target=_serve,
+            name="poolsight-producer",
+            daemon=True,
+            args=(_Config(bootstrap, registry_url, client_id, linger_ms, os.getpid()), self._items, self._replies),
+        )
         self._proc.start()
         self.metrics = Metrics()
         self._failed: str | None = None  # what the child reported before it ended
@@ -96,8 +107,7 @@ class ProducerProcess:
                 if not alive:
                     raise RuntimeError(f"the producer process died (exit {self._proc.exitcode})") from None
                 if waited >= timeout:
-                    raise RuntimeError(f"the producer process did not answer {want!r} within {timeout:.0f} s") \
-                        from None
+                    raise RuntimeError(f"the producer process did not answer {want!r} within {timeout:.0f} s") from None
                 continue
             if kind == "error":
                 self._fail(payload)

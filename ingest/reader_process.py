@@ -55,13 +55,18 @@ class Failed:
 
 def _serve(jobs: Any, out: Any) -> None:
     while (job := jobs.get()) is not None:
-        reader = TraceReader(job.path, job.columns, start_offset=job.start_offset, start_line=job.start_line,
-                             complete_lines_only=job.follow, on_reject=out.put)
+        reader = TraceReader(
+            job.path,
+            job.columns,
+            start_offset=job.start_offset,
+            start_line=job.start_line,
+            complete_lines_only=job.follow,
+            on_reject=out.put,
+        )
         seq = dict(job.sequences)
         try:
             for b in reader.batches():
-                cut = list(batches_from_trace(b, seq, max_getpages=job.max_getpages,
-                                              default_source=job.default_source))
+                cut = list(batches_from_trace(b, seq, max_getpages=job.max_getpages, default_source=job.default_source))
                 out.put(Chunk(cut, dict(seq), b.end_offset, b.end_line))
             out.put(Done(reader.accepted, reader.rejected, reader.end_offset, reader.end_line))
         except TraceFormatError as exc:
@@ -80,8 +85,9 @@ class ReaderProcess:
     def _start(self) -> None:
         ctx = mp.get_context("spawn")  # not fork: the parent runs librdkafka threads
         self._jobs, self._out = ctx.Queue(), ctx.Queue(self._depth)
-        self._proc = ctx.Process(target=_serve, args=(self._jobs, self._out), name="poolsight-trace-reader",
-                                 daemon=True)
+        self._proc = ctx.Process(
+            target=_serve, args=(self._jobs, self._out), name="poolsight-trace-reader", daemon=True
+        )
         self._proc.start()
 
     def read(self, job: ReadJob) -> Generator[Chunk | TraceFormatError | Done, None, None]:

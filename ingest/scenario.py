@@ -110,8 +110,12 @@ def load(name_or_path: str | Path) -> Scenario:
     objects = {o["name"]: _build(ObjectSpec, o, f"{path}: object {o.get('name')}") for o in raw.get("objects", [])}
     patterns = [_build(PatternSpec, p, f"{path}: pattern {p.get('name')}") for p in raw.get("patterns", [])]
     sc = Scenario(
-        name=str(raw.get("name", path.stem)), members=list(raw.get("members", ["DB2A"])), pools=pools,
-        objects=objects, patterns=patterns, interval_seconds=float(raw.get("interval_seconds", 60)),
+        name=str(raw.get("name", path.stem)),
+        members=list(raw.get("members", ["DB2A"])),
+        pools=pools,
+        objects=objects,
+        patterns=patterns,
+        interval_seconds=float(raw.get("interval_seconds", 60)),
         description=str(raw.get("description", "")),
     )
     validate(sc, str(path))

@@ -92,8 +92,15 @@ class StatsCollector:
         write_state(self.state_dir, path, st.__dict__)
         return new
 
-    def run(self, paths: list[Path], *, follow: bool = False, poll_seconds: float = 1.0,
-            settle_seconds: float = 2.0, idle_stop_seconds: float | None = None) -> None:
+    def run(
+        self,
+        paths: list[Path],
+        *,
+        follow: bool = False,
+        poll_seconds: float = 1.0,
+        settle_seconds: float = 2.0,
+        idle_stop_seconds: float | None = None,
+    ) -> None:
         if not follow:
             for p in paths:
                 self.collect(p)

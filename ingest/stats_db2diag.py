@@ -85,16 +85,30 @@ def _threads(kind: str, lines: list[str], first: int, name: str) -> tuple[list[d
             buffers, mbytes = int(cols[5]), float(cols[6])
         except ValueError:
             return threads, Rejected(name, first + i, f"{kind}#{cols[0]}", f"a number does not parse in {s!r}", "")
-        threads.append({"kind": kind, "number": int(cols[0]), "total_seconds": total, "io_seconds": io,
-                        "msgq_seconds": msgq, "waitq_seconds": waitq, "buffers": buffers, "mbytes": mbytes})
+        threads.append(
+            {
+                "kind": kind,
+                "number": int(cols[0]),
+                "total_seconds": total,
+                "io_seconds": io,
+                "msgq_seconds": msgq,
+                "waitq_seconds": waitq,
+                "buffers": buffers,
+                "mbytes": mbytes,
+            }
+        )
     if not threads:
         return threads, Rejected(name, first, kind, f"no {kind} thread table", "")
     if total_buffers is None:
         return threads, Rejected(name, first, f"{kind} TOT", f"the {kind} table is cut off before its TOT line", "")
     if sum(t["buffers"] for t in threads) != total_buffers:
-        return threads, Rejected(name, first, f"{kind} TOT",
-                                 f"{kind} buffers add up to {sum(t['buffers'] for t in threads)}, "
-                                 f"TOT says {total_buffers}", "")
+        return threads, Rejected(
+            name,
+            first,
+            f"{kind} TOT",
+            f"{kind} buffers add up to {sum(t['buffers'] for t in threads)}, TOT says {total_buffers}",
+            "",
+        )
     return threads, None
 
 
@@ -124,10 +138,17 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Result
         def _int(v: str | None) -> int | None:
             return int(v) if v is not None and v.isdigit() else None
 
-        result.records.append({
-            "source": f"{instance}/{db}" if instance and db else default_source,
-            "event_time": _time(header), "operation": last_operation.get(db, "UNKNOWN"), "database": db or None,
-            "parallelism": _int(_field(lines, "Parallelism")), "buffers": _int(_field(lines, "Number of buffers")),
-            "buffer_size": _int(size), "threads": bm + mc, "position": f"{source_name}:{first}",
-        })
+        result.records.append(
+            {
+                "source": f"{instance}/{db}" if instance and db else default_source,
+                "event_time": _time(header),
+                "operation": last_operation.get(db, "UNKNOWN"),
+                "database": db or None,
+                "parallelism": _int(_field(lines, "Parallelism")),
+                "buffers": _int(_field(lines, "Number of buffers")),
+                "buffer_size": _int(size),
+                "threads": bm + mc,
+                "position": f"{source_name}:{first}",
+            }
+        )
     return result

@@ -37,27 +37,52 @@ SINCE = re.compile(r"SINCE\s+(\d\d:\d\d:\d\d)\s+([A-Z]{3})\s+(\d{1,2}),\s*(\d{4}
 
 # (message, key suffix) -> PoolStats field, in the order they are tried.
 STATS: dict[str, list[tuple[str, str]]] = {
-    "DSNB411I": [("RANDOM GETPAGE", "getpages_random"), ("SYNC READ I/O (R)", "sync_reads_random"),
-                 ("SEQ. GETPAGE", "getpages_sequential"), ("SYNC READ I/O (S)", "sync_reads_sequential"),
-                 ("DMTH HIT", "dm_threshold_reached"), ("PAGE-INS REQUIRED", "pageins_read")],
-    "DSNB412I": [("REQUESTS", "seq_prefetch_requests"), ("PREFETCH I/O", "seq_prefetch_reads"),
-                 ("PAGES READ", "seq_prefetch_pages")],
-    "DSNB413I": [("REQUESTS", "list_prefetch_requests"), ("PREFETCH I/O", "list_prefetch_reads"),
-                 ("PAGES READ", "list_prefetch_pages")],
-    "DSNB414I": [("REQUESTS", "dyn_prefetch_requests"), ("PREFETCH I/O", "dyn_prefetch_reads"),
-                 ("PAGES READ", "dyn_prefetch_pages")],
+    "DSNB411I": [
+        ("RANDOM GETPAGE", "getpages_random"),
+        ("SYNC READ I/O (R)", "sync_reads_random"),
+        ("SEQ. GETPAGE", "getpages_sequential"),
+        ("SYNC READ I/O (S)", "sync_reads_sequential"),
+        ("DMTH HIT", "dm_threshold_reached"),
+        ("PAGE-INS REQUIRED", "pageins_read"),
+    ],
+    "DSNB412I": [
+        ("REQUESTS", "seq_prefetch_requests"),
+        ("PREFETCH I/O", "seq_prefetch_reads"),
+        ("PAGES READ", "seq_prefetch_pages"),
+    ],
+    "DSNB413I": [
+        ("REQUESTS", "list_prefetch_requests"),
+        ("PREFETCH I/O", "list_prefetch_reads"),
+        ("PAGES READ", "list_prefetch_pages"),
+    ],
+    "DSNB414I": [
+        ("REQUESTS", "dyn_prefetch_requests"),
+        ("PREFETCH I/O", "dyn_prefetch_reads"),
+        ("PAGES READ", "dyn_prefetch_pages"),
+    ],
     "DSNB415I": [("NO BUFFER", "prefetch_disabled_no_buffer"), ("NO READ ENGINE", "prefetch_disabled_no_read_engine")],
-    "DSNB420I": [("SYS PAGE UPDATES", "buffer_updates"), ("SYS PAGES WRITTEN", "pages_written"),
-                 ("ASYNC WRITE I/O", "async_writes"), ("SYNC WRITE I/O", "sync_writes"),
-                 ("PAGE-INS REQUIRED", "pageins_write")],
-    "DSNB421I": [("VERTICAL DWT HIT", "vdwqt_reached"), ("DWT HIT", "dwqt_reached"),
-                 ("NO WRITE ENGINE", "write_engine_not_available")],
-    "DSNB432I": [("SYNC READ I/O (R)", "sim_sync_reads_avoidable_random"),
-                 ("SYNC READ I/O (S)", "sim_sync_reads_avoidable_sequential"),
-                 ("ASYNC READ I/O", "sim_async_pages_avoidable")],
+    "DSNB420I": [
+        ("SYS PAGE UPDATES", "buffer_updates"),
+        ("SYS PAGES WRITTEN", "pages_written"),
+        ("ASYNC WRITE I/O", "async_writes"),
+        ("SYNC WRITE I/O", "sync_writes"),
+        ("PAGE-INS REQUIRED", "pageins_write"),
+    ],
+    "DSNB421I": [
+        ("VERTICAL DWT HIT", "vdwqt_reached"),
+        ("DWT HIT", "dwqt_reached"),
+        ("NO WRITE ENGINE", "write_engine_not_available"),
+    ],
+    "DSNB432I": [
+        ("SYNC READ I/O (R)", "sim_sync_reads_avoidable_random"),
+        ("SYNC READ I/O (S)", "sim_sync_reads_avoidable_sequential"),
+        ("ASYNC READ I/O", "sim_async_pages_avoidable"),
+    ],
 }
-MONTHS = {m: i for i, m in enumerate(("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT",
-                                      "NOV", "DEC"), start=1)}
+MONTHS = {
+    m: i
+    for i, m in enumerate(("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"), start=1)
+}
 
 
 def pairs(text: str) -> list[tuple[str, str | None]]:
@@ -222,8 +247,9 @@ def _apply(p: _Pool, mid: str, line: int, text: str, source_name: str) -> None:
                         break
     except KeyError as exc:
         if p.error is None:
-            p.error = Rejected(source_name, line, str(exc.args[0]), f"{mid} is cut off: no value for {exc.args[0]}",
-                               text)
+            p.error = Rejected(
+                source_name, line, str(exc.args[0]), f"{mid} is cut off: no value for {exc.args[0]}", text
+            )
     except ValueError as exc:
         if p.error is None:
             p.error = Rejected(source_name, line, mid, str(exc), text)
@@ -248,19 +274,38 @@ def _emit(p: _Pool, result: Result, source_name: str, default_source: str, displ
         result.rejected.append(p.error)
         return
     if p.name == "?":
-        result.rejected.append(Rejected(source_name, p.line, "DSNB401I",
-                                        "no DSNB401I line: the output does not name its buffer pool", raw))
+        result.rejected.append(
+            Rejected(source_name, p.line, "DSNB401I", "no DSNB401I line: the output does not name its buffer pool", raw)
+        )
         return
     if display_time is None:
-        result.rejected.append(Rejected(
-            source_name, p.line, "time", "the output has no time of display (no console timestamps, no --at): "
-            "attributes and statistics cannot be placed in time", raw))
+        result.rejected.append(
+            Rejected(
+                source_name,
+                p.line,
+                "time",
+                "the output has no time of display (no console timestamps, no --at): "
+                "attributes and statistics cannot be placed in time",
+                raw,
+            )
+        )
         return
     if "vpsize" in p.attrs:
         attrs: dict[str, Any] = {
-            "source": source, "pool": p.name, "event_time": int(display_time * 1e6), "vpsize": p.attrs["vpsize"],
-            "page_size": _page_size(p.name), "vpseqt": None, "vpxseqt": None, "dwqt": None, "vdwqt": None,
-            "vdwqt_buffers": None, "pgsteal": None, "pgfix": None, "frame_size": None, "spsize": None,
+            "source": source,
+            "pool": p.name,
+            "event_time": int(display_time * 1e6),
+            "vpsize": p.attrs["vpsize"],
+            "page_size": _page_size(p.name),
+            "vpseqt": None,
+            "vpxseqt": None,
+            "dwqt": None,
+            "vdwqt": None,
+            "vdwqt_buffers": None,
+            "pgsteal": None,
+            "pgfix": None,
+            "frame_size": None,
+            "spsize": None,
             "spseqt": None,
         }
         attrs.update({k: v for k, v in p.attrs.items() if k in attrs})
@@ -272,17 +317,29 @@ def _emit(p: _Pool, result: Result, source_name: str, default_source: str, displ
         return
     start = _since(p, display_time) if p.since else None
     if start is None:
-        result.rejected.append(Rejected(source_name, p.line, "DSNB409I",
-                                        "incremental statistics without their start (DSNB409I SINCE)", raw))
+        result.rejected.append(
+            Rejected(
+                source_name, p.line, "DSNB409I", "incremental statistics without their start (DSNB409I SINCE)", raw
+            )
+        )
         return
     if display_time - start <= 0:
-        result.rejected.append(Rejected(source_name, p.line, "interval",
-                                        f"interval of {display_time - start:g} seconds", raw))
+        result.rejected.append(
+            Rejected(source_name, p.line, "interval", f"interval of {display_time - start:g} seconds", raw)
+        )
         return
     rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
-    rec.update({"source": source, "pool": p.name, "interval_start": int(start * 1e6),
-                "interval_end": int(display_time * 1e6), "interval_seconds": display_time - start,
-                "origin": "display", **p.stats})
+    rec.update(
+        {
+            "source": source,
+            "pool": p.name,
+            "interval_start": int(start * 1e6),
+            "interval_end": int(display_time * 1e6),
+            "interval_seconds": display_time - start,
+            "origin": "display",
+            **p.stats,
+        }
+    )
     result.records.append(rec)
 
 

@@ -75,15 +75,28 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: 
         header.append("BP_NAME")  # MON_GET_GROUP_BUFFERPOOL: one group pool per member
         rows = [rows[0], *[[*r, "GBP"] if r else r for r in rows[1:]]]
     if "BP_NAME" not in header:
-        result.rejected.append(Rejected(source_name, 1, "header",
-                                        "no BP_NAME column: export with a header line of IBM's column names",
-                                        text[:200]))
+        result.rejected.append(
+            Rejected(
+                source_name,
+                1,
+                "header",
+                "no BP_NAME column: export with a header line of IBM's column names",
+                text[:200],
+            )
+        )
         return result
     tcol = next((c for c in TIME_COLUMNS if c in header), None)
     if tcol is None:
-        result.rejected.append(Rejected(
-            source_name, 1, "SNAPSHOT_TIME", "counters accumulate since activation; without the time of each "
-            "snapshot (a SNAPSHOT_TIME column) no interval can be formed", text[:200]))
+        result.rejected.append(
+            Rejected(
+                source_name,
+                1,
+                "SNAPSHOT_TIME",
+                "counters accumulate since activation; without the time of each "
+                "snapshot (a SNAPSHOT_TIME column) no interval can be formed",
+                text[:200],
+            )
+        )
         return result
     col = {name: i for i, name in enumerate(header)}
     previous: dict[tuple[str, str], tuple[int, float, dict[str, int | None]]] = {}
@@ -92,8 +105,9 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: 
             continue
         raw = ",".join(row)
         if len(row) != len(header):
-            result.rejected.append(Rejected(source_name, line, "row", f"{len(row)} fields, header has {len(header)}",
-                                            raw))
+            result.rejected.append(
+                Rejected(source_name, line, "row", f"{len(row)} fields, header has {len(header)}", raw)
+            )
             continue
         try:
             when = _time(row[col[tcol]])
@@ -131,9 +145,15 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: 
     return result
 
 
-def _interval(result: Result, name: str, default_source: str, key: tuple[str, str],
-              before: tuple[int, float, dict[str, int | None]], after: tuple[int, float, dict[str, int | None]],
-              raw: str) -> None:
+def _interval(
+    result: Result,
+    name: str,
+    default_source: str,
+    key: tuple[str, str],
+    before: tuple[int, float, dict[str, int | None]],
+    after: tuple[int, float, dict[str, int | None]],
+    raw: str,
+) -> None:
     member, pool = key
     (_, t0, v0), (line, t1, v1) = before, after
     if t1 <= t0:
@@ -144,8 +164,9 @@ def _interval(result: Result, name: str, default_source: str, key: tuple[str, st
         a, b = v0.get(k), v1.get(k)
         delta[k] = None if a is None or b is None else b - a
         if delta[k] is not None and delta[k] < 0:  # type: ignore[operator]
-            result.rejected.append(Rejected(name, line, k, f"{k} went down ({a} -> {b}): the pool was reactivated",
-                                            raw))
+            result.rejected.append(
+                Rejected(name, line, k, f"{k} went down ({a} -> {b}): the pool was reactivated", raw)
+            )
             return
     source = f"{default_source}/{member}"
     span = {"interval_start": int(t0 * 1e6), "interval_end": int(t1 * 1e6)}
@@ -154,23 +175,47 @@ def _interval(result: Result, name: str, default_source: str, key: tuple[str, st
         _gbp(result, source, pool, span, delta, only_activity=False)
         return
     rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
-    rec.update({"source": source, "pool": pool, **span, "interval_seconds": t1 - t0, "origin": "luw-bufferpool",
-                "lbp_logical_reads": delta["lbp_logical_reads"], "lbp_physical_reads": delta["lbp_physical_reads"],
-                "lbp_async_reads": delta["lbp_async_reads"], "pages_written": delta["pages_written"]})
+    rec.update(
+        {
+            "source": source,
+            "pool": pool,
+            **span,
+            "interval_seconds": t1 - t0,
+            "origin": "luw-bufferpool",
+            "lbp_logical_reads": delta["lbp_logical_reads"],
+            "lbp_physical_reads": delta["lbp_physical_reads"],
+            "lbp_async_reads": delta["lbp_async_reads"],
+            "pages_written": delta["pages_written"],
+        }
+    )
     result.records.append(rec)
     _gbp(result, source, pool, span, delta, only_activity=True)  # pureScale GBP columns, when there was traffic
 
 
-def _gbp(result: Result, source: str, pool: str, span: dict[str, int], delta: dict[str, int | None], *,
-         only_activity: bool) -> None:
-    values = [delta[k] for k in ("gbp_logical_reads", "gbp_physical_reads", "gbp_invalid_pages",
-                                 "write_failed_no_storage")]
+def _gbp(
+    result: Result, source: str, pool: str, span: dict[str, int], delta: dict[str, int | None], *, only_activity: bool
+) -> None:
+    values = [
+        delta[k] for k in ("gbp_logical_reads", "gbp_physical_reads", "gbp_invalid_pages", "write_failed_no_storage")
+    ]
     if any(values) if only_activity else any(v is not None for v in values):
-        result.gbp.append({
-            "source": source, "gbp": pool, **span, "xi_reads_data_returned": None, "xi_reads_no_data": None,
-            "nf_reads_data_returned": None, "nf_reads_no_data": None, "changed_pages_written": None,
-            "castout_pages": None, "directory_reclaims": None, "data_entry_reclaims": None,
-            "write_failed_no_storage": delta["write_failed_no_storage"], "commits": None,
-            "gbp_logical_reads": delta["gbp_logical_reads"], "gbp_physical_reads": delta["gbp_physical_reads"],
-            "gbp_invalid_pages": delta["gbp_invalid_pages"],
-        })
+        result.gbp.append(
+            {
+                "source": source,
+                "gbp": pool,
+                **span,
+                "xi_reads_data_returned": None,
+                "xi_reads_no_data": None,
+                "nf_reads_data_returned": None,
+                "nf_reads_no_data": None,
+                "changed_pages_written": None,
+                "castout_pages": None,
+                "directory_reclaims": None,
+                "data_entry_reclaims": None,
+                "write_failed_no_storage": delta["write_failed_no_storage"],
+                "commits": None,
+                "gbp_logical_reads": delta["gbp_logical_reads"],
+                "gbp_physical_reads": delta["gbp_physical_reads"],
+                "gbp_invalid_pages": delta["gbp_invalid_pages"],
+            }
+        )

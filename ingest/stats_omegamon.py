@@ -62,12 +62,26 @@ COUNTERS: dict[str, tuple[str, str]] = {
     "PAGE-INSREQUIREDFORWRITE": ("WRITE OPERATIONS", "pageins_write"),
 }
 IGNORED = {
-    "CURRENTACTIVEBUFFERS", "DFHSMMIGRATEDDATASET", "DFHSMRECALLTIMEOUTS", "VPOOLEXPANS.ORCONTRACT.",
-    "VPOOLORHPOOLEXP.FAILURE", "CONCUR.PREF.I/OSTREAMS-HWM", "PREF.I/OSTREAMSREDUCTION",
-    "PARALLELQUERYREQUESTS", "PARALL.QUERYREQ.REDUCTION", "PREF.QUANT.REDUCEDTO1/2", "PREF.QUANT.REDUCEDTO1/4",
-    "BPOOLHITRATIO(%)", "GETPAGEREQUEST", "SYNCHRONOUSREADS", "GETPAGEPERSYN.READ-RANDOM",
-    "S.PRF.PAGESREAD/S.PRF.READ", "L.PRF.PAGESREAD/L.PRF.READ", "D.PRF.PAGESREAD/D.PRF.READ",
-    "BUFF.UPDATES/PAGESWRITTEN", "PAGESWRITTENPERWRITEI/O",
+    "CURRENTACTIVEBUFFERS",
+    "DFHSMMIGRATEDDATASET",
+    "DFHSMRECALLTIMEOUTS",
+    "VPOOLEXPANS.ORCONTRACT.",
+    "VPOOLORHPOOLEXP.FAILURE",
+    "CONCUR.PREF.I/OSTREAMS-HWM",
+    "PREF.I/OSTREAMSREDUCTION",
+    "PARALLELQUERYREQUESTS",
+    "PARALL.QUERYREQ.REDUCTION",
+    "PREF.QUANT.REDUCEDTO1/2",
+    "PREF.QUANT.REDUCEDTO1/4",
+    "BPOOLHITRATIO(%)",
+    "GETPAGEREQUEST",
+    "SYNCHRONOUSREADS",
+    "GETPAGEPERSYN.READ-RANDOM",
+    "S.PRF.PAGESREAD/S.PRF.READ",
+    "L.PRF.PAGESREAD/L.PRF.READ",
+    "D.PRF.PAGESREAD/D.PRF.READ",
+    "BUFF.UPDATES/PAGESWRITTEN",
+    "PAGESWRITTENPERWRITEI/O",
 }
 
 NUMBER = re.compile(r"^-?\d+(?:\.\d+)?[KMG]?$")
@@ -175,22 +189,33 @@ class OmegamonParser:
         if start is not None and end is None and self._elapsed is not None:
             end = start + self._elapsed
         if start is None or end is None:
-            self.result.rejected.append(Rejected(
-                self.name, b.first_line, "interval",
-                "the report does not say which interval it covers (no INTERVAL FROM/TO or INTERVAL "
-                "START/ELAPSED): a statistics report without its elapsed time is useless, so it is not guessed",
-                raw))
+            self.result.rejected.append(
+                Rejected(
+                    self.name,
+                    b.first_line,
+                    "interval",
+                    "the report does not say which interval it covers (no INTERVAL FROM/TO or INTERVAL "
+                    "START/ELAPSED): a statistics report without its elapsed time is useless, so it is not guessed",
+                    raw,
+                )
+            )
             return
         if end - start <= 0:
-            self.result.rejected.append(Rejected(self.name, b.first_line, "interval",
-                                                 f"interval of {end - start:g} seconds", raw))
+            self.result.rejected.append(
+                Rejected(self.name, b.first_line, "interval", f"interval of {end - start:g} seconds", raw)
+            )
             return
         rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
-        rec.update({
-            "source": b.source, "pool": b.pool,
-            "interval_start": int(start * 1e6), "interval_end": int(end * 1e6),
-            "interval_seconds": end - start, "origin": "omegamon",
-        })
+        rec.update(
+            {
+                "source": b.source,
+                "pool": b.pool,
+                "interval_start": int(start * 1e6),
+                "interval_end": int(end * 1e6),
+                "interval_seconds": end - start,
+                "origin": "omegamon",
+            }
+        )
         for fld, v in b.values.items():
             rec[fld] = None if v is None else round(v)
         self.result.records.append(rec)
@@ -204,7 +229,7 @@ class OmegamonParser:
         if m := re.search(r"INTERVAL FROM:\s*" + STAMP, u):
             self._new_interval()
             self._start = _stamp(m.group(1))
-            if m2 := re.search(r"\bTO:\s*" + STAMP, u[m.end():]):
+            if m2 := re.search(r"\bTO:\s*" + STAMP, u[m.end() :]):
                 self._end = _stamp(m2.group(1))
             return True
         if m := re.search(r"INTERVAL START\s*:\s*" + STAMP, u):
@@ -243,8 +268,12 @@ class OmegamonParser:
             self._blocks.setdefault(pool, _Block(pool, lineno, self._source())).lines.append(line)
         if not self._sections:
             return
-        if not headers and line.strip() and not any(NUMBER.match(c.replace(",", "")) or c in NOT_REPORTED
-                                                    for c in cells) and not set(line.strip()) <= set("-= "):
+        if (
+            not headers
+            and line.strip()
+            and not any(NUMBER.match(c.replace(",", "")) or c in NOT_REPORTED for c in cells)
+            and not set(line.strip()) <= set("-= ")
+        ):
             self._sections = {}  # prose after the block: the block is over
             return
         i = 0
@@ -266,8 +295,13 @@ class OmegamonParser:
             elif label in IGNORED:
                 self.result.ignored[cells[i]] += 1
                 i += 2
-            elif label and not NUMBER.match(label) and label not in NOT_REPORTED and qty and (
-                    NUMBER.match(qty.replace(",", "")) or qty in NOT_REPORTED):
+            elif (
+                label
+                and not NUMBER.match(label)
+                and label not in NOT_REPORTED
+                and qty
+                and (NUMBER.match(qty.replace(",", "")) or qty in NOT_REPORTED)
+            ):
                 self.result.unknown[cells[i]] += 1  # a counter this parser does not know: kept out, counted
                 i += 2
             else:

@@ -95,8 +95,14 @@ class TraceCollector:
             time.sleep(delay)
 
     def _reject(self, path: Path, err: TraceFormatError) -> None:
-        self.producer.dead_letter(str(path), f"line {err.line}", err.reason, err.raw or str(err).encode(),
-                                  collector=COLLECTOR, field_name=err.field)
+        self.producer.dead_letter(
+            str(path),
+            f"line {err.line}",
+            err.reason,
+            err.raw or str(err).encode(),
+            collector=COLLECTOR,
+            field_name=err.field,
+        )
 
     def collect(self, path: Path, *, follow: bool = False) -> Position:
         """Send the rows of path not sent before; return the position reached."""
@@ -104,8 +110,9 @@ class TraceCollector:
         if pos.done:
             return pos
         parquet = path.suffix.lower() in (".parquet", ".pq")
-        job = ReadJob(path, self.columns, pos.offset, pos.line, follow, dict(pos.sequences), self.max_getpages,
-                      self.source)
+        job = ReadJob(
+            path, self.columns, pos.offset, pos.line, follow, dict(pos.sequences), self.max_getpages, self.source
+        )
         started = time.monotonic()
         try:
             self._read(path, pos, job, parquet)
@@ -150,8 +157,14 @@ class TraceCollector:
         """Stop the reader process (it is also stopped when this process exits)."""
         self._reader.close()
 
-    def run(self, paths: list[Path], *, follow: bool = False, poll_seconds: float = 1.0,
-            idle_stop_seconds: float | None = None) -> Summary:
+    def run(
+        self,
+        paths: list[Path],
+        *,
+        follow: bool = False,
+        poll_seconds: float = 1.0,
+        idle_stop_seconds: float | None = None,
+    ) -> Summary:
         """Collect every file; with follow, keep tailing until idle for idle_stop_seconds (None: for ever)."""
         self.summary.files = len(paths)
         idle_since = time.monotonic()

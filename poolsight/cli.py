@@ -60,8 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
         "up": ("start the stack (or the named services) and wait until healthy", _cmd_up),
         "down": ("stop what `up` started", _cmd_down),
         "status": ("show each service: state, address, PID, memory, health", _cmd_status),
-        "simulate": ("simulate other pool sizes and policies from a getpage trace, offline",
-                     _lazy("poolsight.simulator.cli", "run")),
+        "simulate": (
+            "simulate other pool sizes and policies from a getpage trace, offline",
+            _lazy("poolsight.simulator.cli", "run"),
+        ),
     }
     for name, (help_text, func) in commands.items():
         p = sub.add_parser(name, help=help_text, description=help_text)

@@ -22,7 +22,9 @@ IO_TOPIC = Topic("poolsight.io.v1", 4, "read and write I/O events (IFCID 6/7, 8/
 STATS_TOPIC = Topic("poolsight.stats.v1", 4, "statistics intervals: pool, object I/O, GBP, backup, memory")
 ATTRIBUTES_TOPIC = Topic("poolsight.attributes.v1", 1, "pool attributes and the object catalog")
 DEADLETTER_TOPIC = Topic(
-    "poolsight.deadletter.v1", 1, "records that could not be parsed or decoded, with the reason",
+    "poolsight.deadletter.v1",
+    1,
+    "records that could not be parsed or decoded, with the reason",
     retention_ms=30 * 24 * 3600 * 1000,
 )
 

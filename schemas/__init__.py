@@ -17,8 +17,17 @@ SCHEMA_DIR = Path(__file__).resolve().parent
 RELEASED_DIR = SCHEMA_DIR / "released" / "v1"
 
 NAMES = (
-    "getpage_batch", "read_io_batch", "write_io_batch", "pool_attributes", "object_catalog",
-    "pool_stats", "object_io_stats", "gbp_stats", "backup_stats", "system_memory", "dead_letter",
+    "getpage_batch",
+    "read_io_batch",
+    "write_io_batch",
+    "pool_attributes",
+    "object_catalog",
+    "pool_stats",
+    "object_io_stats",
+    "gbp_stats",
+    "backup_stats",
+    "system_memory",
+    "dead_letter",
 )
 
 

@@ -55,7 +55,7 @@ def generated_pages(n: int, footprint: int, seed: int = 42) -> Pages:
     seq = kinds >= 0.85  # sequential scans of runs of 64 pages
     k = int(seq.sum())
     starts = rng.integers(0, footprint // 64, (k + 63) // 64, dtype=np.uint64) * 64
-    pages[seq] = (np.repeat(starts, 64)[:k] + np.tile(np.arange(64, dtype=np.uint64), (k + 63) // 64)[:k])
+    pages[seq] = np.repeat(starts, 64)[:k] + np.tile(np.arange(64, dtype=np.uint64), (k + 63) // 64)[:k]
     return pages
 
 
@@ -86,8 +86,7 @@ def run_libcachesim(pages: Pages, size: int) -> tuple[float, float]:
 
 
 def mae(a: dict[str, Any], b: dict[str, Any]) -> float:
-    return float(np.mean([abs(x["miss_ratio"] - y["miss_ratio"]) for x, y in zip(a["curve"], b["curve"],
-                                                                               strict=True)]))
+    return float(np.mean([abs(x["miss_ratio"] - y["miss_ratio"]) for x, y in zip(a["curve"], b["curve"], strict=True)]))
 
 
 def bench_trace(name: str, pages: Pages) -> dict[str, Any]:
@@ -100,27 +99,42 @@ def bench_trace(name: str, pages: Pages) -> dict[str, Any]:
     exact_rps, exact, exact_bytes = run_sim(pages, window, sizes)
     shards_rps, shards, shards_bytes = run_sim(pages, SimConfig(mode="shards", rate=0.01, window_panes=2), sizes)
     fixed_rps, fixed, fixed_bytes = run_sim(
-        pages, SimConfig(mode="shards", max_samples=FIXED_SIZE_SAMPLES, window_panes=2), sizes)
+        pages, SimConfig(mode="shards", max_samples=FIXED_SIZE_SAMPLES, window_panes=2), sizes
+    )
     lcs_rps, lcs_miss = run_libcachesim(pages, one_size)
     ours = next(r["miss_ratio"] for r in exact["curve"] if r["size_pages"] == one_size)
     out = {
-        "trace": name, "getpages": len(pages), "distinct_pages": distinct, "lru_size": one_size,
-        "exact_refs_per_s": exact_rps, "shards_refs_per_s": shards_rps, "fixed_size_refs_per_s": fixed_rps,
+        "trace": name,
+        "getpages": len(pages),
+        "distinct_pages": distinct,
+        "lru_size": one_size,
+        "exact_refs_per_s": exact_rps,
+        "shards_refs_per_s": shards_rps,
+        "fixed_size_refs_per_s": fixed_rps,
         "libcachesim_lru_refs_per_s": lcs_rps,
-        "exact_vs_libcachesim": exact_rps / lcs_rps, "shards_vs_libcachesim": shards_rps / lcs_rps,
+        "exact_vs_libcachesim": exact_rps / lcs_rps,
+        "shards_vs_libcachesim": shards_rps / lcs_rps,
         "fixed_size_vs_libcachesim": fixed_rps / lcs_rps,
-        "exact_miss_ratio_at_lru_size": ours, "libcachesim_miss_ratio": lcs_miss,
-        "shards_mae": mae(exact, shards), "fixed_size_mae": mae(exact, fixed),
-        "fixed_size_rate": fixed["sampling_rate"], "fixed_size_state_bytes": fixed_bytes,
-        "shards_state_bytes": shards_bytes, "exact_state_bytes": exact_bytes,
+        "exact_miss_ratio_at_lru_size": ours,
+        "libcachesim_miss_ratio": lcs_miss,
+        "shards_mae": mae(exact, shards),
+        "fixed_size_mae": mae(exact, fixed),
+        "fixed_size_rate": fixed["sampling_rate"],
+        "fixed_size_state_bytes": fixed_bytes,
+        "shards_state_bytes": shards_bytes,
+        "exact_state_bytes": exact_bytes,
     }
     print(f"\n{name}: {len(pages):,} getpages over {distinct:,} pages; LRU at {one_size:,} buffers")
     print(f"  {'exact (whole curve)':28} {exact_rps / 1e6:8.2f} M refs/s  {exact_rps / lcs_rps:6.2f}x libcachesim")
-    print(f"  {'SHARDS R=0.01':28} {shards_rps / 1e6:8.2f} M refs/s  {shards_rps / lcs_rps:6.2f}x   "
-          f"MAE {out['shards_mae']:.4f}")
-    print(f"  {f'SHARDS fixed size {FIXED_SIZE_SAMPLES}':28} {fixed_rps / 1e6:8.2f} M refs/s  "
-          f"{fixed_rps / lcs_rps:6.2f}x   MAE {out['fixed_size_mae']:.4f}  state {fixed_bytes / 2**20:.1f} MiB "
-          f"(final rate {fixed['sampling_rate']:.4g})")
+    print(
+        f"  {'SHARDS R=0.01':28} {shards_rps / 1e6:8.2f} M refs/s  {shards_rps / lcs_rps:6.2f}x   "
+        f"MAE {out['shards_mae']:.4f}"
+    )
+    print(
+        f"  {f'SHARDS fixed size {FIXED_SIZE_SAMPLES}':28} {fixed_rps / 1e6:8.2f} M refs/s  "
+        f"{fixed_rps / lcs_rps:6.2f}x   MAE {out['fixed_size_mae']:.4f}  state {fixed_bytes / 2**20:.1f} MiB "
+        f"(final rate {fixed['sampling_rate']:.4g})"
+    )
     print(f"  {'libcachesim LRU, one size':28} {lcs_rps / 1e6:8.2f} M refs/s")
     print(f"  miss ratio at {one_size:,}: poolsight exact {ours:.6f}, libcachesim {lcs_miss:.6f}")
     return out
@@ -136,14 +150,24 @@ def main() -> None:
     gen = generated_pages(a.getpages, a.footprint)
     results.append(bench_trace("generated", gen))
     big = results[-1]
-    summary = {k: big[k] for k in ("exact_refs_per_s", "shards_refs_per_s", "libcachesim_lru_refs_per_s",
-                                   "exact_vs_libcachesim", "shards_vs_libcachesim")}
-    summary.update({
-        "shards_mae": max(r["shards_mae"] for r in results),
-        "fixed_size_mae": max(r["fixed_size_mae"] for r in results),
-        "fixed_size_state_bytes": max(r["fixed_size_state_bytes"] for r in results),
-        "traces": {r["trace"]: r for r in results},
-    })
+    summary = {
+        k: big[k]
+        for k in (
+            "exact_refs_per_s",
+            "shards_refs_per_s",
+            "libcachesim_lru_refs_per_s",
+            "exact_vs_libcachesim",
+            "shards_vs_libcachesim",
+        )
+    }
+    summary.update(
+        {
+            "shards_mae": max(r["shards_mae"] for r in results),
+            "fixed_size_mae": max(r["fixed_size_mae"] for r in results),
+            "fixed_size_state_bytes": max(r["fixed_size_state_bytes"] for r in results),
+            "traces": {r["trace"]: r for r in results},
+        }
+    )
     print(json.dumps(summary))
 
 

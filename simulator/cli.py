@@ -15,8 +15,13 @@ from poolsight.simulator.trace import TraceFormatError, TraceReader, add_column_
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("traces", nargs="+", type=Path, metavar="TRACE",
-                   help="getpage trace files: the project format (CSV or Parquet) or any CSV with --page-column")
+    p.add_argument(
+        "traces",
+        nargs="+",
+        type=Path,
+        metavar="TRACE",
+        help="getpage trace files: the project format (CSV or Parquet) or any CSV with --page-column",
+    )
     add_column_arguments(p)
     s = p.add_argument_group("simulation")
     s.add_argument("--mode", choices=["exact", "shards"], default="exact")
@@ -26,8 +31,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--vpseqt", type=float, default=80.0, help="sequential steal threshold, %% of the pool")
     s.add_argument("--policy-rate", type=float, default=1.0, help="sampling rate of the miniature caches")
     s.add_argument("--sizes", help="comma-separated pool sizes in buffers (default: 1/8x..8x --pool-size)")
-    s.add_argument("--pool-size", action="append", default=[], metavar="[POOL=]BUFFERS",
-                   help="current pool size (VPSIZE), for all pools or one; repeatable")
+    s.add_argument(
+        "--pool-size",
+        action="append",
+        default=[],
+        metavar="[POOL=]BUFFERS",
+        help="current pool size (VPSIZE), for all pools or one; repeatable",
+    )
     s.add_argument("--pane-seconds", type=float, default=60.0)
     s.add_argument("--window-panes", type=int, default=15)
     s.add_argument("--precision-bits", type=int, default=12)
@@ -57,8 +67,10 @@ def format_result(result: dict[str, Any], objects: int) -> str:
             f"{'  [warm-up: distances do not yet see a full window of history]' if w['warmup'] else ''}; "
             f"mode {r['mode']} (rate {r['sampling_rate']:.4g}); policy {r['policy']}"
         )
-        lines.append(f"  {'size':>10} {'hit ratio':>9} {'miss ratio':>10} {'sync rd/s':>10} {'prefetch/s':>10} "
-                     f"{'avoided/s':>10} {'CPU s/24h':>10}")
+        lines.append(
+            f"  {'size':>10} {'hit ratio':>9} {'miss ratio':>10} {'sync rd/s':>10} {'prefetch/s':>10} "
+            f"{'avoided/s':>10} {'CPU s/24h':>10}"
+        )
         for c in r["curve"]:
             mark = " <- current" if c["size_pages"] == r["current_size"] else ""
             lines.append(
@@ -67,25 +79,36 @@ def format_result(result: dict[str, Any], objects: int) -> str:
                 f"{_fmt(c['avoided_sync_reads_per_s'], '10.1f')} {_fmt(c['cpu_seconds_saved_per_24h'], '10.1f')}{mark}"
             )
         ws = r["working_set"]
-        lines.append(f"  working set: window {ws['window_pages']:,} pages; per pane avg {ws['avg_pages']:,.0f}, "
-                     f"max {ws['max_pages']:,}, change {ws['change_pages'] if ws['change_pages'] is not None else '-'}")
+        lines.append(
+            f"  working set: window {ws['window_pages']:,} pages; per pane avg {ws['avg_pages']:,.0f}, "
+            f"max {ws['max_pages']:,}, change {ws['change_pages'] if ws['change_pages'] is not None else '-'}"
+        )
         objs = sorted(r["objects"].items(), key=lambda kv: -kv[1]["refs"])[:objects]
         if objs:
             lines.append(f"  {'object':<24} {'getpages':>10} {'class':>5} {'seq %':>6} {'pages':>9}")
             for name, o in objs:
-                lines.append(f"  {name:<24} {o['refs']:>10,} {o['class']:>5} {100 * o['sequential_share']:6.1f} "
-                             f"{o['distinct_pages']:>9,}")
+                lines.append(
+                    f"  {name:<24} {o['refs']:>10,} {o['class']:>5} {100 * o['sequential_share']:6.1f} "
+                    f"{o['distinct_pages']:>9,}"
+                )
     return "\n".join(lines)
 
 
 def run(a: argparse.Namespace) -> int:
     config = SimConfig(
-        mode=a.mode, rate=a.rate, max_samples=a.max_samples if a.mode == "shards" else 0,
-        pane_seconds=a.pane_seconds, window_panes=a.window_panes, precision_bits=a.precision_bits,
-        policy=a.policy, policy_rate=a.policy_rate, vpseqt=a.vpseqt,
+        mode=a.mode,
+        rate=a.rate,
+        max_samples=a.max_samples if a.mode == "shards" else 0,
+        pane_seconds=a.pane_seconds,
+        window_panes=a.window_panes,
+        precision_bits=a.precision_bits,
+        policy=a.policy,
+        policy_rate=a.policy_rate,
+        vpseqt=a.vpseqt,
     )
-    sim = Simulator(config, CostModel(a.cpu_us_per_sync_read * 1e-6,
-                                      None if a.sync_io_ms is None else a.sync_io_ms / 1000))
+    sim = Simulator(
+        config, CostModel(a.cpu_us_per_sync_read * 1e-6, None if a.sync_io_ms is None else a.sync_io_ms / 1000)
+    )
     sizes = [int(x) for x in a.sizes.split(",")] if a.sizes else None
     all_size: int | None = None
     pool_sizes: dict[str, int] = {}
@@ -112,8 +135,7 @@ def run(a: argparse.Namespace) -> int:
                     size = pool_sizes.get(pool, all_size)
                     if size is not None:
                         sim.set_pool_size(pool, size)
-                sim.feed(batch.times, batch.pool_names, batch.object_names, batch.pages, batch.access,
-                         batch.function)
+                sim.feed(batch.times, batch.pool_names, batch.object_names, batch.pages, batch.access, batch.function)
         except TraceFormatError as exc:
             print(f"poolsight simulate: {exc}", file=sys.stderr)
             return 2

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from poolsight_kernel import Kernel
 
+from poolsight.simulator._kernel import Kernel
 from poolsight.simulator.trace import Names
 
 ACCESS_NAMES = ("random", "sequential", "rid")
@@ -114,8 +114,9 @@ class Simulator:
         if c.mode == "exact":
             self._kernel = Kernel("exact", 1.0, 0, c.precision_bits, c.seed, c.pane_seconds, c.window_panes)
         elif c.max_samples > 0:
-            self._kernel = Kernel("shards-fixed-size", 1.0, c.max_samples, c.precision_bits, c.seed,
-                                  c.pane_seconds, c.window_panes)
+            self._kernel = Kernel(
+                "shards-fixed-size", 1.0, c.max_samples, c.precision_bits, c.seed, c.pane_seconds, c.window_panes
+            )
         else:
             self._kernel = Kernel("shards", c.rate, 0, c.precision_bits, c.seed, c.pane_seconds, c.window_panes)
         self._pools = _Names()
@@ -170,8 +171,14 @@ class Simulator:
         return int(self._kernel.feed(t, pool_ids, obj_ids, pg, acc, fun))
 
     def feed_coded(
-        self, times: Any, pool: str, object_names: Sequence[str], object_codes: Any, pages: Any,
-        access: Any = None, function: Any = None,
+        self,
+        times: Any,
+        pool: str,
+        object_names: Sequence[str],
+        object_codes: Any,
+        pages: Any,
+        access: Any = None,
+        function: Any = None,
     ) -> int:
         """Like feed for one pool, with objects as codes into a small list of names (the
         GetpageBatch layout): no per-event string handling."""
@@ -188,8 +195,7 @@ class Simulator:
         n = len(t)
         acc = np.zeros(n, dtype=np.uint8) if access is None else np.ascontiguousarray(access, dtype=np.uint8)
         fun = np.zeros(n, dtype=np.uint8) if function is None else np.ascontiguousarray(function, dtype=np.uint8)
-        return int(self._kernel.feed(t, pool_id, lut[codes], np.ascontiguousarray(pages, dtype=np.uint64),
-                                     acc, fun))
+        return int(self._kernel.feed(t, pool_id, lut[codes], np.ascontiguousarray(pages, dtype=np.uint64), acc, fun))
 
     # ------------------------------------------------------------ output
 
@@ -261,13 +267,17 @@ class Simulator:
             "cold_misses": round(sum(sum(c[2]) for c in pool_counts)),
             "late_getpages": sum(c[5] for c in pool_counts),
             "window": {
-                "first_pane": first_pane, "last_pane": rows[-1][0], "panes": len(rows),
-                "pane_seconds": self.config.pane_seconds, "seconds": seconds,
+                "first_pane": first_pane,
+                "last_pane": rows[-1][0],
+                "panes": len(rows),
+                "pane_seconds": self.config.pane_seconds,
+                "seconds": seconds,
                 # Warm-up: the window reaches back to the first pane ever seen, so
                 # distances do not yet see a full window of history.
                 "warmup": first_ever is not None and first_pane <= first_ever,
             },
-            "mode": self.config.mode if self.config.max_samples == 0 or self.config.mode == "exact"
+            "mode": self.config.mode
+            if self.config.max_samples == 0 or self.config.mode == "exact"
             else "shards-fixed-size",
             "sampling_rate": rate,
             "tracked_pages": tracked,
@@ -306,26 +316,29 @@ class Simulator:
             h = [min(max(h[a], 0.0), float(refs_by_type[a])) for a in range(3)]
             misses = [refs_by_type[a] - h[a] for a in range(3)]
             hit_total = sum(h)
-            rows.append({
-                "size_pages": int(size),
-                "hits": hit_total,
-                "misses": refs - hit_total,
-                "hit_ratio": _ratio(hit_total, refs),
-                "miss_ratio": _ratio(refs - hit_total, refs),
-                "hit_ratio_random": _ratio(h[RANDOM], refs_by_type[RANDOM]),
-                "hit_ratio_sequential": _ratio(h[SEQUENTIAL], refs_by_type[SEQUENTIAL]),
-                # A random miss is a synchronous read; sequential and RID-list misses are
-                # brought in by (dynamic, sequential or list) prefetch.
-                "sync_reads": misses[RANDOM],
-                "prefetch_pages": misses[SEQUENTIAL] + misses[RID],
-                "sync_reads_per_s": _ratio(misses[RANDOM], seconds),
-                "prefetch_pages_per_s": _ratio(misses[SEQUENTIAL] + misses[RID], seconds),
-            })
+            rows.append(
+                {
+                    "size_pages": int(size),
+                    "hits": hit_total,
+                    "misses": refs - hit_total,
+                    "hit_ratio": _ratio(hit_total, refs),
+                    "miss_ratio": _ratio(refs - hit_total, refs),
+                    "hit_ratio_random": _ratio(h[RANDOM], refs_by_type[RANDOM]),
+                    "hit_ratio_sequential": _ratio(h[SEQUENTIAL], refs_by_type[SEQUENTIAL]),
+                    # A random miss is a synchronous read; sequential and RID-list misses are
+                    # brought in by (dynamic, sequential or list) prefetch.
+                    "sync_reads": misses[RANDOM],
+                    "prefetch_pages": misses[SEQUENTIAL] + misses[RID],
+                    "sync_reads_per_s": _ratio(misses[RANDOM], seconds),
+                    "prefetch_pages_per_s": _ratio(misses[SEQUENTIAL] + misses[RID], seconds),
+                }
+            )
         base: float | None = None
         if current is not None and rows:
             # Sync reads at the current size (interpolated when it is not on the list).
-            base = float(np.interp(current, [float(r["size_pages"]) for r in rows],
-                                   [float(r["sync_reads"]) for r in rows]))
+            base = float(
+                np.interp(current, [float(r["size_pages"]) for r in rows], [float(r["sync_reads"]) for r in rows])
+            )
         for r in rows:
             avoided = None if base is None else base - float(r["sync_reads"])
             per_s = _ratio(avoided, seconds) if avoided is not None else None
@@ -341,7 +354,14 @@ class Simulator:
         return rows
 
     def _objects_result(
-        self, pid: int, sizes: list[int], n: int, rows: list[Any], rate: float, seconds: float, current: int | None,
+        self,
+        pid: int,
+        sizes: list[int],
+        n: int,
+        rows: list[Any],
+        rate: float,
+        seconds: float,
+        current: int | None,
     ) -> dict[str, Any]:
         curves = self._kernel.object_curves(pid, sizes, n)
         per_obj: dict[int, list[tuple[int, Any]]] = {}
@@ -372,11 +392,16 @@ class Simulator:
 
     def snapshot(self) -> bytes:
         """Everything needed to continue later, as bytes (kernel state plus names and sizes)."""
-        header = json.dumps({
-            "config": asdict(self.config), "costs": asdict(self.costs),
-            "pools": self._pools.names, "objects": self._objects.names,
-            "meta": {k: asdict(v) for k, v in self._meta.items()},
-        }, allow_nan=True).encode()
+        header = json.dumps(
+            {
+                "config": asdict(self.config),
+                "costs": asdict(self.costs),
+                "pools": self._pools.names,
+                "objects": self._objects.names,
+                "meta": {k: asdict(v) for k, v in self._meta.items()},
+            },
+            allow_nan=True,
+        ).encode()
         return SNAPSHOT_MAGIC + struct.pack("<I", len(header)) + header + bytes(self._kernel.snapshot())
 
     def state_bytes(self) -> int:

@@ -20,14 +20,30 @@ import numpy as np
 import numpy.typing as npt
 
 ACCESS_CODES = {
-    "r": 0, "random": 0, "0": 0,
-    "s": 1, "sequential": 1, "seq": 1, "1": 1,
-    "l": 2, "rid": 2, "list": 2, "rid-list": 2, "2": 2,
+    "r": 0,
+    "random": 0,
+    "0": 0,
+    "s": 1,
+    "sequential": 1,
+    "seq": 1,
+    "1": 1,
+    "l": 2,
+    "rid": 2,
+    "list": 2,
+    "rid-list": 2,
+    "2": 2,
 }
 FUNCTION_CODES = {
-    "gp": 0, "getpage": 0, "0": 0,
-    "swi": 1, "set-write-intent": 1, "update": 1, "1": 1,
-    "rel": 2, "release": 2, "2": 2,
+    "gp": 0,
+    "getpage": 0,
+    "0": 0,
+    "swi": 1,
+    "set-write-intent": 1,
+    "update": 1,
+    "1": 1,
+    "rel": 2,
+    "release": 2,
+    "2": 2,
 }
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
@@ -111,8 +127,16 @@ class TraceBatch:
         return self.object_names.values()
 
     def __getitem__(self, sel: slice) -> TraceBatch:
-        return TraceBatch(self.times[sel], self.pool_names[sel], self.object_names[sel], self.pages[sel],
-                          self.access[sel], self.function[sel], self.end_offset, self.end_line)
+        return TraceBatch(
+            self.times[sel],
+            self.pool_names[sel],
+            self.object_names[sel],
+            self.pages[sel],
+            self.access[sel],
+            self.function[sel],
+            self.end_offset,
+            self.end_line,
+        )
 
 
 @dataclass
@@ -159,8 +183,15 @@ class TraceReader:
 
     def _header_map(self, header: list[str]) -> dict[str, int | None]:
         c = self.columns
-        wanted = {"page": c.page, "time": c.time, "pool": c.pool, "object": c.object,
-                  "access": c.access, "function": c.function, "source": c.source}
+        wanted = {
+            "page": c.page,
+            "time": c.time,
+            "pool": c.pool,
+            "object": c.object,
+            "access": c.access,
+            "function": c.function,
+            "source": c.source,
+        }
         idx: dict[str, int | None] = {}
         names = [h.strip() for h in header]
         for key, col in wanted.items():
@@ -232,8 +263,9 @@ class TraceReader:
                 part.end_offset, part.end_line = offset + int(ends[j - 1]), line + j
             yield part
 
-    def _lines(self, block: bytes, header: list[str], idx: dict[str, int | None], offset: int,
-               line: int) -> Iterator[TraceBatch]:
+    def _lines(
+        self, block: bytes, header: list[str], idx: dict[str, int | None], offset: int, line: int
+    ) -> Iterator[TraceBatch]:
         """The exact path: one line at a time."""
         src = str(self.path)
         scale = TIME_UNITS[self.columns.time_unit]
@@ -264,8 +296,9 @@ class TraceReader:
         if buf:
             yield self._to_batch(buf, offset, line)
 
-    def _fast_block(self, block: bytes, lines: int, header: list[str], idx: dict[str, int | None],
-                    end_offset: int, end_line: int) -> TraceBatch | None:
+    def _fast_block(
+        self, block: bytes, lines: int, header: list[str], idx: dict[str, int | None], end_offset: int, end_line: int
+    ) -> TraceBatch | None:
         """The whole block at once, or None when any row needs the line-by-line path."""
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -285,8 +318,12 @@ class TraceReader:
                 pa.py_buffer(block),
                 read_options=pacsv.ReadOptions(column_names=header, use_threads=False, block_size=len(block) + 1),
                 parse_options=pacsv.ParseOptions(ignore_empty_lines=False),
-                convert_options=pacsv.ConvertOptions(column_types=types, include_columns=list(cols.values()),
-                                                     strings_can_be_null=False, quoted_strings_can_be_null=False),
+                convert_options=pacsv.ConvertOptions(
+                    column_types=types,
+                    include_columns=list(cols.values()),
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                ),
             )
         except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
             return None
@@ -342,15 +379,29 @@ class TraceReader:
             pair = source.codes.astype(np.int64) * len(pools.table) + pools.codes
             used, code = np.unique(pair, return_inverse=True)
             src, pool = source.table[used // len(pools.table)], pools.table[used % len(pools.table)]
-            table, remap = np.unique(np.where(src != "", np.char.add(np.char.add(src, "/"), pool), pool),
-                                     return_inverse=True)
+            table, remap = np.unique(
+                np.where(src != "", np.char.add(np.char.add(src, "/"), pool), pool), return_inverse=True
+            )
             pools = Names(remap.reshape(-1).astype(np.int32)[code.reshape(-1)], table)
-        return TraceBatch(times=times.astype(np.float64), pool_names=pools,
-                          object_names=text("object", c.default_object), pages=page.to_numpy().astype(np.uint64),
-                          access=access, function=function, end_offset=end_offset, end_line=end_line)
+        return TraceBatch(
+            times=times.astype(np.float64),
+            pool_names=pools,
+            object_names=text("object", c.default_object),
+            pages=page.to_numpy().astype(np.uint64),
+            access=access,
+            function=function,
+            end_offset=end_offset,
+            end_line=end_line,
+        )
 
     def _parse_row(
-        self, row: list[str], idx: dict[str, int | None], scale: float, src: str, line: int, raw: bytes = b"",
+        self,
+        row: list[str],
+        idx: dict[str, int | None],
+        scale: float,
+        src: str,
+        line: int,
+        raw: bytes = b"",
     ) -> tuple[float, str, str, int, int, int] | None:
         c = self.columns
 
@@ -364,8 +415,9 @@ class TraceReader:
             if page < 0 or page >= 2**64:
                 raise ValueError
         except ValueError:
-            self._reject(TraceFormatError(src, line, c.page, f"page number {page_s!r} is not a non-negative integer",
-                                          raw))
+            self._reject(
+                TraceFormatError(src, line, c.page, f"page number {page_s!r} is not a non-negative integer", raw)
+            )
             return None
         t = 0.0
         if (t_s := cell("time")) is not None:
@@ -377,7 +429,7 @@ class TraceReader:
                 self._reject(TraceFormatError(src, line, str(c.time), f"time {t_s!r} is not a finite number", raw))
                 return None
         pool = cell("pool") or c.default_pool
-        if (source := cell("source")):
+        if source := cell("source"):
             pool = f"{source}/{pool}"
         obj = cell("object") or c.default_object
         access = 0
@@ -391,21 +443,26 @@ class TraceReader:
         if (f_s := cell("function")) is not None and f_s != "":
             fcode = FUNCTION_CODES.get(f_s.lower())
             if fcode is None:
-                self._reject(TraceFormatError(src, line, str(c.function), f"function {f_s!r}: use GP, SWI or REL",
-                                              raw))
+                self._reject(TraceFormatError(src, line, str(c.function), f"function {f_s!r}: use GP, SWI or REL", raw))
                 return None
             function = fcode
         self.accepted += 1
         return (t, pool, obj, page, access, function)
 
     @staticmethod
-    def _to_batch(buf: list[tuple[float, str, str, int, int, int]], end_offset: int = 0,
-                  end_line: int = 0) -> TraceBatch:
+    def _to_batch(
+        buf: list[tuple[float, str, str, int, int, int]], end_offset: int = 0, end_line: int = 0
+    ) -> TraceBatch:
         t, pools, objs, pages, acc, fun = zip(*buf, strict=True)
         return TraceBatch(
-            times=np.array(t, dtype=np.float64), pool_names=Names.of(pools), object_names=Names.of(objs),
-            pages=np.array(pages, dtype=np.uint64), access=np.array(acc, dtype=np.uint8),
-            function=np.array(fun, dtype=np.uint8), end_offset=end_offset, end_line=end_line,
+            times=np.array(t, dtype=np.float64),
+            pool_names=Names.of(pools),
+            object_names=Names.of(objs),
+            pages=np.array(pages, dtype=np.uint64),
+            access=np.array(acc, dtype=np.uint8),
+            function=np.array(fun, dtype=np.uint8),
+            end_offset=end_offset,
+            end_line=end_line,
         )
 
     # ------------------------------------------------------------ Parquet
@@ -428,8 +485,10 @@ class TraceReader:
             cols = {key: (None if i is None else rb.column(i).to_pylist()) for key, i in idx.items()}
             buf = []
             for r in range(n):
-                row = ["" if cols[k] is None or cols[k][r] is None else str(cols[k][r])  # type: ignore[index]
-                       for k in ("page", "time", "pool", "object", "access", "function", "source")]
+                row = [
+                    "" if cols[k] is None or cols[k][r] is None else str(cols[k][r])  # type: ignore[index]
+                    for k in ("page", "time", "pool", "object", "access", "function", "source")
+                ]
                 fake_idx: dict[str, int | None] = {
                     k: (None if idx[k] is None else j)
                     for j, k in enumerate(("page", "time", "pool", "object", "access", "function", "source"))
@@ -452,8 +511,16 @@ def write_trace_csv(path: Path, batch: TraceBatch, *, append: bool = False) -> N
         if new:
             w.writerow(["time", "pool", "object", "page", "access", "function"])
         for i in range(len(batch)):
-            w.writerow([repr(float(batch.times[i])), batch.pools[i], batch.objects[i], int(batch.pages[i]),
-                        access[batch.access[i]], function[batch.function[i]]])
+            w.writerow(
+                [
+                    repr(float(batch.times[i])),
+                    batch.pools[i],
+                    batch.objects[i],
+                    int(batch.pages[i]),
+                    access[batch.access[i]],
+                    function[batch.function[i]],
+                ]
+            )
 
 
 def add_column_arguments(p: argparse.ArgumentParser) -> None:
@@ -472,6 +539,14 @@ def add_column_arguments(p: argparse.ArgumentParser) -> None:
 def columns_from_args(a: argparse.Namespace) -> Columns:
     if a.page_column is None:
         return Columns(time_unit=a.time_unit, default_pool=a.pool)
-    return Columns(page=a.page_column, time=a.time_column, pool=a.pool_column, object=a.object_column,
-                   access=a.access_column, function=a.function_column, source=None,
-                   time_unit=a.time_unit, default_pool=a.pool)
+    return Columns(
+        page=a.page_column,
+        time=a.time_column,
+        pool=a.pool_column,
+        object=a.object_column,
+        access=a.access_column,
+        function=a.function_column,
+        source=None,
+        time_unit=a.time_unit,
+        default_pool=a.pool,
+    )

@@ -31,8 +31,16 @@ FROM {BY_NAME["sim_curve"].qualified}
 WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ? AND size_factor IS NOT NULL
 GROUP BY size_factor ORDER BY size_factor"""
 
-METRICS = ("panes", "getpages", "seconds", "getpages_per_s", "observed_hit_ratio", "sim_sync_reads_per_s",
-           "sim_random_hit_ratio", "max_working_set_pages")
+METRICS = (
+    "panes",
+    "getpages",
+    "seconds",
+    "getpages_per_s",
+    "observed_hit_ratio",
+    "sim_sync_reads_per_s",
+    "sim_random_hit_ratio",
+    "max_working_set_pages",
+)
 
 
 def timestamp(text: str) -> datetime:
@@ -47,10 +55,15 @@ def timestamp(text: str) -> datetime:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", help="subsystem or member, e.g. DB2A")
     p.add_argument("pool", help="buffer pool, e.g. BP1")
-    p.add_argument("--a", nargs=2, type=timestamp, required=True, metavar=("START", "END"),
-                   help="first range of event time (ISO 8601, end exclusive)")
-    p.add_argument("--b", nargs=2, type=timestamp, required=True, metavar=("START", "END"),
-                   help="second range")
+    p.add_argument(
+        "--a",
+        nargs=2,
+        type=timestamp,
+        required=True,
+        metavar=("START", "END"),
+        help="first range of event time (ISO 8601, end exclusive)",
+    )
+    p.add_argument("--b", nargs=2, type=timestamp, required=True, metavar=("START", "END"), help="second range")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 

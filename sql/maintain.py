@@ -19,14 +19,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tables", help="comma-separated table names (default: all)")
     p.add_argument("--retain", default="7d", help="keep snapshots younger than this (Trino duration, e.g. 7d, 12h)")
     p.add_argument("--file-size-threshold", default="100MB", help="compact files smaller than this")
-    p.add_argument("--orphans-older-than", default="7d",
-                   help="remove unreferenced files older than this; files a streaming job wrote but has not "
-                        "committed yet look unreferenced, so keep this well above the checkpoint interval")
+    p.add_argument(
+        "--orphans-older-than",
+        default="7d",
+        help="remove unreferenced files older than this; files a streaming job wrote but has not "
+        "committed yet look unreferenced, so keep this well above the checkpoint interval",
+    )
     p.add_argument("--skip-orphans", action="store_true")
 
 
-def maintain(tables: list[str], retain: str, threshold: str, orphans_older_than: str | None = "7d",
-             ) -> list[dict[str, Any]]:
+def maintain(
+    tables: list[str],
+    retain: str,
+    threshold: str,
+    orphans_older_than: str | None = "7d",
+) -> list[dict[str, Any]]:
     """Run the procedures; returns one report per table (files before and after, seconds)."""
     report: list[dict[str, Any]] = []
     with trino_connection(load_settings()) as conn:
@@ -48,11 +55,20 @@ def maintain(tables: list[str], retain: str, threshold: str, orphans_older_than:
             run(f"ALTER TABLE {t.qualified} EXECUTE optimize(file_size_threshold => '{threshold}')")
             run(f"ALTER TABLE {t.qualified} EXECUTE expire_snapshots(retention_threshold => '{retain}')")
             if orphans_older_than is not None:
-                run(f"ALTER TABLE {t.qualified} EXECUTE remove_orphan_files("
-                    f"retention_threshold => '{orphans_older_than}')")
-            report.append({"table": name, "files_before": before, "files_after": run(files)[0][0],
-                           "snapshots_before": snaps, "snapshots_after": run(snapshots)[0][0],
-                           "seconds": round(time.monotonic() - start, 2)})
+                run(
+                    f"ALTER TABLE {t.qualified} EXECUTE remove_orphan_files("
+                    f"retention_threshold => '{orphans_older_than}')"
+                )
+            report.append(
+                {
+                    "table": name,
+                    "files_before": before,
+                    "files_after": run(files)[0][0],
+                    "snapshots_before": snaps,
+                    "snapshots_after": run(snapshots)[0][0],
+                    "seconds": round(time.monotonic() - start, 2),
+                }
+            )
     return report
 
 
@@ -66,10 +82,15 @@ def run_cli(a: argparse.Namespace) -> int:
         return 2
     # Durations and sizes are spliced into the procedure calls: accept only their syntax.
     duration = r"\d+(\.\d+)?(ms|s|m|h|d)"
-    if not re.fullmatch(duration, a.retain) or not re.fullmatch(duration, a.orphans_older_than) or \
-            not re.fullmatch(r"\d+(\.\d+)?(B|kB|MB|GB)", a.file_size_threshold):
-        print("poolsight maintain: --retain and --orphans-older-than like 7d or 12h, "
-              "--file-size-threshold like 100MB", file=sys.stderr)
+    if (
+        not re.fullmatch(duration, a.retain)
+        or not re.fullmatch(duration, a.orphans_older_than)
+        or not re.fullmatch(r"\d+(\.\d+)?(B|kB|MB|GB)", a.file_size_threshold)
+    ):
+        print(
+            "poolsight maintain: --retain and --orphans-older-than like 7d or 12h, --file-size-threshold like 100MB",
+            file=sys.stderr,
+        )
         return 2
     for row in maintain(names, a.retain, a.file_size_threshold, None if a.skip_orphans else a.orphans_older_than):
         print(json.dumps(row))

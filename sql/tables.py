@@ -17,8 +17,13 @@ from poolsight.names import NAMESPACE, TRINO_CATALOG
 
 # Logical column types and what they are in Trino.
 TRINO_TYPES = {
-    "string": "varchar", "bigint": "bigint", "int": "integer", "double": "double",
-    "boolean": "boolean", "timestamp": "timestamp(6) with time zone", "binary": "varbinary",
+    "string": "varchar",
+    "bigint": "bigint",
+    "int": "integer",
+    "double": "double",
+    "boolean": "boolean",
+    "timestamp": "timestamp(6) with time zone",
+    "binary": "varbinary",
 }
 
 
@@ -61,21 +66,36 @@ def _avro_columns(schema: str, skip: tuple[str, ...] = ()) -> list[Column]:
         if isinstance(t, list):
             t = next(x for x in t if x != "null")
         if isinstance(t, dict):
-            t = "timestamp" if t.get("logicalType", "").startswith("timestamp") else \
-                ("string" if t.get("type") == "enum" else t.get("type"))
-        kind = {"string": "string", "long": "bigint", "int": "int", "double": "double", "float": "double",
-                "boolean": "boolean", "timestamp": "timestamp", "bytes": "binary"}.get(str(t))
+            t = (
+                "timestamp"
+                if t.get("logicalType", "").startswith("timestamp")
+                else ("string" if t.get("type") == "enum" else t.get("type"))
+            )
+        kind = {
+            "string": "string",
+            "long": "bigint",
+            "int": "int",
+            "double": "double",
+            "float": "double",
+            "boolean": "boolean",
+            "timestamp": "timestamp",
+            "bytes": "binary",
+        }.get(str(t))
         if kind is None:
             raise ValueError(f"{schema}.{f['name']}: no column type for Avro {t}")
         out.append(C(f["name"], kind, f.get("doc", "")))
     return out
 
 
-KEY = (C("source", "string", "DB2 subsystem or data-sharing member (LUW: instance/database) the data came from."),
-       C("pool", "string", "Buffer pool name, e.g. BP2."))
-PANE = (C("pane_start", "timestamp", "Start of the pane (event time, inclusive)."),
-        C("pane_end", "timestamp", "End of the pane (event time, exclusive)."),
-        C("seconds", "double", "Seconds of the pane covered by getpages (the first and last panes may be partial)."))
+KEY = (
+    C("source", "string", "DB2 subsystem or data-sharing member (LUW: instance/database) the data came from."),
+    C("pool", "string", "Buffer pool name, e.g. BP2."),
+)
+PANE = (
+    C("pane_start", "timestamp", "Start of the pane (event time, inclusive)."),
+    C("pane_end", "timestamp", "End of the pane (event time, exclusive)."),
+    C("seconds", "double", "Seconds of the pane covered by getpages (the first and last panes may be partial)."),
+)
 GETPAGES = (
     C("getpages", "bigint", "Getpage requests in the pane (all access types)."),
     C("getpages_random", "bigint", "Random getpages."),
@@ -95,124 +115,210 @@ AT_CURRENT = (
     C("sync_reads_per_s_2x", "double", "Simulated synchronous reads per second at twice the current size."),
     C("avoided_sync_reads_per_s_2x", "double", "Synchronous reads per second doubling the pool would avoid."),
     C("cpu_seconds_saved_per_s_2x", "double", "CPU seconds per second doubling the pool would save (cost model)."),
-    C("elapsed_seconds_saved_per_s_2x", "double",
-      "I/O wait seconds per second doubling the pool would save (null without a sync I/O time)."),
+    C(
+        "elapsed_seconds_saved_per_s_2x",
+        "double",
+        "I/O wait seconds per second doubling the pool would save (null without a sync I/O time).",
+    ),
 )
 
-POOL_PANE = Table("pool_pane", "One row per pool and pane from the simulation job.", (
-    *KEY, *PANE, *GETPAGES,
-    C("working_set_pages", "bigint", "Pages whose latest reference is within the window ending at this pane."),
-    C("window_panes", "int", "Panes in that window."),
-    *AT_CURRENT,
-    C("late_getpages", "bigint", "Getpages that arrived after a later one of the same pool (out of order)."),
-    C("warmup", "boolean", "True while the window reaches back to the first pane ever seen."),
-    C("mode", "string", "Simulation mode: exact, shards or shards-fixed-size."),
-    C("sampling_rate", "double", "SHARDS sampling rate (1 in exact mode)."),
-    C("batches", "bigint", "Getpage batches that made up the pane."),
-    C("emitted_at", "timestamp", "Wall-clock time the job emitted the row."),
-), "pane_start", ("source", "pool", "pane_start"))
+POOL_PANE = Table(
+    "pool_pane",
+    "One row per pool and pane from the simulation job.",
+    (
+        *KEY,
+        *PANE,
+        *GETPAGES,
+        C("working_set_pages", "bigint", "Pages whose latest reference is within the window ending at this pane."),
+        C("window_panes", "int", "Panes in that window."),
+        *AT_CURRENT,
+        C("late_getpages", "bigint", "Getpages that arrived after a later one of the same pool (out of order)."),
+        C("warmup", "boolean", "True while the window reaches back to the first pane ever seen."),
+        C("mode", "string", "Simulation mode: exact, shards or shards-fixed-size."),
+        C("sampling_rate", "double", "SHARDS sampling rate (1 in exact mode)."),
+        C("batches", "bigint", "Getpage batches that made up the pane."),
+        C("emitted_at", "timestamp", "Wall-clock time the job emitted the row."),
+    ),
+    "pane_start",
+    ("source", "pool", "pane_start"),
+)
 
-OBJECT_PANE = Table("object_pane", "One row per object (table or index space) and pane.", (
-    *KEY, C("object", "string", "Object name (database.space)."), *PANE, *GETPAGES,
-    C("working_set_pages", "bigint", "Pages of the object whose latest reference is within the window."),
-    C("sequential_share", "double", "Share of sequential and RID-list getpages."),
-    C("access_class", "string", "SAMOS (mostly sequential) or RAMOS (mostly random)."),
-    *AT_CURRENT,
-), "pane_start", ("source", "pool", "pane_start", "object"))
+OBJECT_PANE = Table(
+    "object_pane",
+    "One row per object (table or index space) and pane.",
+    (
+        *KEY,
+        C("object", "string", "Object name (database.space)."),
+        *PANE,
+        *GETPAGES,
+        C("working_set_pages", "bigint", "Pages of the object whose latest reference is within the window."),
+        C("sequential_share", "double", "Share of sequential and RID-list getpages."),
+        C("access_class", "string", "SAMOS (mostly sequential) or RAMOS (mostly random)."),
+        *AT_CURRENT,
+    ),
+    "pane_start",
+    ("source", "pool", "pane_start", "object"),
+)
 
-SIM_CURVE = Table("sim_curve", "The simulated curve per pool and pane over candidate sizes.", (
-    *KEY, *PANE,
-    C("size_pages", "bigint", "Candidate pool size in buffers."),
-    C("size_factor", "double", "Candidate size over the current size (null if the current size is unknown)."),
-    C("is_current", "boolean", "True for the pool's current size."),
-    C("refs", "bigint", "Getpages simulated in the pane."),
-    C("hits", "double", "Simulated LRU hits at this size."),
-    C("misses", "double", "Simulated misses at this size."),
-    C("hit_ratio", "double", "hits / refs."),
-    C("miss_ratio", "double", "misses / refs."),
-    C("hit_ratio_random", "double", "Hit ratio of random getpages."),
-    C("hit_ratio_sequential", "double", "Hit ratio of sequential getpages."),
-    C("sync_reads", "double", "Random misses: synchronous reads."),
-    C("prefetch_pages", "double", "Sequential and RID-list misses: pages prefetch must bring in."),
-    C("sync_reads_per_s", "double", "Synchronous reads per second."),
-    C("prefetch_pages_per_s", "double", "Prefetched pages per second."),
-    C("avoided_sync_reads_per_s", "double", "Synchronous reads per second avoided compared with the current size."),
-    C("cpu_seconds_saved_per_s", "double", "CPU seconds per second saved compared with the current size."),
-    C("elapsed_seconds_saved_per_s", "double", "I/O wait seconds per second saved (null without a sync I/O time)."),
-), "pane_start", ("source", "pool", "pane_start", "size_pages"))
+SIM_CURVE = Table(
+    "sim_curve",
+    "The simulated curve per pool and pane over candidate sizes.",
+    (
+        *KEY,
+        *PANE,
+        C("size_pages", "bigint", "Candidate pool size in buffers."),
+        C("size_factor", "double", "Candidate size over the current size (null if the current size is unknown)."),
+        C("is_current", "boolean", "True for the pool's current size."),
+        C("refs", "bigint", "Getpages simulated in the pane."),
+        C("hits", "double", "Simulated LRU hits at this size."),
+        C("misses", "double", "Simulated misses at this size."),
+        C("hit_ratio", "double", "hits / refs."),
+        C("miss_ratio", "double", "misses / refs."),
+        C("hit_ratio_random", "double", "Hit ratio of random getpages."),
+        C("hit_ratio_sequential", "double", "Hit ratio of sequential getpages."),
+        C("sync_reads", "double", "Random misses: synchronous reads."),
+        C("prefetch_pages", "double", "Sequential and RID-list misses: pages prefetch must bring in."),
+        C("sync_reads_per_s", "double", "Synchronous reads per second."),
+        C("prefetch_pages_per_s", "double", "Prefetched pages per second."),
+        C("avoided_sync_reads_per_s", "double", "Synchronous reads per second avoided compared with the current size."),
+        C("cpu_seconds_saved_per_s", "double", "CPU seconds per second saved compared with the current size."),
+        C("elapsed_seconds_saved_per_s", "double", "I/O wait seconds per second saved (null without a sync I/O time)."),
+    ),
+    "pane_start",
+    ("source", "pool", "pane_start", "size_pages"),
+)
 
-WORKING_SET = Table("working_set", "Working sets per pool (object null) and per object, per pane.", (
-    *KEY, C("object", "string", "Object name; null for the whole pool."), *PANE,
-    C("pane_pages", "bigint", "Distinct pages referenced in the pane."),
-    C("window_pages", "bigint", "Distinct pages referenced in the window ending at this pane."),
-    C("window_panes", "int", "Panes in the window."),
-    C("change_pages", "bigint", "Change of pane_pages from the previous pane (pool rows only)."),
-), "pane_start", ("source", "pool", "pane_start"))
+WORKING_SET = Table(
+    "working_set",
+    "Working sets per pool (object null) and per object, per pane.",
+    (
+        *KEY,
+        C("object", "string", "Object name; null for the whole pool."),
+        *PANE,
+        C("pane_pages", "bigint", "Distinct pages referenced in the pane."),
+        C("window_pages", "bigint", "Distinct pages referenced in the window ending at this pane."),
+        C("window_panes", "int", "Panes in the window."),
+        C("change_pages", "bigint", "Change of pane_pages from the previous pane (pool rows only)."),
+    ),
+    "pane_start",
+    ("source", "pool", "pane_start"),
+)
 
-REUSE_DISTANCE = Table("reuse_distance", "Reuse-distance histogram per pool and pane, in power-of-two buckets.", (
-    *KEY, *PANE,
-    C("access", "string", "random, sequential or rid."),
-    C("distance_lo", "bigint", "Smallest LRU stack distance in the bucket (null: first reference, infinite)."),
-    C("distance_hi", "bigint", "Largest LRU stack distance in the bucket."),
-    C("getpages", "double", "Getpages whose reuse distance falls in the bucket."),
-), "pane_start", ("source", "pool", "pane_start"))
+REUSE_DISTANCE = Table(
+    "reuse_distance",
+    "Reuse-distance histogram per pool and pane, in power-of-two buckets.",
+    (
+        *KEY,
+        *PANE,
+        C("access", "string", "random, sequential or rid."),
+        C("distance_lo", "bigint", "Smallest LRU stack distance in the bucket (null: first reference, infinite)."),
+        C("distance_hi", "bigint", "Largest LRU stack distance in the bucket."),
+        C("getpages", "double", "Getpages whose reuse distance falls in the bucket."),
+    ),
+    "pane_start",
+    ("source", "pool", "pane_start"),
+)
 
 _INTERVAL = ("interval_start",)
-POOL_STATS = Table("pool_stats", "Statistics intervals per pool (IFCID 2, statistics reports), derived metrics.", (
-    *_avro_columns("pool_stats"),
-    C("getpages", "bigint", "Random plus sequential getpages."),
-    C("application_hit_ratio", "double", "(getpages - sync reads) / getpages."),
-    C("system_hit_ratio", "double", "(getpages - pages read) / getpages; may be negative (seed 000)."),
-    C("read_ios_per_second", "double", "Sync reads plus prefetch read I/Os, per second."),
-    C("sync_reads_per_second", "double", "Synchronous reads per second."),
-    C("pages_read_per_second", "double", "Pages read (sync plus prefetched) per second."),
-    C("pages_per_write", "double", "Pages written per write I/O (below 10 suggests lowering VDWQT)."),
-    C("io_intensity", "double", "(Pages read + pages written) / VPSIZE."),
-    C("luw_hit_ratio", "double", "Db2 LUW hit ratio: (l_reads - (p_reads - async reads)) / l_reads."),
-    C("flags", "string", "Findings, semicolon-separated."),
-    C("vpsize", "bigint", "VPSIZE from the latest pool attributes (null if none seen)."),
-    C("vpseqt", "double", "VPSEQT % from the latest pool attributes."),
-    C("dwqt", "double", "DWQT % from the latest pool attributes."),
-    C("vdwqt", "double", "VDWQT % from the latest pool attributes."),
-    C("page_size", "int", "Page size in bytes from the latest pool attributes."),
-), "interval_start", ("source", "pool", "interval_start"))
+POOL_STATS = Table(
+    "pool_stats",
+    "Statistics intervals per pool (IFCID 2, statistics reports), derived metrics.",
+    (
+        *_avro_columns("pool_stats"),
+        C("getpages", "bigint", "Random plus sequential getpages."),
+        C("application_hit_ratio", "double", "(getpages - sync reads) / getpages."),
+        C("system_hit_ratio", "double", "(getpages - pages read) / getpages; may be negative (seed 000)."),
+        C("read_ios_per_second", "double", "Sync reads plus prefetch read I/Os, per second."),
+        C("sync_reads_per_second", "double", "Synchronous reads per second."),
+        C("pages_read_per_second", "double", "Pages read (sync plus prefetched) per second."),
+        C("pages_per_write", "double", "Pages written per write I/O (below 10 suggests lowering VDWQT)."),
+        C("io_intensity", "double", "(Pages read + pages written) / VPSIZE."),
+        C("luw_hit_ratio", "double", "Db2 LUW hit ratio: (l_reads - (p_reads - async reads)) / l_reads."),
+        C("flags", "string", "Findings, semicolon-separated."),
+        C("vpsize", "bigint", "VPSIZE from the latest pool attributes (null if none seen)."),
+        C("vpseqt", "double", "VPSEQT % from the latest pool attributes."),
+        C("dwqt", "double", "DWQT % from the latest pool attributes."),
+        C("vdwqt", "double", "VDWQT % from the latest pool attributes."),
+        C("page_size", "int", "Page size in bytes from the latest pool attributes."),
+    ),
+    "interval_start",
+    ("source", "pool", "interval_start"),
+)
 
-OBJECT_IO_STATS = Table("object_io_stats", "I/O statistics per object and interval (IFCID 199).", (
-    *_avro_columns("object_io_stats"),
-    C("seconds", "double", "Interval length in seconds."),
-    C("sync_reads_per_second", "double", "Synchronous reads per second."),
-    C("sync_io_seconds_per_second", "double", "Seconds of synchronous read wait per second (sync reads x average)."),
-    C("cpu_seconds_per_second", "double", "CPU seconds per second spent on sync reads (cost model, 30 µs each)."),
-), "interval_start", ("source", "pool", "interval_start", "object"))
+OBJECT_IO_STATS = Table(
+    "object_io_stats",
+    "I/O statistics per object and interval (IFCID 199).",
+    (
+        *_avro_columns("object_io_stats"),
+        C("seconds", "double", "Interval length in seconds."),
+        C("sync_reads_per_second", "double", "Synchronous reads per second."),
+        C(
+            "sync_io_seconds_per_second",
+            "double",
+            "Seconds of synchronous read wait per second (sync reads x average).",
+        ),
+        C("cpu_seconds_per_second", "double", "CPU seconds per second spent on sync reads (cost model, 30 µs each)."),
+    ),
+    "interval_start",
+    ("source", "pool", "interval_start", "object"),
+)
 
-GBP_STATS = Table("gbp_stats", "Group buffer pool statistics per member and interval.", (
-    *_avro_columns("gbp_stats"),
-    C("gbp_hit_ratio", "double", "z/OS: reads with data returned over all XI and NF reads."),
-    C("luw_gbp_hit_ratio", "double", "pureScale: (GBP logical - physical) / logical."),
-), "interval_start", ("source", "gbp", "interval_start"))
+GBP_STATS = Table(
+    "gbp_stats",
+    "Group buffer pool statistics per member and interval.",
+    (
+        *_avro_columns("gbp_stats"),
+        C("gbp_hit_ratio", "double", "z/OS: reads with data returned over all XI and NF reads."),
+        C("luw_gbp_hit_ratio", "double", "pureScale: (GBP logical - physical) / logical."),
+    ),
+    "interval_start",
+    ("source", "gbp", "interval_start"),
+)
 
-BACKUP_STATS = Table("backup_stats", "Db2 LUW backup and restore statistics (db2diag.log), analysed.", (
-    *_avro_columns("backup_stats", skip=("threads",)),
-    C("bm_threads", "int", "Buffer manipulator threads."),
-    C("mc_threads", "int", "Media controller threads."),
-    C("bm_io_share", "double", "Average share of BM thread time in I/O."),
-    C("bm_msgq_share", "double", "Average share of BM thread time waiting for a buffer (MsgQ)."),
-    C("bm_waitq_share", "double", "Average share of BM thread time waiting for a message (WaitQ)."),
-    C("mc_io_share", "double", "Average share of MC thread time in I/O."),
-    C("mc_msgq_share", "double", "Average share of MC thread time waiting for a buffer (MsgQ)."),
-    C("mc_waitq_share", "double", "Average share of MC thread time waiting for a message (WaitQ)."),
-    C("mbytes", "double", "Megabytes processed by the MC threads."),
-    C("bottleneck", "string", "BM or MC: the side that spends the larger share in I/O."),
-    C("bottleneck_means", "string", "What the bottleneck means for this operation."),
-), "event_time", ("source", "event_time"))
+BACKUP_STATS = Table(
+    "backup_stats",
+    "Db2 LUW backup and restore statistics (db2diag.log), analysed.",
+    (
+        *_avro_columns("backup_stats", skip=("threads",)),
+        C("bm_threads", "int", "Buffer manipulator threads."),
+        C("mc_threads", "int", "Media controller threads."),
+        C("bm_io_share", "double", "Average share of BM thread time in I/O."),
+        C("bm_msgq_share", "double", "Average share of BM thread time waiting for a buffer (MsgQ)."),
+        C("bm_waitq_share", "double", "Average share of BM thread time waiting for a message (WaitQ)."),
+        C("mc_io_share", "double", "Average share of MC thread time in I/O."),
+        C("mc_msgq_share", "double", "Average share of MC thread time waiting for a buffer (MsgQ)."),
+        C("mc_waitq_share", "double", "Average share of MC thread time waiting for a message (WaitQ)."),
+        C("mbytes", "double", "Megabytes processed by the MC threads."),
+        C("bottleneck", "string", "BM or MC: the side that spends the larger share in I/O."),
+        C("bottleneck_means", "string", "What the bottleneck means for this operation."),
+    ),
+    "event_time",
+    ("source", "event_time"),
+)
 
-DEAD_LETTER = Table("dead_letter", "Records that could not be parsed, decoded or placed in time, with the reason.", (
-    *_avro_columns("dead_letter"),
-    C("topic", "string", "Kafka topic the record came from (jobs), or the dead-letter topic (collectors)."),
-), "detected_at", ("collector", "detected_at"))
+DEAD_LETTER = Table(
+    "dead_letter",
+    "Records that could not be parsed, decoded or placed in time, with the reason.",
+    (
+        *_avro_columns("dead_letter"),
+        C("topic", "string", "Kafka topic the record came from (jobs), or the dead-letter topic (collectors)."),
+    ),
+    "detected_at",
+    ("collector", "detected_at"),
+)
 
-TABLES: tuple[Table, ...] = (POOL_PANE, OBJECT_PANE, SIM_CURVE, WORKING_SET, REUSE_DISTANCE, POOL_STATS,
-                             OBJECT_IO_STATS, GBP_STATS, BACKUP_STATS, DEAD_LETTER)
+TABLES: tuple[Table, ...] = (
+    POOL_PANE,
+    OBJECT_PANE,
+    SIM_CURVE,
+    WORKING_SET,
+    REUSE_DISTANCE,
+    POOL_STATS,
+    OBJECT_IO_STATS,
+    GBP_STATS,
+    BACKUP_STATS,
+    DEAD_LETTER,
+)
 BY_NAME = {t.name: t for t in TABLES}
 
 
@@ -224,8 +330,10 @@ def create_table_ddl(t: Table) -> str:
     """Trino DDL (names from this module, never from users)."""
     cols = ",\n  ".join(f"{c.name} {TRINO_TYPES[c.type]} COMMENT {_quote(c.doc)}" for c in t.columns)
     sort = ", ".join(_quote(s) for s in t.sort)
-    return (f"CREATE TABLE IF NOT EXISTS {t.qualified} (\n  {cols}\n) COMMENT {_quote(t.doc)}\n"
-            f"WITH (format = 'PARQUET', partitioning = ARRAY['day({t.time_column})'], sorted_by = ARRAY[{sort}])")
+    return (
+        f"CREATE TABLE IF NOT EXISTS {t.qualified} (\n  {cols}\n) COMMENT {_quote(t.doc)}\n"
+        f"WITH (format = 'PARQUET', partitioning = ARRAY['day({t.time_column})'], sorted_by = ARRAY[{sort}])"
+    )
 
 
 def flink_select(t: Table, view: str) -> str:

@@ -17,15 +17,23 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 TEST_VAR = ROOT / "var" / "test"
 TEST_PORTS = {
-    "KAFKA": 19092, "KAFKA_CONTROLLER": 19093, "REGISTRY": 18081, "REGISTRY_MANAGEMENT": 18091,
-    "POSTGRES": 15433, "FLINK_REST": 18082, "FLINK_RPC": 16123, "TRINO": 18080,
+    "KAFKA": 19092,
+    "KAFKA_CONTROLLER": 19093,
+    "REGISTRY": 18081,
+    "REGISTRY_MANAGEMENT": 18091,
+    "POSTGRES": 15433,
+    "FLINK_REST": 18082,
+    "FLINK_RPC": 16123,
+    "TRINO": 18080,
 }
 os.environ.update({f"POOLSIGHT_{k}_PORT": str(v) for k, v in TEST_PORTS.items()})
-os.environ.update({
-    "POOLSIGHT_DATA_DIR": str(TEST_VAR / "data"),
-    "POOLSIGHT_RUN_DIR": str(TEST_VAR / "run"),
-    "POOLSIGHT_LOG_DIR": str(TEST_VAR / "log"),
-})
+os.environ.update(
+    {
+        "POOLSIGHT_DATA_DIR": str(TEST_VAR / "data"),
+        "POOLSIGHT_RUN_DIR": str(TEST_VAR / "run"),
+        "POOLSIGHT_LOG_DIR": str(TEST_VAR / "log"),
+    }
+)
 os.environ.pop("POOLSIGHT_CONFIG", None)
 
 POOLSIGHT = [sys.executable, "-m", "poolsight.cli"]
@@ -34,8 +42,12 @@ POOLSIGHT = [sys.executable, "-m", "poolsight.cli"]
 def poolsight(*args: str, env: dict[str, str] | None = None, timeout: float = 1200) -> subprocess.CompletedProcess[str]:
     """Run the real CLI, as a user would."""
     return subprocess.run(
-        [*POOLSIGHT, *args], capture_output=True, text=True, timeout=timeout,
-        env={**os.environ, **(env or {})}, cwd=ROOT,
+        [*POOLSIGHT, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
     )
 
 
@@ -47,3 +59,17 @@ def stack() -> Iterator[None]:
     yield
     r = poolsight("down")
     assert r.returncode == 0, r.stderr
+
+
+STACK_DIR = Path(__file__).resolve().parent / "stack"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/stack/ needs the services, and nothing else may: `make unit`
+    (-m 'not stack') then runs every test that needs none."""
+    for item in items:
+        in_stack = STACK_DIR in Path(str(item.path)).parents
+        if in_stack:
+            item.add_marker(pytest.mark.stack)
+        elif item.get_closest_marker("stack") is not None:
+            raise pytest.UsageError(f"{item.nodeid} needs the stack: move it under tests/stack/")

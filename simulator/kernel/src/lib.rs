@@ -1,4 +1,4 @@
-//! poolsight's compiled simulation kernel, exposed to Python as `poolsight_kernel.Kernel`.
+//! poolsight's compiled simulation kernel, exposed to Python as `poolsight.simulator._kernel.Kernel`.
 //! The typed Python API around it is `poolsight.simulator`.
 
 pub mod bpmodel;
@@ -37,7 +37,7 @@ struct State {
 const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN01";
 
 /// Reuse-distance simulation of many buffer pools; feed getpage batches, read curves.
-#[pyclass(module = "poolsight_kernel")]
+#[pyclass(module = "poolsight.simulator._kernel")]
 struct Kernel {
     state: State,
     minis: FxHashMap<u32, (Policy, Vec<u64>, f64, f64)>,
@@ -311,7 +311,7 @@ impl Kernel {
 }
 
 /// A DB2-like buffer pool, buffer by buffer (the workload generator's model; see bpmodel.rs).
-#[pyclass(module = "poolsight_kernel", name = "PoolModel")]
+#[pyclass(module = "poolsight.simulator._kernel", name = "PoolModel")]
 struct PyPoolModel {
     inner: bpmodel::PoolModel,
 }
@@ -409,7 +409,7 @@ impl PyPoolModel {
 }
 
 #[pymodule]
-fn poolsight_kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Kernel>()?;
     m.add_class::<PyPoolModel>()?;
     Ok(())

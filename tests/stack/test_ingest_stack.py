@@ -27,8 +27,10 @@ def _rows(start: int, n: int) -> str:
     out = []
     for i in range(start, start + n):
         pool = "BP1" if i % 3 else "BP2"
-        out.append(f"{1_700_000_000 + i * 0.001:.6f},{pool},DB1.TS{i % 5},{(i * 7919) % 1000},"
-                   f"{'RSL'[i % 3]},{'GP' if i % 10 else 'SWI'}\n")
+        out.append(
+            f"{1_700_000_000 + i * 0.001:.6f},{pool},DB1.TS{i % 5},{(i * 7919) % 1000},"
+            f"{'RSL'[i % 3]},{'GP' if i % 10 else 'SWI'}\n"
+        )
     return "".join(out)
 
 
@@ -60,8 +62,7 @@ def _read_back(source: str, file: Path) -> tuple[list[dict[str, Any]], list[dict
             dead.append(rec)
         return True
 
-    consume(s.kafka_bootstrap, [GETPAGE_TOPIC.name, DEADLETTER_TOPIC.name], f"t-{uuid.uuid4()}", handle,
-            idle_seconds=4)
+    consume(s.kafka_bootstrap, [GETPAGE_TOPIC.name, DEADLETTER_TOPIC.name], f"t-{uuid.uuid4()}", handle, idle_seconds=4)
     return batches, dead
 
 
@@ -74,16 +75,25 @@ def _check_sequences(batches: list[dict[str, Any]]) -> None:
 
 
 def _ingest(file: Path, source: str, state: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return poolsight("ingest", "trace", str(file), "--source", source, "--state-dir", str(state),
-                     "--batch-getpages", "100", *extra, timeout=300)
+    return poolsight(
+        "ingest",
+        "trace",
+        str(file),
+        "--source",
+        source,
+        "--state-dir",
+        str(state),
+        "--batch-getpages",
+        "100",
+        *extra,
+        timeout=300,
+    )
 
 
 def test_trace_file_into_kafka_counts_exactly_and_restarts_without_repeats(tmp_path: Path) -> None:
     source = f"T{uuid.uuid4().hex[:8]}"
     file = tmp_path / "trace.csv"
-    bad = ("1700000001.0,BP1,DB1.TS1,notapage,R,GP\n"
-           "1700000001.1,BP1,DB1.TS1,12,Q,GP\n"
-           "1700000001.2,BP1,DB1.TS1\n")
+    bad = "1700000001.0,BP1,DB1.TS1,notapage,R,GP\n1700000001.1,BP1,DB1.TS1,12,Q,GP\n1700000001.2,BP1,DB1.TS1\n"
     file.write_text(HEADER + _rows(0, 1000) + bad + _rows(1000, 500))
     r = _ingest(file, source, tmp_path / "state")
     assert r.returncode == 0, r.stderr
@@ -102,12 +112,14 @@ def test_trace_file_into_kafka_counts_exactly_and_restarts_without_repeats(tmp_p
     assert sum(b["function"].count(0) for b in batches) == sum(1 for i in range(2200) if i % 10)
     _check_sequences(batches)
     assert sorted((d["position"], d["field"]) for d in dead) == [
-        ("line 1002", "page"), ("line 1003", "access"), ("line 1004", "row")]
+        ("line 1002", "page"),
+        ("line 1003", "access"),
+        ("line 1004", "row"),
+    ]
     assert all(d["collector"] == "ingest-trace" for d in dead)
     assert dead[0]["raw"].startswith(b"1700000001")
     # Pages and objects survive the trip: compare with the file, row by row, per pool.
-    sent = {(b["pool"], b["object_names"][o], p) for b in batches for o, p in zip(b["object"], b["page"],
-                                                                                    strict=True)}
+    sent = {(b["pool"], b["object_names"][o], p) for b in batches for o, p in zip(b["object"], b["page"], strict=True)}
     want = set()
     for i in range(2200):
         want.add(("BP1" if i % 3 else "BP2", f"DB1.TS{i % 5}", (i * 7919) % 1000))
@@ -119,9 +131,27 @@ def test_follow_tails_a_growing_file(tmp_path: Path) -> None:
     file = tmp_path / "live.csv"
     file.write_text(HEADER + _rows(0, 300))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "poolsight.cli", "ingest", "trace", str(file), "--source", source,
-         "--state-dir", str(tmp_path / "state"), "--follow", "--idle-stop", "6", "--batch-getpages", "64"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "poolsight.cli",
+            "ingest",
+            "trace",
+            str(file),
+            "--source",
+            source,
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--follow",
+            "--idle-stop",
+            "6",
+            "--batch-getpages",
+            "64",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     time.sleep(3)
     more = _rows(300, 200)
@@ -150,9 +180,27 @@ def test_an_interrupted_collector_resumes_at_its_last_checkpoint(tmp_path: Path)
     file.write_text(HEADER + _rows(0, rows))
     state = tmp_path / "state"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "poolsight.cli", "ingest", "trace", str(file), "--source", source,
-         "--state-dir", str(state), "--speed", "10", "--checkpoint-seconds", "3600"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "poolsight.cli",
+            "ingest",
+            "trace",
+            str(file),
+            "--source",
+            source,
+            "--state-dir",
+            str(state),
+            "--speed",
+            "10",
+            "--checkpoint-seconds",
+            "3600",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(12)  # paced at 10x: the first 65,536-row chunk is sent after about 6.6 s
     assert proc.poll() is None, "the collector finished before the interrupt"
     proc.send_signal(signal.SIGINT)
@@ -186,8 +234,9 @@ def test_generated_workload_into_kafka_counts_exactly(tmp_path: Path) -> None:
     raw["members"] = [member]
     scenario = tmp_path / "mine.yaml"
     scenario.write_text(yaml.safe_dump(raw))
-    r = poolsight("generate", str(scenario), "--getpages", "150000", "--seed", "3", "--event-rate", "20000",
-                  timeout=300)
+    r = poolsight(
+        "generate", str(scenario), "--getpages", "150000", "--seed", "3", "--event-rate", "20000", timeout=300
+    )
     assert r.returncode == 0, r.stderr
     totals = __import__("json").loads(r.stdout.strip().splitlines()[-1])
 
@@ -206,8 +255,13 @@ def test_generated_workload_into_kafka_counts_exactly(tmp_path: Path) -> None:
 
     from poolsight.names import ATTRIBUTES_TOPIC, IO_TOPIC, STATS_TOPIC
 
-    consume(s.kafka_bootstrap, [GETPAGE_TOPIC.name, IO_TOPIC.name, STATS_TOPIC.name, ATTRIBUTES_TOPIC.name],
-            f"t-{uuid.uuid4()}", handle, idle_seconds=5)
+    consume(
+        s.kafka_bootstrap,
+        [GETPAGE_TOPIC.name, IO_TOPIC.name, STATS_TOPIC.name, ATTRIBUTES_TOPIC.name],
+        f"t-{uuid.uuid4()}",
+        handle,
+        idle_seconds=5,
+    )
     batches = seen["GetpageBatch"]
     assert sum(b["function"].count(0) for b in batches) == totals["getpages"]
     assert sum(len(b["page"]) for b in batches) == totals["events"]
@@ -238,8 +292,17 @@ def test_producer_process_keeps_a_keys_order_when_the_caller_encodes_too() -> No
     sent = []
     for seq in range(400):
         t = 1_700_000_000 + seq + np.arange(n) / n
-        b = make_batch(source, "BP1", seq, t, np.arange(n) % 3, (np.arange(n) + seq).astype(np.uint64),
-                       np.zeros(n, np.uint8), (np.arange(n) % 7 == 0).astype(np.uint8), names=["A", "B", "C"])
+        b = make_batch(
+            source,
+            "BP1",
+            seq,
+            t,
+            np.arange(n) % 3,
+            (np.arange(n) + seq).astype(np.uint64),
+            np.zeros(n, np.uint8),
+            (np.arange(n) % 7 == 0).astype(np.uint8),
+            names=["A", "B", "C"],
+        )
         sent.append(b)
     for i in range(0, len(sent), 4):
         pp.send_batches(sent[i : i + 4])
@@ -256,7 +319,7 @@ def test_statistics_files_into_kafka(tmp_path: Path) -> None:
     records parsed (with their values), and the broken blocks in the dead-letter topic."""
     import shutil
 
-    corpus = Path(__file__).parent / "corpus"
+    corpus = Path(__file__).parent.parent / "ingest" / "corpus"
     tag = uuid.uuid4().hex[:6]
     om = tmp_path / f"om-{tag}.txt"
     shutil.copy(corpus / "omegamon" / "highlights_and_broken.txt", om)
@@ -299,16 +362,31 @@ def test_statistics_files_into_kafka(tmp_path: Path) -> None:
 
     from poolsight.names import ATTRIBUTES_TOPIC, STATS_TOPIC
 
-    consume(s.kafka_bootstrap, [STATS_TOPIC.name, ATTRIBUTES_TOPIC.name, DEADLETTER_TOPIC.name],
-            f"t-{uuid.uuid4()}", handle, idle_seconds=4)
+    consume(
+        s.kafka_bootstrap,
+        [STATS_TOPIC.name, ATTRIBUTES_TOPIC.name, DEADLETTER_TOPIC.name],
+        f"t-{uuid.uuid4()}",
+        handle,
+        idle_seconds=4,
+    )
     mine = [x for x in stats if x["source"] == f"K{tag}"]
     assert [(x["pool"], x["getpages_random"], x["interval_seconds"]) for x in mine] == [("BP6", 100, 600.0)]
-    assert any(x["source"] == "DB2A" and x["pool"] == "BP4" and x["getpages_random"] == 45_600
-               and x["interval_start"] == datetime(2026, 11, 21, 14, tzinfo=UTC)  # timestamp-micros, decoded
-               and x["origin"] == "omegamon" for x in stats)
+    assert any(
+        x["source"] == "DB2A"
+        and x["pool"] == "BP4"
+        and x["getpages_random"] == 45_600
+        and x["interval_start"] == datetime(2026, 11, 21, 14, tzinfo=UTC)  # timestamp-micros, decoded
+        and x["origin"] == "omegamon"
+        for x in stats
+    )
     assert sorted(a["pool"] for a in attrs) == ["BP5", "BP6"]
     assert sorted((d["source"] == str(om), d["position"]) for d in dead) == [
-        (False, "line 4"), (False, "line 8"), (False, "line 9"), (True, "line 11"), (True, "line 22")]
+        (False, "line 4"),
+        (False, "line 8"),
+        (False, "line 9"),
+        (True, "line 11"),
+        (True, "line 22"),
+    ]
     assert all(d["collector"] == "ingest-stats" for d in dead)
     assert [(b["operation"], len(b["threads"])) for b in backups] == [("BACKUP", 11), ("RESTORE", 21)]
     # Derived values, computed from what came back through Kafka.

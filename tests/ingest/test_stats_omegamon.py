@@ -42,7 +42,11 @@ def test_fixed_width_report_two_blocks_side_by_side() -> None:
     assert (bp0["sync_reads_random"], bp0["sync_reads_sequential"]) == (795, 17)
     assert (bp0["list_prefetch_requests"], bp0["list_prefetch_pages"], bp0["dyn_prefetch_pages"]) == (101, 40, 57)
     assert (bp0["buffer_updates"], bp0["pages_written"], bp0["sync_writes"], bp0["async_writes"]) == (
-        410_200, 23_500, 37, 2104)
+        410_200,
+        23_500,
+        37,
+        2104,
+    )
     assert bp0["vdwqt_reached"] == 88 and bp0["buffers_allocated"] == 20_000
     assert bp0["sim_sync_reads_avoidable_random"] is None  # not in this report: null, not 0
     bp2 = by_pool["BP2"]
@@ -80,10 +84,22 @@ def test_seed_block_under_a_report_header_and_its_metrics() -> None:
 
 
 def test_negative_system_hit_ratio_is_kept_and_flagged() -> None:
-    rec = {"getpages_random": 1000, "getpages_sequential": 0, "sync_reads_random": 10, "sync_reads_sequential": 0,
-           "seq_prefetch_pages": 0, "list_prefetch_pages": 0, "dyn_prefetch_pages": 5000,
-           "seq_prefetch_reads": 0, "list_prefetch_reads": 0, "dyn_prefetch_reads": 100,
-           "interval_seconds": 60.0, "pages_written": None, "sync_writes": None, "async_writes": None}
+    rec = {
+        "getpages_random": 1000,
+        "getpages_sequential": 0,
+        "sync_reads_random": 10,
+        "sync_reads_sequential": 0,
+        "seq_prefetch_pages": 0,
+        "list_prefetch_pages": 0,
+        "dyn_prefetch_pages": 5000,
+        "seq_prefetch_reads": 0,
+        "list_prefetch_reads": 0,
+        "dyn_prefetch_reads": 100,
+        "interval_seconds": 60.0,
+        "pages_written": None,
+        "sync_writes": None,
+        "async_writes": None,
+    }
     m = pool_metrics(rec, vpsize=1000)
     assert m["system_hit_ratio"] == pytest.approx((1000 - 5010) / 1000)
     assert any("negative system hit ratio" in f for f in m["flags"])
@@ -113,12 +129,29 @@ def test_wrong_encoding_damages_only_its_block(tmp_path: Path) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from([
-    "BP1       GENERAL   QUANTITY  /SECOND", "BP1\tREAD OPERATIONS\tQUANTITY\t/SECOND",
-    "GETPAGE REQUEST-RANDOM   12.5K   3.0", "SYNCHRON. READS-RANDOM  N/C", "INTERVAL FROM: 01/02/26 10:00:00.00",
-    "TO: 01/02/26 10:01:00.00", "INTERVAL ELAPSED : 1:00.0", "BUFFER UPDATES  -5", "", "----- -----",
-    "PAGES WRITTEN   1.2.3", "\t\t\t\tPAGES READ VIA DYN.PREFETCH\t9M", "INTERVAL START : 13/45/26 99:99:99.00",
-]) | st.text(max_size=60), max_size=40))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "BP1       GENERAL   QUANTITY  /SECOND",
+                "BP1\tREAD OPERATIONS\tQUANTITY\t/SECOND",
+                "GETPAGE REQUEST-RANDOM   12.5K   3.0",
+                "SYNCHRON. READS-RANDOM  N/C",
+                "INTERVAL FROM: 01/02/26 10:00:00.00",
+                "TO: 01/02/26 10:01:00.00",
+                "INTERVAL ELAPSED : 1:00.0",
+                "BUFFER UPDATES  -5",
+                "",
+                "----- -----",
+                "PAGES WRITTEN   1.2.3",
+                "\t\t\t\tPAGES READ VIA DYN.PREFETCH\t9M",
+                "INTERVAL START : 13/45/26 99:99:99.00",
+            ]
+        )
+        | st.text(max_size=60),
+        max_size=40,
+    )
+)
 def test_parser_never_raises(lines: list[str]) -> None:
     r = parse("\n".join(lines), "fuzz")
     for rec in r.records:
@@ -128,9 +161,22 @@ def test_parser_never_raises(lines: list[str]) -> None:
 def test_ingest_stats_cli_writes_json_lines(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     r = subprocess.run(
-        [sys.executable, "-m", "poolsight.cli", "ingest", "stats", str(CORPUS / "fixed_width.txt"),
-         str(CORPUS / "highlights_and_broken.txt"), "--format", "omegamon", "--output", str(out)],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "poolsight.cli",
+            "ingest",
+            "stats",
+            str(CORPUS / "fixed_width.txt"),
+            str(CORPUS / "highlights_and_broken.txt"),
+            "--format",
+            "omegamon",
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert r.returncode == 0, r.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]

@@ -50,18 +50,25 @@ def test_io_elapsed_times_follow_the_pools_devices(tmp_path: Path) -> None:
     sc = load("day-posting")
     io = run(sc, tmp_path / "a")
     spec = sc.pools["BP1"]
-    for kind, io_types, median_us in (("read", {0}, spec.sync_read_us), ("read", {1, 2, 3}, spec.sync_read_us),
-                                      ("write", {0, 1}, spec.write_us)):
-        own = [e["elapsed_us"] - (e["pages"] - 1) * spec.page_transfer_us for e in io
-               if e["pool"] == "BP1" and e["kind"] == kind and e["io_type"] in io_types]
+    for kind, io_types, median_us in (
+        ("read", {0}, spec.sync_read_us),
+        ("read", {1, 2, 3}, spec.sync_read_us),
+        ("write", {0, 1}, spec.write_us),
+    ):
+        own = [
+            e["elapsed_us"] - (e["pages"] - 1) * spec.page_transfer_us
+            for e in io
+            if e["pool"] == "BP1" and e["kind"] == kind and e["io_type"] in io_types
+        ]
         assert len(own) > 50, (kind, io_types)
         assert statistics.median(own) == pytest.approx(median_us, rel=0.1), (kind, io_types)
         assert min(own) > 0 and max(own) > 1.5 * median_us  # varied, never negative
     multi = [e for e in io if e["kind"] == "read" and e["pages"] > 1]
     assert statistics.mean(e["elapsed_us"] for e in multi) > spec.sync_read_us + spec.page_transfer_us
 
-    slow = dataclasses.replace(sc, pools={n: dataclasses.replace(p, sync_read_us=4 * p.sync_read_us)
-                                          for n, p in sc.pools.items()})
+    slow = dataclasses.replace(
+        sc, pools={n: dataclasses.replace(p, sync_read_us=4 * p.sync_read_us) for n, p in sc.pools.items()}
+    )
     io_slow = run(slow, tmp_path / "b")
     assert (tmp_path / "a" / "trace.csv").read_bytes() == (tmp_path / "b" / "trace.csv").read_bytes()
     sync = [e["elapsed_us"] for e in io if e["kind"] == "read" and e["io_type"] == 0]
@@ -97,8 +104,10 @@ def test_statistics_add_up_to_the_trace(tmp_path: Path, scenario: str) -> None:
             stats[(s["source"], s["pool"], k)] += s[k]
     assert set(gp) == {(s, p) for s, p, _ in stats}
     for source, pool in gp:
-        assert stats[(source, pool, "getpages_random")] + stats[(source, pool, "getpages_sequential")] == gp[
-            (source, pool)]
+        assert (
+            stats[(source, pool, "getpages_random")] + stats[(source, pool, "getpages_sequential")]
+            == gp[(source, pool)]
+        )
         assert stats[(source, pool, "sync_reads_random")] == sync[(source, pool)]
         assert stats[(source, pool, "buffer_updates")] == upd[(source, pool)]
         assert stats[(source, pool, "pages_written")] == written[(source, pool)]
@@ -126,8 +135,23 @@ def test_statistics_report_reads_back_as_the_same_counters(tmp_path: Path, scena
         assert 0 <= w["interval_start"] - g["interval_start"] < 10_000  # the report prints hundredths
         assert 0 <= w["interval_end"] - g["interval_end"] < 10_000
         assert {f: g[f] for f in fields} == {f: w[f] for f in fields}, (w["source"], w["pool"])
-    r = subprocess.run([sys.executable, "-m", "poolsight.cli", "ingest", "stats", str(out / "statistics-report.txt"),
-                        "--format", "omegamon", "--output", "-"], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "poolsight.cli",
+            "ingest",
+            "stats",
+            str(out / "statistics-report.txt"),
+            "--format",
+            "omegamon",
+            "--output",
+            "-",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert len(r.stdout.splitlines()) == len(want)
 
@@ -152,16 +176,22 @@ def test_simulate_exact_reproduces_the_generators_sync_reads(tmp_path: Path) -> 
 
 def test_scenario_errors_name_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("pools: [{name: BP1, vpsize: 10}]\nobjects: [{name: A, pool: BP9, pages: 5}]\n"
-                   "patterns: [{name: p, kind: random, share: 1, objects: {A: 1}}]\n")
+    bad.write_text(
+        "pools: [{name: BP1, vpsize: 10}]\nobjects: [{name: A, pool: BP9, pages: 5}]\n"
+        "patterns: [{name: p, kind: random, share: 1, objects: {A: 1}}]\n"
+    )
     with pytest.raises(ScenarioError, match=r"bad.yaml: object A is in unknown pool BP9"):
         load(bad)
-    bad.write_text("pools: [{name: BP1, vpsize: 10}]\nobjects: [{name: A, pool: BP1, pages: 5}]\n"
-                   "patterns: [{name: p, kind: random, share: 0.5, objects: {A: 1}}]\n")
+    bad.write_text(
+        "pools: [{name: BP1, vpsize: 10}]\nobjects: [{name: A, pool: BP1, pages: 5}]\n"
+        "patterns: [{name: p, kind: random, share: 0.5, objects: {A: 1}}]\n"
+    )
     with pytest.raises(ScenarioError, match=r"add up to 0\.5"):
         load(bad)
-    bad.write_text("pools: [{name: BP1, vpsize: 10, sync_read_us: -1}]\nobjects: [{name: A, pool: BP1, pages: 5}]\n"
-                   "patterns: [{name: p, kind: random, share: 1, objects: {A: 1}}]\n")
+    bad.write_text(
+        "pools: [{name: BP1, vpsize: 10, sync_read_us: -1}]\nobjects: [{name: A, pool: BP1, pages: 5}]\n"
+        "patterns: [{name: p, kind: random, share: 1, objects: {A: 1}}]\n"
+    )
     with pytest.raises(ScenarioError, match=r"pool BP1: I/O times and io_sigma must be >= 0"):
         load(bad)
     bad.write_text("pools: [\n")

@@ -15,13 +15,23 @@ HEADER = "time,source,pool,object,page,access,function\n"
 
 
 def _rows(a: int, b: int) -> str:
-    return "".join(f"{1_700_000_000 + i * 0.001:.6f},DB2A,BP{i % 2},DB1.TS{i % 5},{i * 7 % 1000},R,GP\n"
-                   for i in range(a, b))
+    return "".join(
+        f"{1_700_000_000 + i * 0.001:.6f},DB2A,BP{i % 2},DB1.TS{i % 5},{i * 7 % 1000},R,GP\n" for i in range(a, b)
+    )
 
 
 def _job(path: Path, **kw: object) -> ReadJob:
-    args = {"path": path, "columns": PROJECT_COLUMNS, "start_offset": 0, "start_line": 1, "follow": False,
-            "sequences": {}, "max_getpages": 500, "default_source": "X", **kw}
+    args = {
+        "path": path,
+        "columns": PROJECT_COLUMNS,
+        "start_offset": 0,
+        "start_line": 1,
+        "follow": False,
+        "sequences": {},
+        "max_getpages": 500,
+        "default_source": "X",
+        **kw,
+    }
     return ReadJob(**args)  # type: ignore[arg-type]
 
 
@@ -29,8 +39,11 @@ def test_same_records_as_in_process_and_rejects_in_order(tmp_path: Path) -> None
     f = tmp_path / "t.csv"
     f.write_text(HEADER + _rows(0, 3000) + "1700000009.0,DB2A,BP1,DB1.TS1,notapage,R,GP\n" + _rows(3000, 4000))
     seq: dict[str, int] = {}
-    want = [(b.key, b.record) for tb in TraceReader(f).batches()
-            for b in batches_from_trace(tb, seq, max_getpages=500, default_source="X")]
+    want = [
+        (b.key, b.record)
+        for tb in TraceReader(f).batches()
+        for b in batches_from_trace(tb, seq, max_getpages=500, default_source="X")
+    ]
     rp = ReaderProcess()
     try:
         items = list(rp.read(_job(f)))

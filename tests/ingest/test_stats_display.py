@@ -20,20 +20,35 @@ def test_detail_output_of_two_pools() -> None:
     attrs = {a["pool"]: a for a in r.attributes}
     bp2 = attrs["BP2"]
     assert (bp2["source"], bp2["vpsize"], bp2["vpseqt"], bp2["dwqt"], bp2["vdwqt"], bp2["vdwqt_buffers"]) == (
-        "DB2A", 4000, 80.0, 85.0, 80.0, 0)
-    assert (bp2["vpxseqt"], bp2["pgfix"], bp2["pgsteal"], bp2["spsize"], bp2["spseqt"]) == (50.0, False, "LRU",
-                                                                                              8000, 80.0)
+        "DB2A",
+        4000,
+        80.0,
+        85.0,
+        80.0,
+        0,
+    )
+    assert (bp2["vpxseqt"], bp2["pgfix"], bp2["pgsteal"], bp2["spsize"], bp2["spseqt"]) == (
+        50.0,
+        False,
+        "LRU",
+        8000,
+        80.0,
+    )
     # The display's time: the last console timestamp of the output.
     assert bp2["event_time"] == int((TEN + 0.13) * 1e6) and bp2["page_size"] == 4096
     bp8 = attrs["BP8K0"]
-    assert (bp8["vpsize"], bp8["pgfix"], bp8["pgsteal"], bp8["vdwqt"], bp8["page_size"]) == (2000, True, "FIFO",
-                                                                                             5.0, 8192)
+    assert (bp8["vpsize"], bp8["pgfix"], bp8["pgsteal"], bp8["vdwqt"], bp8["page_size"]) == (
+        2000,
+        True,
+        "FIFO",
+        5.0,
+        8192,
+    )
     stats = {s["pool"]: s for s in r.records}
     s2 = stats["BP2"]
     assert abs(s2["interval_seconds"] - 3600.13) < 1e-6
     assert (s2["getpages_random"], s2["sync_reads_random"], s2["getpages_sequential"]) == (491222, 18193, 1378500)
-    assert (s2["seq_prefetch_requests"], s2["seq_prefetch_reads"], s2["seq_prefetch_pages"]) == (41464, 16564,
-                                                                                                  519178)
+    assert (s2["seq_prefetch_requests"], s2["seq_prefetch_reads"], s2["seq_prefetch_pages"]) == (41464, 16564, 519178)
     assert (s2["dyn_prefetch_pages"], s2["buffer_updates"], s2["pages_written"]) == (102367, 220614, 35868)
     assert (s2["async_writes"], s2["sync_writes"], s2["dwqt_reached"], s2["vdwqt_reached"]) == (5084, 3, 2, 0)
     assert (s2["sim_sync_reads_avoidable_random"], s2["sim_async_pages_avoidable"]) == (9120, 1003)
@@ -52,8 +67,9 @@ def test_seed_output_without_pool_name_or_time_is_rejected() -> None:
 
 
 def test_no_display_time_rejects_instead_of_guessing() -> None:
-    text = "\n".join(line[23:] if line[:4] == "2026" else line
-                     for line in (CORPUS / "detail_two_pools.txt").read_text().splitlines())
+    text = "\n".join(
+        line[23:] if line[:4] == "2026" else line for line in (CORPUS / "detail_two_pools.txt").read_text().splitlines()
+    )
     r = parse(text, "notime.txt")
     assert r.records == [] and r.attributes == []
     assert {x.field for x in r.rejected} == {"time"}
@@ -73,13 +89,27 @@ def test_cut_lines_bad_counts_zero_interval() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from([
-    "DSNB401I + BUFFERPOOL NAME BP1, BUFFERPOOL ID 1", "DSNB402I -DB2A BUFFER POOL SIZE = 100",
-    "DSNB409I + INCREMENTAL STATISTICS SINCE 09:00:00 NOV 22, 2026", "DSNB411I RANDOM GETPAGE = 5",
-    "   SYNC READ I/O (R) = ", "DSNB404I + THRESHOLDS - VERTICAL DEFERRED WRT = x, y",
-    "DSNB409I + INCREMENTAL STATISTICS SINCE 99:99:99 FOO 42, 2026", "2026-13-45 10:00:00 DSNB411I",
-    "DSNB406I + PGFIX ATTRIBUTE - CURRENT = MAYBE", "= = =", "",
-]) | st.text(max_size=50), max_size=30))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "DSNB401I + BUFFERPOOL NAME BP1, BUFFERPOOL ID 1",
+                "DSNB402I -DB2A BUFFER POOL SIZE = 100",
+                "DSNB409I + INCREMENTAL STATISTICS SINCE 09:00:00 NOV 22, 2026",
+                "DSNB411I RANDOM GETPAGE = 5",
+                "   SYNC READ I/O (R) = ",
+                "DSNB404I + THRESHOLDS - VERTICAL DEFERRED WRT = x, y",
+                "DSNB409I + INCREMENTAL STATISTICS SINCE 99:99:99 FOO 42, 2026",
+                "2026-13-45 10:00:00 DSNB411I",
+                "DSNB406I + PGFIX ATTRIBUTE - CURRENT = MAYBE",
+                "= = =",
+                "",
+            ]
+        )
+        | st.text(max_size=50),
+        max_size=30,
+    )
+)
 def test_parser_never_raises(lines: list[str]) -> None:
     r = parse("\n".join(lines), "fuzz", at=TEN)
     for rec in r.records:

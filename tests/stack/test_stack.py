@@ -26,15 +26,19 @@ from tests.conftest import poolsight
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
 
-SMOKE_SCHEMA = json.dumps({
-    "type": "record", "name": "Smoke", "namespace": "poolsight.test",
-    "doc": "launcher smoke record",
-    "fields": [
-        {"name": "pool", "type": "string", "doc": "buffer pool name"},
-        {"name": "getpages", "type": "long", "doc": "count"},
-        {"name": "pages", "type": {"type": "array", "items": "long"}, "doc": "page numbers"},
-    ],
-})
+SMOKE_SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "Smoke",
+        "namespace": "poolsight.test",
+        "doc": "launcher smoke record",
+        "fields": [
+            {"name": "pool", "type": "string", "doc": "buffer pool name"},
+            {"name": "getpages", "type": "long", "doc": "count"},
+            {"name": "pages", "type": {"type": "array", "items": "long"}, "doc": "page numbers"},
+        ],
+    }
+)
 
 
 def _status() -> dict[str, dict[str, Any]]:
@@ -60,10 +64,14 @@ def _consume_avro(topic: str, n: int) -> list[tuple[bytes, dict[str, Any]]]:
     s = load_settings()
     registry = SchemaRegistryClient({"url": s.registry_url, "timeout": 30})
     de = AvroDeserializer(registry)
-    consumer = Consumer({
-        "bootstrap.servers": s.kafka_bootstrap, "group.id": f"test-{uuid.uuid4()}",
-        "auto.offset.reset": "earliest", "enable.auto.commit": False,
-    })
+    consumer = Consumer(
+        {
+            "bootstrap.servers": s.kafka_bootstrap,
+            "group.id": f"test-{uuid.uuid4()}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
     consumer.subscribe([topic])
     out: list[tuple[bytes, dict[str, Any]]] = []
     deadline = time.monotonic() + 60
@@ -91,10 +99,13 @@ def _trino_rows(sql: str) -> list[list[Any]]:
 
 def _flink_write_table(table: str, rows: list[tuple[int, str]]) -> None:
     values = ", ".join(f"({i}, '{name}')" for i, name in rows)
-    run_sql(load_settings(), [
-        f"CREATE TABLE poolsight.{NAMESPACE}.{table} (id INT, name STRING)",
-        f"INSERT INTO poolsight.{NAMESPACE}.{table} VALUES {values}",
-    ])
+    run_sql(
+        load_settings(),
+        [
+            f"CREATE TABLE poolsight.{NAMESPACE}.{table} (id INT, name STRING)",
+            f"INSERT INTO poolsight.{NAMESPACE}.{table} VALUES {values}",
+        ],
+    )
 
 
 def test_status_shows_every_service_healthy_on_loopback() -> None:

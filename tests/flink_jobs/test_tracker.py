@@ -16,17 +16,34 @@ NAMES = ["DB.A", "DB.B", "DB.C"]
 
 def _trace(n: int = 60_000, seed: int = 1) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
-    return {"t": np.sort(rng.random(n) * 400) + 1.7e9, "page": (rng.zipf(1.2, n) % 3000).astype(np.uint64),
-            "obj": rng.integers(0, 3, n), "acc": rng.integers(0, 3, n).astype(np.uint8),
-            "fun": (rng.random(n) < 0.1).astype(np.uint8), "hit": (rng.random(n) < 0.7).astype(np.uint8)}
+    return {
+        "t": np.sort(rng.random(n) * 400) + 1.7e9,
+        "page": (rng.zipf(1.2, n) % 3000).astype(np.uint64),
+        "obj": rng.integers(0, 3, n),
+        "acc": rng.integers(0, 3, n).astype(np.uint8),
+        "fun": (rng.random(n) < 0.1).astype(np.uint8),
+        "hit": (rng.random(n) < 0.7).astype(np.uint8),
+    }
 
 
 def _batches(tr: dict[str, Any], size: int = 1000) -> list[dict[str, Any]]:
     out = []
     for i in range(0, len(tr["t"]), size):
         s = slice(i, i + size)
-        out.append(make_batch("S", "BP1", i // size, tr["t"][s], tr["obj"][s], tr["page"][s], tr["acc"][s],
-                              tr["fun"][s], hit=tr["hit"][s], names=NAMES).record)
+        out.append(
+            make_batch(
+                "S",
+                "BP1",
+                i // size,
+                tr["t"][s],
+                tr["obj"][s],
+                tr["page"][s],
+                tr["acc"][s],
+                tr["fun"][s],
+                hit=tr["hit"][s],
+                names=NAMES,
+            ).record
+        )
     return out
 
 
@@ -71,15 +88,17 @@ def test_restore_from_an_emission_snapshot_continues_without_repeating() -> None
     ems: list[Emission] = []
     saved: list[tuple[bytes, int, int]] = []  # (snapshot, batch index, resume position)
     for i, b in enumerate(batches):
+
         def emitted(e: Emission, resume: int, i: int = i) -> None:
             ems.append(e)
             saved.append((t.snapshot(), i, resume))
+
         t.feed(b, emitted)
     snap, i, resume = saved[2]  # a restart after the third emission
     again = PoolTracker.restore(snap)
     rest: list[Emission] = []
     again.feed(batches[i], lambda e, _r: rest.append(e), resume)
-    for b in batches[i + 1:]:
+    for b in batches[i + 1 :]:
         again.feed(b, lambda e, _r: rest.append(e))
     again.flush(10**12, lambda e, _r: rest.append(e))
     assert [_strip(e) for e in rest] == [_strip(e) for e in whole[3:]]

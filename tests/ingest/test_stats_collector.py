@@ -14,10 +14,12 @@ from poolsight.ingest.stats_common import Rejected
 CORPUS = Path(__file__).parent / "corpus"
 
 
-def _collector(fmt: str, state: Path, sent: list[tuple[str, dict[str, Any]]],
-               rejected: list[Rejected]) -> StatsCollector:
-    return StatsCollector(_stats_parser(fmt, None, None), lambda s, r: sent.append((s, r)), rejected.append,
-                          lambda: None, state)
+def _collector(
+    fmt: str, state: Path, sent: list[tuple[str, dict[str, Any]]], rejected: list[Rejected]
+) -> StatsCollector:
+    return StatsCollector(
+        _stats_parser(fmt, None, None), lambda s, r: sent.append((s, r)), rejected.append, lambda: None, state
+    )
 
 
 def test_restart_neither_repeats_nor_skips(tmp_path: Path) -> None:
@@ -32,8 +34,11 @@ def test_restart_neither_repeats_nor_skips(tmp_path: Path) -> None:
     assert len(sent) == 2
     # The next hour is appended: only its blocks are sent, by a third process.
     with report.open("a") as fh:
-        fh.write(text.replace("INTERVAL FROM: 11/20/26 09:00:00.00", "INTERVAL FROM: 11/20/26 10:00:00.00")
-                     .replace("TO: 11/20/26 10:00:00.00", "TO: 11/20/26 11:00:00.00"))
+        fh.write(
+            text.replace("INTERVAL FROM: 11/20/26 09:00:00.00", "INTERVAL FROM: 11/20/26 10:00:00.00").replace(
+                "TO: 11/20/26 10:00:00.00", "TO: 11/20/26 11:00:00.00"
+            )
+        )
     _collector("omegamon", tmp_path / "state", sent, rejected).run([report])
     assert [(r["pool"], r["interval_seconds"]) for _, r in sent[2:]] == [("BP0", 3600), ("BP2", 3600)]
     assert sent[2][1]["interval_start"] == sent[0][1]["interval_end"]

@@ -27,8 +27,16 @@ def test_records_among_other_log_records() -> None:
     bm = [t for t in first["threads"] if t["kind"] == "BM"]
     mc = [t for t in first["threads"] if t["kind"] == "MC"]
     assert len(bm) == 10 and len(mc) == 1
-    assert bm[0] == {"kind": "BM", "number": 0, "total_seconds": 1420.79, "io_seconds": 27.63,
-                     "msgq_seconds": 1269.31, "waitq_seconds": 122.62, "buffers": 789, "mbytes": 7860.0}
+    assert bm[0] == {
+        "kind": "BM",
+        "number": 0,
+        "total_seconds": 1420.79,
+        "io_seconds": 27.63,
+        "msgq_seconds": 1269.31,
+        "waitq_seconds": 122.62,
+        "buffers": 789,
+        "mbytes": 7860.0,
+    }
     assert first["position"] == "db2diag.log:7"
 
 
@@ -63,12 +71,29 @@ def test_totals_that_do_not_add_up() -> None:
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.lists(st.sampled_from([
-    "2016-01-20-11.07.26.882298-300 E1 LEVEL: Info", "MESSAGE : Performance statistics", "Parallelism = 4",
-    "BM#    Total     I/O       MsgQ        WaitQ      Buffers   MBytes", "000 1.0 0.5 0.2 0.3 4 1",
-    "001 1.0 x 0.2 0.3 4 1", "TOT 2.0 1 1 1 8 2", "MC#  Total", "TOT", "---", "", "DB   : X",
-    "2099-99-99-99.99.99.999999+000 E2 LEVEL: Info",
-]) | st.text(max_size=40), max_size=30))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "2016-01-20-11.07.26.882298-300 E1 LEVEL: Info",
+                "MESSAGE : Performance statistics",
+                "Parallelism = 4",
+                "BM#    Total     I/O       MsgQ        WaitQ      Buffers   MBytes",
+                "000 1.0 0.5 0.2 0.3 4 1",
+                "001 1.0 x 0.2 0.3 4 1",
+                "TOT 2.0 1 1 1 8 2",
+                "MC#  Total",
+                "TOT",
+                "---",
+                "",
+                "DB   : X",
+                "2099-99-99-99.99.99.999999+000 E2 LEVEL: Info",
+            ]
+        )
+        | st.text(max_size=40),
+        max_size=30,
+    )
+)
 def test_parser_never_raises(lines: list[str]) -> None:
     try:
         r = parse("\n".join(lines), "fuzz")

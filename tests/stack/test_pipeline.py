@@ -50,8 +50,19 @@ def jobs() -> Iterator[None]:
 
 
 def _generate(member: str, out: Path | None, *extra: str, duration: int = 150) -> dict[str, Any]:
-    args = ["generate", "day-posting", "--members", member, "--seed", "7", "--duration", str(duration),
-            "--event-rate", "8000", *extra]
+    args = [
+        "generate",
+        "day-posting",
+        "--members",
+        member,
+        "--seed",
+        "7",
+        "--duration",
+        str(duration),
+        "--event-rate",
+        "8000",
+        *extra,
+    ]
     if out is not None:
         args += ["--output", str(out)]
     r = poolsight(*args)
@@ -69,8 +80,9 @@ def _wait_getpages(member: str, want: dict[str, int], timeout: float = 300) -> d
     deadline = time.monotonic() + timeout
     got: dict[str, int] = {}
     while time.monotonic() < deadline:
-        rows = _query("SELECT pool, sum(getpages) FROM iceberg.poolsight.pool_pane WHERE source = ? GROUP BY pool",
-                      (member,))
+        rows = _query(
+            "SELECT pool, sum(getpages) FROM iceberg.poolsight.pool_pane WHERE source = ? GROUP BY pool", (member,)
+        )
         got = {str(p): int(n) for p, n in rows}
         if got == want:
             return got
@@ -82,10 +94,16 @@ def _diagnosis() -> str:
     """What Flink says about the jobs and what went to dead_letter: shown when a wait ends short."""
     from poolsight.flink_jobs.submit import exceptions
 
-    dead = _query("SELECT source, substr(reason, 1, 120), count(*) FROM iceberg.poolsight.dead_letter "
-                  "GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 10")
-    return "\n".join([*(f"{j['name']} {j['state']}: {exceptions(load_settings(), j['jid'])[:1500]}" for j in _jobs()),
-                      *(f"dead letter {n}x {src}: {reason}" for src, reason, n in dead)])
+    dead = _query(
+        "SELECT source, substr(reason, 1, 120), count(*) FROM iceberg.poolsight.dead_letter "
+        "GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 10"
+    )
+    return "\n".join(
+        [
+            *(f"{j['name']} {j['state']}: {exceptions(load_settings(), j['jid'])[:1500]}" for j in _jobs()),
+            *(f"dead letter {n}x {src}: {reason}" for src, reason, n in dead),
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -102,33 +120,53 @@ def workload(jobs: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[str,
 def test_getpages_in_iceberg_equal_what_was_produced(workload: tuple[str, Path, dict[str, int]]) -> None:
     member, _, truth = workload
     assert _wait_getpages(member, truth) == truth, _diagnosis()
-    dup = _query("SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
-                 "GROUP BY pool, pane_start HAVING count(*) > 1)", (member,))
+    dup = _query(
+        "SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
+        "GROUP BY pool, pane_start HAVING count(*) > 1)",
+        (member,),
+    )
     assert dup[0][0] == 0
-    objects = _query("SELECT pool, sum(getpages) FROM iceberg.poolsight.object_pane WHERE source = ? GROUP BY pool",
-                     (member,))
+    objects = _query(
+        "SELECT pool, sum(getpages) FROM iceberg.poolsight.object_pane WHERE source = ? GROUP BY pool", (member,)
+    )
     assert {p: int(n) for p, n in objects} == truth
     assert _query("SELECT count(*) FROM iceberg.poolsight.dead_letter WHERE source LIKE ?", (f"{member}%",))[0][0] == 0
 
 
 def test_curve_at_the_configured_size_matches_offline_simulate(
-        workload: tuple[str, Path, dict[str, int]], tmp_path: Path) -> None:
+    workload: tuple[str, Path, dict[str, int]], tmp_path: Path
+) -> None:
     member, files, truth = workload
     assert _wait_getpages(member, truth) == truth, _diagnosis()
     out = tmp_path / "offline.json"
-    r = poolsight("simulate", str(files / "trace.csv"), "--pool-size", f"{member}/BP1=40000",
-                  "--pool-size", f"{member}/BP2=20000", "--window-panes", "100000", "--json", str(out))
+    r = poolsight(
+        "simulate",
+        str(files / "trace.csv"),
+        "--pool-size",
+        f"{member}/BP1=40000",
+        "--pool-size",
+        f"{member}/BP2=20000",
+        "--window-panes",
+        "100000",
+        "--json",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr
     offline = json.loads(out.read_text())["pools"]
-    rows = _query("SELECT pool, sum(misses) / sum(refs), sum(refs) FROM iceberg.poolsight.sim_curve "
-                  "WHERE source = ? AND is_current GROUP BY pool", (member,))
+    rows = _query(
+        "SELECT pool, sum(misses) / sum(refs), sum(refs) FROM iceberg.poolsight.sim_curve "
+        "WHERE source = ? AND is_current GROUP BY pool",
+        (member,),
+    )
     assert {p for p, _, _ in rows} == set(SIZES)
     for pool, miss_ratio, refs in rows:
         want = next(c for c in offline[f"{member}/{pool}"]["curve"] if c["size_pages"] == SIZES[pool])
         assert int(refs) == truth[pool]
         assert abs(miss_ratio - want["miss_ratio"]) <= 0.005, (pool, miss_ratio, want["miss_ratio"])
-    latest = _query("SELECT pool, getpages, hit_ratio FROM iceberg.poolsight.sim_curve_latest "
-                    "WHERE source = ? AND is_current", (member,))
+    latest = _query(
+        "SELECT pool, getpages, hit_ratio FROM iceberg.poolsight.sim_curve_latest WHERE source = ? AND is_current",
+        (member,),
+    )
     assert len(latest) == 2 and all(0 < hr < 1 for _, _, hr in latest)
 
 
@@ -138,8 +176,11 @@ def test_statistics_job_lands_intervals_with_derived_metrics(workload: tuple[str
     deadline = time.monotonic() + 120
     rows: list[Any] = []
     while time.monotonic() < deadline:
-        rows = _query("SELECT pool, count(*), sum(getpages), max(vpsize), min(application_hit_ratio) "
-                      "FROM iceberg.poolsight.pool_stats WHERE source = ? GROUP BY pool", (member,))
+        rows = _query(
+            "SELECT pool, count(*), sum(getpages), max(vpsize), min(application_hit_ratio) "
+            "FROM iceberg.poolsight.pool_stats WHERE source = ? GROUP BY pool",
+            (member,),
+        )
         if sum(int(r[1]) for r in rows) == len(intervals):
             break
         time.sleep(2)
@@ -149,16 +190,26 @@ def test_statistics_job_lands_intervals_with_derived_metrics(workload: tuple[str
     assert summary[0][0] == len(intervals)
 
 
-def test_bad_and_late_records_go_to_dead_letter_and_the_job_goes_on(
-        workload: tuple[str, Path, dict[str, int]]) -> None:
+def test_bad_and_late_records_go_to_dead_letter_and_the_job_goes_on(workload: tuple[str, Path, dict[str, int]]) -> None:
     member, _, truth = workload
     assert _wait_getpages(member, truth) == truth, _diagnosis()
     s = load_settings()
     producer = AvroProducer(s.kafka_bootstrap, s.registry_url)
-    late = {"source": member, "pool": "BP1", "sequence": 10**6, "start_time": 1_767_225_600_000_000,
-            "end_time": 1_767_225_600_000_001, "object_names": ["SAPR3.BKPF"], "time_offset": [0, 1],
-            "object": [0, 0], "partition": None, "page": [1, 2], "access": b"\0\0", "function": b"\0\0",
-            "hit": None}
+    late = {
+        "source": member,
+        "pool": "BP1",
+        "sequence": 10**6,
+        "start_time": 1_767_225_600_000_000,
+        "end_time": 1_767_225_600_000_001,
+        "object_names": ["SAPR3.BKPF"],
+        "time_offset": [0, 1],
+        "object": [0, 0],
+        "partition": None,
+        "page": [1, 2],
+        "access": b"\0\0",
+        "function": b"\0\0",
+        "hit": None,
+    }
     producer.send("getpage_batch", f"{member}|BP1", late, getpages=2)
     garbage = b"\0" + (999_999).to_bytes(4, "big") + b"garbage"  # framed, but no such schema id
     producer._producer.produce(GETPAGE_TOPIC.name, key=f"{member}|BP2".encode(), value=garbage)
@@ -166,8 +217,12 @@ def test_bad_and_late_records_go_to_dead_letter_and_the_job_goes_on(
     deadline = time.monotonic() + 90
     reasons: list[str] = []
     while time.monotonic() < deadline and len(reasons) < 2:
-        reasons = [r[0] for r in _query("SELECT reason FROM iceberg.poolsight.dead_letter WHERE source LIKE ? "
-                                        "ORDER BY reason", (f"{member}%",))]
+        reasons = [
+            r[0]
+            for r in _query(
+                "SELECT reason FROM iceberg.poolsight.dead_letter WHERE source LIKE ? ORDER BY reason", (f"{member}%",)
+            )
+        ]
         time.sleep(2)
     assert len(reasons) == 2, reasons
     assert reasons[0].startswith("late: 2 getpages"), reasons
@@ -193,8 +248,24 @@ def test_killed_taskmanager_loses_and_doubles_nothing(jobs: None, tmp_path: Path
     member = f"K{uuid.uuid4().hex[:6].upper()}"
     _generate(member, tmp_path)
     truth = _truth(tmp_path / "trace.csv")
-    gen = subprocess.Popen([*POOLSIGHT, "generate", "day-posting", "--members", member, "--seed", "7",
-                            "--duration", "150", "--event-rate", "8000", "--rate", "40000"], cwd=ROOT)
+    gen = subprocess.Popen(
+        [
+            *POOLSIGHT,
+            "generate",
+            "day-posting",
+            "--members",
+            member,
+            "--seed",
+            "7",
+            "--duration",
+            "150",
+            "--event-rate",
+            "8000",
+            "--rate",
+            "40000",
+        ],
+        cwd=ROOT,
+    )
     # Some panes are committed, the rest is still in flight: kill -9 the TaskManager.
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -209,11 +280,16 @@ def test_killed_taskmanager_loses_and_doubles_nothing(jobs: None, tmp_path: Path
     assert gen.wait(timeout=300) == 0
     got = _wait_getpages(member, truth, timeout=400)
     assert got == truth, _diagnosis()
-    dup = _query("SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
-                 "GROUP BY pool, pane_start HAVING count(*) > 1)", (member,))
+    dup = _query(
+        "SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
+        "GROUP BY pool, pane_start HAVING count(*) > 1)",
+        (member,),
+    )
     assert dup[0][0] == 0
-    curve = _query("SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current "
-                   "GROUP BY pool", (member,))
+    curve = _query(
+        "SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current GROUP BY pool",
+        (member,),
+    )
     assert {p: int(n) for p, n in curve} == truth
 
 
@@ -222,8 +298,7 @@ def _all_committed(group: str, topics: tuple[Topic, ...]) -> bool:
     commits them when a checkpoint completes, so everything produced is in one."""
     from confluent_kafka import Consumer, TopicPartition
 
-    c = Consumer({"bootstrap.servers": load_settings().kafka_bootstrap, "group.id": group,
-                  "enable.auto.commit": False})
+    c = Consumer({"bootstrap.servers": load_settings().kafka_bootstrap, "group.id": group, "enable.auto.commit": False})
     try:
         parts = [TopicPartition(t.name, p) for t in topics for p in range(t.partitions)]
         for tp in c.committed(parts, timeout=10):
@@ -246,55 +321,81 @@ def test_a_failover_after_the_stream_ended_still_closes_the_last_pane(jobs: None
         assert time.monotonic() < deadline, "the simulation job never caught up: " + _diagnosis()
         time.sleep(0.5)
     os.kill(_taskmanager_pid(), signal.SIGKILL)
-    before = _query("SELECT coalesce(sum(getpages), 0) FROM iceberg.poolsight.pool_pane WHERE source = ?",
-                    (member,))[0][0]
+    before = _query("SELECT coalesce(sum(getpages), 0) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[
+        0
+    ][0]
     # The last pane waits for the idle flush (IDLE_FLUSH s after its last record): not yet there.
     assert before < sum(truth.values()), "the last pane was flushed before the kill: nothing tested"
     r = poolsight("up", "flink-taskmanager")
     assert r.returncode == 0, r.stderr
     assert _wait_getpages(member, truth, timeout=300) == truth, _diagnosis()
-    dup = _query("SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
-                 "GROUP BY pool, pane_start HAVING count(*) > 1)", (member,))
+    dup = _query(
+        "SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
+        "GROUP BY pool, pane_start HAVING count(*) > 1)",
+        (member,),
+    )
     assert dup[0][0] == 0
 
 
 def test_views_and_compare_agree_with_the_panes(workload: tuple[str, Path, dict[str, int]]) -> None:
     member, _, truth = workload
     assert _wait_getpages(member, truth) == truth, _diagnosis()
-    hist = _query("SELECT pool, sum(getpages), count(getpages_day_before) FROM iceberg.poolsight.pool_history "
-                  "WHERE source = ? GROUP BY pool", (member,))
+    hist = _query(
+        "SELECT pool, sum(getpages), count(getpages_day_before) FROM iceberg.poolsight.pool_history "
+        "WHERE source = ? GROUP BY pool",
+        (member,),
+    )
     assert {p: int(n) for p, n, _ in hist} == truth and all(d == 0 for _, _, d in hist)  # no day before
-    ws = _query("SELECT pool, window_pages FROM iceberg.poolsight.working_set_latest "
-                "WHERE source = ? AND object IS NULL", (member,))
+    ws = _query(
+        "SELECT pool, window_pages FROM iceberg.poolsight.working_set_latest WHERE source = ? AND object IS NULL",
+        (member,),
+    )
     assert sorted(p for p, _ in ws) == sorted(SIZES) and all(n > 0 for _, n in ws)
     # Simulated object costs: rank 1 in each interval is the object with the most sync I/O.
-    bad = _query("SELECT count(*) FROM (SELECT interval_start, max_by(io_rank, sync_ios_per_second) AS r "
-                 "FROM iceberg.poolsight.object_io_cost WHERE source = ? AND basis = 'simulated' "
-                 "GROUP BY interval_start) WHERE r <> 1", (member,))
-    ranked = _query("SELECT count(*) FROM iceberg.poolsight.object_io_cost WHERE source = ? AND basis = 'simulated'",
-                    (member,))
+    bad = _query(
+        "SELECT count(*) FROM (SELECT interval_start, max_by(io_rank, sync_ios_per_second) AS r "
+        "FROM iceberg.poolsight.object_io_cost WHERE source = ? AND basis = 'simulated' "
+        "GROUP BY interval_start) WHERE r <> 1",
+        (member,),
+    )
+    ranked = _query(
+        "SELECT count(*) FROM iceberg.poolsight.object_io_cost WHERE source = ? AND basis = 'simulated'", (member,)
+    )
     assert ranked[0][0] > 0 and bad[0][0] == 0
     # compare: two halves of the workload's panes add up to the pool's getpages.
-    lo, hi = _query("SELECT min(pane_start), max(pane_end) FROM iceberg.poolsight.pool_pane WHERE source = ?",
-                    (member,))[0]
+    lo, hi = _query(
+        "SELECT min(pane_start), max(pane_end) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,)
+    )[0]
     mid = lo + (hi - lo) / 2
-    r = poolsight("compare", member, "BP1", "--a", lo.isoformat(), mid.isoformat(), "--b", mid.isoformat(),
-                  hi.isoformat(), "--json")
+    r = poolsight(
+        "compare",
+        member,
+        "BP1",
+        "--a",
+        lo.isoformat(),
+        mid.isoformat(),
+        "--b",
+        mid.isoformat(),
+        hi.isoformat(),
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["a"]["getpages"] + out["b"]["getpages"] == truth["BP1"]
     assert out["a"]["panes"] > 0 and out["b"]["panes"] > 0
     assert set(out["a"]["curve"]) >= {"1.0", "2.0"}  # the curve by size factor, current size included
-    table = poolsight("compare", member, "BP1", "--a", lo.isoformat(), mid.isoformat(), "--b", mid.isoformat(),
-                      hi.isoformat())
+    table = poolsight(
+        "compare", member, "BP1", "--a", lo.isoformat(), mid.isoformat(), "--b", mid.isoformat(), hi.isoformat()
+    )
     assert table.returncode == 0 and "2x size: hit ratio" in table.stdout, table.stdout
 
 
 def test_maintain_compacts_and_expires_and_changes_no_answer(workload: tuple[str, Path, dict[str, int]]) -> None:
     member, _, truth = workload
     assert _wait_getpages(member, truth) == truth, _diagnosis()
-    r = poolsight("maintain", "--tables", "pool_pane,sim_curve", "--retain", "0s", "--orphans-older-than", "1h",
-                  timeout=600)
+    r = poolsight(
+        "maintain", "--tables", "pool_pane,sim_curve", "--retain", "0s", "--orphans-older-than", "1h", timeout=600
+    )
     assert r.returncode == 0, r.stderr
     report = {x["table"]: x for x in map(json.loads, r.stdout.splitlines())}
     for name in ("pool_pane", "sim_curve"):
@@ -302,8 +403,10 @@ def test_maintain_compacts_and_expires_and_changes_no_answer(workload: tuple[str
         assert x["snapshots_before"] > 1 and x["snapshots_after"] < x["snapshots_before"], x
         assert x["files_after"] <= x["files_before"], x
     assert _wait_getpages(member, truth, timeout=10) == truth
-    curve = _query("SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current "
-                   "GROUP BY pool", (member,))
+    curve = _query(
+        "SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current GROUP BY pool",
+        (member,),
+    )
     assert {p: int(n) for p, n in curve} == truth
     bad = poolsight("maintain", "--retain", "7 days; DROP TABLE x")
     assert bad.returncode == 2 and "--retain" in bad.stderr

@@ -19,8 +19,19 @@ from tests.conftest import ROOT
 
 def _batch() -> list:  # type: ignore[type-arg]
     n = 10
-    return [make_batch("S", "BP1", 0, np.arange(n) / 1e3, np.zeros(n, dtype=np.uint32), np.arange(n, dtype=np.uint64),
-                       np.zeros(n, dtype=np.uint8), np.zeros(n, dtype=np.uint8), names=["DB.TS"])]
+    return [
+        make_batch(
+            "S",
+            "BP1",
+            0,
+            np.arange(n) / 1e3,
+            np.zeros(n, dtype=np.uint32),
+            np.arange(n, dtype=np.uint64),
+            np.zeros(n, dtype=np.uint8),
+            np.zeros(n, dtype=np.uint8),
+            names=["DB.TS"],
+        )
+    ]
 
 
 def test_an_unreachable_registry_is_raised_in_the_caller() -> None:

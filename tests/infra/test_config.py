@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from poolsight.infra import config
 from poolsight.infra.config import DEFAULT_PORTS, ConfigError, load_settings
 
 
@@ -47,10 +48,39 @@ def test_config_file_then_environment(monkeypatch: pytest.MonkeyPatch, tmp_path:
         ({"POOLSIGHT_CONFIG": "/nonexistent/poolsight.toml"}, "file not found"),
     ],
 )
-def test_bad_settings_name_the_setting(
-    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], message: str
-) -> None:
+def test_bad_settings_name_the_setting(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], message: str) -> None:
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     with pytest.raises(ConfigError, match=__import__("re").escape(message)):
         load_settings()
+
+
+def test_home_holds_every_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("POOLSIGHT_HOME", str(tmp_path / "h"))
+    s = load_settings()
+    assert s.home == tmp_path / "h"
+    assert (s.cache_dir, s.data_dir, s.log_dir, s.run_dir) == (
+        tmp_path / "h" / ".cache",
+        tmp_path / "h" / "var" / "data",
+        tmp_path / "h" / "var" / "log",
+        tmp_path / "h" / "var" / "run",
+    )
+    assert s.warehouse == (tmp_path / "h" / "var" / "data" / "warehouse").as_uri()
+
+
+def test_home_is_the_checkout_the_code_runs_from() -> None:
+    root = Path(__file__).resolve().parents[2]
+    assert config.checkout_of(root / "infra") == root
+    assert load_settings().home == root  # the current directory (tmp_path) is no checkout
+
+
+def test_an_installed_package_keeps_its_state_per_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "poolsight" / "infra"
+    monkeypatch.setattr(config, "__file__", str(site / "config.py"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert config.checkout_of(site) is None
+    assert load_settings().home == tmp_path / "xdg" / "poolsight"
+    # Run from inside a checkout, the installed command uses that checkout.
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root / "docs")
+    assert load_settings().home == root

@@ -21,7 +21,11 @@ def test_snapshot_deltas_and_seed_004_ratios() -> None:
     d = by_pool["IBMDEFAULTBP"]
     assert d["interval_seconds"] == 60 and d["source"] == "DB2LUW/0" and d["origin"] == "luw-bufferpool"
     assert (d["lbp_logical_reads"], d["lbp_physical_reads"], d["lbp_async_reads"], d["pages_written"]) == (
-        180_000, 3_600, 2_300, 400)
+        180_000,
+        3_600,
+        2_300,
+        400,
+    )
     # Seed 004: (l_reads - (p_reads - async_reads)) / l_reads.
     assert pool_metrics(d)["luw_hit_ratio"] == pytest.approx((180_000 - (3_600 - 2_300)) / 180_000)
     assert pool_metrics(d)["application_hit_ratio"] is None  # z/OS counters: not in an LUW export
@@ -44,10 +48,22 @@ def test_broken_rows_and_missing_snapshot_time() -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.sampled_from([
-    "2026-11-22-10.00.00.000000,BP1,0,100,10,5", "2026-11-22-10.01.00.000000,BP1,0,50,10,5", ",,,,,",
-    "2026-11-22-10.01.00,BP1,0,x,y,z", "2026-13-45-99.99.99.000000,BP1,0,1,1,1", "\"quoted,BP\",0,1,1,1,1",
-]) | st.text(max_size=40), max_size=20))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "2026-11-22-10.00.00.000000,BP1,0,100,10,5",
+                "2026-11-22-10.01.00.000000,BP1,0,50,10,5",
+                ",,,,,",
+                "2026-11-22-10.01.00,BP1,0,x,y,z",
+                "2026-13-45-99.99.99.000000,BP1,0,1,1,1",
+                '"quoted,BP",0,1,1,1,1',
+            ]
+        )
+        | st.text(max_size=40),
+        max_size=20,
+    )
+)
 def test_parser_never_raises(lines: list[str]) -> None:
     text = "SNAPSHOT_TIME,BP_NAME,MEMBER,POOL_DATA_L_READS,POOL_DATA_P_READS,POOL_ASYNC_DATA_READS\n" + "\n".join(lines)
     for rec in parse(text, "fuzz").records:
@@ -55,12 +71,23 @@ def test_parser_never_raises(lines: list[str]) -> None:
 
 
 def test_del_export_with_the_column_list() -> None:
-    cols = ["SNAPSHOT_TIME", "BP_NAME", "MEMBER", "POOL_DATA_L_READS", "POOL_DATA_P_READS", "POOL_ASYNC_DATA_READS",
-            "POOL_DATA_WRITES"]
+    cols = [
+        "SNAPSHOT_TIME",
+        "BP_NAME",
+        "MEMBER",
+        "POOL_DATA_L_READS",
+        "POOL_DATA_P_READS",
+        "POOL_ASYNC_DATA_READS",
+        "POOL_DATA_WRITES",
+    ]
     text = (CORPUS / "mon_get_bufferpool.del").read_text()
     [rec] = parse(text, "mgb.del", columns=cols).records
     assert (rec["pool"], rec["lbp_logical_reads"], rec["lbp_physical_reads"], rec["pages_written"]) == (
-        "IBMDEFAULTBP", 120_000, 3_000, 300)
+        "IBMDEFAULTBP",
+        120_000,
+        3_000,
+        300,
+    )
     assert parse(text, "mgb.del").rejected[0].field == "header"  # without the list: refused, with the reason
 
 
@@ -68,4 +95,6 @@ def test_group_bufferpool_export() -> None:
     r = parse((CORPUS / "mon_get_group_bufferpool.csv").read_text(), "mggb.csv")
     assert r.records == [] and r.rejected == []
     assert sorted((g["source"], g["gbp"], g["write_failed_no_storage"]) for g in r.gbp) == [
-        ("DB2LUW/0", "GBP", 3), ("DB2LUW/1", "GBP", 0)]
+        ("DB2LUW/0", "GBP", 3),
+        ("DB2LUW/1", "GBP", 0),
+    ]

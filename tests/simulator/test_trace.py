@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from poolsight.simulator.trace import Columns, TraceFormatError, TraceReader
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +35,7 @@ def block_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for i in range(n):
             fh.write(f"1,{t[i]},{'2a' if i % 3 else '28'},512,{lbn[i]}\n")
     return f
+
 
 GOOD = """time,pool,object,page,access,function
 0.5,BP1,DB1.TS1,10,R,GP
@@ -66,8 +67,10 @@ def test_project_csv_format(tmp_path: Path) -> None:
 
 def test_bad_rows_are_named_counted_and_skipped(tmp_path: Path) -> None:
     f = tmp_path / "bad.csv"
-    f.write_text(GOOD + "1.1,BP1,DB1.TS1,-4,R,GP\n1.2,BP1,DB1.TS1,12,X,GP\nnan,BP1,DB1.TS1,13,R,GP\n"
-                 "1.3,BP1,DB1.TS1\n1.4,BP1,DB1.TS1,14,R,GP\n")
+    f.write_text(
+        GOOD + "1.1,BP1,DB1.TS1,-4,R,GP\n1.2,BP1,DB1.TS1,12,X,GP\nnan,BP1,DB1.TS1,13,R,GP\n"
+        "1.3,BP1,DB1.TS1\n1.4,BP1,DB1.TS1,14,R,GP\n"
+    )
     pages, reader = _read(f)
     assert pages == [10, 11, 3, 10, 14]  # nothing accepted is lost
     assert reader.rejected == 4
@@ -91,23 +94,31 @@ def test_missing_column_and_bad_encoding(tmp_path: Path) -> None:
 
 def test_parquet_trace(tmp_path: Path) -> None:
     f = tmp_path / "t.parquet"
-    pq.write_table(pa.table({
-        "time": [0.1, 0.2, None], "pool": ["BP1", "BP1", "BP1"], "object": ["A", "A", "B"],
-        "page": [5, 6, 7], "access": ["R", "S", "R"],
-    }), f)
+    pq.write_table(
+        pa.table(
+            {
+                "time": [0.1, 0.2, None],
+                "pool": ["BP1", "BP1", "BP1"],
+                "object": ["A", "A", "B"],
+                "page": [5, 6, 7],
+                "access": ["R", "S", "R"],
+            }
+        ),
+        f,
+    )
     pages, reader = _read(f)
     assert pages == [5, 6]  # an event without its time cannot be placed in a pane
     assert [(e.line, e.field) for e in reader.errors] == [(3, "time")]
     h = tmp_path / "bad.parquet"
-    pq.write_table(pa.table({"time": [0.1, 0.2], "pool": ["BP1"] * 2, "object": ["A"] * 2,
-                             "page": [5, None]}), h)
+    pq.write_table(pa.table({"time": [0.1, 0.2], "pool": ["BP1"] * 2, "object": ["A"] * 2, "page": [5, None]}), h)
     pages, reader = _read(h)
     assert pages == [5] and reader.rejected == 1 and reader.errors[0].line == 2
 
 
 def test_generic_block_trace_columns(block_trace: Path) -> None:
-    reader = TraceReader(block_trace, Columns(page="lbn", time="time", pool=None, object=None, access=None,
-                                                function=None, source=None))
+    reader = TraceReader(
+        block_trace, Columns(page="lbn", time="time", pool=None, object=None, access=None, function=None, source=None)
+    )
     n = sum(len(b) for b in reader.batches())
     assert n == 60_000 and reader.rejected == 0
 
@@ -126,9 +137,26 @@ def test_reader_never_crashes_on_garbage(tmp_path_factory: pytest.TempPathFactor
 def test_simulate_cli_on_a_block_trace_matches_brute_force(tmp_path: Path, block_trace: Path) -> None:
     out = tmp_path / "r.json"
     r = subprocess.run(
-        [sys.executable, "-m", "poolsight.cli", "simulate", str(block_trace), "--page-column", "lbn",
-         "--time-column", "time", "--window-panes", "1000", "--sizes", "100,1000,10000", "--json", str(out)],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "poolsight.cli",
+            "simulate",
+            str(block_trace),
+            "--page-column",
+            "lbn",
+            "--time-column",
+            "time",
+            "--window-panes",
+            "1000",
+            "--sizes",
+            "100,1000,10000",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert r.returncode == 0, r.stderr
     assert "read 60,000 rows, rejected 0" in r.stderr
@@ -168,8 +196,9 @@ def test_block_fast_path_and_line_path_agree(tmp_path: Path) -> None:
     """Blocks parsed whole and blocks read line by line (one holds a bad row) give the same rows,
     and the bad row keeps its exact line number."""
     f = tmp_path / "many.csv"
-    rows = [f"{i * 0.01:.2f},BP{i % 3},DB.TS{i % 7},{i},{'RSL'[i % 3]},{'GP' if i % 5 else 'SWI'}\n"
-            for i in range(5000)]
+    rows = [
+        f"{i * 0.01:.2f},BP{i % 3},DB.TS{i % 7},{i},{'RSL'[i % 3]},{'GP' if i % 5 else 'SWI'}\n" for i in range(5000)
+    ]
     rows[3210] = "32.10,BP0,DB.TS1,-1,R,GP\n"
     f.write_text("time,pool,object,page,access,function\n" + "".join(rows))
     small = TraceReader(f, block_bytes=4096)
@@ -209,9 +238,11 @@ def test_every_batch_ends_at_a_resumable_position(tmp_path: Path, bad_row: int |
 def test_fast_path_names_match_the_line_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Dictionary-coded names (source/pool pairs, blanks around names, empty defaults) read
     by the block path equal what the csv-module line path reads from the same rows."""
-    rows = [f"{i * 0.01:.2f},{['DB2A', '', ' DB2B'][i % 3]},{[' BP1', 'BP1 ', 'BP2', ''][i % 4]},"
-            f"{['A.TS', ' A.TS', 'B.IX', ''][i % 5 % 4]},{i},{'rSl'[i % 3]},{['GP', 'swi', ''][i % 3]}\n"
-            for i in range(3000)]
+    rows = [
+        f"{i * 0.01:.2f},{['DB2A', '', ' DB2B'][i % 3]},{[' BP1', 'BP1 ', 'BP2', ''][i % 4]},"
+        f"{['A.TS', ' A.TS', 'B.IX', ''][i % 5 % 4]},{i},{'rSl'[i % 3]},{['GP', 'swi', ''][i % 3]}\n"
+        for i in range(3000)
+    ]
     header = "time,source,pool,object,page,access,function\n"
     fast, slow = tmp_path / "fast.csv", tmp_path / "slow.csv"
     fast.write_text(header + "".join(rows))
@@ -220,8 +251,16 @@ def test_fast_path_names_match_the_line_path(tmp_path: Path, monkeypatch: pytest
     def read(f: Path) -> list[tuple[str, str, int, int, int]]:
         out = []
         for b in TraceReader(f).batches():
-            out += list(zip(b.pools.tolist(), b.objects.tolist(), b.pages.tolist(), b.access.tolist(),
-                            b.function.tolist(), strict=True))
+            out += list(
+                zip(
+                    b.pools.tolist(),
+                    b.objects.tolist(),
+                    b.pages.tolist(),
+                    b.access.tolist(),
+                    b.function.tolist(),
+                    strict=True,
+                )
+            )
         return out
 
     line_path = TraceReader._lines
@@ -235,6 +274,15 @@ def test_fast_path_names_match_the_line_path(tmp_path: Path, monkeypatch: pytest
     got = read(fast)
     assert got == read(slow)
     assert used == ["slow.csv"]  # the fast file was read by the block path only
-    assert {p for p, *_ in got} == {"DB2A/BP1", "DB2A/BP2", "DB2B/BP1", "DB2B/BP2", "BP1", "BP2", "DB2A/BP0",
-                                   "DB2B/BP0", "BP0"}
+    assert {p for p, *_ in got} == {
+        "DB2A/BP1",
+        "DB2A/BP2",
+        "DB2B/BP1",
+        "DB2B/BP2",
+        "BP1",
+        "BP2",
+        "DB2A/BP0",
+        "DB2B/BP0",
+        "BP0",
+    }
     assert {o for _, o, *_ in got} == {"A.TS", "B.IX", "ALL"}

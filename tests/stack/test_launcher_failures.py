@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
-import hashlib
-import http.server
-import os
 import shutil
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from poolsight.infra.config import load_settings
-from poolsight.infra.download import DownloadError, fetch
 from poolsight.infra.install import install_all
-from poolsight.infra.java import JavaNotFound, find_java
 from poolsight.infra.process import port_in_use, read_started
 from tests.conftest import ROOT, poolsight
 
 # A second, throw-away launcher home with its own ports (the session's stack may be running).
 ISOLATED_PORTS = {
-    "KAFKA": 29092, "KAFKA_CONTROLLER": 29093, "REGISTRY": 28081, "REGISTRY_MANAGEMENT": 28091,
-    "POSTGRES": 25433, "FLINK_REST": 28082, "FLINK_RPC": 26123, "TRINO": 28080,
+    "KAFKA": 29092,
+    "KAFKA_CONTROLLER": 29093,
+    "REGISTRY": 28081,
+    "REGISTRY_MANAGEMENT": 28091,
+    "POSTGRES": 25433,
+    "FLINK_REST": 28082,
+    "FLINK_RPC": 26123,
+    "TRINO": 28080,
 }
 
 
@@ -32,8 +32,9 @@ def isolated() -> Iterator[dict[str, str]]:
     home = ROOT / "var" / "test-isolated"  # under the project: PostgreSQL's own account must reach it
     shutil.rmtree(home, ignore_errors=True)
     env = {f"POOLSIGHT_{k}_PORT": str(v) for k, v in ISOLATED_PORTS.items()}
-    env.update(POOLSIGHT_DATA_DIR=str(home / "data"), POOLSIGHT_RUN_DIR=str(home / "run"),
-               POOLSIGHT_LOG_DIR=str(home / "log"))
+    env.update(
+        POOLSIGHT_DATA_DIR=str(home / "data"), POOLSIGHT_RUN_DIR=str(home / "run"), POOLSIGHT_LOG_DIR=str(home / "log")
+    )
     yield env
     poolsight("down", env=env)
     shutil.rmtree(home, ignore_errors=True)
@@ -61,55 +62,6 @@ def test_failed_start_stops_what_this_up_started(isolated: dict[str, str]) -> No
     assert not port_in_use(ISOLATED_PORTS["POSTGRES"])
     run_dir = Path(isolated["POOLSIGHT_RUN_DIR"])
     assert read_started(run_dir, "postgres") is None and read_started(run_dir, "trino") is None
-
-
-def test_missing_java_names_what_was_found() -> None:
-    with pytest.raises(JavaNotFound) as err:
-        find_java(exact=99, purpose="Something")
-    msg = str(err.value)
-    assert "Something needs Java 99" in msg and "POOLSIGHT_JAVA_MODERN_HOME" in msg
-    assert "found:" in msg
-
-
-@pytest.fixture
-def http_root(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    root = tmp_path / "srv"
-    root.mkdir()
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *a, **kw):  # type: ignore[no-untyped-def]
-            super().__init__(*a, directory=str(root), **kw)
-
-        def log_message(self, *a):  # type: ignore[no-untyped-def]
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", root
-    server.shutdown()
-
-
-def test_download_is_verified_and_cached(http_root: tuple[str, Path], tmp_path: Path) -> None:
-    base, root = http_root
-    payload = os.urandom(300_000)
-    (root / "a.jar").write_bytes(payload)
-    (root / "a.jar.sha1").write_text(hashlib.sha1(payload).hexdigest())
-    dest = tmp_path / "cache" / "a.jar"
-    assert fetch(f"{base}/a.jar", dest).read_bytes() == payload
-    (root / "a.jar").unlink()  # a second run must not need the server
-    assert fetch(f"{base}/a.jar", dest).read_bytes() == payload
-
-
-def test_bad_checksum_and_failed_download_leave_nothing(http_root: tuple[str, Path], tmp_path: Path) -> None:
-    base, root = http_root
-    (root / "b.jar").write_bytes(b"tampered")
-    (root / "b.jar.sha1").write_text("0" * 40)
-    dest = tmp_path / "cache" / "b.jar"
-    with pytest.raises(DownloadError, match="checksum mismatch"):
-        fetch(f"{base}/b.jar", dest)
-    with pytest.raises(DownloadError, match=r"missing\.jar"):
-        fetch(f"{base}/missing.jar", tmp_path / "cache" / "missing.jar")
-    assert list((tmp_path / "cache").iterdir()) == []
 
 
 @pytest.mark.stack

@@ -138,8 +138,9 @@ def test_exact_equals_brute_force_lru_at_every_size(kind: str) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["A", "B"]), st.integers(0, 60), st.integers(0, 2)),
-                min_size=1, max_size=400))
+@given(
+    st.lists(st.tuples(st.sampled_from(["A", "B"]), st.integers(0, 60), st.integers(0, 2)), min_size=1, max_size=400)
+)
 def test_exact_equals_brute_force_property(refs: list[Ref]) -> None:
     sim = Simulator(EXACT)
     feed(sim, refs)
@@ -151,15 +152,18 @@ def test_exact_equals_brute_force_property(refs: list[Ref]) -> None:
 
 def test_shards_at_rate_one_equals_exact() -> None:
     refs = _trace("random", random.Random(3))
-    exact, shards = Simulator(EXACT), Simulator(SimConfig(mode="shards", rate=1.0, precision_bits=16,
-                                                          window_panes=1000))
+    exact, shards = (
+        Simulator(EXACT),
+        Simulator(SimConfig(mode="shards", rate=1.0, precision_bits=16, window_panes=1000)),
+    )
     feed(exact, refs)
     feed(shards, refs)
     assert curve_hits(exact, SIZES) == curve_hits(shards, SIZES)
 
 
-@pytest.mark.parametrize(("policy", "vpseqt"),
-                         [("fifo", 80.0), ("lru-vpseqt", 0.0), ("lru-vpseqt", 30.0), ("lru-vpseqt", 100.0)])
+@pytest.mark.parametrize(
+    ("policy", "vpseqt"), [("fifo", 80.0), ("lru-vpseqt", 0.0), ("lru-vpseqt", 30.0), ("lru-vpseqt", 100.0)]
+)
 def test_miniature_at_rate_one_equals_full_simulation(policy: str, vpseqt: float) -> None:
     rng = random.Random(11)
     refs: list[Ref] = []
@@ -195,8 +199,12 @@ def test_snapshot_restore_mid_stream_gives_identical_results() -> None:
     rng = random.Random(9)
     refs = _trace("random", rng, 6000)
     times = [i * 0.05 for i in range(len(refs))]  # 300 s: five panes
-    for config in (EXACT, SimConfig(mode="shards", rate=0.1), SimConfig(mode="shards", max_samples=200),
-                   SimConfig(policy="fifo", policy_rate=0.5)):
+    for config in (
+        EXACT,
+        SimConfig(mode="shards", rate=0.1),
+        SimConfig(mode="shards", max_samples=200),
+        SimConfig(policy="fifo", policy_rate=0.5),
+    ):
         a = Simulator(config)
         a.set_pool_size("BP1", 400)
         feed(a, refs[:3000], times[:3000])
@@ -251,8 +259,9 @@ def _zipf_trace(n: int, pages: int, seed: int) -> npt.NDArray[np.uint64]:
 
 def _mae(a: Simulator, b: Simulator, sizes: list[int]) -> float:
     ra, rb = a.result("BP1", sizes), b.result("BP1", sizes)
-    return float(np.mean([abs(x["miss_ratio"] - y["miss_ratio"]) for x, y in zip(ra["curve"], rb["curve"],
-                                                                               strict=True)]))
+    return float(
+        np.mean([abs(x["miss_ratio"] - y["miss_ratio"]) for x, y in zip(ra["curve"], rb["curve"], strict=True)])
+    )
 
 
 def _feed_pages(sim: Simulator, pages: npt.NDArray[np.uint64]) -> None:
@@ -317,8 +326,6 @@ def test_bad_arguments_are_refused() -> None:
     sim = Simulator()
     with pytest.raises(ValueError, match="pages has 2 values"):
         sim.feed(np.zeros(3), "BP1", "A", np.zeros(2, dtype=np.uint64))
-
-
 
 
 def test_fixed_size_sampling_keeps_exactly_the_lowest_hashes() -> None:

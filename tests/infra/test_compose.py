@@ -11,7 +11,7 @@ from poolsight.infra.config import load_settings
 from poolsight.infra.services import SERVICES, trino_catalog_properties
 from poolsight.infra.versions import pins
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _compose() -> dict[str, Any]:
@@ -30,8 +30,13 @@ def test_every_native_service_has_a_container() -> None:
 def test_images_and_build_args_equal_the_pins() -> None:
     services = _compose()["services"]
     p = pins()
-    for name, component in [("postgres", "postgres"), ("kafka", "kafka"), ("registry", "registry"),
-                            ("trino", "trino"), ("minio", "minio")]:
+    for name, component in [
+        ("postgres", "postgres"),
+        ("kafka", "kafka"),
+        ("registry", "registry"),
+        ("trino", "trino"),
+        ("minio", "minio"),
+    ]:
         assert services[name]["image"] == p[component]["image"], name
     for name in ("flink-jobmanager", "flink-taskmanager"):
         args = services[name]["build"]["args"]
