@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from poolsight.infra.config import HOST, Settings
 from poolsight.infra.flinksql import iceberg_catalog_ddl
 from poolsight.names import EVENT_TIME_HEADER
+from poolsight.schemas.wire import MAX_RAW
 from poolsight.sql.tables import BY_NAME, Table, flink_select
 
 if TYPE_CHECKING:
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
     from pyflink.common.typeinfo import TypeInformation
     from pyflink.datastream import DataStream, StreamExecutionEnvironment
     from pyflink.table import StreamTableEnvironment
-
-MAX_RAW = 64 * 1024
 
 
 @dataclass(frozen=True)

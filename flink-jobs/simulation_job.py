@@ -66,7 +66,7 @@ def _simulate_function(o: SimulationOptions) -> Any:
 
     class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         def open(self, runtime_context: RuntimeContext) -> None:
-            from poolsight.ingest.kafka_io import AvroDecoder
+            from poolsight.schemas.wire import AvroDecoder
 
             self.decoder = AvroDecoder(o.registry_url)
             self.snap = runtime_context.get_state(ValueStateDescriptor("tracker", Types.PICKLED_BYTE_ARRAY()))
@@ -119,7 +119,7 @@ def _simulate_function(o: SimulationOptions) -> Any:
         # -------------------------------------------------------- input
 
         def process_element(self, value: Any, ctx: Any) -> Any:
-            from poolsight.ingest.kafka_io import DecodeError
+            from poolsight.schemas.wire import DecodeError
 
             key = ctx.get_current_key()
             raw = bytes(value[1]) if value[1] is not None else None

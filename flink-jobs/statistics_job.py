@@ -107,13 +107,13 @@ def _statistics_function(o: StatisticsOptions) -> Any:
 
     class Statistics(KeyedProcessFunction):  # type: ignore[misc]
         def open(self, runtime_context: RuntimeContext) -> None:
-            from poolsight.ingest.kafka_io import AvroDecoder
+            from poolsight.schemas.wire import AvroDecoder
 
             self.decoder = AvroDecoder(o.registry_url)
             self.attrs = runtime_context.get_state(ValueStateDescriptor("attributes", Types.PICKLED_BYTE_ARRAY()))
 
         def process_element(self, value: Any, ctx: Any) -> Any:
-            from poolsight.ingest.kafka_io import DecodeError
+            from poolsight.schemas.wire import DecodeError
 
             key = ctx.get_current_key()
             raw = bytes(value[1]) if value[1] is not None else None

@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from poolsight.schemas.getpage import ACCESS_NAMES
 from poolsight.simulator import CostModel, SimConfig, Simulator
 
 MAGIC = b"PSTRK001"
-ACCESS = ("random", "sequential", "rid")
 
 
 class LateBatch(Exception):
@@ -321,7 +321,7 @@ class PoolTracker:
 
     def _reuse_rows(self, key: dict[str, Any], r: dict[str, Any]) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
-        for a, name in enumerate(ACCESS):
+        for a, name in enumerate(ACCESS_NAMES):
             if r["getpages"][name] == 0:
                 continue
             log2: dict[int, float] = {}

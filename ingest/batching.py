@@ -3,62 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from poolsight.schemas.getpage import MAX_OFFSET_US, Function, GetpageBatch
 from poolsight.simulator.trace import TraceBatch
-
-MAX_OFFSET_US = 2**31 - 1  # time offsets are Avro ints
-
-
-@dataclass
-class Batch:
-    """One GetpageBatch, its columns still numpy: they cross process boundaries as buffers
-    (pickling Python lists of ints costs several times more) and become lists only in
-    `record`, where the Avro encoder needs them."""
-
-    source: str
-    pool: str
-    sequence: int
-    start_time: int  # epoch microseconds
-    end_time: int
-    object_names: list[str]
-    time_offset: npt.NDArray[np.int64]
-    objects: npt.NDArray[np.intp]  # index into object_names
-    pages: npt.NDArray[np.int64]
-    access: bytes
-    function: bytes
-    hit: bytes | None
-    getpages: int  # function GP only (set-write-intent and release are events, not getpages)
-
-    @property
-    def key(self) -> str:
-        return f"{self.source}|{self.pool}"
-
-    @property
-    def events(self) -> int:
-        return len(self.pages)
-
-    @property
-    def record(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "pool": self.pool,
-            "sequence": self.sequence,
-            "start_time": self.start_time,
-            "end_time": self.end_time,
-            "object_names": self.object_names,
-            "time_offset": self.time_offset.tolist(),
-            "object": self.objects.tolist(),
-            "partition": None,
-            "page": self.pages.tolist(),
-            "access": self.access,
-            "function": self.function,
-            "hit": self.hit,
-        }
 
 
 def split_pool(name: str, default_source: str) -> tuple[str, str]:
@@ -79,12 +30,12 @@ def make_batch(
     hit: npt.NDArray[np.uint8] | None = None,
     *,
     names: list[str],
-) -> Batch:
+) -> GetpageBatch:
     """objects: integer codes into names (the record keeps only the names it uses)."""
     t_us = np.round(times * 1e6).astype(np.int64)
     start = int(t_us.min())
     uniq, index = np.unique(objects, return_inverse=True)
-    return Batch(
+    return GetpageBatch(
         source,
         pool,
         sequence,
@@ -97,13 +48,13 @@ def make_batch(
         access.astype(np.uint8).tobytes(),
         function.astype(np.uint8).tobytes(),
         None if hit is None else hit.astype(np.uint8).tobytes(),
-        int((function == 0).sum()),
+        int((function == Function.GETPAGE).sum()),
     )
 
 
 def batches_from_trace(
     batch: TraceBatch, sequences: dict[str, int], *, max_getpages: int, default_source: str
-) -> Iterator[Batch]:
+) -> Iterator[GetpageBatch]:
     """Cut a reader batch into records of at most max_getpages events per (source, pool),
     keeping event order and each batch's time span within an Avro int of microseconds.
     `sequences` (key -> next sequence number) is advanced."""

@@ -26,13 +26,14 @@ from confluent_kafka import Message, Producer
 
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.launcher import up
-from poolsight.ingest.batching import Batch
 from poolsight.ingest.generator import FileSink, Generator, KafkaSink, Totals
-from poolsight.ingest.kafka_io import AvroDecoder, AvroEncoder, AvroProducer, consume
+from poolsight.ingest.kafka_io import AvroProducer, consume
 from poolsight.ingest.producer_process import ProducerProcess
 from poolsight.ingest.scenario import Scenario, load
 from poolsight.ingest.trace_collector import PositionStore, TraceCollector
 from poolsight.names import GETPAGE_TOPIC
+from poolsight.schemas.getpage import GetpageBatch
+from poolsight.schemas.wire import AvroDecoder, AvroEncoder
 
 
 class KeepingProducer:
@@ -47,9 +48,9 @@ class KeepingProducer:
     def send(self, schema_name: str, key: str, record: dict[str, Any], *, getpages: int = 0) -> None:
         pass
 
-    def send_batches(self, batches: list[Batch]) -> None:
+    def send_batches(self, batches: list[GetpageBatch]) -> None:
         for b in batches[: self.keep - len(self.kept)]:
-            self.kept.append((b.key.encode(), self.encoder.encode("getpage_batch", b.record)))
+            self.kept.append((b.key.encode(), self.encoder.encode("getpage_batch", b.record())))
 
     def flush(self) -> None:
         pass

@@ -25,6 +25,7 @@ from poolsight.ingest import stats_report
 from poolsight.ingest.batching import make_batch
 from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario
 from poolsight.ingest.stats_common import POOL_STATS_FIELDS
+from poolsight.schemas.getpage import ACCESS_LETTERS, FUNCTION_LETTERS
 from poolsight.simulator._kernel import PoolModel
 
 U32 = npt.NDArray[np.uint32]
@@ -523,8 +524,8 @@ class FileSink:
             self.jsonl["catalog"].write(json.dumps(o) + "\n")
 
     def getpages(self, source: str, pool: str, c: Chunk, sel: npt.NDArray[np.bool_], names: list[str]) -> None:
-        acc = np.array(["R", "S", "L"])
-        fun = np.array(["GP", "SWI", "REL"])
+        acc = np.array(ACCESS_LETTERS)
+        fun = np.array(FUNCTION_LETTERS)
         yn = np.array(["N", "Y"])
         nm = np.array(names)
         i = np.nonzero(sel)[0]

@@ -18,8 +18,9 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
-from poolsight.ingest.batching import Batch
-from poolsight.ingest.kafka_io import AvroEncoder, AvroProducer, Metrics, event_time_ms
+from poolsight.ingest.kafka_io import AvroProducer, Metrics
+from poolsight.schemas.getpage import GetpageBatch
+from poolsight.schemas.wire import AvroEncoder, event_time_ms
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ class ProducerProcess:
     def send(self, schema_name: str, key: str, record: dict[str, Any], *, getpages: int = 0) -> None:
         self._put(("record", (schema_name, key, record)))
 
-    def send_batches(self, batches: list[Batch]) -> None:
+    def send_batches(self, batches: list[GetpageBatch]) -> None:
         """Getpage batches, in order, as one message to the child. When the child is behind (its
         queue nearly full) they are encoded here instead of waiting idle for room."""
         if not batches:
@@ -158,7 +159,7 @@ class ProducerProcess:
         encoded = []
         try:
             for b in batches:
-                rec = b.record
+                rec = b.record()
                 encoded.append((b.key, enc.encode("getpage_batch", rec), event_time_ms(rec), b.getpages))
         except Exception as exc:  # the child would fail the same way: the whole sender has failed
             self._failed = f"{type(exc).__name__}: {exc}"
@@ -166,7 +167,7 @@ class ProducerProcess:
         self.encoded_here += len(batches)
         self._put(("encoded", encoded))
 
-    def send_batch(self, batch: Batch) -> None:
+    def send_batch(self, batch: GetpageBatch) -> None:
         self.send_batches([batch])
 
     def flush(self, timeout: float = 60.0) -> None:

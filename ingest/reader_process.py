@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from poolsight.ingest.batching import Batch, batches_from_trace
+from poolsight.ingest.batching import batches_from_trace
+from poolsight.schemas.getpage import GetpageBatch
 from poolsight.simulator.trace import Columns, TraceFormatError, TraceReader
 
 
@@ -34,7 +35,7 @@ class ReadJob:
 
 @dataclass(frozen=True)
 class Chunk:
-    batches: list[Batch]
+    batches: list[GetpageBatch]
     sequences: dict[str, int]  # next sequence number per key after these batches
     end_offset: int
     end_line: int

@@ -12,11 +12,10 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from poolsight.schemas.getpage import ACCESS_NAMES
 from poolsight.simulator._kernel import Kernel
 from poolsight.simulator.trace import Names
 
-ACCESS_NAMES = ("random", "sequential", "rid")
-FUNCTION_NAMES = ("getpage", "set-write-intent", "release")
 RANDOM, SEQUENTIAL, RID = 0, 1, 2
 SECONDS_PER_DAY = 86_400.0
 SNAPSHOT_MAGIC = b"PSSIM001"

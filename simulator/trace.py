@@ -19,32 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-ACCESS_CODES = {
-    "r": 0,
-    "random": 0,
-    "0": 0,
-    "s": 1,
-    "sequential": 1,
-    "seq": 1,
-    "1": 1,
-    "l": 2,
-    "rid": 2,
-    "list": 2,
-    "rid-list": 2,
-    "2": 2,
-}
-FUNCTION_CODES = {
-    "gp": 0,
-    "getpage": 0,
-    "0": 0,
-    "swi": 1,
-    "set-write-intent": 1,
-    "update": 1,
-    "1": 1,
-    "rel": 2,
-    "release": 2,
-    "2": 2,
-}
+from poolsight.schemas.getpage import ACCESS_CODES, ACCESS_LETTERS, FUNCTION_CODES, FUNCTION_LETTERS
+
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 
@@ -503,8 +479,8 @@ class TraceReader:
 
 def write_trace_csv(path: Path, batch: TraceBatch, *, append: bool = False) -> None:
     """Write rows in the project's trace format (used by tests and the generator)."""
-    access = np.array(["R", "S", "L"])
-    function = np.array(["GP", "SWI", "REL"])
+    access = np.array(ACCESS_LETTERS)
+    function = np.array(FUNCTION_LETTERS)
     new = not append or not path.exists()
     with path.open("a" if append else "w", newline="") as fh:
         w = csv.writer(fh)

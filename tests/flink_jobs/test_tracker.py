@@ -42,7 +42,7 @@ def _batches(tr: dict[str, Any], size: int = 1000) -> list[dict[str, Any]]:
                 tr["fun"][s],
                 hit=tr["hit"][s],
                 names=NAMES,
-            ).record
+            ).record()
         )
     return out
 

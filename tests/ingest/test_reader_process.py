@@ -40,14 +40,14 @@ def test_same_records_as_in_process_and_rejects_in_order(tmp_path: Path) -> None
     f.write_text(HEADER + _rows(0, 3000) + "1700000009.0,DB2A,BP1,DB1.TS1,notapage,R,GP\n" + _rows(3000, 4000))
     seq: dict[str, int] = {}
     want = [
-        (b.key, b.record)
+        (b.key, b.record())
         for tb in TraceReader(f).batches()
         for b in batches_from_trace(tb, seq, max_getpages=500, default_source="X")
     ]
     rp = ReaderProcess()
     try:
         items = list(rp.read(_job(f)))
-        got = [(b.key, b.record) for it in items if isinstance(it, Chunk) for b in it.batches]
+        got = [(b.key, b.record()) for it in items if isinstance(it, Chunk) for b in it.batches]
         assert got == want
         rejects = [it for it in items if isinstance(it, TraceFormatError)]
         assert [(e.line, e.field) for e in rejects] == [(3002, "page")]

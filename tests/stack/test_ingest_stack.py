@@ -14,8 +14,9 @@ import pytest
 from confluent_kafka import Message
 
 from poolsight.infra.config import load_settings
-from poolsight.ingest.kafka_io import AvroDecoder, DecodeError, consume
+from poolsight.ingest.kafka_io import consume
 from poolsight.names import DEADLETTER_TOPIC, GETPAGE_TOPIC
+from poolsight.schemas.wire import AvroDecoder, DecodeError
 from tests.conftest import ROOT, poolsight
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
@@ -311,7 +312,7 @@ def test_producer_process_keeps_a_keys_order_when_the_caller_encodes_too() -> No
     assert pp.metrics.records["getpage_batch"] == 400 and pp.metrics.getpages == sum(b.getpages for b in sent)
     got, _ = _read_back(source, Path("none"))
     assert [g["sequence"] for g in got] == list(range(400))
-    assert all(g["page"] == b.record["page"] and g["function"] == b.function for g, b in zip(got, sent, strict=True))
+    assert all(g["page"] == b.record()["page"] and g["function"] == b.function for g, b in zip(got, sent, strict=True))
 
 
 def test_statistics_files_into_kafka(tmp_path: Path) -> None:

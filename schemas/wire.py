@@ -1,0 +1,126 @@
+"""The wire format of every poolsight record: Avro in the Confluent framing, against the registry.
+
+A record is fastavro's schemaless encoding behind the Confluent wire-format header
+(magic byte 0, 4-byte big-endian schema id). Topics that carry one record type use
+the subject `<topic>-value`; topics that carry several use `<topic>-<record full
+name>` (topic record name strategy), so each type evolves on its own. Producers
+(`poolsight.ingest`) and the jobs (`poolsight.flink_jobs`) both use this module.
+
+The confluent-kafka client's default subject strategy first calls a Confluent-only
+"associations" API that Apicurio answers with a 404 the client can hang on: subjects
+are always given explicitly here, with a timeout.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from typing import Any
+
+import fastavro
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+from poolsight import schemas
+from poolsight.names import SCHEMA_TOPICS
+
+WIRE = struct.Struct(">bI")
+MAX_RAW = 64 * 1024  # a dead letter keeps at most this much of the record it could not use
+
+
+def subject_for(schema_name: str) -> str:
+    topic = SCHEMA_TOPICS[schema_name].name
+    shared = sum(1 for t in SCHEMA_TOPICS.values() if t.name == topic) > 1
+    if not shared:
+        return f"{topic}-value"
+    full = json.loads(schemas.text(schema_name))
+    return f"{topic}-{full['namespace']}.{full['name']}"
+
+
+EVENT_TIME_FIELDS = ("end_time", "interval_end", "event_time", "start_time", "detected_at")
+
+
+def event_time_ms(record: dict[str, Any]) -> int | None:
+    """The record's event time (the latest it covers), epoch ms, from its first time field."""
+    for name in EVENT_TIME_FIELDS:
+        v = record.get(name)
+        if v is None:
+            continue
+        if isinstance(v, int):
+            return v // 1000
+        return int(v.timestamp() * 1000)
+    return None
+
+
+def registry_client(url: str) -> SchemaRegistryClient:
+    return SchemaRegistryClient({"url": url, "timeout": 30})
+
+
+class AvroEncoder:
+    """Records to Confluent-framed Avro; schemas registered once per subject and cached."""
+
+    def __init__(self, registry_url: str) -> None:
+        self._registry = registry_client(registry_url)
+        self._registry_url = registry_url
+        self._ids: dict[str, int] = {}
+
+    def schema_id(self, schema_name: str) -> int:
+        if schema_name not in self._ids:
+            subject = subject_for(schema_name)
+            try:
+                self._ids[schema_name] = self._registry.register_schema(
+                    subject, Schema(schemas.text(schema_name), "AVRO")
+                )
+            except Exception as exc:  # name the registry and subject: the client's own error does not
+                raise RuntimeError(
+                    f"registry {self._registry_url}: registering {subject}: {type(exc).__name__}: {exc}"
+                ) from exc
+        return self._ids[schema_name]
+
+    def encode(self, schema_name: str, record: dict[str, Any]) -> bytes:
+        buf = io.BytesIO()
+        buf.write(WIRE.pack(0, self.schema_id(schema_name)))
+        fastavro.schemaless_writer(buf, schemas.parsed(schema_name), record)
+        return buf.getvalue()
+
+
+class DecodeError(Exception):
+    pass
+
+
+class AvroDecoder:
+    """Decodes Confluent-framed Avro with the writer's schema from the registry (cached by id)
+    resolved to this version's reader schema."""
+
+    def __init__(self, registry_url: str) -> None:
+        self._registry = registry_client(registry_url)
+        self._writers: dict[int, tuple[dict[str, Any], str]] = {}
+        self._readers: dict[str, dict[str, Any]] = {}
+        for name in schemas.NAMES:
+            s = json.loads(schemas.text(name))
+            self._readers[f"{s['namespace']}.{s['name']}"] = schemas.parsed(name)
+
+    def decode(self, value: bytes | None) -> tuple[str, dict[str, Any]]:
+        """(record full name, record). Raises DecodeError with the reason."""
+        if value is None or len(value) < 5:
+            raise DecodeError("shorter than the 5-byte wire-format header")
+        magic, schema_id = WIRE.unpack_from(value)
+        if magic != 0:
+            raise DecodeError(f"magic byte {magic}, not 0: not Confluent wire format")
+        if schema_id not in self._writers:
+            try:
+                text = self._registry.get_schema(schema_id).schema_str
+            except Exception as exc:
+                raise DecodeError(f"schema id {schema_id}: {exc}") from exc
+            raw = json.loads(str(text))
+            writer_schema = fastavro.parse_schema(raw)
+            if not isinstance(writer_schema, dict):
+                raise DecodeError(f"schema id {schema_id} is not a record schema")
+            self._writers[schema_id] = (writer_schema, f"{raw.get('namespace')}.{raw['name']}")
+        writer, full = self._writers[schema_id]
+        reader = self._readers.get(full, writer)
+        try:
+            record = fastavro.schemaless_reader(io.BytesIO(value[5:]), writer, reader)
+        except Exception as exc:
+            raise DecodeError(f"undecodable {full} body: {exc}") from exc
+        return full, record  # type: ignore[return-value]
