@@ -1,5 +1,5 @@
 """The statistics job: pool, object I/O, GBP and backup statistics from Kafka, derived
-metrics from poolsight.ingest.metrics, the latest pool attributes joined per (source,
+metrics from poolsight.simulator.metrics, the latest pool attributes joined per (source,
 pool) from keyed state; into pool_stats, object_io_stats, gbp_stats, backup_stats.
 The collectors' dead-letter topic and undecodable records go into dead_letter.
 """
@@ -48,7 +48,7 @@ def _times(rec: dict[str, Any], *names: str) -> dict[str, Any]:
 
 
 def pool_stats_row(rec: dict[str, Any], attrs: dict[str, Any] | None) -> dict[str, Any]:
-    from poolsight.ingest.metrics import pool_metrics
+    from poolsight.simulator.metrics import pool_metrics
 
     m = pool_metrics(rec, None if attrs is None else attrs.get("vpsize"))
     a = attrs or {}
@@ -79,13 +79,13 @@ def object_io_row(rec: dict[str, Any], cpu_seconds_per_read: float) -> dict[str,
 
 
 def gbp_row(rec: dict[str, Any]) -> dict[str, Any]:
-    from poolsight.ingest.metrics import gbp_metrics
+    from poolsight.simulator.metrics import gbp_metrics
 
     return {**_times(rec, "interval_start", "interval_end"), **gbp_metrics(rec)}
 
 
 def backup_row(rec: dict[str, Any]) -> dict[str, Any]:
-    from poolsight.ingest.metrics import backup_analysis
+    from poolsight.simulator.metrics import backup_analysis
 
     a = backup_analysis(rec)
     out = {**_times(rec, "event_time"), "bottleneck": a["bottleneck"], "bottleneck_means": a["bottleneck_means"]}

@@ -227,9 +227,9 @@ def run_stats(a: argparse.Namespace) -> int:
     import tempfile
     from datetime import UTC, datetime
 
-    from poolsight.ingest.metrics import backup_analysis, gbp_metrics, pool_metrics
     from poolsight.ingest.stats_collector import StatsCollector
     from poolsight.ingest.stats_common import Rejected
+    from poolsight.simulator.metrics import backup_analysis, gbp_metrics, pool_metrics
 
     at = None
     if a.at:

@@ -12,7 +12,7 @@ useless) rather than guessed from the per-second column.
 
 Counters mapped: see COUNTERS. Knowingly ignored: the ratios the report
 derives (BPOOL HIT RATIO, GETPAGE PER SYN.READ-RANDOM, pages per read or
-write: recomputed by ingest.metrics), totals whose parts are mapped (GETPAGE
+write: recomputed by simulator.metrics), totals whose parts are mapped (GETPAGE
 REQUEST, SYNCHRONOUS READS), and gauges without a schema field (CURRENT
 ACTIVE BUFFERS, DFHSM, VPOOL expansion, parallel query and prefetch
 reduction counters): listed in IGNORED.

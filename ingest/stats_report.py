@@ -14,8 +14,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from poolsight.ingest.metrics import SYNC_READS, pool_metrics
 from poolsight.ingest.stats_omegamon import COUNTERS, SECTIONS
+from poolsight.simulator.metrics import SYNC_READS, pool_metrics
 
 # Report labels in report order, per section (the parser's keys are these without blanks).
 LABELS: dict[str, list[str]] = {
@@ -66,7 +66,7 @@ def _stamp(epoch_us: int) -> str:
 
 
 def _derived(rec: dict[str, Any]) -> dict[str, float | None]:
-    """The report's own totals and ratios, from ingest.metrics where it defines them."""
+    """The report's own totals and ratios, from simulator.metrics where it defines them."""
     m = pool_metrics(rec)
     sync = [rec.get(k) for k in SYNC_READS]
     updates, written = rec.get("buffer_updates"), rec.get("pages_written")

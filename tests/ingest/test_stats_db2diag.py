@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poolsight.ingest.metrics import backup_analysis
 from poolsight.ingest.stats_db2diag import parse
+from poolsight.simulator.metrics import backup_analysis
 
 CORPUS = Path(__file__).parent / "corpus" / "db2diag"
 

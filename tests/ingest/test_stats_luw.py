@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poolsight.ingest.metrics import gbp_metrics, pool_metrics
 from poolsight.ingest.stats_luw import parse
+from poolsight.simulator.metrics import gbp_metrics, pool_metrics
 
 CORPUS = Path(__file__).parent / "corpus" / "luw"
 

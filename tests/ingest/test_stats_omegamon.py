@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poolsight.ingest.metrics import pool_metrics
 from poolsight.ingest.stats_omegamon import parse, parse_quantity
+from poolsight.simulator.metrics import pool_metrics
 
 CORPUS = Path(__file__).parent / "corpus" / "omegamon"
 

@@ -391,7 +391,7 @@ def test_statistics_files_into_kafka(tmp_path: Path) -> None:
     assert all(d["collector"] == "ingest-stats" for d in dead)
     assert [(b["operation"], len(b["threads"])) for b in backups] == [("BACKUP", 11), ("RESTORE", 21)]
     # Derived values, computed from what came back through Kafka.
-    from poolsight.ingest.metrics import backup_analysis, gbp_metrics, pool_metrics
+    from poolsight.simulator.metrics import backup_analysis, gbp_metrics, pool_metrics
 
     bp4 = next(x for x in stats if x["source"] == "DB2A" and x["pool"] == "BP4")
     assert pool_metrics(bp4)["application_hit_ratio"] == pytest.approx((45_600 - 912) / 45_600)
