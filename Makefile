@@ -55,7 +55,8 @@ unit: venv ## the tests that need no services: pytest outside tests/stack/, and 
 	$(BIN)/pytest -q -m 'not stack'
 	$(CARGO) test $(CARGO_ARGS)
 
-test: install lint ## everything CI runs: lint, unit tests, and tests against the real stack
+test: install lint ## everything CI runs: lint, the kernel's cargo tests, unit tests, and tests against the real stack
+	$(CARGO) test $(CARGO_ARGS)
 	$(BIN)/pytest -q -ra
 
 simulate-example: venv ## offline simulation of the CloudPhysics block trace (no services)
