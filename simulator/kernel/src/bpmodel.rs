@@ -117,8 +117,16 @@ impl PoolModel {
     fn unlink(&mut self, i: u32) {
         let n = self.nodes[i as usize];
         let c = n.chain as usize;
-        if n.prev != NIL { self.nodes[n.prev as usize].next = n.next } else { self.head[c] = n.next }
-        if n.next != NIL { self.nodes[n.next as usize].prev = n.prev } else { self.tail[c] = n.prev }
+        if n.prev != NIL {
+            self.nodes[n.prev as usize].next = n.next
+        } else {
+            self.head[c] = n.next
+        }
+        if n.next != NIL {
+            self.nodes[n.next as usize].prev = n.prev
+        } else {
+            self.tail[c] = n.prev
+        }
         self.len[c] -= 1;
     }
 
@@ -133,7 +141,11 @@ impl PoolModel {
             n.chain = chain;
             n.tick = self.tick;
         }
-        if old != NIL { self.nodes[old as usize].prev = i } else { self.tail[c] = i }
+        if old != NIL {
+            self.nodes[old as usize].prev = i
+        } else {
+            self.tail[c] = i
+        }
         self.head[c] = i;
         self.len[c] += 1;
     }
@@ -144,7 +156,10 @@ impl PoolModel {
         } else if self.tail[1] == NIL {
             0
         } else {
-            let (a, b) = (self.nodes[self.tail[0] as usize].tick, self.nodes[self.tail[1] as usize].tick);
+            let (a, b) = (
+                self.nodes[self.tail[0] as usize].tick,
+                self.nodes[self.tail[1] as usize].tick,
+            );
             usize::from(b < a)
         };
         let victim = self.tail[c];
@@ -157,7 +172,12 @@ impl PoolModel {
             self.clean(n.key);
             self.counters.sync_writes += 1;
             self.counters.pages_written += 1;
-            self.writes.push(WriteIo { t, obj: n.key.0, pages: 1, kind: 0 });
+            self.writes.push(WriteIo {
+                t,
+                obj: n.key.0,
+                pages: 1,
+                kind: 0,
+            });
         }
         self.map.remove(&n.key);
         self.free.push(victim);
@@ -167,7 +187,14 @@ impl PoolModel {
         while self.map.len() >= self.cap {
             self.steal(t);
         }
-        let node = Node { key, prev: NIL, next: NIL, tick: 0, chain, dirty: false };
+        let node = Node {
+            key,
+            prev: NIL,
+            next: NIL,
+            tick: 0,
+            chain,
+            dirty: false,
+        };
         let i = if let Some(i) = self.free.pop() {
             self.nodes[i as usize] = node;
             i
@@ -220,7 +247,12 @@ impl PoolModel {
             let mut left = pages;
             while left > 0 {
                 let n = left.min(32);
-                self.writes.push(WriteIo { t, obj: o, pages: n, kind: 1 });
+                self.writes.push(WriteIo {
+                    t,
+                    obj: o,
+                    pages: n,
+                    kind: 1,
+                });
                 self.counters.async_writes += 1;
                 self.counters.pages_written += n as u64;
                 left -= n;
@@ -307,21 +339,110 @@ impl PoolModel {
                 self.counters.dyn_prefetch_requests += 1;
                 self.counters.dyn_prefetch_reads += 1;
                 self.counters.dyn_prefetch_pages += pages as u64;
-                self.reads.push(ReadIo { t, obj, page, pages, kind: 3 });
+                self.reads.push(ReadIo {
+                    t,
+                    obj,
+                    page,
+                    pages,
+                    kind: 3,
+                });
             }
             2 => {
                 self.insert(key, 0, t);
                 self.counters.list_prefetch_requests += 1;
                 self.counters.list_prefetch_reads += 1;
                 self.counters.list_prefetch_pages += 1;
-                self.reads.push(ReadIo { t, obj, page, pages: 1, kind: 2 });
+                self.reads.push(ReadIo {
+                    t,
+                    obj,
+                    page,
+                    pages: 1,
+                    kind: 2,
+                });
             }
             _ => {
                 self.insert(key, 0, t);
                 self.counters.sync_reads_random += 1;
-                self.reads.push(ReadIo { t, obj, page, pages: 1, kind: 0 });
+                self.reads.push(ReadIo {
+                    t,
+                    obj,
+                    page,
+                    pages: 1,
+                    kind: 0,
+                });
             }
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{naive_distances, naive_lru_hits, Rng};
+
+    #[test]
+    fn random_getpages_hit_as_an_lru_stack_predicts() {
+        let mut rng = Rng(21);
+        let refs: Vec<Key> = (0..20_000).map(|_| (rng.below(2) as u32, rng.skewed(3000))).collect();
+        let d = naive_distances(&refs);
+        for size in [10usize, 300, 1200] {
+            let mut m = PoolModel::new(size, 80.0, 32, 90.0, 90.0);
+            let hits = refs.iter().filter(|k| m.access(0.0, k.0, k.1, 0, 0)).count() as u64;
+            assert_eq!(hits, naive_lru_hits(&d, size as u64), "size {size}");
+            assert_eq!(m.counters.getpages_random, refs.len() as u64);
+            assert_eq!(m.counters.sync_reads_random, refs.len() as u64 - hits);
+            assert_eq!(m.reads.len() as u64, m.counters.sync_reads_random);
+        }
+    }
+
+    #[test]
+    fn a_crafted_sequence_counted_by_hand() {
+        // 4 buffers, prefetch 4 pages. Object 1: a sequential miss at page 10 reads 10-13 in one I/O;
+        // 11 and 12 then hit. A random miss on page 50, a RID-list miss on page 60.
+        let mut m = PoolModel::new(4, 100.0, 4, 90.0, 90.0);
+        let got: Vec<bool> = [(10, 1), (11, 1), (12, 1), (50, 0), (60, 2), (50, 0)]
+            .iter()
+            .map(|&(page, access)| m.access(0.0, 1, page, access, 0))
+            .collect();
+        assert_eq!(got, vec![false, true, true, false, false, true]);
+        let c = m.counters;
+        assert_eq!((c.getpages_sequential, c.getpages_random, c.getpages_rid), (3, 2, 1));
+        assert_eq!((c.dyn_prefetch_requests, c.dyn_prefetch_pages), (1, 4));
+        assert_eq!((c.sync_reads_random, c.list_prefetch_pages), (1, 1));
+        // 6 pages went into 4 buffers: the two least recently used (13, then 10) were stolen.
+        assert!(m.map.len() == 4 && !m.map.contains_key(&(1, 13)) && !m.map.contains_key(&(1, 10)));
+    }
+
+    #[test]
+    fn updates_are_written_when_vdwqt_is_passed_and_a_dirty_steal_writes_synchronously() {
+        // 10 buffers, VDWQT 20 % = 2 pages of one object, DWQT high.
+        let mut m = PoolModel::new(10, 80.0, 1, 90.0, 20.0);
+        for p in 0..3 {
+            m.access(0.0, 7, p, 0, 0);
+            m.access(0.0, 7, p, 0, 1); // set write intent: the buffer is dirty
+        }
+        let c = m.counters;
+        assert_eq!(
+            (c.buffer_updates, c.vdwqt_reached, c.async_writes, c.pages_written),
+            (3, 1, 1, 3)
+        );
+        // Dirty again, then pushed out by 10 other pages: one synchronous write.
+        m.access(0.0, 7, 0, 0, 1);
+        for p in 100..110 {
+            m.access(0.0, 8, p, 0, 0);
+        }
+        assert_eq!(m.counters.sync_writes, 1);
+    }
+
+    #[test]
+    fn a_cross_invalidated_page_is_refreshed_without_a_disk_read() {
+        let mut m = PoolModel::new(8, 80.0, 1, 90.0, 90.0);
+        assert!(!m.access(0.0, 1, 5, 0, 0));
+        m.cross_invalidate((1, 5));
+        assert!(!m.access(0.0, 1, 5, 0, 0));
+        let c = m.counters;
+        assert_eq!((c.xi_invalidations, c.xi_reads, c.sync_reads_random), (1, 1, 1));
+        assert!(m.access(0.0, 1, 5, 0, 0));
     }
 }

@@ -10,7 +10,9 @@ pub struct Buckets {
 
 impl Buckets {
     pub fn new(bits: u32) -> Self {
-        Buckets { bits: bits.clamp(4, 24) }
+        Buckets {
+            bits: bits.clamp(4, 24),
+        }
     }
 
     #[inline]
@@ -52,5 +54,57 @@ impl Buckets {
         } else {
             (size - lo) as f64 / width as f64
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::Rng;
+
+    #[test]
+    fn every_distance_falls_in_its_buckets_range() {
+        for bits in [4u32, 8, 12] {
+            let b = Buckets::new(bits);
+            let mut rng = Rng(bits as u64);
+            let mut ds: Vec<u64> = (0..5000).map(|i| i as u64).collect();
+            ds.extend((0..5000).map(|_| rng.next() >> (2 + rng.below(60))));
+            for d in ds {
+                let (lo, width) = b.range(b.index(d));
+                assert!(
+                    lo <= d && d < lo + width,
+                    "bits {bits}: {d} not in [{lo}, {})",
+                    lo + width
+                );
+                assert!(d < 1 << bits || width as f64 <= (lo as f64) / (1u64 << (bits - 1)) as f64);
+            }
+        }
+    }
+
+    #[test]
+    fn buckets_are_contiguous_and_exact_below_the_limit() {
+        let b = Buckets::new(6);
+        let mut next = 0u64;
+        for i in 0..400 {
+            let (lo, width) = b.range(i);
+            assert_eq!(lo, next, "bucket {i} starts where {} ended", i.saturating_sub(1));
+            assert_eq!(b.index(lo), i);
+            if i < 64 {
+                assert_eq!(width, 1);
+            }
+            next = lo + width;
+        }
+    }
+
+    #[test]
+    fn hit_fraction_spreads_a_bucket_linearly() {
+        let b = Buckets::new(4);
+        let i = b.index(100); // a bucket of width 8: [96, 104)
+        assert_eq!(b.range(i), (96, 8));
+        assert_eq!(b.hit_fraction(i, 96), 0.0);
+        assert_eq!(b.hit_fraction(i, 98), 0.25);
+        assert_eq!(b.hit_fraction(i, 104), 1.0);
+        assert_eq!(b.hit_fraction(b.index(5), 6), 1.0);
+        assert_eq!(b.hit_fraction(b.index(5), 5), 0.0);
     }
 }

@@ -7,6 +7,8 @@ pub mod mini;
 pub mod olken;
 pub mod pool;
 pub mod table;
+#[cfg(test)]
+mod testutil;
 
 use mini::Policy;
 use pool::{Mode, PoolState, TYPES};
@@ -34,6 +36,9 @@ struct State {
     pools: BTreeMap<u32, PoolState>,
 }
 
+/// (rate now, pages tracked, first pane id, latest pane id, panes kept).
+type PoolInfo = (f64, usize, Option<i64>, Option<i64>, usize);
+
 const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN01";
 
 /// Reuse-distance simulation of many buffer pools; feed getpage batches, read curves.
@@ -57,7 +62,9 @@ fn parse_policy(policy: &str) -> PyResult<Policy> {
         "lru" => Ok(Policy::Lru),
         "fifo" => Ok(Policy::Fifo),
         "lru-vpseqt" => Ok(Policy::LruVpseqt),
-        _ => Err(PyValueError::new_err(format!("policy {policy:?}: use lru, fifo or lru-vpseqt"))),
+        _ => Err(PyValueError::new_err(format!(
+            "policy {policy:?}: use lru, fifo or lru-vpseqt"
+        ))),
     }
 }
 
@@ -89,14 +96,25 @@ impl Kernel {
                 }
                 Mode::FixedSize(max_samples)
             }
-            other => return Err(PyValueError::new_err(format!("mode {other:?}: use exact, shards or shards-fixed-size"))),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "mode {other:?}: use exact, shards or shards-fixed-size"
+                )))
+            }
         };
-        if !(pane_seconds > 0.0) {
+        if pane_seconds.is_nan() || pane_seconds <= 0.0 {
             return Err(PyValueError::new_err("pane_seconds must be > 0"));
         }
         Ok(Kernel {
             state: State {
-                config: Config { mode, rate, bits: precision_bits, seed, pane_seconds, keep_panes: keep_panes.max(2) },
+                config: Config {
+                    mode,
+                    rate,
+                    bits: precision_bits,
+                    seed,
+                    pane_seconds,
+                    keep_panes: keep_panes.max(2),
+                },
                 pools: BTreeMap::new(),
             },
             minis: FxHashMap::default(),
@@ -119,6 +137,7 @@ impl Kernel {
     /// Feed one batch of parallel arrays: float64 seconds, uint32 pool ids, uint32 object ids,
     /// uint64 page numbers, uint8 access type (0 random, 1 sequential, 2 RID-list), uint8 function
     /// (0 getpage, 1 set write intent, 2 release).
+    #[allow(clippy::too_many_arguments)] // the Python signature: one buffer per column
     fn feed(
         &mut self,
         py: Python<'_>,
@@ -138,7 +157,13 @@ impl Kernel {
             slice(py, &function, "function")?,
         );
         let n = t.len();
-        for (name, len) in [("pools", pl.len()), ("objects", ob.len()), ("pages", pg.len()), ("access", ac.len()), ("function", fu.len())] {
+        for (name, len) in [
+            ("pools", pl.len()),
+            ("objects", ob.len()),
+            ("pages", pg.len()),
+            ("access", ac.len()),
+            ("function", fu.len()),
+        ] {
             if len != n {
                 return Err(PyValueError::new_err(format!("{name} has {len} values, times has {n}")));
             }
@@ -168,7 +193,14 @@ impl Kernel {
                     state.prefetch(o, p, h);
                     ring[(k + AHEAD) & 15] = h;
                 }
-                state.access(t[k].get(), ob[k].get(), pg[k].get(), ac[k].get(), fu[k].get(), ring[k & 15]);
+                state.access(
+                    t[k].get(),
+                    ob[k].get(),
+                    pg[k].get(),
+                    ac[k].get(),
+                    fu[k].get(),
+                    ring[k & 15],
+                );
             }
             i = j;
         }
@@ -194,11 +226,7 @@ impl Kernel {
     /// (refs[3], updates, cold[3], touched, latest, late).
     #[pyo3(signature = (pool, panes=0))]
     #[allow(clippy::type_complexity)]
-    fn panes(
-        &self,
-        pool: u32,
-        panes: usize,
-    ) -> PyResult<Vec<(i64, Counts, BTreeMap<u32, Counts>)>> {
+    fn panes(&self, pool: u32, panes: usize) -> PyResult<Vec<(i64, Counts, BTreeMap<u32, Counts>)>> {
         let p = self.pool(pool)?;
         Ok(p.window(panes)
             .map(|pane| {
@@ -216,7 +244,11 @@ impl Kernel {
     /// Miniature-simulation results over the window: (policy, sizes, rate, vpseqt, hits+misses per size).
     #[pyo3(signature = (pool, panes=0))]
     #[allow(clippy::type_complexity)]
-    fn policy_curve(&self, pool: u32, panes: usize) -> PyResult<Option<(String, Vec<u64>, f64, f64, Vec<[f64; 2 * TYPES]>)>> {
+    fn policy_curve(
+        &self,
+        pool: u32,
+        panes: usize,
+    ) -> PyResult<Option<(String, Vec<u64>, f64, f64, Vec<[f64; 2 * TYPES]>)>> {
         let p = self.pool(pool)?;
         let Some(m) = p.minis.as_ref() else { return Ok(None) };
         let mut acc = vec![[0.0f64; 2 * TYPES]; m.sizes.len()];
@@ -236,9 +268,15 @@ impl Kernel {
     }
 
     /// (rate now, pages tracked, first pane id, latest pane id, panes kept).
-    fn pool_info(&self, pool: u32) -> PyResult<(f64, usize, Option<i64>, Option<i64>, usize)> {
+    fn pool_info(&self, pool: u32) -> PyResult<PoolInfo> {
         let p = self.pool(pool)?;
-        Ok((p.rate(), p.tracked_pages(), p.first_pane, p.panes.back().map(|x| x.id), p.panes.len()))
+        Ok((
+            p.rate(),
+            p.tracked_pages(),
+            p.first_pane,
+            p.panes.back().map(|x| x.id),
+            p.panes.len(),
+        ))
     }
 
     /// Lower bound and width of each histogram bucket index (for exporting histograms).
@@ -275,12 +313,16 @@ impl Kernel {
         if data.len() < 8 || &data[..8] != SNAPSHOT_MAGIC {
             return Err(PyValueError::new_err("not a poolsight kernel snapshot (bad magic)"));
         }
-        let state: State = bincode::deserialize(&data[8..])
-            .map_err(|e| PyValueError::new_err(format!("corrupt snapshot: {e}")))?;
+        let state: State =
+            bincode::deserialize(&data[8..]).map_err(|e| PyValueError::new_err(format!("corrupt snapshot: {e}")))?;
         let minis = state
             .pools
             .iter()
-            .filter_map(|(id, p)| p.minis.as_ref().map(|m| (*id, (m.policy, m.sizes.clone(), m.rate, m.vpseqt))))
+            .filter_map(|(id, p)| {
+                p.minis
+                    .as_ref()
+                    .map(|m| (*id, (m.policy, m.sizes.clone(), m.rate, m.vpseqt)))
+            })
             .collect();
         Ok(Kernel { state, minis })
     }
@@ -306,7 +348,10 @@ impl Kernel {
     }
 
     fn pool(&self, pool: u32) -> PyResult<&PoolState> {
-        self.state.pools.get(&pool).ok_or_else(|| PyValueError::new_err(format!("pool {pool}: no getpages seen")))
+        self.state
+            .pools
+            .get(&pool)
+            .ok_or_else(|| PyValueError::new_err(format!("pool {pool}: no getpages seen")))
     }
 }
 
@@ -327,7 +372,9 @@ impl PyPoolModel {
         if vpsize == 0 {
             return Err(PyValueError::new_err("vpsize must be > 0"));
         }
-        Ok(PyPoolModel { inner: bpmodel::PoolModel::new(vpsize, vpseqt, prefetch_quantity, dwqt, vdwqt) })
+        Ok(PyPoolModel {
+            inner: bpmodel::PoolModel::new(vpsize, vpseqt, prefetch_quantity, dwqt, vdwqt),
+        })
     }
 
     /// Run events through the pool; returns one byte per event: 1 when a getpage hit
@@ -354,7 +401,9 @@ impl PyPoolModel {
         }
         let mut hits = vec![0u8; n];
         for k in 0..n {
-            hits[k] = self.inner.access(t[k].get(), ob[k].get(), pg[k].get(), ac[k].get(), fu[k].get()) as u8;
+            hits[k] = self
+                .inner
+                .access(t[k].get(), ob[k].get(), pg[k].get(), ac[k].get(), fu[k].get()) as u8;
         }
         Ok(PyBytes::new(py, &hits))
     }
@@ -370,15 +419,24 @@ impl PyPoolModel {
     /// Read I/Os since the last call: (time, object, first page, pages, type 0 sync/1 seq/2 list/3 dynamic).
     fn take_reads(&mut self) -> ReadIos {
         let r = std::mem::take(&mut self.inner.reads);
-        (r.iter().map(|x| x.t).collect(), r.iter().map(|x| x.obj).collect(), r.iter().map(|x| x.page).collect(),
-         r.iter().map(|x| x.pages).collect(), r.iter().map(|x| x.kind).collect())
+        (
+            r.iter().map(|x| x.t).collect(),
+            r.iter().map(|x| x.obj).collect(),
+            r.iter().map(|x| x.page).collect(),
+            r.iter().map(|x| x.pages).collect(),
+            r.iter().map(|x| x.kind).collect(),
+        )
     }
 
     /// Write I/Os since the last call: (time, object, pages, type 0 sync/1 async).
     fn take_writes(&mut self) -> WriteIos {
         let w = std::mem::take(&mut self.inner.writes);
-        (w.iter().map(|x| x.t).collect(), w.iter().map(|x| x.obj).collect(), w.iter().map(|x| x.pages).collect(),
-         w.iter().map(|x| x.kind).collect())
+        (
+            w.iter().map(|x| x.t).collect(),
+            w.iter().map(|x| x.obj).collect(),
+            w.iter().map(|x| x.pages).collect(),
+            w.iter().map(|x| x.kind).collect(),
+        )
     }
 
     /// The interval's counters, and start a new interval.

@@ -22,7 +22,11 @@ pub enum Policy {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Cache {
-    Fifo { cap: usize, queue: VecDeque<Key>, set: FxHashSet<Key> },
+    Fifo {
+        cap: usize,
+        queue: VecDeque<Key>,
+        set: FxHashSet<Key>,
+    },
     Chains {
         cap: usize,
         seq_limit: usize, // buffers the sequential chain may hold before it is stolen from first
@@ -36,9 +40,17 @@ impl Cache {
     pub fn new(policy: Policy, cap: usize, vpseqt_pct: f64) -> Self {
         let cap = cap.max(1);
         match policy {
-            Policy::Fifo => Cache::Fifo { cap, queue: VecDeque::new(), set: FxHashSet::default() },
+            Policy::Fifo => Cache::Fifo {
+                cap,
+                queue: VecDeque::new(),
+                set: FxHashSet::default(),
+            },
             Policy::Lru | Policy::LruVpseqt => {
-                let pct = if policy == Policy::Lru { 100.0 } else { vpseqt_pct.clamp(0.0, 100.0) };
+                let pct = if policy == Policy::Lru {
+                    100.0
+                } else {
+                    vpseqt_pct.clamp(0.0, 100.0)
+                };
                 Cache::Chains {
                     cap,
                     seq_limit: ((cap as f64) * pct / 100.0).floor() as usize,
@@ -66,7 +78,13 @@ impl Cache {
                 }
                 false
             }
-            Cache::Chains { cap, seq_limit, tick, chains, at } => {
+            Cache::Chains {
+                cap,
+                seq_limit,
+                tick,
+                chains,
+                at,
+            } => {
                 *tick += 1;
                 let chain = sequential as u8;
                 let hit = if let Some((c, stamp)) = at.get(&key).copied() {
@@ -100,10 +118,110 @@ impl Cache {
         }
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn len(&self) -> usize {
         match self {
             Cache::Fifo { set, .. } => set.len(),
             Cache::Chains { at, .. } => at.len(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{naive_distances, naive_lru_hits, Rng};
+
+    fn refs(seed: u64, n: usize, pages: u64) -> Vec<(Key, bool)> {
+        let mut rng = Rng(seed);
+        (0..n)
+            .map(|_| ((rng.below(3) as u32, rng.skewed(pages)), rng.below(3) == 1))
+            .collect()
+    }
+
+    fn hits(cache: &mut Cache, refs: &[(Key, bool)]) -> u64 {
+        refs.iter().filter(|(k, seq)| cache.access(*k, *seq)).count() as u64
+    }
+
+    #[test]
+    fn lru_hits_equal_the_stack_distance_prediction() {
+        let r = refs(11, 20_000, 3000);
+        let keys: Vec<Key> = r.iter().map(|(k, _)| *k).collect();
+        let d = naive_distances(&keys);
+        for size in [1usize, 10, 100, 500, 2000] {
+            let mut c = Cache::new(Policy::Lru, size, 80.0);
+            assert_eq!(hits(&mut c, &r), naive_lru_hits(&d, size as u64), "size {size}");
+            assert!(c.len() <= size);
+        }
+    }
+
+    #[test]
+    fn fifo_equals_a_naive_queue() {
+        let r = refs(12, 20_000, 2000);
+        for size in [1usize, 50, 700] {
+            let mut queue: VecDeque<Key> = VecDeque::new();
+            let mut want = 0u64;
+            for (k, _) in &r {
+                if queue.contains(k) {
+                    want += 1;
+                } else {
+                    queue.push_back(*k);
+                    if queue.len() > size {
+                        queue.pop_front();
+                    }
+                }
+            }
+            let mut c = Cache::new(Policy::Fifo, size, 80.0);
+            assert_eq!(hits(&mut c, &r), want, "size {size}");
+        }
+    }
+
+    /// DB2's two chains, naively: a list of (key, sequential, last use); steal the oldest
+    /// sequential buffer while the sequential chain is over its limit, else the oldest of all.
+    fn naive_vpseqt_hits(refs: &[(Key, bool)], cap: usize, pct: f64) -> u64 {
+        let limit = ((cap as f64) * pct / 100.0).floor() as usize;
+        let mut bufs: Vec<(Key, bool, usize)> = Vec::new();
+        let mut hits = 0;
+        for (t, (k, seq)) in refs.iter().enumerate() {
+            if let Some(b) = bufs.iter_mut().find(|b| b.0 == *k) {
+                *b = (*k, *seq, t);
+                hits += 1;
+                continue;
+            }
+            bufs.push((*k, *seq, t));
+            while bufs.len() > cap {
+                let seq_count = bufs.iter().filter(|b| b.1).count();
+                let victim = (0..bufs.len())
+                    .filter(|&i| seq_count <= limit || bufs[i].1)
+                    .min_by_key(|&i| bufs[i].2)
+                    .unwrap();
+                bufs.remove(victim);
+            }
+        }
+        hits
+    }
+
+    #[test]
+    fn vpseqt_equals_a_naive_two_chain_pool() {
+        let r = refs(13, 8000, 600);
+        for (size, pct) in [(50usize, 20.0), (200, 40.0), (200, 0.0), (400, 80.0)] {
+            let mut c = Cache::new(Policy::LruVpseqt, size, pct);
+            assert_eq!(
+                hits(&mut c, &r),
+                naive_vpseqt_hits(&r, size, pct),
+                "size {size}, VPSEQT {pct}"
+            );
+        }
+    }
+
+    #[test]
+    fn vpseqt_100_is_plain_lru() {
+        let r = refs(14, 10_000, 1500);
+        let mut a = Cache::new(Policy::LruVpseqt, 300, 100.0);
+        let mut b = Cache::new(Policy::Lru, 300, 0.0);
+        assert_eq!(hits(&mut a, &r), hits(&mut b, &r));
     }
 }

@@ -25,7 +25,12 @@ impl Default for Olken {
 impl Olken {
     fn with_capacity(live: usize, cap: usize) -> Self {
         let nwords = cap.div_ceil(64).max(1);
-        let mut o = Olken { words: vec![0; nwords], tree: vec![0; nwords + 1], next: live as u32, live: live as u32 };
+        let mut o = Olken {
+            words: vec![0; nwords],
+            tree: vec![0; nwords + 1],
+            next: live as u32,
+            live: live as u32,
+        };
         // The first `live` positions are marked.
         for p in 0..live {
             o.words[p / 64] |= 1u64 << (p % 64);
@@ -103,5 +108,82 @@ impl Olken {
         // compaction (a sort of the live pages) then comes once per 7x live references.
         let live = self.live as usize;
         *self = Self::with_capacity(live, (8 * live).max(1024));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{naive_distances, Rng};
+    use std::collections::HashMap;
+
+    /// Feed references through Olken the way the pool does (renumbering live pages when full).
+    fn olken_distances(refs: &[u64]) -> (Vec<Option<u64>>, usize) {
+        let mut o = Olken::default();
+        let mut at: HashMap<u64, u32> = HashMap::new();
+        let mut compactions = 0;
+        let out = refs
+            .iter()
+            .map(|&page| {
+                if o.is_full() {
+                    let mut live: Vec<(u32, u64)> = at.iter().map(|(&p, &pos)| (pos, p)).collect();
+                    live.sort_unstable();
+                    for (i, (_, p)) in live.into_iter().enumerate() {
+                        at.insert(p, i as u32);
+                    }
+                    o.compacted();
+                    compactions += 1;
+                }
+                let d = at.get(&page).map(|&pos| {
+                    let d = o.distance(pos);
+                    o.unmark(pos);
+                    d
+                });
+                at.insert(page, o.mark_next());
+                d
+            })
+            .collect();
+        (out, compactions)
+    }
+
+    #[test]
+    fn distances_equal_a_naive_stack() {
+        let mut rng = Rng(1);
+        let refs: Vec<u64> = (0..6000).map(|_| rng.skewed(700)).collect();
+        let (got, compactions) = olken_distances(&refs);
+        assert_eq!(got, naive_distances(&refs));
+        assert!(compactions > 0, "the test did not reach a compaction");
+    }
+
+    #[test]
+    fn crafted_sequence_cold_misses_and_repeats() {
+        let refs = [1u64, 2, 3, 1, 1, 2, 4, 3, 3];
+        let (got, _) = olken_distances(&refs);
+        assert_eq!(
+            got,
+            vec![None, None, None, Some(2), Some(0), Some(2), None, Some(3), Some(0)]
+        );
+    }
+
+    #[test]
+    fn fenwick_prefix_counts_equal_a_naive_sum() {
+        let mut rng = Rng(7);
+        let mut o = Olken::with_capacity(0, 64 * 40);
+        let mut marked = vec![false; 64 * 40];
+        for _ in 0..2000 {
+            marked[o.mark_next() as usize] = true;
+        }
+        for _ in 0..900 {
+            let p = rng.below(2000) as usize;
+            if marked[p] {
+                o.unmark(p as u32);
+                marked[p] = false;
+            }
+        }
+        for w in 0..=40 {
+            let naive = marked[..w * 64].iter().filter(|m| **m).count() as u32;
+            assert_eq!(o.words_before(w), naive, "words before {w}");
+        }
+        assert_eq!(o.live as usize, marked.iter().filter(|m| **m).count());
     }
 }

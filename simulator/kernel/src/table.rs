@@ -15,7 +15,12 @@ pub struct Slot {
     pub pane: i64,
 }
 
-const FREE: Slot = Slot { page: 0, obj: 0, pos: EMPTY, pane: 0 };
+const FREE: Slot = Slot {
+    page: 0,
+    obj: 0,
+    pos: EMPTY,
+    pane: 0,
+};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PageTable {
@@ -26,13 +31,17 @@ pub struct PageTable {
 
 impl Default for PageTable {
     fn default() -> Self {
-        PageTable { slots: vec![FREE; 1024], bits: 10, len: 0 }
+        PageTable {
+            slots: vec![FREE; 1024],
+            bits: 10,
+            len: 0,
+        }
     }
 }
 
 #[inline]
 fn hash(obj: u32, page: u64) -> u64 {
-    (page ^ ((obj as u64) << 40 | (obj as u64) >> 24)).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (page >> 29)
+    (page ^ (obj as u64).rotate_right(24)).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (page >> 29)
 }
 
 impl PageTable {
@@ -43,6 +52,10 @@ impl PageTable {
 
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     #[inline]
@@ -67,7 +80,12 @@ impl PageTable {
         loop {
             let s = &self.slots[i];
             if s.pos == EMPTY {
-                self.slots[i] = Slot { page, obj, pos: EMPTY, pane: 0 };
+                self.slots[i] = Slot {
+                    page,
+                    obj,
+                    pos: EMPTY,
+                    pane: 0,
+                };
                 self.len += 1;
                 return (i, false);
             }
@@ -113,7 +131,11 @@ impl PageTable {
             }
             let home = self.home(s.obj, s.page);
             // Move s into the hole when its home is not cyclically in (hole, j].
-            let in_range = if hole <= j { home > hole && home <= j } else { home > hole || home <= j };
+            let in_range = if hole <= j {
+                home > hole && home <= j
+            } else {
+                home > hole || home <= j
+            };
             if !in_range {
                 self.slots[hole] = s;
                 hole = j;
@@ -142,5 +164,58 @@ impl PageTable {
     /// Every occupied slot, for compaction.
     pub fn occupied_mut(&mut self) -> impl Iterator<Item = &mut Slot> {
         self.slots.iter_mut().filter(|s| s.pos != EMPTY)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::Rng;
+    use std::collections::HashMap;
+
+    #[test]
+    fn entries_and_removals_match_a_hashmap() {
+        let mut rng = Rng(3);
+        let mut t = PageTable::default();
+        let mut want: HashMap<(u32, u64), u32> = HashMap::new();
+        for step in 0..60_000u32 {
+            let key = (rng.below(5) as u32, rng.below(4000));
+            if rng.below(4) == 0 {
+                assert_eq!(t.remove(key.0, key.1).map(|s| s.pos), want.remove(&key), "step {step}");
+            } else {
+                let (i, present) = t.entry(key.0, key.1);
+                assert_eq!(present, want.contains_key(&key), "step {step}");
+                if present {
+                    assert_eq!(t.slot_mut(i).pos, want[&key]);
+                }
+                t.slot_mut(i).pos = step;
+                want.insert(key, step);
+            }
+            assert_eq!(t.len(), want.len());
+        }
+        assert!(t.bits > 10, "the table never grew");
+        let mut seen: Vec<((u32, u64), u32)> = t.occupied_mut().map(|s| ((s.obj, s.page), s.pos)).collect();
+        let mut expected: Vec<((u32, u64), u32)> = want.into_iter().collect();
+        seen.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(seen, expected);
+    }
+
+    #[test]
+    fn removal_keeps_colliding_keys_reachable() {
+        // Many keys on a small table: long probe chains that wrap around the end.
+        let mut t = PageTable::default();
+        let keys: Vec<(u32, u64)> = (0..600).map(|i| (i % 3, (i as u64) * 1024)).collect();
+        for (n, k) in keys.iter().enumerate() {
+            let (i, _) = t.entry(k.0, k.1);
+            t.slot_mut(i).pos = n as u32;
+        }
+        for k in keys.iter().step_by(2) {
+            assert!(t.remove(k.0, k.1).is_some());
+        }
+        for (n, k) in keys.iter().enumerate() {
+            assert_eq!(t.find(k.0, k.1).is_some(), n % 2 == 1, "key {k:?}");
+        }
+        assert_eq!(t.remove(7, 7).map(|s| s.pos), None);
     }
 }
