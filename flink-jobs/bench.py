@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 
 from poolsight.flink_jobs import submit as jobs
-from poolsight.flink_jobs.common import JobOptions
-from poolsight.flink_jobs.simulation_job import SimulationOptions
+from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.infra.config import load_settings
 from poolsight.infra.launcher import up
 from poolsight.infra.services import trino_connection

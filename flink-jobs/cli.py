@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
+from poolsight.flink_jobs.options import JobOptions, SimulationOptions, StatisticsOptions, pool_modes
 from poolsight.infra.config import load_settings
 
 
@@ -73,30 +73,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     c.add_argument("--all", action="store_true")
 
 
-def pool_modes(specs: list[str]) -> dict[str, dict[str, Any]]:
-    """POOL=exact | POOL=shards:RATE | POOL=fixed:SAMPLES to SimConfig fields per pool."""
-    out: dict[str, dict[str, Any]] = {}
-    for spec in specs:
-        pool, sep, mode = spec.partition("=")
-        kind, _, arg = mode.partition(":")
-        if not sep or not pool:
-            raise ValueError(f"--pool-mode {spec!r}: expected POOL=MODE")
-        if kind == "exact":
-            out[pool] = {"mode": "exact"}
-        elif kind == "shards":
-            out[pool] = {"mode": "shards", "rate": float(arg or 0.01), "max_samples": 0}
-        elif kind == "fixed":
-            out[pool] = {"mode": "shards", "max_samples": int(arg or 32768)}
-        else:
-            raise ValueError(f"--pool-mode {spec!r}: mode is exact, shards:RATE or fixed:SAMPLES")
-    return out
-
-
 def run(a: argparse.Namespace) -> int:
     from poolsight.flink_jobs import submit as jobs
-    from poolsight.flink_jobs.common import JobOptions
-    from poolsight.flink_jobs.simulation_job import SimulationOptions
-    from poolsight.flink_jobs.statistics_job import StatisticsOptions
 
     s = load_settings()
     if a.jobs_command == "list":

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from poolsight.flink_jobs.options import JobOptions
 from poolsight.infra.config import HOST, Settings
 from poolsight.infra.flinksql import iceberg_catalog_ddl
 from poolsight.names import EVENT_TIME_HEADER
@@ -20,18 +20,6 @@ if TYPE_CHECKING:
     from pyflink.common.typeinfo import TypeInformation
     from pyflink.datastream import DataStream, StreamExecutionEnvironment
     from pyflink.table import StreamTableEnvironment
-
-
-@dataclass(frozen=True)
-class JobOptions:
-    """What every job takes on the command line (see poolsight.flink_jobs.submit)."""
-
-    group: str
-    checkpoint_seconds: float = 5.0
-    out_of_orderness_seconds: float = 5.0
-    idle_source_seconds: float = 0.0  # 0: no partition is ever idle (see `jobs submit --idle-source`)
-    start_from: str = "earliest"  # where a new consumer group starts: earliest or latest
-    parallelism: int = 1  # the simulation is keyed by (source, pool): more slots help with many pools
 
 
 def environment(s: Settings, name: str, opts: JobOptions) -> tuple[StreamExecutionEnvironment, StreamTableEnvironment]:

@@ -15,199 +15,181 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
-from poolsight.flink_jobs.common import (
-    JobOptions,
-    dead_letter,
-    environment,
-    kafka_source,
-    main,
-    row_type,
-    run_keyed,
-    to_row,
-)
+from pyflink.common.typeinfo import Types
+from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, TimeDomain
+from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
+
+from poolsight.flink_jobs.common import dead_letter, environment, kafka_source, main, row_type, run_keyed, to_row
+from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.flink_jobs.tracker import Emission, LateBatch, PoolTracker
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC
-from poolsight.simulator import CostModel, SimConfig
+from poolsight.schemas.getpage import GetpageBatch
+from poolsight.schemas.wire import AvroDecoder, DecodeError
 from poolsight.sql.tables import BY_NAME
 
 OUTPUTS = ("pool_pane", "object_pane", "sim_curve", "working_set", "reuse_distance", "dead_letter")
 COLLECTOR = "flink-simulation"
 GETPAGE = "poolsight.v1.GetpageBatch"
 ATTRIBUTES = "poolsight.v1.PoolAttributes"
+# pool_pane is the main output; every other table is a side output.
+TAGS = {name: OutputTag(name, row_type(BY_NAME[name])) for name in OUTPUTS if name != "pool_pane"}
+
+Record = GetpageBatch | dict[str, Any]  # a getpage batch, or a PoolAttributes record
 
 
-@dataclass(frozen=True)
-class SimulationOptions:
-    registry_url: str
-    sim: dict[str, Any] = field(default_factory=dict)  # SimConfig fields, all pools
-    pool_sim: dict[str, dict[str, Any]] = field(default_factory=dict)  # per pool name: SimConfig fields
-    cpu_us_per_sync_read: float = 30.0
-    sync_io_ms: float | None = None
-    lateness_seconds: float = 0.0
-    idle_flush_seconds: float = 10.0
-    snapshot_getpages: int = 2_000_000
+class Simulate(KeyedProcessFunction):  # type: ignore[misc]
+    """One PoolTracker per (source, pool) key; see the module's doc for its state."""
 
-    def config_for(self, pool: str) -> SimConfig:
-        return SimConfig(**{**self.sim, **self.pool_sim.get(pool, {})})
+    def __init__(self, options: SimulationOptions) -> None:
+        super().__init__()
+        self.o = options
 
-    def costs(self) -> CostModel:
-        return CostModel(self.cpu_us_per_sync_read * 1e-6, None if self.sync_io_ms is None else self.sync_io_ms / 1000)
+    def open(self, runtime_context: RuntimeContext) -> None:
+        self.decoder = AvroDecoder(self.o.registry_url)
+        self.snap = runtime_context.get_state(ValueStateDescriptor("tracker", Types.PICKLED_BYTE_ARRAY()))
+        self.pending = runtime_context.get_list_state(ListStateDescriptor("since_snapshot", Types.PICKLED_BYTE_ARRAY()))
+        self.trackers: dict[str, PoolTracker] = {}
+        self.since: dict[str, int] = {}  # getpages fed since the key's snapshot
+        self.last_seen: dict[str, float] = {}
 
+    # -------------------------------------------------------- state
 
-def _simulate_function(o: SimulationOptions) -> Any:
-    from pyflink.common.typeinfo import Types
-    from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, TimeDomain
-    from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
+    def _read(self, raw: bytes | None) -> tuple[str, Record]:
+        """Decode a Kafka record; a getpage batch becomes its typed value. Raises DecodeError or ValueError."""
+        full, rec = self.decoder.decode(raw)
+        return full, GetpageBatch.from_record(rec) if full == GETPAGE else rec
 
-    tags = {name: OutputTag(name, row_type(BY_NAME[name])) for name in OUTPUTS if name != "pool_pane"}
-
-    class Simulate(KeyedProcessFunction):  # type: ignore[misc]
-        def open(self, runtime_context: RuntimeContext) -> None:
-            from poolsight.schemas.wire import AvroDecoder
-
-            self.decoder = AvroDecoder(o.registry_url)
-            self.snap = runtime_context.get_state(ValueStateDescriptor("tracker", Types.PICKLED_BYTE_ARRAY()))
-            self.pending = runtime_context.get_list_state(
-                ListStateDescriptor("since_snapshot", Types.PICKLED_BYTE_ARRAY())
-            )
-            self.trackers: dict[str, PoolTracker] = {}
-            self.since: dict[str, int] = {}  # getpages fed since the key's snapshot
-            self.last_seen: dict[str, float] = {}
-
-        # -------------------------------------------------------- state
-
-        def _tracker(self, key: str) -> PoolTracker:
-            tr = self.trackers.get(key)
-            if tr is not None:
-                return tr
-            data = self.snap.value()
-            if data is not None:
-                tr = PoolTracker.restore(data)
-            else:
-                source, _, pool = key.partition("|")
-                tr = PoolTracker(source, pool, o.config_for(pool), o.costs())
-            replayed = 0
-            for raw, start in self.pending.get():
-                full, rec = self.decoder.decode(raw)
-                replayed += self._apply(tr, full, rec, start, self._no_emission)
-            self.trackers[key] = tr
-            self.since[key] = replayed
-            self.last_seen[key] = time.time()
+    def _tracker(self, key: str) -> PoolTracker:
+        tr = self.trackers.get(key)
+        if tr is not None:
             return tr
+        data = self.snap.value()
+        if data is not None:
+            tr = PoolTracker.restore(data)
+        else:
+            source, _, pool = key.partition("|")
+            tr = PoolTracker(source, pool, self.o.config_for(pool), self.o.costs())
+        replayed = 0
+        for raw, start in self.pending.get():
+            _, rec = self._read(raw)
+            replayed += self._apply(tr, rec, start, self._no_emission)
+        self.trackers[key] = tr
+        self.since[key] = replayed
+        self.last_seen[key] = time.time()
+        return tr
 
-        @staticmethod
-        def _no_emission(_e: Emission, _i: int) -> None:
-            raise RuntimeError("replaying the records since the snapshot emitted a pane")
+    @staticmethod
+    def _no_emission(_e: Emission, _i: int) -> None:
+        raise RuntimeError("replaying the records since the snapshot emitted a pane")
 
-        @staticmethod
-        def _apply(tr: PoolTracker, full: str, rec: dict[str, Any], start: int, on_emit: Any) -> int:
-            if full == ATTRIBUTES:
-                tr.set_size(int(rec["vpsize"]))
-                return 0
-            if full == GETPAGE:
-                return tr.feed(rec, on_emit, start)
-            return 0
+    @staticmethod
+    def _apply(tr: PoolTracker, rec: Record, start: int, on_emit: Any) -> int:
+        if isinstance(rec, GetpageBatch):
+            return tr.feed(rec, on_emit, start)
+        tr.set_size(int(rec["vpsize"]))  # PoolAttributes
+        return 0
 
-        def _save(self, key: str, tr: PoolTracker) -> None:
-            self.snap.update(tr.snapshot())
-            self.pending.clear()
-            self.since[key] = 0
+    def _save(self, key: str, tr: PoolTracker) -> None:
+        self.snap.update(tr.snapshot())
+        self.pending.clear()
+        self.since[key] = 0
 
-        # -------------------------------------------------------- input
+    # -------------------------------------------------------- input
 
-        def process_element(self, value: Any, ctx: Any) -> Any:
-            from poolsight.schemas.wire import DecodeError
-
-            key = ctx.get_current_key()
-            raw = bytes(value[1]) if value[1] is not None else None
+    def process_element(self, value: Any, ctx: Any) -> Any:
+        key = ctx.get_current_key()
+        raw = bytes(value[1]) if value[1] is not None else None
+        try:
+            full, rec = self.decoder.decode(raw)
+        except DecodeError as exc:
+            yield TAGS["dead_letter"], dead_letter(COLLECTOR, str(exc), raw, value, key)
+            return
+        if full not in (GETPAGE, ATTRIBUTES):
+            return  # the object catalog shares the attributes topic
+        item: Record = rec
+        if full == GETPAGE:
             try:
-                full, rec = self.decoder.decode(raw)
-            except DecodeError as exc:
-                yield tags["dead_letter"], dead_letter(COLLECTOR, str(exc), raw, value, key)
-                return
-            if full not in (GETPAGE, ATTRIBUTES):
-                return  # the object catalog shares the attributes topic
-            tr = self._tracker(key)
-            self.last_seen[key] = time.time()
-            if full == GETPAGE and tr.is_duplicate(rec):
-                return  # sent again by a producer restarted after its last checkpoint: fed before
-            out: list[tuple[Emission, int]] = []
-
-            def emitted(e: Emission, resume: int) -> None:
-                out.append((e, resume))
-                self._save(key, tr)
-
-            try:
-                fed = self._apply(tr, full, rec, 0, emitted)
-            except LateBatch as exc:
-                yield tags["dead_letter"], dead_letter(COLLECTOR, str(exc), raw, value, key, "start_time")
-                return
+                item = GetpageBatch.from_record(rec)
             except (ValueError, KeyError, TypeError) as exc:
-                yield tags["dead_letter"], dead_letter(COLLECTOR, f"unusable {full}: {exc}", raw, value, key)
+                yield TAGS["dead_letter"], dead_letter(COLLECTOR, f"unusable {full}: {exc}", raw, value, key)
                 return
-            resume = out[-1][1] if out else 0
-            n = len(rec["time_offset"]) if full == GETPAGE else 1
-            if resume < n:
-                self.pending.add((raw, resume))
-            self.since[key] = self.since.get(key, 0) + fed
-            if self.since[key] >= o.snapshot_getpages:
-                self._save(key, tr)
-            end = tr.pane_end_seconds()
-            if end is not None:
-                ctx.timer_service().register_event_time_timer(int((end + o.lateness_seconds) * 1000))
+        tr = self._tracker(key)
+        self.last_seen[key] = time.time()
+        if isinstance(item, GetpageBatch) and tr.is_duplicate(item):
+            return  # sent again by a producer restarted after its last checkpoint: fed before
+        out: list[tuple[Emission, int]] = []
+
+        def emitted(e: Emission, resume: int) -> None:
+            out.append((e, resume))
+            self._save(key, tr)
+
+        try:
+            fed = self._apply(tr, item, 0, emitted)
+        except LateBatch as exc:
+            yield TAGS["dead_letter"], dead_letter(COLLECTOR, str(exc), raw, value, key, "start_time")
+            return
+        except (ValueError, KeyError, TypeError) as exc:
+            yield TAGS["dead_letter"], dead_letter(COLLECTOR, f"unusable {full}: {exc}", raw, value, key)
+            return
+        resume = out[-1][1] if out else 0
+        n = item.events if isinstance(item, GetpageBatch) else 1
+        if resume < n:
+            self.pending.add((raw, resume))
+        self.since[key] = self.since.get(key, 0) + fed
+        if self.since[key] >= self.o.snapshot_getpages:
+            self._save(key, tr)
+        end = tr.pane_end_seconds()
+        if end is not None:
+            ctx.timer_service().register_event_time_timer(int((end + self.o.lateness_seconds) * 1000))
+        self._idle_timer(key, ctx)
+        for e, _ in out:
+            yield from self._rows(e)
+
+    def _idle_timer(self, key: str, ctx: Any) -> None:
+        # Whole seconds, so a burst of records shares one timer per key.
+        due = self.last_seen.get(key, time.time()) + self.o.idle_flush_seconds
+        ctx.timer_service().register_processing_time_timer(math.ceil(due) * 1000)
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Any:
+        key = ctx.get_current_key()
+        tr = self._tracker(key)
+        out: list[Emission] = []
+
+        def emitted(e: Emission, _resume: int) -> None:
+            out.append(e)
+            self._save(key, tr)
+
+        if ctx.time_domain() == TimeDomain.EVENT_TIME:
+            before = math.floor((timestamp / 1000 - self.o.lateness_seconds) / tr.pane_seconds)
+            tr.flush(before, emitted)
+        elif time.time() - self.last_seen.get(key, 0.0) >= self.o.idle_flush_seconds - 1e-3:
+            if tr.open_pane is not None:
+                tr.flush(tr.open_pane + 1, emitted)
+        elif tr.open_pane is not None:
+            # Not idle long enough: records came since, or the tracker was just restored
+            # after a failover (its timers fire at once, and no record may follow).
             self._idle_timer(key, ctx)
-            for e, _ in out:
-                yield from self._rows(e)
+        for e in out:
+            yield from self._rows(e)
 
-        def _idle_timer(self, key: str, ctx: Any) -> None:
-            # Whole seconds, so a burst of records shares one timer per key.
-            due = self.last_seen.get(key, time.time()) + o.idle_flush_seconds
-            ctx.timer_service().register_processing_time_timer(math.ceil(due) * 1000)
-
-        def on_timer(self, timestamp: int, ctx: Any) -> Any:
-            key = ctx.get_current_key()
-            tr = self._tracker(key)
-            out: list[Emission] = []
-
-            def emitted(e: Emission, _resume: int) -> None:
-                out.append(e)
-                self._save(key, tr)
-
-            if ctx.time_domain() == TimeDomain.EVENT_TIME:
-                before = math.floor((timestamp / 1000 - o.lateness_seconds) / tr.pane_seconds)
-                tr.flush(before, emitted)
-            elif time.time() - self.last_seen.get(key, 0.0) >= o.idle_flush_seconds - 1e-3:
-                if tr.open_pane is not None:
-                    tr.flush(tr.open_pane + 1, emitted)
-            elif tr.open_pane is not None:
-                # Not idle long enough: records came since, or the tracker was just restored
-                # after a failover (its timers fire at once, and no record may follow).
-                self._idle_timer(key, ctx)
-            for e in out:
-                yield from self._rows(e)
-
-        @staticmethod
-        def _rows(e: Emission) -> Any:
-            for name, rows in e.rows().items():
-                table = BY_NAME[name]
-                for r in rows:
-                    if name == "pool_pane":
-                        yield to_row(table, r)
-                    else:
-                        yield tags[name], to_row(table, r)
-
-    return Simulate(), tags
+    @staticmethod
+    def _rows(e: Emission) -> Any:
+        for name, rows in e.rows().items():
+            table = BY_NAME[name]
+            for r in rows:
+                if name == "pool_pane":
+                    yield to_row(table, r)
+                else:
+                    yield TAGS[name], to_row(table, r)
 
 
 def submit(settings: Any, job: JobOptions, o: SimulationOptions, name: str = "poolsight-simulation") -> str:
     """Build the job and submit it to the session cluster; return its job id."""
     env, t_env = environment(settings, name, job)
     kafka_source(t_env, settings, "getpage_source", [GETPAGE_TOPIC.name, ATTRIBUTES_TOPIC.name], job)
-    function, tags = _simulate_function(o)
-    return run_keyed(env, t_env, "getpage_source", function, "pool_pane", tags, name, "simulate")
+    return run_keyed(env, t_env, "getpage_source", Simulate(o), "pool_pane", TAGS, name, "simulate")
 
 
 def _main() -> None:

@@ -19,9 +19,7 @@ from poolsight.infra.config import HOST, Settings
 from poolsight.infra.install import flink_lib, pyflink_home
 from poolsight.infra.services import flink_env
 
-from .common import JobOptions
-from .simulation_job import SimulationOptions
-from .statistics_job import StatisticsOptions
+from .options import JobOptions, SimulationOptions, StatisticsOptions
 
 JOBS = {
     "simulation": ("poolsight.flink_jobs.simulation_job", "poolsight-simulation"),

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from poolsight.schemas.getpage import ACCESS_NAMES
+from poolsight.schemas.getpage import ACCESS_NAMES, Function, GetpageBatch
 from poolsight.simulator import CostModel, SimConfig, Simulator
 
 MAGIC = b"PSTRK001"
@@ -59,15 +59,6 @@ class Emission:
 OnEmit = Callable[[Emission, int], None]  # (emission, index of the first getpage not yet fed)
 
 
-def batch_times(rec: dict[str, Any]) -> npt.NDArray[np.float64]:
-    """Event times in seconds of a GetpageBatch record."""
-    start = _micros(rec["start_time"])
-    if start is None:
-        raise ValueError("a getpage batch without start_time")
-    out: npt.NDArray[np.float64] = (start + np.asarray(rec["time_offset"], dtype=np.int64)) / 1e6
-    return out
-
-
 class PoolTracker:
     def __init__(self, source: str, pool: str, config: SimConfig | None = None, costs: CostModel | None = None) -> None:
         self.source = source
@@ -91,22 +82,22 @@ class PoolTracker:
         self.current_size = int(vpsize)
         self.sim.set_pool_size(self.pool, int(vpsize))
 
-    def _ordered(self, rec: dict[str, Any]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], Any]:
+    def _ordered(self, b: GetpageBatch) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], Any]:
         """Times and panes in feeding order: the batch's order, or (if its panes go back and
         forth) stably sorted by pane. Positions (`start`) count in this order."""
-        t = batch_times(rec)
+        t = b.times()
         panes = np.floor(t / self.pane_seconds).astype(np.int64)
         if len(panes) > 1 and np.any(panes[1:] < panes[:-1]):
             order = np.argsort(panes, kind="stable")
             return t[order], panes[order], order
         return t, panes, None
 
-    def check(self, rec: dict[str, Any], start: int = 0) -> None:
+    def check(self, b: GetpageBatch, start: int = 0) -> None:
         """Raise LateBatch if any getpage from `start` on falls in an emitted pane."""
-        _, panes, _ = self._ordered(rec)
-        self._check(panes[start:], rec)
+        _, panes, _ = self._ordered(b)
+        self._check(panes[start:], b)
 
-    def _check(self, panes: npt.NDArray[np.int64], rec: dict[str, Any]) -> None:
+    def _check(self, panes: npt.NDArray[np.int64], b: GetpageBatch) -> None:
         if len(panes) == 0:
             return
         floor = (
@@ -118,39 +109,35 @@ class PoolTracker:
             late = int((panes < floor).sum())
             raise LateBatch(
                 f"late: {late} getpages in panes before {_iso(floor * self.pane_seconds)}, "
-                f"already emitted (batch sequence {rec.get('sequence')})"
+                f"already emitted (batch sequence {b.sequence})"
             )
 
-    def is_duplicate(self, rec: dict[str, Any]) -> bool:
-        seq, end = rec.get("sequence"), _micros(rec.get("end_time"))
+    def is_duplicate(self, b: GetpageBatch) -> bool:
         return (
-            seq is not None
-            and end is not None
-            and self.last_sequence is not None
+            self.last_sequence is not None
             and self.last_end_us is not None
-            and seq <= self.last_sequence
-            and end <= self.last_end_us
+            and b.sequence <= self.last_sequence
+            and b.end_time <= self.last_end_us
         )
 
-    def feed(self, rec: dict[str, Any], on_emit: OnEmit, start: int = 0) -> int:
+    def feed(self, b: GetpageBatch, on_emit: OnEmit, start: int = 0) -> int:
         """Feed a GetpageBatch from position `start`; emit the panes it closes. Returns getpages fed.
         A duplicate is skipped (0); `start` > 0 resumes a batch begun before a snapshot."""
-        if start == 0 and self.is_duplicate(rec):
+        if start == 0 and self.is_duplicate(b):
             self.duplicates += 1
             return 0
-        fed = self._feed(rec, on_emit, start)
-        if rec.get("sequence") is not None:
-            self.last_sequence, self.last_end_us = int(rec["sequence"]), _micros(rec.get("end_time"))
+        fed = self._feed(b, on_emit, start)
+        self.last_sequence, self.last_end_us = b.sequence, b.end_time
         return fed
 
-    def _feed(self, rec: dict[str, Any], on_emit: OnEmit, start: int) -> int:
-        t, panes, order = self._ordered(rec)
+    def _feed(self, batch: GetpageBatch, on_emit: OnEmit, start: int) -> int:
+        t, panes, order = self._ordered(batch)
         t, panes = t[start:], panes[start:]
-        self._check(panes, rec)
+        self._check(panes, batch)
         n = len(t)
         if n == 0:
             return 0
-        cols = self._columns(rec, order, start)
+        cols = self._columns(batch, order, start)
         cuts = np.flatnonzero(panes[1:] != panes[:-1]) + 1
         bounds = [0, *cuts.tolist(), n]
         for a, b in itertools.pairwise(bounds):
@@ -165,27 +152,24 @@ class PoolTracker:
             self.sim.feed_coded(
                 t[seg],
                 self.pool,
-                rec["object_names"],
+                batch.object_names,
                 cols["object"][seg],
                 cols["page"][seg],
                 cols["access"][seg],
                 cols["function"][seg],
             )
-            self._observe(rec["object_names"], cols, seg)
-        return int((cols["function"] == 0).sum())
+            self._observe(batch.object_names, cols, seg)
+        return int((cols["function"] == Function.GETPAGE).sum())
 
-    def _columns(self, rec: dict[str, Any], order: Any, start: int) -> dict[str, Any]:
+    def _columns(self, b: GetpageBatch, order: Any, start: int) -> dict[str, Any]:
+        # Column lengths were checked when the batch was built (GetpageBatch.from_record).
         cols: dict[str, Any] = {
-            "object": np.asarray(rec["object"], dtype=np.int64),
-            "page": np.asarray(rec["page"], dtype=np.int64),
-            "access": np.frombuffer(rec["access"], dtype=np.uint8),
-            "function": np.frombuffer(rec["function"], dtype=np.uint8),
-            "hit": None if rec.get("hit") is None else np.frombuffer(rec["hit"], dtype=np.uint8),
+            "object": b.objects.astype(np.int64, copy=False),
+            "page": b.pages,
+            "access": b.access_codes(),
+            "function": b.function_codes(),
+            "hit": b.hits(),
         }
-        n = len(rec["time_offset"])
-        for k, v in cols.items():
-            if v is not None and len(v) != n:
-                raise ValueError(f"field {k} has {len(v)} values, time_offset has {n}")
         return {k: (None if v is None else (v if order is None else v[order])[start:]) for k, v in cols.items()}
 
     def _observe(self, names: list[str], cols: dict[str, Any], seg: slice) -> None:
@@ -193,7 +177,7 @@ class PoolTracker:
         if hit is None:
             return
         self.observed_reported = True
-        gp = cols["function"][seg] == 0
+        gp = cols["function"][seg] == Function.GETPAGE
         obj = cols["object"][seg][gp]
         h = hit[seg][gp]
         hits = np.bincount(obj, weights=h, minlength=len(names))
@@ -375,16 +359,6 @@ class PoolTracker:
             setattr(tr, k, h[k])
         tr.last_sequence, tr.last_end_us = h.get("last_sequence"), h.get("last_end_us")  # absent before 0.1
         return tr
-
-
-def _micros(v: Any) -> int | None:
-    """A timestamp-micros field as epoch microseconds (fastavro decodes it to a datetime)."""
-    if v is None:
-        return None
-    if isinstance(v, int):
-        return v
-    micros: int = round(v.timestamp() * 1e6)
-    return micros
 
 
 def _iso(seconds: float) -> str:

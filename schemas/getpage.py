@@ -97,7 +97,8 @@ class GetpageBatch:
 
     def times(self) -> npt.NDArray[np.float64]:
         """Event times in seconds since the epoch."""
-        return (self.start_time + self.time_offset.astype(np.float64)) / 1e6
+        out: npt.NDArray[np.float64] = (self.start_time + self.time_offset.astype(np.int64, copy=False)) / 1e6
+        return out
 
     def access_codes(self) -> npt.NDArray[np.uint8]:
         return np.frombuffer(self.access, dtype=np.uint8)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 from poolsight.flink_jobs.tracker import Emission, LateBatch, PoolTracker
 from poolsight.ingest.batching import make_batch
+from poolsight.schemas.getpage import GetpageBatch
 from poolsight.simulator import SimConfig, Simulator
 
 NAMES = ["DB.A", "DB.B", "DB.C"]
@@ -26,28 +28,31 @@ def _trace(n: int = 60_000, seed: int = 1) -> dict[str, Any]:
     }
 
 
-def _batches(tr: dict[str, Any], size: int = 1000) -> list[dict[str, Any]]:
+def _batches(tr: dict[str, Any], size: int = 1000) -> list[GetpageBatch]:
+    """Batches as the job reads them: built by a producer, through their Avro record."""
     out = []
     for i in range(0, len(tr["t"]), size):
         s = slice(i, i + size)
         out.append(
-            make_batch(
-                "S",
-                "BP1",
-                i // size,
-                tr["t"][s],
-                tr["obj"][s],
-                tr["page"][s],
-                tr["acc"][s],
-                tr["fun"][s],
-                hit=tr["hit"][s],
-                names=NAMES,
-            ).record()
+            GetpageBatch.from_record(
+                make_batch(
+                    "S",
+                    "BP1",
+                    i // size,
+                    tr["t"][s],
+                    tr["obj"][s],
+                    tr["page"][s],
+                    tr["acc"][s],
+                    tr["fun"][s],
+                    hit=tr["hit"][s],
+                    names=NAMES,
+                ).record()
+            )
         )
     return out
 
 
-def _run(batches: list[dict[str, Any]]) -> list[Emission]:
+def _run(batches: list[GetpageBatch]) -> list[Emission]:
     t = PoolTracker("S", "BP1")
     t.set_size(500)
     ems: list[Emission] = []
@@ -110,7 +115,7 @@ def test_a_batch_for_an_emitted_pane_is_late() -> None:
     for b in batches[:30]:
         t.feed(b, lambda e, _i: None)
     with pytest.raises(LateBatch, match="late: 1000 getpages"):  # a new batch (sequence 30) with old times
-        t.feed({**batches[0], "sequence": 30}, lambda e, _i: None)
+        t.feed(dataclasses.replace(batches[0], sequence=30), lambda e, _i: None)
 
 
 def test_duplicates_after_a_producer_restart_are_skipped_and_a_new_run_is_fed() -> None:

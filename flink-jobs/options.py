@@ -1,0 +1,74 @@
+"""What the streaming jobs take: options as plain dataclasses, without PyFlink.
+
+`poolsight jobs submit` builds them from its command line and hands them to the
+job module as JSON (see submit.py); the jobs' stream functions are constructed
+with them. Nothing here imports PyFlink, so they can be built, tested and
+documented without a cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from poolsight.simulator import CostModel, SimConfig
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """What every job takes on the command line."""
+
+    group: str  # Kafka consumer group; a new one starts at start_from
+    checkpoint_seconds: float = 5.0  # results become queryable at each checkpoint
+    out_of_orderness_seconds: float = 5.0  # watermark delay, seconds of event time
+    idle_source_seconds: float = 0.0  # 0: no partition is ever idle (see `jobs submit --idle-source`)
+    start_from: str = "earliest"  # where a new consumer group starts: earliest or latest
+    parallelism: int = 1  # the simulation is keyed by (source, pool): more slots help with many pools
+
+
+@dataclass(frozen=True)
+class SimulationOptions:
+    """The simulation job: how each pool is simulated and when its panes close."""
+
+    registry_url: str
+    sim: dict[str, Any] = field(default_factory=dict)  # SimConfig fields, all pools
+    pool_sim: dict[str, dict[str, Any]] = field(default_factory=dict)  # per pool name: SimConfig fields
+    cpu_us_per_sync_read: float = 30.0
+    sync_io_ms: float | None = None  # average sync read I/O time, for elapsed-time savings
+    lateness_seconds: float = 0.0  # a pane waits this long after the watermark passes it
+    idle_flush_seconds: float = 10.0  # a pool's open pane is emitted after this much wall-clock quiet
+    snapshot_getpages: int = 2_000_000  # a tracker snapshot at least this often, in getpages fed
+
+    def config_for(self, pool: str) -> SimConfig:
+        """The pool's simulator settings: the job's, overridden by the pool's own."""
+        return SimConfig(**{**self.sim, **self.pool_sim.get(pool, {})})
+
+    def costs(self) -> CostModel:
+        return CostModel(self.cpu_us_per_sync_read * 1e-6, None if self.sync_io_ms is None else self.sync_io_ms / 1000)
+
+
+@dataclass(frozen=True)
+class StatisticsOptions:
+    """The statistics job."""
+
+    registry_url: str
+    cpu_us_per_sync_read: float = 30.0
+
+
+def pool_modes(specs: list[str]) -> dict[str, dict[str, Any]]:
+    """POOL=exact | POOL=shards:RATE | POOL=fixed:SAMPLES to SimConfig fields per pool."""
+    out: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        pool, sep, mode = spec.partition("=")
+        kind, _, arg = mode.partition(":")
+        if not sep or not pool:
+            raise ValueError(f"--pool-mode {spec!r}: expected POOL=MODE")
+        if kind == "exact":
+            out[pool] = {"mode": "exact"}
+        elif kind == "shards":
+            out[pool] = {"mode": "shards", "rate": float(arg or 0.01), "max_samples": 0}
+        elif kind == "fixed":
+            out[pool] = {"mode": "shards", "max_samples": int(arg or 32768)}
+        else:
+            raise ValueError(f"--pool-mode {spec!r}: mode is exact, shards:RATE or fixed:SAMPLES")
+    return out
