@@ -167,20 +167,15 @@ def run_generate(a: argparse.Namespace) -> int:
     return 0
 
 
-STATS_FORMATS = ("omegamon", "display", "luw-bufferpool", "db2diag-backup")
-
-
 def add_stats_arguments(p: argparse.ArgumentParser) -> None:
+    from poolsight.ingest.stats_formats import FORMATS
+
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
     p.add_argument(
         "--format",
         required=True,
-        choices=STATS_FORMATS,
-        help="omegamon: DB2 statistics report text (buffer pool blocks); "
-        "display: -DISPLAY BUFFERPOOL DETAIL output (DSNB4xxI); "
-        "luw-bufferpool: MON_GET_BUFFERPOOL/MON_GET_GROUP_BUFFERPOOL CSV exports "
-        "with a SNAPSHOT_TIME column; "
-        "db2diag-backup: backup/restore performance statistics in a db2diag.log",
+        choices=list(FORMATS),
+        help="; ".join(f"{f.name}: {f.reads}" for f in FORMATS.values()),
     )
     p.add_argument("--source", help="source when the input names no subsystem or member")
     p.add_argument("--at", help="display: when the command ran (ISO time, UTC) if the output has no timestamps")
@@ -195,41 +190,13 @@ def add_stats_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--state-dir", type=Path, help="where positions are remembered (default: <data>/ingest/stats)")
 
 
-def _stats_parser(  # type: ignore[no-untyped-def]
-    fmt: str,
-    source: str | None,
-    at: float | None,
-    columns: list[str] | None = None,
-):
-    from poolsight.ingest import stats_db2diag, stats_display, stats_luw, stats_omegamon
-
-    def parse(text: str, name: str) -> tuple[list[tuple[str, dict[str, Any]]], list[Any]]:
-        if fmt == "omegamon":
-            om = stats_omegamon.parse(text, name, source or "DB2")
-            if om.unknown:
-                print(f"{name}: counters not known, ignored: {dict(om.unknown)}", file=sys.stderr)
-            return [("pool_stats", r) for r in om.records], om.rejected
-        if fmt == "display":
-            dp = stats_display.parse(text, name, source or "DB2", at=at)
-            return [("pool_attributes", r) for r in dp.attributes] + [
-                ("pool_stats", r) for r in dp.records
-            ], dp.rejected
-        if fmt == "luw-bufferpool":
-            lw = stats_luw.parse(text, name, source or "DB2LUW", columns)
-            return [("pool_stats", r) for r in lw.records] + [("gbp_stats", r) for r in lw.gbp], lw.rejected
-        bk = stats_db2diag.parse(text, name, source or "DB2LUW")
-        return [("backup_stats", r) for r in bk.records], bk.rejected
-
-    return parse
-
-
 def run_stats(a: argparse.Namespace) -> int:
     import tempfile
     from datetime import UTC, datetime
 
-    from poolsight.ingest.stats_collector import StatsCollector
-    from poolsight.ingest.stats_common import Rejected
-    from poolsight.simulator.metrics import backup_analysis, gbp_metrics, pool_metrics
+    from poolsight.ingest.stats_collector import StatsCollector, with_metrics
+    from poolsight.ingest.stats_common import ParseOptions, Rejected
+    from poolsight.ingest.stats_formats import FORMATS
 
     at = None
     if a.at:
@@ -243,15 +210,6 @@ def run_stats(a: argparse.Namespace) -> int:
             print(f"poolsight ingest stats: {path}: no such file", file=sys.stderr)
             return 2
 
-    def derived(schema: str, rec: dict[str, Any]) -> dict[str, Any]:
-        if schema == "pool_stats":
-            return {"metrics": pool_metrics(rec)}
-        if schema == "backup_stats":
-            return {"analysis": backup_analysis(rec)}
-        if schema == "gbp_stats":
-            return {"metrics": gbp_metrics(rec)}
-        return {}
-
     counts = {"blocks": 0}
 
     def note_reject(r: Rejected) -> None:
@@ -262,7 +220,7 @@ def run_stats(a: argparse.Namespace) -> int:
             fh = sys.stdout if a.output == "-" else open(a.output, "w")
 
             def send(schema: str, rec: dict[str, Any]) -> None:
-                fh.write(json.dumps({"schema": schema, **rec, **derived(schema, rec)}) + "\n")
+                fh.write(json.dumps(with_metrics(schema, rec)) + "\n")
                 counts["blocks"] += schema != "pool_attributes"
 
             reject = note_reject
@@ -285,7 +243,8 @@ def run_stats(a: argparse.Namespace) -> int:
             flush = producer.flush
             state = a.state_dir or s.data_dir / "ingest" / "stats"
         columns = [c.strip() for c in a.columns.split(",")] if a.columns else None
-        collector = StatsCollector(_stats_parser(a.format, a.source, at, columns), send, reject, flush, state)
+        fmt, options = FORMATS[a.format], ParseOptions(a.source, at, columns)
+        collector = StatsCollector(lambda text, name: fmt.parse(text, name, options), send, reject, flush, state)
         try:
             collector.run(a.files, follow=a.follow, idle_stop_seconds=a.idle_stop)
         except KeyboardInterrupt:

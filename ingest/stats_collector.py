@@ -14,6 +14,7 @@ first half then counts as the block).
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,10 +22,22 @@ from pathlib import Path
 from typing import Any
 
 from poolsight.ingest.positions import read_state, write_state
-from poolsight.ingest.stats_common import Rejected
+from poolsight.ingest.stats_common import Parsed, Rejected
+from poolsight.simulator.metrics import backup_analysis, gbp_metrics, pool_metrics
 
-Parsed = tuple[list[tuple[str, dict[str, Any]]], list[Rejected]]
 TIME_KEYS = ("interval_end", "event_time")
+
+
+def with_metrics(schema: str, rec: dict[str, Any]) -> dict[str, Any]:
+    """A record as a JSON line of `--output`: its schema, its fields and its derived metrics."""
+    derived: dict[str, Any] = {}
+    if schema == "pool_stats":
+        derived = {"metrics": pool_metrics(rec)}
+    elif schema == "backup_stats":
+        derived = {"analysis": backup_analysis(rec)}
+    elif schema == "gbp_stats":
+        derived = {"metrics": gbp_metrics(rec)}
+    return {"schema": schema, **rec, **derived}
 
 
 def _mark_key(schema: str, rec: dict[str, Any]) -> str:
@@ -69,7 +82,10 @@ class StatsCollector:
         if size == st.size and st.inode:
             return False
         text = path.read_bytes().decode("utf-8", errors="replace")  # a damaged byte fails its own block
-        records, rejections = self.parse(text, str(path))
+        parsed = self.parse(text, str(path))
+        if parsed.unknown:
+            print(f"{path}: counters not known, ignored: {dict(parsed.unknown)}", file=sys.stderr)
+        records, rejections = parsed.records, parsed.rejected
         new = False
         for schema, rec in records:
             key, when = _mark_key(schema, rec), _when(rec)

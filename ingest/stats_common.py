@@ -1,9 +1,19 @@
-"""What the statistics collectors share: the PoolStats field list and a rejected block."""
+"""What every statistics parser is: one result type and one plug-in shape.
+
+A parser reads the whole text of a file and returns `Parsed`: the records it
+could build, each with its schema name (`poolsight.schemas.NAMES`), and the
+blocks it had to reject, each with file, line, field and reason. A parser is
+registered as a `StatsFormat` in `stats_formats.FORMATS`, the one table the CLI
+reads; the CLI itself holds no parsing logic.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from poolsight import schemas
 
@@ -14,7 +24,7 @@ POOL_STATS_FIELDS: list[str] = [f["name"] for f in json.loads(schemas.text("pool
 class Rejected:
     """A block that cannot be used: where it is and why (goes to the dead-letter topic)."""
 
-    source: str
+    source: str  # the file (or input) name
     line: int
     field: str
     reason: str
@@ -22,3 +32,41 @@ class Rejected:
 
     def __str__(self) -> str:
         return f"{self.source}:{self.line}: {self.field}: {self.reason}"
+
+
+@dataclass
+class Parsed:
+    """The one result of every statistics parser."""
+
+    records: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (schema name, record)
+    rejected: list[Rejected] = field(default_factory=list)
+    unknown: Counter[str] = field(default_factory=Counter)  # counters the parser does not know: left out
+    ignored: Counter[str] = field(default_factory=Counter)  # counters it knows and deliberately leaves out
+    skipped: int = 0  # units of the input that are not statistics (e.g. other db2diag records)
+
+    def add(self, schema: str, record: dict[str, Any]) -> None:
+        if schema not in schemas.NAMES:
+            raise KeyError(f"no schema {schema!r}")
+        self.records.append((schema, record))
+
+    def of(self, schema: str) -> list[dict[str, Any]]:
+        """The records of one schema, in input order."""
+        return [r for s, r in self.records if s == schema]
+
+
+@dataclass(frozen=True)
+class ParseOptions:
+    """What a user can tell a parser that the input does not say."""
+
+    source: str | None = None  # the subsystem, member or instance, when the input names none
+    at: float | None = None  # when the input was produced (epoch seconds), when it has no time stamps
+    columns: list[str] | None = None  # column names of a headerless export
+
+
+@dataclass(frozen=True)
+class StatsFormat:
+    """A statistics parser plug-in: its --format name, what it reads, and the parser."""
+
+    name: str
+    reads: str  # one line for --help
+    parse: Callable[[str, str, ParseOptions], Parsed]  # (text, file name, options)

@@ -16,21 +16,13 @@ add up to its TOT line. A record that fails goes to the dead-letter topic.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from poolsight.ingest.stats_common import Rejected
+from poolsight.ingest.stats_common import Parsed, ParseOptions, Rejected, StatsFormat
 
 HEADER = re.compile(r"^(\d{4})-(\d\d)-(\d\d)-(\d\d)\.(\d\d)\.(\d\d)\.(\d{6})([+-]\d+)\s")
 ROW = re.compile(r"^(\d{3})\s")
-
-
-@dataclass
-class Result:
-    records: list[dict[str, Any]] = field(default_factory=list)
-    rejected: list[Rejected] = field(default_factory=list)
-    other_records: int = 0
 
 
 def _time(m: re.Match[str]) -> int:
@@ -112,15 +104,15 @@ def _threads(kind: str, lines: list[str], first: int, name: str) -> tuple[list[d
     return threads, None
 
 
-def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Result:
-    result = Result()
+def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Parsed:
+    result = Parsed()
     last_operation: dict[str, str] = {}  # database -> BACKUP/RESTORE most recently started
     for first, lines in _records(text.splitlines()):
         body = "\n".join(lines)
         db = _field(lines, "DB") or ""
         upper = body.upper()
         if "PERFORMANCE STATISTICS" not in upper:
-            result.other_records += 1
+            result.skipped += 1
             if "MESSAGE" in upper and ("RESTORE" in upper or "BACKUP" in upper) and "STARTING" in upper:
                 last_operation[db] = "RESTORE" if "RESTORE" in upper else "BACKUP"
             continue
@@ -138,7 +130,8 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Result
         def _int(v: str | None) -> int | None:
             return int(v) if v is not None and v.isdigit() else None
 
-        result.records.append(
+        result.add(
+            "backup_stats",
             {
                 "source": f"{instance}/{db}" if instance and db else default_source,
                 "event_time": _time(header),
@@ -149,6 +142,13 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Result
                 "buffer_size": _int(size),
                 "threads": bm + mc,
                 "position": f"{source_name}:{first}",
-            }
+            },
         )
     return result
+
+
+def read(text: str, source_name: str, options: ParseOptions) -> Parsed:
+    return parse(text, source_name, options.source or "DB2LUW")
+
+
+FORMAT = StatsFormat("db2diag-backup", "backup/restore performance statistics in a db2diag.log", read)

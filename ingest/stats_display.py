@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from poolsight.ingest.stats_common import POOL_STATS_FIELDS, Rejected
+from poolsight.ingest.stats_common import POOL_STATS_FIELDS, Parsed, ParseOptions, Rejected, StatsFormat
 
 MESSAGE = re.compile(r"^\s*(?:(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?)\s+)?(DSN[A-Z0-9]\d{3,4}I)\s+(.*)$")
 LEADING_TIME = re.compile(r"^\s*(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?)\s")
@@ -130,20 +130,13 @@ class _Pool:
     lines: list[str] = field(default_factory=list)
 
 
-@dataclass
-class Result:
-    attributes: list[dict[str, Any]] = field(default_factory=list)
-    records: list[dict[str, Any]] = field(default_factory=list)
-    rejected: list[Rejected] = field(default_factory=list)
-
-
 def _iso(text: str) -> float:
     return datetime.fromisoformat(text.replace(" ", "T")).replace(tzinfo=UTC).timestamp()
 
 
-def parse(text: str, source_name: str, default_source: str = "DB2", at: float | None = None) -> Result:
+def parse(text: str, source_name: str, default_source: str = "DB2", at: float | None = None) -> Parsed:
     """All pools of a DISPLAY BUFFERPOOL output; `at`: the time of the display (epoch seconds)."""
-    result = Result()
+    result = Parsed()
     pools: list[_Pool] = []
     current: _Pool | None = None
     msg: tuple[str, int, list[str]] | None = None  # (message id, line, text pieces)
@@ -267,7 +260,7 @@ def _since(p: _Pool, display_time: float) -> float | None:
         return None
 
 
-def _emit(p: _Pool, result: Result, source_name: str, default_source: str, display_time: float | None) -> None:
+def _emit(p: _Pool, result: Parsed, source_name: str, default_source: str, display_time: float | None) -> None:
     raw = "\n".join(p.lines)
     source = p.subsystem or default_source
     if p.error is not None:
@@ -311,7 +304,7 @@ def _emit(p: _Pool, result: Result, source_name: str, default_source: str, displ
         attrs.update({k: v for k, v in p.attrs.items() if k in attrs})
         if attrs["pgsteal"] not in (None, "LRU", "FIFO", "NONE"):
             attrs["pgsteal"] = None
-        result.attributes.append(attrs)
+        result.add("pool_attributes", attrs)
     counters = {k: v for k, v in p.stats.items() if k != "buffers_allocated"}
     if not counters:
         return
@@ -340,9 +333,16 @@ def _emit(p: _Pool, result: Result, source_name: str, default_source: str, displ
             **p.stats,
         }
     )
-    result.records.append(rec)
+    result.add("pool_stats", rec)
 
 
 def _page_size(pool: str) -> int:
     m = re.match(r"BP(8K|16K|32K)", pool)
     return {"8K": 8192, "16K": 16384, "32K": 32768}[m.group(1)] if m else 4096
+
+
+def read(text: str, source_name: str, options: ParseOptions) -> Parsed:
+    return parse(text, source_name, options.source or "DB2", at=options.at)
+
+
+FORMAT = StatsFormat("display", "-DISPLAY BUFFERPOOL DETAIL output (DSNB4xxI messages)", read)

@@ -20,11 +20,10 @@ BP_NAME, MEMBER. Everything else is knowingly ignored.
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from poolsight.ingest.stats_common import POOL_STATS_FIELDS, Rejected
+from poolsight.ingest.stats_common import POOL_STATS_FIELDS, Parsed, ParseOptions, Rejected, StatsFormat
 
 KINDS = ("DATA", "INDEX", "XDA", "COL")
 TIME_COLUMNS = ("SNAPSHOT_TIME", "TS", "CURRENT_TIMESTAMP", "TIMESTAMP")
@@ -40,13 +39,6 @@ SUMS: dict[str, list[str]] = {
 }
 
 
-@dataclass
-class Result:
-    records: list[dict[str, Any]] = field(default_factory=list)
-    gbp: list[dict[str, Any]] = field(default_factory=list)
-    rejected: list[Rejected] = field(default_factory=list)
-
-
 def _time(text: str) -> float:
     """2026-11-22-10.00.00.000000 (Db2) or ISO; taken as UTC."""
     t = text.strip()
@@ -55,9 +47,9 @@ def _time(text: str) -> float:
     return datetime.fromisoformat(t).replace(tzinfo=UTC).timestamp()
 
 
-def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: list[str] | None = None) -> Result:
+def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: list[str] | None = None) -> Parsed:
     """columns: the column names of a DEL export (EXPORT TO ... OF DEL writes no header line)."""
-    result = Result()
+    result = Parsed()
     rows: list[list[str]] = []
     for lineno, raw_line in enumerate(text.splitlines(), start=1):
         try:
@@ -146,7 +138,7 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: 
 
 
 def _interval(
-    result: Result,
+    result: Parsed,
     name: str,
     default_source: str,
     key: tuple[str, str],
@@ -188,18 +180,19 @@ def _interval(
             "pages_written": delta["pages_written"],
         }
     )
-    result.records.append(rec)
+    result.add("pool_stats", rec)
     _gbp(result, source, pool, span, delta, only_activity=True)  # pureScale GBP columns, when there was traffic
 
 
 def _gbp(
-    result: Result, source: str, pool: str, span: dict[str, int], delta: dict[str, int | None], *, only_activity: bool
+    result: Parsed, source: str, pool: str, span: dict[str, int], delta: dict[str, int | None], *, only_activity: bool
 ) -> None:
     values = [
         delta[k] for k in ("gbp_logical_reads", "gbp_physical_reads", "gbp_invalid_pages", "write_failed_no_storage")
     ]
     if any(values) if only_activity else any(v is not None for v in values):
-        result.gbp.append(
+        result.add(
+            "gbp_stats",
             {
                 "source": source,
                 "gbp": pool,
@@ -217,5 +210,16 @@ def _gbp(
                 "gbp_logical_reads": delta["gbp_logical_reads"],
                 "gbp_physical_reads": delta["gbp_physical_reads"],
                 "gbp_invalid_pages": delta["gbp_invalid_pages"],
-            }
+            },
         )
+
+
+def read(text: str, source_name: str, options: ParseOptions) -> Parsed:
+    return parse(text, source_name, options.source or "DB2LUW", options.columns)
+
+
+FORMAT = StatsFormat(
+    "luw-bufferpool",
+    "MON_GET_BUFFERPOOL / MON_GET_GROUP_BUFFERPOOL CSV exports with a SNAPSHOT_TIME column",
+    read,
+)

@@ -21,12 +21,11 @@ reduction counters): listed in IGNORED.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from poolsight.ingest.stats_common import POOL_STATS_FIELDS, Rejected
+from poolsight.ingest.stats_common import POOL_STATS_FIELDS, Parsed, ParseOptions, Rejected, StatsFormat
 
 SECTIONS = ("GENERAL", "READ OPERATIONS", "WRITE OPERATIONS")
 
@@ -143,19 +142,11 @@ class _Block:
     lines: list[str] = field(default_factory=list)
 
 
-@dataclass
-class Result:
-    records: list[dict[str, Any]] = field(default_factory=list)
-    rejected: list[Rejected] = field(default_factory=list)
-    ignored: Counter[str] = field(default_factory=Counter)
-    unknown: Counter[str] = field(default_factory=Counter)
-
-
 class OmegamonParser:
     def __init__(self, source_name: str, default_source: str = "DB2") -> None:
         self.name = source_name
         self.default_source = default_source
-        self.result = Result()
+        self.result = Parsed()
         self._subsystem: str | None = None
         self._member: str | None = None
         self._start: float | None = None
@@ -218,7 +209,7 @@ class OmegamonParser:
         )
         for fld, v in b.values.items():
             rec[fld] = None if v is None else round(v)
-        self.result.records.append(rec)
+        self.result.add("pool_stats", rec)
 
     def _header_info(self, line: str) -> bool:
         u = line.upper()
@@ -307,13 +298,20 @@ class OmegamonParser:
             else:
                 i += 1
 
-    def finish(self) -> Result:
+    def finish(self) -> Parsed:
         self._flush()
         return self.result
 
 
-def parse(text: str, source_name: str, default_source: str = "DB2") -> Result:
+def parse(text: str, source_name: str, default_source: str = "DB2") -> Parsed:
     p = OmegamonParser(source_name, default_source)
     for n, line in enumerate(text.splitlines(), start=1):
         p.feed_line(n, line)
     return p.finish()
+
+
+def read(text: str, source_name: str, options: ParseOptions) -> Parsed:
+    return parse(text, source_name, options.source or "DB2")
+
+
+FORMAT = StatsFormat("omegamon", "DB2 statistics report text (OMEGAMON buffer pool blocks)", read)

@@ -126,11 +126,11 @@ def test_statistics_report_reads_back_as_the_same_counters(tmp_path: Path, scena
     want = _jsonl(out / "pool_stats.jsonl")
     got = parse((out / "statistics-report.txt").read_text(), "statistics-report.txt")
     assert got.rejected == [] and not got.unknown
-    assert len(got.records) == len(want) > 4  # several intervals (and members) of several pools
+    assert len(got.of("pool_stats")) == len(want) > 4  # several intervals (and members) of several pools
     last = max(w["interval_end"] for w in want)
     assert {round(w["interval_seconds"], 6) for w in want if w["interval_end"] < last} == {60.0}  # STATIME, exactly
     fields = sorted({f for _, f in COUNTERS.values()})
-    for w, g in zip(want, got.records, strict=True):
+    for w, g in zip(want, got.of("pool_stats"), strict=True):
         assert (g["source"], g["pool"]) == (w["source"], w["pool"])
         assert 0 <= w["interval_start"] - g["interval_start"] < 10_000  # the report prints hundredths
         assert 0 <= w["interval_end"] - g["interval_end"] < 10_000

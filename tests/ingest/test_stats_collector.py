@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from poolsight.ingest.cli import _stats_parser
 from poolsight.ingest.stats_collector import StatsCollector
-from poolsight.ingest.stats_common import Rejected
+from poolsight.ingest.stats_common import ParseOptions, Rejected
+from poolsight.ingest.stats_formats import FORMATS
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -18,7 +18,11 @@ def _collector(
     fmt: str, state: Path, sent: list[tuple[str, dict[str, Any]]], rejected: list[Rejected]
 ) -> StatsCollector:
     return StatsCollector(
-        _stats_parser(fmt, None, None), lambda s, r: sent.append((s, r)), rejected.append, lambda: None, state
+        lambda text, name: FORMATS[fmt].parse(text, name, ParseOptions()),
+        lambda s, r: sent.append((s, r)),
+        rejected.append,
+        lambda: None,
+        state,
     )
 
 

@@ -16,8 +16,8 @@ CORPUS = Path(__file__).parent / "corpus" / "db2diag"
 
 def test_records_among_other_log_records() -> None:
     r = parse((CORPUS / "db2diag.log").read_text(), "db2diag.log")
-    assert r.rejected == [] and r.other_records == 2
-    first, second = r.records
+    assert r.rejected == [] and r.skipped == 2
+    first, second = r.of("backup_stats")
     assert first["source"] == "dmcinnis/PERF" and first["database"] == "PERF"
     assert first["operation"] == "BACKUP"  # the nearest earlier record started a backup
     assert second["operation"] == "RESTORE"
@@ -43,7 +43,7 @@ def test_records_among_other_log_records() -> None:
 def test_analysis_reproduces_the_seeds_reading() -> None:
     """Seed 003: BM threads 2.71 % in I/O and 89.63 % waiting for buffers; MC 99.92 % in I/O;
     so the bottleneck is writing to the target device."""
-    first = parse((CORPUS / "db2diag.log").read_text(), "db2diag.log").records[0]
+    first = parse((CORPUS / "db2diag.log").read_text(), "db2diag.log").of("backup_stats")[0]
     a = backup_analysis(first)
     assert round(100 * a["sides"]["BM"]["io"], 2) == 2.71
     assert round(100 * a["sides"]["BM"]["msgq"], 2) == 89.63
@@ -53,7 +53,7 @@ def test_analysis_reproduces_the_seeds_reading() -> None:
 
 def test_broken_records_are_rejected_with_line_and_reason() -> None:
     r = parse((CORPUS / "broken.log").read_text(), "broken.log")
-    assert r.records == []
+    assert r.of("backup_stats") == []
     got = [(x.line, x.field, x.reason) for x in r.rejected]
     assert got[0] == (1, "BM TOT", "the BM table is cut off before its TOT line")
     assert got[1][1] == "BM#000" and "does not parse" in got[1][2]
@@ -66,7 +66,7 @@ def test_totals_that_do_not_add_up() -> None:
     lines[tot] = lines[tot].replace("10720", "10721")  # (the seed's tables are spaced with no-break spaces)
     text = "\n".join(lines)
     r = parse(text, "x.log")
-    assert len(r.records) == 1
+    assert len(r.of("backup_stats")) == 1
     assert r.rejected[0].reason == "BM buffers add up to 10720, TOT says 10721"
 
 
@@ -99,5 +99,5 @@ def test_parser_never_raises(lines: list[str]) -> None:
         r = parse("\n".join(lines), "fuzz")
     except ValueError as exc:  # only a time stamp that is no date may not be read
         pytest.fail(f"raised {exc}")
-    for rec in r.records:
+    for rec in r.of("backup_stats"):
         assert rec["threads"]

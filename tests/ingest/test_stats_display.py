@@ -17,7 +17,7 @@ TEN = datetime(2026, 11, 22, 10, 0, tzinfo=UTC).timestamp()
 def test_detail_output_of_two_pools() -> None:
     r = parse((CORPUS / "detail_two_pools.txt").read_text(), "d.txt")
     assert r.rejected == []
-    attrs = {a["pool"]: a for a in r.attributes}
+    attrs = {a["pool"]: a for a in r.of("pool_attributes")}
     bp2 = attrs["BP2"]
     assert (bp2["source"], bp2["vpsize"], bp2["vpseqt"], bp2["dwqt"], bp2["vdwqt"], bp2["vdwqt_buffers"]) == (
         "DB2A",
@@ -44,7 +44,7 @@ def test_detail_output_of_two_pools() -> None:
         5.0,
         8192,
     )
-    stats = {s["pool"]: s for s in r.records}
+    stats = {s["pool"]: s for s in r.of("pool_stats")}
     s2 = stats["BP2"]
     assert abs(s2["interval_seconds"] - 3600.13) < 1e-6
     assert (s2["getpages_random"], s2["sync_reads_random"], s2["getpages_sequential"]) == (491222, 18193, 1378500)
@@ -61,7 +61,7 @@ def test_detail_output_of_two_pools() -> None:
 
 def test_seed_output_without_pool_name_or_time_is_rejected() -> None:
     r = parse((CORPUS / "seed002.txt").read_text(), "seed002.txt")
-    assert r.attributes == [] and r.records == []
+    assert r.of("pool_attributes") == [] and r.of("pool_stats") == []
     [rej] = r.rejected
     assert rej.field == "DSNB401I" and "does not name its buffer pool" in rej.reason
 
@@ -71,10 +71,10 @@ def test_no_display_time_rejects_instead_of_guessing() -> None:
         line[23:] if line[:4] == "2026" else line for line in (CORPUS / "detail_two_pools.txt").read_text().splitlines()
     )
     r = parse(text, "notime.txt")
-    assert r.records == [] and r.attributes == []
+    assert r.of("pool_stats") == [] and r.of("pool_attributes") == []
     assert {x.field for x in r.rejected} == {"time"}
     r = parse(text, "notime.txt", at=TEN)  # the caller knows when it ran the command
-    assert len(r.records) == 2
+    assert len(r.of("pool_stats")) == 2
 
 
 def test_cut_lines_bad_counts_zero_interval() -> None:
@@ -83,9 +83,9 @@ def test_cut_lines_bad_counts_zero_interval() -> None:
     assert reasons[("SYNC READ I/O (R", 4)] == "DSNB411I is cut off: no value for SYNC READ I/O (R"
     assert reasons[("DSNB411I", 8)] == "'12X' is not a count"
     assert reasons[("interval", 9)] == "interval of 0 seconds"
-    assert [s["pool"] for s in r.records] == ["BP6"]
-    assert r.records[0]["interval_seconds"] == 600 and r.records[0]["source"] == "DB2"
-    assert sorted(a["pool"] for a in r.attributes) == ["BP5", "BP6"]
+    assert [s["pool"] for s in r.of("pool_stats")] == ["BP6"]
+    assert r.of("pool_stats")[0]["interval_seconds"] == 600 and r.of("pool_stats")[0]["source"] == "DB2"
+    assert sorted(a["pool"] for a in r.of("pool_attributes")) == ["BP5", "BP6"]
 
 
 @settings(max_examples=150, deadline=None)
@@ -112,5 +112,5 @@ def test_cut_lines_bad_counts_zero_interval() -> None:
 )
 def test_parser_never_raises(lines: list[str]) -> None:
     r = parse("\n".join(lines), "fuzz", at=TEN)
-    for rec in r.records:
+    for rec in r.of("pool_stats"):
         assert rec["interval_seconds"] > 0

@@ -17,7 +17,7 @@ CORPUS = Path(__file__).parent / "corpus" / "luw"
 def test_snapshot_deltas_and_seed_004_ratios() -> None:
     r = parse((CORPUS / "mon_get_bufferpool.csv").read_text(), "mgb.csv")
     assert r.rejected == []
-    by_pool = {x["pool"]: x for x in r.records}
+    by_pool = {x["pool"]: x for x in r.of("pool_stats")}
     d = by_pool["IBMDEFAULTBP"]
     assert d["interval_seconds"] == 60 and d["source"] == "DB2LUW/0" and d["origin"] == "luw-bufferpool"
     assert (d["lbp_logical_reads"], d["lbp_physical_reads"], d["lbp_async_reads"], d["pages_written"]) == (
@@ -29,7 +29,7 @@ def test_snapshot_deltas_and_seed_004_ratios() -> None:
     # Seed 004: (l_reads - (p_reads - async_reads)) / l_reads.
     assert pool_metrics(d)["luw_hit_ratio"] == pytest.approx((180_000 - (3_600 - 2_300)) / 180_000)
     assert pool_metrics(d)["application_hit_ratio"] is None  # z/OS counters: not in an LUW export
-    [g] = r.gbp
+    [g] = r.of("gbp_stats")
     assert (g["gbp_logical_reads"], g["gbp_physical_reads"], g["gbp_invalid_pages"]) == (4_000, 600, 100)
     assert gbp_metrics(g)["luw_gbp_hit_ratio"] == pytest.approx((4_000 - 600) / 4_000)
     assert by_pool["BP32K"]["lbp_logical_reads"] == 14
@@ -42,9 +42,9 @@ def test_broken_rows_and_missing_snapshot_time() -> None:
     assert any(line == 5 and "reactivated" in reason for line, _, reason in reasons)
     assert (6, "row", "3 fields, header has 6") in reasons
     assert (7, "SNAPSHOT_TIME", "'yesterday' is not a time") in reasons
-    assert [(x["interval_seconds"], x["lbp_logical_reads"]) for x in r.records] == [(120.0, 200)]
+    assert [(x["interval_seconds"], x["lbp_logical_reads"]) for x in r.of("pool_stats")] == [(120.0, 200)]
     r = parse((CORPUS / "no_time.csv").read_text(), "no_time.csv")
-    assert r.records == [] and r.rejected[0].field == "SNAPSHOT_TIME"
+    assert r.of("pool_stats") == [] and r.rejected[0].field == "SNAPSHOT_TIME"
 
 
 @settings(max_examples=100, deadline=None)
@@ -66,7 +66,7 @@ def test_broken_rows_and_missing_snapshot_time() -> None:
 )
 def test_parser_never_raises(lines: list[str]) -> None:
     text = "SNAPSHOT_TIME,BP_NAME,MEMBER,POOL_DATA_L_READS,POOL_DATA_P_READS,POOL_ASYNC_DATA_READS\n" + "\n".join(lines)
-    for rec in parse(text, "fuzz").records:
+    for rec in parse(text, "fuzz").of("pool_stats"):
         assert rec["interval_seconds"] > 0
 
 
@@ -81,7 +81,7 @@ def test_del_export_with_the_column_list() -> None:
         "POOL_DATA_WRITES",
     ]
     text = (CORPUS / "mon_get_bufferpool.del").read_text()
-    [rec] = parse(text, "mgb.del", columns=cols).records
+    [rec] = parse(text, "mgb.del", columns=cols).of("pool_stats")
     assert (rec["pool"], rec["lbp_logical_reads"], rec["lbp_physical_reads"], rec["pages_written"]) == (
         "IBMDEFAULTBP",
         120_000,
@@ -93,8 +93,8 @@ def test_del_export_with_the_column_list() -> None:
 
 def test_group_bufferpool_export() -> None:
     r = parse((CORPUS / "mon_get_group_bufferpool.csv").read_text(), "mggb.csv")
-    assert r.records == [] and r.rejected == []
-    assert sorted((g["source"], g["gbp"], g["write_failed_no_storage"]) for g in r.gbp) == [
+    assert r.of("pool_stats") == [] and r.rejected == []
+    assert sorted((g["source"], g["gbp"], g["write_failed_no_storage"]) for g in r.of("gbp_stats")) == [
         ("DB2LUW/0", "GBP", 3),
         ("DB2LUW/1", "GBP", 0),
     ]

@@ -33,7 +33,7 @@ def test_quantities() -> None:
 def test_fixed_width_report_two_blocks_side_by_side() -> None:
     r = _read("fixed_width.txt")
     assert r.rejected == []
-    by_pool = {x["pool"]: x for x in r.records}
+    by_pool = {x["pool"]: x for x in r.of("pool_stats")}
     assert set(by_pool) == {"BP0", "BP2"}
     bp0 = by_pool["BP0"]
     assert bp0["source"] == "DB2P" and bp0["origin"] == "omegamon"
@@ -58,7 +58,7 @@ def test_fixed_width_report_two_blocks_side_by_side() -> None:
 
 def test_seed_block_without_interval_is_rejected_not_guessed() -> None:
     r = _read("seed000_no_interval.txt")
-    assert r.records == []
+    assert r.of("pool_stats") == []
     [rej] = r.rejected
     assert rej.field == "interval" and "elapsed time is useless" in rej.reason
     assert rej.line == 1 and "GETPAGE REQUEST-RANDOM" in rej.raw
@@ -66,7 +66,7 @@ def test_seed_block_without_interval_is_rejected_not_guessed() -> None:
 
 def test_seed_block_under_a_report_header_and_its_metrics() -> None:
     r = _read("seed000_with_interval.txt")
-    [rec] = r.records
+    [rec] = r.of("pool_stats")
     assert rec["source"] == "DSNP" and rec["pool"] == "BP1" and rec["interval_seconds"] == 3000
     assert rec["getpages_random"] == 7_270_900 and rec["getpages_sequential"] == 3
     assert rec["sync_reads_random"] == 624_500 and rec["dyn_prefetch_pages"] == 5_696_000
@@ -108,9 +108,9 @@ def test_negative_system_hit_ratio_is_kept_and_flagged() -> None:
 
 def test_zero_interval_bad_numbers_truncated_unknown() -> None:
     r = _read("zero_interval.txt")
-    assert r.records == [] and [x.reason for x in r.rejected] == ["interval of 0 seconds"]
+    assert r.of("pool_stats") == [] and [x.reason for x in r.rejected] == ["interval of 0 seconds"]
     r = _read("highlights_and_broken.txt")
-    by_pool = {x["pool"]: x for x in r.records}
+    by_pool = {x["pool"]: x for x in r.of("pool_stats")}
     assert set(by_pool) == {"BP4"}  # the one good block is kept
     bp4 = by_pool["BP4"]
     assert bp4["source"] == "DB2A" and bp4["interval_seconds"] == 900
@@ -124,7 +124,7 @@ def test_zero_interval_bad_numbers_truncated_unknown() -> None:
 def test_wrong_encoding_damages_only_its_block(tmp_path: Path) -> None:
     text = (CORPUS / "fixed_width.txt").read_bytes().replace(b"336.3M", "336.3\u00b5".encode("latin-1"))
     r = parse(text.decode("utf-8", errors="replace"), "latin1.txt")
-    assert {x["pool"] for x in r.records} == {"BP0"}
+    assert {x["pool"] for x in r.of("pool_stats")} == {"BP0"}
     assert [x.field for x in r.rejected] == ["GETPAGE REQUEST-RANDOM"]
 
 
@@ -154,7 +154,7 @@ def test_wrong_encoding_damages_only_its_block(tmp_path: Path) -> None:
 )
 def test_parser_never_raises(lines: list[str]) -> None:
     r = parse("\n".join(lines), "fuzz")
-    for rec in r.records:
+    for rec in r.of("pool_stats"):
         assert rec["interval_seconds"] > 0
 
 

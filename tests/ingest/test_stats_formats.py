@@ -1,0 +1,58 @@
+"""Every statistics parser is a plug-in of one shape, registered in the one table the CLI reads."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from poolsight import schemas
+from poolsight.cli import build_parser
+from poolsight.ingest.stats_common import Parsed, ParseOptions
+from poolsight.ingest.stats_formats import FORMATS
+
+CORPUS = Path(__file__).parent / "corpus"
+# format -> (corpus folder, a good file, a broken file, the schemas the good file yields)
+CASES = {
+    "omegamon": ("omegamon", "fixed_width.txt", "highlights_and_broken.txt", {"pool_stats"}),
+    "display": ("display", "detail_two_pools.txt", "broken.txt", {"pool_stats", "pool_attributes"}),
+    "luw-bufferpool": ("luw", "mon_get_bufferpool.csv", "broken.csv", {"pool_stats", "gbp_stats"}),
+    "db2diag-backup": ("db2diag", "db2diag.log", "broken.log", {"backup_stats"}),
+}
+
+
+def _sub(p: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for a in p._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            return a.choices[name]  # type: ignore[no-any-return]
+    raise AssertionError(f"no sub-command {name}")
+
+
+def test_the_cli_offers_exactly_the_registered_formats() -> None:
+    stats = _sub(_sub(build_parser(), "ingest"), "stats")
+    (fmt,) = [a for a in stats._actions if a.dest == "format"]
+    assert fmt.choices is not None and fmt.help is not None
+    assert list(fmt.choices) == list(FORMATS) == list(CASES)
+    for f in FORMATS.values():
+        assert f"{f.name}: {f.reads}" in fmt.help
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_every_format_returns_the_one_result_type(name: str) -> None:
+    folder, good, broken, kinds = CASES[name]
+    text = (CORPUS / folder / good).read_text()
+    r = FORMATS[name].parse(text, good, ParseOptions())
+    assert isinstance(r, Parsed)
+    assert {s for s, _ in r.records} == kinds
+    assert all(s in schemas.NAMES for s, _ in r.records)
+    assert r.rejected == [] or name == "omegamon"  # fixed_width.txt has a highlights block it names
+    bad = FORMATS[name].parse((CORPUS / folder / broken).read_text(), broken, ParseOptions())
+    assert isinstance(bad, Parsed) and bad.rejected
+    for rej in bad.rejected:
+        assert rej.source == broken and rej.line >= 1 and rej.field and rej.reason
+
+
+def test_a_record_of_no_schema_is_refused() -> None:
+    with pytest.raises(KeyError, match="no schema"):
+        Parsed().add("pool_statz", {})
