@@ -70,6 +70,7 @@ class PoolTracker:
         self.current_size: int | None = None
         self.batches = 0  # in the open pane
         self.prev_pane_pages: int | None = None
+        self.prev_object_pages: dict[str, int] | None = None  # per object, of the last pane emitted
         self.observed: dict[str, list[int]] = {}  # object -> [hits, misses] of the open pane
         self.observed_reported = False
         self.last_sequence: int | None = None  # of the last batch fed whole, and its end (epoch us)
@@ -244,6 +245,7 @@ class PoolTracker:
             }
         )
         self.prev_pane_pages = pane_pages
+        prev_objects, self.prev_object_pages = self.prev_object_pages, {}
         for name, o in r["objects"].items():
             h, m = self.observed.get(name, [0, 0])
             em.object_panes.append(
@@ -258,14 +260,17 @@ class PoolTracker:
                     **_at_current(o["curve"], cur),
                 }
             )
+            obj_pages = o["working_set"]["pane_pages"][-1]
+            self.prev_object_pages[name] = obj_pages
             em.working_set.append(
                 {
                     **key,
                     "object": name,
-                    "pane_pages": o["working_set"]["pane_pages"][-1],
+                    "pane_pages": obj_pages,
                     "window_pages": ws_obj.get(name, 0),
                     "window_panes": kept,
-                    "change_pages": None,
+                    # An object the last pane did not touch had no pages in it.
+                    "change_pages": None if prev_objects is None else obj_pages - prev_objects.get(name, 0),
                 }
             )
         for c in r["curve"]:
@@ -330,6 +335,7 @@ class PoolTracker:
                 "current_size": self.current_size,
                 "batches": self.batches,
                 "prev_pane_pages": self.prev_pane_pages,
+                "prev_object_pages": self.prev_object_pages,
                 "observed": self.observed,
                 "observed_reported": self.observed_reported,
                 "last_sequence": self.last_sequence,
@@ -358,6 +364,7 @@ class PoolTracker:
         ):
             setattr(tr, k, h[k])
         tr.last_sequence, tr.last_end_us = h.get("last_sequence"), h.get("last_end_us")  # absent before 0.1
+        tr.prev_object_pages = h.get("prev_object_pages")  # absent in older snapshots
         return tr
 
 

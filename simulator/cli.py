@@ -94,6 +94,15 @@ def format_result(result: dict[str, Any], objects: int) -> str:
     return "\n".join(lines)
 
 
+def pool_name_match(pool: str, names: dict[str, int]) -> str | None:
+    """The name given for a pool: its full name (`DB2A/BP1`) or, for a trace keyed by source,
+    its name within the source (`BP1`, matching every source's BP1)."""
+    if pool in names:
+        return pool
+    short = pool.rpartition("/")[2]
+    return short if short in names else None
+
+
 def run(a: argparse.Namespace) -> int:
     config = SimConfig(
         mode=a.mode,
@@ -124,6 +133,7 @@ def run(a: argparse.Namespace) -> int:
     columns = columns_from_args(a)
     accepted = rejected = 0
     seen: set[str] = set()
+    named: set[str] = set()  # --pool-size names that matched a pool
     for path in a.traces:
         reader = TraceReader(path, columns, strict=a.strict)
         try:
@@ -132,7 +142,10 @@ def run(a: argparse.Namespace) -> int:
                     seen.add(pool)
                     if config.policy != "lru" and sizes is not None:
                         sim.set_policy_sizes(pool, sizes)
-                    size = pool_sizes.get(pool, all_size)
+                    name = pool_name_match(pool, pool_sizes)
+                    if name is not None:
+                        named.add(name)
+                    size = pool_sizes[name] if name is not None else all_size
                     if size is not None:
                         sim.set_pool_size(pool, size)
                 sim.feed(batch.times, batch.pool_names, batch.object_names, batch.pages, batch.access, batch.function)
@@ -149,6 +162,23 @@ def run(a: argparse.Namespace) -> int:
     if accepted == 0:
         print("poolsight simulate: no readable getpages", file=sys.stderr)
         return 2
+    unmatched = sorted(set(pool_sizes) - named)
+    if unmatched:
+        print(
+            f"poolsight simulate: --pool-size {', '.join(unmatched)}: no such pool in the trace "
+            f"(pools: {', '.join(sorted(seen))})",
+            file=sys.stderr,
+        )
+        return 2
+    if config.policy != "lru" and sizes is None:
+        unsized = sorted(p for p in seen if pool_name_match(p, pool_sizes) is None and all_size is None)
+        if unsized:
+            print(
+                f"poolsight simulate: --policy {config.policy} cannot apply to {', '.join(unsized)}: "
+                "give its size (--pool-size POOL=BUFFERS) or --sizes",
+                file=sys.stderr,
+            )
+            return 2
     result = sim.results(sizes)
     result["input"] = {"files": [str(p) for p in a.traces], "accepted_rows": accepted, "rejected_rows": rejected}
     result["state_bytes"] = sim.state_bytes()

@@ -224,8 +224,8 @@ class Simulator:
         pid = self._pools.ids[pool]
         out: list[tuple[int, int, float]] = []
         for index, count in self._kernel.histogram(pid, access, panes):
-            lo, hi = self._kernel.bucket_range(index)
-            out.append((lo + 1, hi + 1, float(count)))
+            lo, width = self._kernel.bucket_range(index)  # distances lo .. lo + width - 1
+            out.append((lo + 1, lo + width, float(count)))
         return out
 
     def pools(self) -> list[str]:

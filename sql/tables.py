@@ -198,7 +198,11 @@ WORKING_SET = Table(
         C("pane_pages", "bigint", "Distinct pages referenced in the pane."),
         C("window_pages", "bigint", "Distinct pages referenced in the window ending at this pane."),
         C("window_panes", "int", "Panes in the window."),
-        C("change_pages", "bigint", "Change of pane_pages from the previous pane (pool rows only)."),
+        C(
+            "change_pages",
+            "bigint",
+            "Change of pane_pages from the previous pane (an object it did not touch had 0); NULL at first.",
+        ),
     ),
     "pane_start",
     ("source", "pool", "pane_start"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from typing import Any
 
 import numpy as np
@@ -138,3 +139,25 @@ def test_duplicates_after_a_producer_restart_are_skipped_and_a_new_run_is_fed() 
     later = {**tr, "t": tr["t"] + 1000}
     more = _run(batches + _batches(later))
     assert sum(e.pool_pane["getpages"] for e in more) == 2 * sum(e.pool_pane["getpages"] for e in whole)
+
+
+def test_working_set_change_per_object_follows_the_panes() -> None:
+    tr = _trace()
+    ems = _run(_batches(tr))
+    gp = tr["fun"] == 0
+    pane_of = (tr["t"] // 60).astype(int)
+    distinct: dict[tuple[int, str], int] = {}
+    for p in set(pane_of.tolist()):
+        for o, name in enumerate(NAMES):
+            sel = gp & (pane_of == p) & (tr["obj"] == o)
+            distinct[(p, name)] = len(set(tr["page"][sel].tolist()))
+    rows = 0
+    for prev, e in itertools.pairwise(ems):
+        for r in e.working_set:
+            if r["object"] is None:
+                continue
+            assert r["pane_pages"] == distinct[(e.pane, r["object"])]
+            assert r["change_pages"] == distinct[(e.pane, r["object"])] - distinct.get((prev.pane, r["object"]), 0)
+            rows += 1
+    assert rows >= 3 * (len(ems) - 1)
+    assert all(r["change_pages"] is None for r in ems[0].working_set)

@@ -3,6 +3,7 @@ working sets, SHARDS and snapshots."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections import Counter, OrderedDict
@@ -371,3 +372,26 @@ def test_histogram_export_accounts_for_every_re_reference() -> None:
         stack.append(key)
     got = Counter({(a, b): int(w) for a, h in hist.items() for b, w in h.items()})
     assert got == want
+
+
+def test_histogram_bounds_are_the_stack_depths_each_bucket_holds() -> None:
+    """(lowest, highest depth) per bucket: depth d hits in any pool of at least d buffers. The
+    buckets tile the depths without gaps, and brute force puts every re-reference in its bucket."""
+    refs = _trace("random", random.Random(9), 4000)
+    sim = Simulator(SimConfig(mode="exact", precision_bits=4, window_panes=1000))  # wide buckets above 16
+    feed(sim, refs)
+    hist = sim.histogram("BP1", 0, panes=1000)
+    assert hist[0][0] == 1
+    for (_, hi, _), (lo2, _, _) in itertools.pairwise(sorted(hist)):
+        assert lo2 > hi  # no overlap (gaps only where no getpage fell)
+    depths: Counter[int] = Counter()
+    stack: list[tuple[str, int]] = []
+    for obj, page, acc in refs:
+        if (obj, page) in stack:
+            if acc == 0:
+                depths[len(stack) - stack.index((obj, page))] += 1
+            stack.remove((obj, page))
+        stack.append((obj, page))
+    for lo, hi, count in hist:
+        assert count == sum(n for d, n in depths.items() if lo <= d <= hi), (lo, hi)
+    assert any(hi - lo >= 1 for lo, hi, _ in hist), "no bucket wider than one depth: the test tested nothing"
