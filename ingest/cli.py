@@ -173,9 +173,9 @@ def add_stats_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
     p.add_argument(
         "--format",
-        required=True,
         choices=list(FORMATS),
-        help="; ".join(f"{f.name}: {f.reads}" for f in FORMATS.values()),
+        help="default: each file's format from its content. "
+        + "; ".join(f"{f.name}: {f.reads}" for f in FORMATS.values()),
     )
     p.add_argument("--source", help="source when the input names no subsystem or member")
     p.add_argument("--at", help="display: when the command ran (ISO time, UTC) if the output has no timestamps")
@@ -196,7 +196,7 @@ def run_stats(a: argparse.Namespace) -> int:
 
     from poolsight.ingest.stats_collector import StatsCollector, with_metrics
     from poolsight.ingest.stats_common import ParseOptions, Rejected
-    from poolsight.ingest.stats_formats import FORMATS
+    from poolsight.ingest.stats_formats import detect, parser
 
     at = None
     if a.at:
@@ -217,7 +217,11 @@ def run_stats(a: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory() as scratch:
         if a.output:
-            fh = sys.stdout if a.output == "-" else open(a.output, "w")
+            try:
+                fh = sys.stdout if a.output == "-" else open(a.output, "w")
+            except OSError as exc:
+                print(f"poolsight ingest stats: --output {a.output}: {exc.strerror}", file=sys.stderr)
+                return 2
 
             def send(schema: str, rec: dict[str, Any]) -> None:
                 fh.write(json.dumps(with_metrics(schema, rec)) + "\n")
@@ -243,8 +247,8 @@ def run_stats(a: argparse.Namespace) -> int:
             flush = producer.flush
             state = a.state_dir or s.data_dir / "ingest" / "stats"
         columns = [c.strip() for c in a.columns.split(",")] if a.columns else None
-        fmt, options = FORMATS[a.format], ParseOptions(a.source, at, columns)
-        collector = StatsCollector(lambda text, name: fmt.parse(text, name, options), send, reject, flush, state)
+        parse = parser(a.format, ParseOptions(a.source, at, columns))
+        collector = StatsCollector(parse, send, reject, flush, state)
         try:
             collector.run(a.files, follow=a.follow, idle_stop_seconds=a.idle_stop)
         except KeyboardInterrupt:
@@ -253,4 +257,18 @@ def run_stats(a: argparse.Namespace) -> int:
             if a.output and a.output != "-":
                 fh.close()
     print(f"accepted {counts['blocks']} blocks, rejected {collector.rejected}", file=sys.stderr)
-    return 0
+    if a.follow:
+        return 0  # a followed file may still be empty: nothing read is no error there
+    unread = [p for p in a.files if collector.found.get(str(p), 0) == 0]
+    for p in unread:
+        why = collector.first_rejection.get(str(p))
+        text = p.read_bytes()[: 1 << 20].decode("utf-8", errors="replace")
+        hint = [f.name for f in detect(text) if f.name != a.format]
+        print(
+            f"poolsight ingest stats: {p}: nothing could be read"
+            + (f" as {a.format}" if a.format else "")
+            + (f" ({why.field}, line {why.line}: {why.reason})" if why else " (empty, or no statistics blocks in it)")
+            + (f"; its content looks like {hint[0]}: try --format {hint[0]}" if hint and a.format else ""),
+            file=sys.stderr,
+        )
+    return 1 if unread else 0

@@ -65,6 +65,8 @@ class StatsCollector:
     state_dir: Path
     sent: int = 0
     rejected: int = 0
+    found: dict[str, int] = field(default_factory=dict)  # records the parser found per file (new or not)
+    first_rejection: dict[str, Rejected] = field(default_factory=dict)  # per file
 
     def _load(self, path: Path) -> FileState:
         try:
@@ -86,6 +88,9 @@ class StatsCollector:
         if parsed.unknown:
             print(f"{path}: counters not known, ignored: {dict(parsed.unknown)}", file=sys.stderr)
         records, rejections = parsed.records, parsed.rejected
+        self.found[str(path)] = len(records)
+        if rejections:
+            self.first_rejection.setdefault(str(path), rejections[0])
         new = False
         for schema, rec in records:
             key, when = _mark_key(schema, rec), _when(rec)

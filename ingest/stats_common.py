@@ -70,3 +70,4 @@ class StatsFormat:
     name: str
     reads: str  # one line for --help
     parse: Callable[[str, str, ParseOptions], Parsed]  # (text, file name, options)
+    looks_like: Callable[[str], bool]  # whether a file's text is in this format (for detection)

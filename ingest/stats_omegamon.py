@@ -314,4 +314,11 @@ def read(text: str, source_name: str, options: ParseOptions) -> Parsed:
     return parse(text, source_name, options.source or "DB2")
 
 
-FORMAT = StatsFormat("omegamon", "DB2 statistics report text (OMEGAMON buffer pool blocks)", read)
+SNIFF = re.compile(r"^\s*BP\w+\s+(GENERAL|READ OPERATIONS|WRITE OPERATIONS)\s+QUANTITY", re.MULTILINE)
+
+
+def looks_like(text: str) -> bool:
+    return SNIFF.search(text) is not None
+
+
+FORMAT = StatsFormat("omegamon", "DB2 statistics report text (OMEGAMON buffer pool blocks)", read, looks_like)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,8 @@ import pytest
 from poolsight import schemas
 from poolsight.cli import build_parser
 from poolsight.ingest.stats_common import Parsed, ParseOptions
-from poolsight.ingest.stats_formats import FORMATS
+from poolsight.ingest.stats_formats import FORMATS, detect
+from tests.conftest import ROOT
 
 CORPUS = Path(__file__).parent / "corpus"
 # format -> (corpus folder, a good file, a broken file, the schemas the good file yields)
@@ -56,3 +59,68 @@ def test_every_format_returns_the_one_result_type(name: str) -> None:
 def test_a_record_of_no_schema_is_refused() -> None:
     with pytest.raises(KeyError, match="no schema"):
         Parsed().add("pool_statz", {})
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_each_format_is_detected_from_its_content(name: str) -> None:
+    folder, good, broken, _ = CASES[name]
+    for f in (good, broken):
+        assert [x.name for x in detect((CORPUS / folder / f).read_text())] == [name], f
+    assert detect("") == [] and detect("just some text\n1,2,3\n") == []
+
+
+def _stats(tmp: Path, path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "poolsight.cli",
+            "ingest",
+            "stats",
+            str(path),
+            "--output",
+            str(tmp / "out.jsonl"),
+            "--state-dir",
+            str(tmp / "state"),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+def test_without_format_each_file_is_read_as_its_content_shows(tmp_path: Path) -> None:
+    path = tmp_path / "report.txt"
+    path.write_text((CORPUS / "omegamon" / "fixed_width.txt").read_text())
+    r = _stats(tmp_path, path)
+    assert r.returncode == 0, r.stderr
+    auto = (tmp_path / "out.jsonl").read_text()
+    (tmp_path / "again").mkdir()
+    r = _stats(tmp_path / "again", path, "--format", "omegamon")
+    assert r.returncode == 0, r.stderr
+    assert auto == (tmp_path / "again" / "out.jsonl").read_text() and auto.count('"schema": "pool_stats"') >= 2
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "says"),
+    [
+        (b"", ["--format", "omegamon"], "nothing could be read as omegamon (empty, or no statistics blocks in it)"),
+        (bytes(range(256)) * 40, [], "nothing could be read (format, line 1: not a statistics file of a known format"),
+        (
+            None,
+            ["--format", "display"],
+            "nothing could be read as display (empty, or no statistics blocks in it); "
+            "its content looks like omegamon: try --format omegamon",
+        ),
+    ],
+)
+def test_a_file_where_nothing_could_be_read_is_an_error(
+    tmp_path: Path, content: bytes | None, args: list[str], says: str
+) -> None:
+    path = tmp_path / "input.txt"
+    path.write_bytes(content if content is not None else (CORPUS / "omegamon" / "fixed_width.txt").read_bytes())
+    r = _stats(tmp_path, path, *args)
+    assert r.returncode == 1
+    assert f"{path}: {says}" in r.stderr
