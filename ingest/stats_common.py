@@ -61,6 +61,7 @@ class ParseOptions:
     source: str | None = None  # the subsystem, member or instance, when the input names none
     at: float | None = None  # when the input was produced (epoch seconds), when it has no time stamps
     columns: list[str] | None = None  # column names of a headerless export
+    pool: str | None = None  # the buffer pool, when the input does not name it
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,9 @@ Each DSNB message has the form `DSNBnnnI <prefix><subsystem> KEY = value ...`
 (the command prefix and subsystem name may be absent, e.g. `+` alone), with
 continuation lines indented under it. Pairs are read as KEY = value wherever
 they stand, so the older one-line layouts (seed 002) and the newer one pair
-per line layout both parse. Per pool (DSNB401I) the parser yields:
+per line layout both parse. A pool is named by DSNB401I; output without it
+(seed 002) by the `-DISPLAY BUFFERPOOL(name)` command line kept in front of it,
+or by the caller (`--pool`). Per pool the parser yields:
 
 - a PoolAttributes record: size (DSNB402I), thresholds (DSNB404I: VPSEQT,
   DWQT, VDWQT and its buffer count, VPXSEQT), PGFIX and page stealing
@@ -16,7 +18,8 @@ per line layout both parse. Per pool (DSNB401I) the parser yields:
   (`2026-11-22 10:00:00`, or `hh:mm:ss` with the date of DSNB409I) or from the
   caller (`at`); without it the statistics are rejected, not guessed.
 
-Ignored knowingly: DSNB999I (service output), use count, VPSIZE minimum and
+DSNB999I service output (SERVICE=4) gives the frame size backing most buffers.
+Ignored knowingly: other DSNB999I service output, use count, VPSIZE minimum and
 maximum, AUTOSIZE, in-use counts, SEQUENTIAL/VPSEQT HIT/RECLASSIFY of
 DSNB411I, parallel activity (DSNB440I), LPL (DSNB441I), data set statistics
 (DSNB450I+).
@@ -33,6 +36,10 @@ from poolsight.ingest.stats_common import POOL_STATS_FIELDS, Parsed, ParseOption
 
 MESSAGE = re.compile(r"^\s*(?:(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?)\s+)?(DSN[A-Z0-9]\d{3,4}I)\s+(.*)$")
 LEADING_TIME = re.compile(r"^\s*(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?)\s")
+FRAMES = re.compile(r"\b(4K|1M|2G)\s+PAGES\s+(\d+)")
+FRAME_BYTES = {"4K": 4096, "1M": 1 << 20, "2G": 1 << 31}
+# The command itself, when the output is kept with it: it names the pool the output is about.
+COMMAND = re.compile(r"DISPLAY\s+BUFFERPOOL\s*\(\s*(\w+)\s*\)", re.IGNORECASE)
 SINCE = re.compile(r"SINCE\s+(\d\d:\d\d:\d\d)\s+([A-Z]{3})\s+(\d{1,2}),\s*(\d{4}|YYYY)")
 
 # (message, key suffix) -> PoolStats field, in the order they are tried.
@@ -128,19 +135,24 @@ class _Pool:
     since: str | None = None
     error: Rejected | None = None
     lines: list[str] = field(default_factory=list)
+    frames: dict[int, int] = field(default_factory=dict)  # frame size in bytes -> buffers (SERVICE=4)
 
 
 def _iso(text: str) -> float:
     return datetime.fromisoformat(text.replace(" ", "T")).replace(tzinfo=UTC).timestamp()
 
 
-def parse(text: str, source_name: str, default_source: str = "DB2", at: float | None = None) -> Parsed:
-    """All pools of a DISPLAY BUFFERPOOL output; `at`: the time of the display (epoch seconds)."""
+def parse(
+    text: str, source_name: str, default_source: str = "DB2", at: float | None = None, pool: str | None = None
+) -> Parsed:
+    """All pools of a DISPLAY BUFFERPOOL output; `at`: the time of the display (epoch seconds);
+    `pool`: the pool an output without DSNB401I (and without its command line) is about."""
     result = Parsed()
     pools: list[_Pool] = []
     current: _Pool | None = None
     msg: tuple[str, int, list[str]] | None = None  # (message id, line, text pieces)
     display_time = at
+    commanded = pool  # the pool the latest command line (or the caller) names
 
     def close_message() -> None:
         if msg is None or current is None:
@@ -155,7 +167,11 @@ def parse(text: str, source_name: str, default_source: str = "DB2", at: float | 
             except ValueError:
                 pass
         m = MESSAGE.match(raw)
-        if m:
+        c = None if m else COMMAND.search(raw)
+        if c and c.group(1).upper() not in ("ACTIVE", "*"):
+            close_message()
+            msg, current, commanded = None, None, c.group(1).upper()  # a new display begins
+        elif m:
             close_message()
             mid, rest = m.group(2), m.group(3)
             subsystem = None
@@ -168,8 +184,9 @@ def parse(text: str, source_name: str, default_source: str = "DB2", at: float | 
                 current = _Pool(pm.group(1) if pm else "?", n, subsystem)
                 pools.append(current)
             elif current is None and mid.startswith("DSNB4"):
-                # Output of one pool without its DSNB401I (seed 002): the pool is not named.
-                current = _Pool("?", n, subsystem)
+                # Output of one pool without its DSNB401I (seed 002): named by its command line or
+                # the caller, else not named (and rejected).
+                current = _Pool(commanded or "?", n, subsystem)
                 pools.append(current)
             if current is not None:
                 current.lines.append(raw)
@@ -210,6 +227,10 @@ def _apply(p: _Pool, mid: str, line: int, text: str, source_name: str) -> None:
                     pass
                 elif k.endswith("PARALLEL SEQUENTIAL"):
                     p.attrs["vpxseqt"] = float(v)
+        elif mid == "DSNB999I":
+            # -DISPLAY BUFFERPOOL(..) SERVICE=4: how many buffers each real storage frame size backs.
+            if fm := FRAMES.search(u):
+                p.frames[FRAME_BYTES[fm.group(1)]] = int(fm.group(2))
         elif mid == "DSNB406I":
             seen_pgfix = False
             for k, v in pairs(u):
@@ -268,7 +289,14 @@ def _emit(p: _Pool, result: Parsed, source_name: str, default_source: str, displ
         return
     if p.name == "?":
         result.rejected.append(
-            Rejected(source_name, p.line, "DSNB401I", "no DSNB401I line: the output does not name its buffer pool", raw)
+            Rejected(
+                source_name,
+                p.line,
+                "DSNB401I",
+                "no DSNB401I line: the output does not name its buffer pool (keep the "
+                "-DISPLAY BUFFERPOOL(name) command line with it, or give --pool)",
+                raw,
+            )
         )
         return
     if display_time is None:
@@ -297,7 +325,8 @@ def _emit(p: _Pool, result: Parsed, source_name: str, default_source: str, displ
             "vdwqt_buffers": None,
             "pgsteal": None,
             "pgfix": None,
-            "frame_size": None,
+            # The frame size backing most of the pool's buffers (SERVICE=4 output), when shown.
+            "frame_size": max(p.frames, key=lambda k: p.frames[k]) if p.frames else None,
             "spsize": None,
             "spseqt": None,
         }
@@ -342,7 +371,7 @@ def _page_size(pool: str) -> int:
 
 
 def read(text: str, source_name: str, options: ParseOptions) -> Parsed:
-    return parse(text, source_name, options.source or "DB2", at=options.at)
+    return parse(text, source_name, options.source or "DB2", at=options.at, pool=options.pool)
 
 
 SNIFF = re.compile(r"DSNB4\d\dI|-DISPLAY\s+BUFFERPOOL", re.IGNORECASE)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -59,11 +60,49 @@ def test_detail_output_of_two_pools() -> None:
     assert abs(s8["interval_seconds"] - 1800.13) < 0.01
 
 
-def test_seed_output_without_pool_name_or_time_is_rejected() -> None:
-    r = parse((CORPUS / "seed002.txt").read_text(), "seed002.txt")
+def _seed002_numbers(text: str) -> dict[str, object]:
+    """What the sample itself says, read here independently of the parser."""
+    size = int(re.search(r"BUFFER POOL SIZE = (\d+)", text).group(1))  # type: ignore[union-attr]
+    pgfix = re.search(r"CURRENT = (\w+)", text).group(1) == "YES"  # type: ignore[union-attr]
+    frames = {k: int(v) for k, v in re.findall(r"(4K|1M) PAGES (\d+)", text)}
+    subsystem = re.search(r"DSNB402I =(\w+)", text).group(1)  # type: ignore[union-attr]
+    return {
+        "vpsize": size,
+        "pgfix": pgfix,
+        "frame_size": 1 << 20 if frames["1M"] > frames["4K"] else 4096,
+        "source": subsystem,
+    }
+
+
+def test_seed002_output_is_named_by_its_command_line() -> None:
+    """Seed 002, "-DISPLAY BUFFERPOOL(BP5) SERVICE=4" and its output, cut as they stand in the seed."""
+    text = (CORPUS / "seed002_with_command.txt").read_text()
+    r = parse(text, "seed002_with_command.txt", at=TEN)
+    assert r.rejected == [] and r.of("pool_stats") == []  # no DSNB409I: no statistics, nothing to reject
+    [attrs] = r.of("pool_attributes")
+    want = _seed002_numbers(text)
+    assert attrs["pool"] == "BP5" and attrs["event_time"] == int(TEN * 1e6)
+    assert {k: attrs[k] for k in want} == want
+    assert want["frame_size"] == 1 << 20  # 19968 of 20000 buffers on 1M frames
+
+
+def test_seed002_output_without_its_command_line_needs_the_pool_named() -> None:
+    text = (CORPUS / "seed002.txt").read_text()
+    r = parse(text, "seed002.txt", at=TEN)
     assert r.of("pool_attributes") == [] and r.of("pool_stats") == []
     [rej] = r.rejected
-    assert rej.field == "DSNB401I" and "does not name its buffer pool" in rej.reason
+    assert rej.field == "DSNB401I" and "does not name its buffer pool" in rej.reason and "--pool" in rej.reason
+    [attrs] = parse(text, "seed002.txt", at=TEN, pool="BP5").of("pool_attributes")
+    assert attrs["pool"] == "BP5" and attrs["vpsize"] == _seed002_numbers(text)["vpsize"]
+
+
+def test_each_command_line_starts_a_new_pool() -> None:
+    block = (CORPUS / "seed002.txt").read_text()
+    text = f"-DISPLAY BUFFERPOOL(BP5) SERVICE=4\n{block}-DISPLAY BUFFERPOOL(BP6) SERVICE=4\n" + block.replace(
+        "20000", "3000"
+    )
+    got = {a["pool"]: a["vpsize"] for a in parse(text, "two.txt", at=TEN).of("pool_attributes")}
+    assert got == {"BP5": 20000, "BP6": 3000}
 
 
 def test_no_display_time_rejects_instead_of_guessing() -> None:
