@@ -13,7 +13,7 @@ from poolsight.infra.config import HOST, Settings
 from poolsight.infra.flinksql import iceberg_catalog_ddl
 from poolsight.names import EVENT_TIME_HEADER
 from poolsight.schemas.wire import MAX_RAW
-from poolsight.sql.tables import BY_NAME, Table, flink_select
+from poolsight.sql.tables import BY_NAME, Table, flink_insert
 
 if TYPE_CHECKING:
     from pyflink.common import Row
@@ -200,4 +200,4 @@ def sink(t_env: StreamTableEnvironment, statements: Any, stream: DataStream, tab
     table = BY_NAME[table_name]
     view = f"rows_{table_name}"
     t_env.create_temporary_view(view, t_env.from_data_stream(stream))
-    statements.add_insert_sql(f"INSERT INTO `{CATALOG_NAME}`.`{NAMESPACE}`.`{table.name}` {flink_select(table, view)}")
+    statements.add_insert_sql(flink_insert(table, f"`{CATALOG_NAME}`.`{NAMESPACE}`.`{table.name}`", view))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from poolsight.names import NAMESPACE, NAMESPACES, PROBE_TABLE, TOPICS, TRINO_CATALOG
-from poolsight.sql.tables import TABLES, create_table_ddl
+from poolsight.sql.tables import TABLES, add_column_ddl, create_table_ddl, missing_columns
 from poolsight.sql.views import view_statements
 
 from .config import CATALOG_DATABASE, CATALOG_ROLE, Settings
@@ -89,6 +89,18 @@ def bootstrap_trino(s: Settings) -> None:
         for table in TABLES:
             cur.execute(create_table_ddl(table))
             cur.fetchall()
+        # Tables created by an earlier version lack the columns defined since: add them.
+        cur.execute(
+            f"SELECT table_name, column_name FROM {TRINO_CATALOG}.information_schema.columns WHERE table_schema = ?",
+            [NAMESPACE],
+        )
+        existing: dict[str, set[str]] = {}
+        for table_name, column in cur.fetchall():
+            existing.setdefault(table_name, set()).add(column)
+        for table in TABLES:
+            for column in missing_columns(table, existing.get(table.name, set())):
+                cur.execute(add_column_ddl(table, column))
+                cur.fetchall()
         for name, statement in view_statements():
             try:
                 cur.execute(statement)

@@ -179,7 +179,16 @@ def add_stats_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--source", help="source when the input names no subsystem or member")
     p.add_argument("--pool", help="display: the buffer pool, when the output names none (no DSNB401I or command line)")
-    p.add_argument("--at", help="display: when the command ran (ISO time, UTC) if the output has no timestamps")
+    p.add_argument(
+        "--at",
+        help="when the input was produced, if it says not (ISO time, UTC): display: when the command ran; "
+        "omegamon: when an interval the report does not state ended",
+    )
+    p.add_argument(
+        "--interval",
+        type=float,
+        help="omegamon: seconds an interval the report does not state lasted (default: QUANTITY / (/SECOND))",
+    )
     p.add_argument(
         "--columns",
         help="luw-bufferpool: column names of a DEL export (it has no header line), "
@@ -248,7 +257,7 @@ def run_stats(a: argparse.Namespace) -> int:
             flush = producer.flush
             state = a.state_dir or s.data_dir / "ingest" / "stats"
         columns = [c.strip() for c in a.columns.split(",")] if a.columns else None
-        parse = parser(a.format, ParseOptions(a.source, at, columns, a.pool))
+        parse = parser(a.format, ParseOptions(a.source, at, columns, a.pool, a.interval))
         collector = StatsCollector(parse, send, reject, flush, state)
         try:
             collector.run(a.files, follow=a.follow, idle_stop_seconds=a.idle_stop)

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from poolsight.ingest import stats_report
 from poolsight.ingest.batching import make_batch
 from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario
-from poolsight.ingest.stats_common import POOL_STATS_FIELDS
+from poolsight.ingest.stats_common import empty_pool_stats
 from poolsight.schemas.getpage import ACCESS_LETTERS, FUNCTION_LETTERS
 from poolsight.simulator._kernel import PoolModel
 
@@ -310,7 +310,7 @@ class Generator:
             for pi, pool in enumerate(self.workload.pool_names):
                 k = self.models[mi][pi].take_counters()
                 xi += k["xi_reads"]
-                rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
+                rec: dict[str, Any] = empty_pool_stats()
                 rec.update(
                     {
                         "source": member,

@@ -17,7 +17,13 @@ from typing import Any
 
 from poolsight import schemas
 
-POOL_STATS_FIELDS: list[str] = [f["name"] for f in json.loads(schemas.text("pool_stats"))["fields"]]
+_POOL_STATS: list[dict[str, Any]] = json.loads(schemas.text("pool_stats"))["fields"]
+POOL_STATS_FIELDS: list[str] = [f["name"] for f in _POOL_STATS]
+
+
+def empty_pool_stats() -> dict[str, Any]:
+    """A PoolStats record with every field at its schema default (None where it has none)."""
+    return {f["name"]: f.get("default") for f in _POOL_STATS}
 
 
 @dataclass(frozen=True)
@@ -59,9 +65,10 @@ class ParseOptions:
     """What a user can tell a parser that the input does not say."""
 
     source: str | None = None  # the subsystem, member or instance, when the input names none
-    at: float | None = None  # when the input was produced (epoch seconds), when it has no time stamps
+    at: float | None = None  # when the input was produced, or its interval ended (epoch s), if it has no time
     columns: list[str] | None = None  # column names of a headerless export
     pool: str | None = None  # the buffer pool, when the input does not name it
+    interval: float | None = None  # seconds an interval lasted, when the input does not say
 
 
 @dataclass(frozen=True)

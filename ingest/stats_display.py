@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from poolsight.ingest.stats_common import POOL_STATS_FIELDS, Parsed, ParseOptions, Rejected, StatsFormat
+from poolsight.ingest.stats_common import Parsed, ParseOptions, Rejected, StatsFormat, empty_pool_stats
 
 MESSAGE = re.compile(r"^\s*(?:(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?)\s+)?(DSN[A-Z0-9]\d{3,4}I)\s+(.*)$")
 LEADING_TIME = re.compile(r"^\s*(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?)\s")
@@ -350,7 +350,7 @@ def _emit(p: _Pool, result: Parsed, source_name: str, default_source: str, displ
             Rejected(source_name, p.line, "interval", f"interval of {display_time - start:g} seconds", raw)
         )
         return
-    rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
+    rec: dict[str, Any] = empty_pool_stats()
     rec.update(
         {
             "source": source,

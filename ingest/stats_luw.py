@@ -23,7 +23,7 @@ import csv
 from datetime import UTC, datetime
 from typing import Any
 
-from poolsight.ingest.stats_common import POOL_STATS_FIELDS, Parsed, ParseOptions, Rejected, StatsFormat
+from poolsight.ingest.stats_common import Parsed, ParseOptions, Rejected, StatsFormat, empty_pool_stats
 
 KINDS = ("DATA", "INDEX", "XDA", "COL")
 TIME_COLUMNS = ("SNAPSHOT_TIME", "TS", "CURRENT_TIMESTAMP", "TIMESTAMP")
@@ -166,7 +166,7 @@ def _interval(
     if all(delta[k] is None for k in lbp):  # a MON_GET_GROUP_BUFFERPOOL export: group pool counters only
         _gbp(result, source, pool, span, delta, only_activity=False)
         return
-    rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
+    rec: dict[str, Any] = empty_pool_stats()
     rec.update(
         {
             "source": source,

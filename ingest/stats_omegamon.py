@@ -6,9 +6,12 @@ spaces apart) or tab-separated as copied out of a document; one or two
 blocks side by side. Quantities may carry K/M/G suffixes; N/A and N/C are
 "not reported". Each pool's block becomes one PoolStats record for the
 interval the report states (INTERVAL FROM/TO, or INTERVAL START/END/ELAPSED
-in the highlights). A block whose interval is not in the report is rejected
-with that reason (seed 000: a statistics report without its elapsed time is
-useless) rather than guessed from the per-second column.
+in the highlights). A block copied out of a report without its header (seed
+000's samples) states no interval: its length is given (`--interval`) or
+derived as QUANTITY / (/SECOND) of its counters (the record says so:
+`interval_derived`), and its end must be given (`--at`); without them it is
+rejected with that reason (seed 000: a statistics report without its elapsed
+time is useless).
 
 Counters mapped: see COUNTERS. Knowingly ignored: the ratios the report
 derives (BPOOL HIT RATIO, GETPAGE PER SYN.READ-RANDOM, pages per read or
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from poolsight.ingest.stats_common import POOL_STATS_FIELDS, Parsed, ParseOptions, Rejected, StatsFormat
+from poolsight.ingest.stats_common import Parsed, ParseOptions, Rejected, StatsFormat, empty_pool_stats
 
 SECTIONS = ("GENERAL", "READ OPERATIONS", "WRITE OPERATIONS")
 
@@ -102,6 +105,15 @@ def parse_quantity(text: str) -> float | None:
     return float(t)
 
 
+def _precision(text: str) -> float:
+    """The unit of the last printed digit of a quantity: 7270.9K -> 100, 1127.00 -> 0.01."""
+    t = text.strip().replace(",", "")
+    scale = SCALE.get(t[-1], 1.0)
+    digits = t.rstrip("KMG")
+    decimals = len(digits.partition(".")[2])
+    return scale * 10.0**-decimals
+
+
 def _stamp(text: str) -> float | None:
     """mm/dd/yy hh:mm:ss.ff (reports print local time; taken as UTC). None when not a real time."""
     try:
@@ -140,10 +152,24 @@ class _Block:
     values: dict[str, float | None] = field(default_factory=dict)
     error: Rejected | None = None
     lines: list[str] = field(default_factory=list)
+    rates: list[tuple[float, float, float]] = field(default_factory=list)  # (quantity, its precision, /SECOND)
+
+    def derived_seconds(self) -> float | None:
+        """The interval as QUANTITY / (/SECOND), from the counter whose printed digits make the
+        division most precise (a quantity printed as 7270.9K is known to 50, a rate to 0.005)."""
+        best = min(self.rates, key=lambda r: r[1] / 2 / r[0] + 0.005 / r[2], default=None)
+        return None if best is None else best[0] / best[2]
 
 
 class OmegamonParser:
-    def __init__(self, source_name: str, default_source: str = "DB2") -> None:
+    def __init__(
+        self,
+        source_name: str,
+        default_source: str = "DB2",
+        *,
+        interval_end: float | None = None,
+        interval_seconds: float | None = None,
+    ) -> None:
         self.name = source_name
         self.default_source = default_source
         self.result = Parsed()
@@ -154,6 +180,8 @@ class OmegamonParser:
         self._elapsed: float | None = None
         self._sections: dict[str, str] = {}  # section -> pool of the current header
         self._blocks: dict[str, _Block] = {}
+        self.given_end = interval_end  # when an interval the report does not state ended (epoch s)
+        self.given_seconds = interval_seconds  # and how long it lasted, when the caller knows
 
     def _source(self) -> str:
         return self._member or self._subsystem or self.default_source
@@ -179,24 +207,34 @@ class OmegamonParser:
         start, end = self._start, self._end
         if start is not None and end is None and self._elapsed is not None:
             end = start + self._elapsed
+        derived = False
         if start is None or end is None:
-            self.result.rejected.append(
-                Rejected(
-                    self.name,
-                    b.first_line,
-                    "interval",
-                    "the report does not say which interval it covers (no INTERVAL FROM/TO or INTERVAL "
-                    "START/ELAPSED): a statistics report without its elapsed time is useless, so it is not guessed",
-                    raw,
+            # No interval in the report (a block copied out of it, as in seed 000): its length is
+            # given, or derived from the counters and their rates; its end must be given.
+            seconds = self.given_seconds
+            if seconds is None:
+                seconds, derived = b.derived_seconds(), True
+            if seconds is None or self.given_end is None:
+                how = "" if seconds is None else f" (it lasted {seconds:,.0f} s by QUANTITY / (/SECOND))"
+                self.result.rejected.append(
+                    Rejected(
+                        self.name,
+                        b.first_line,
+                        "interval",
+                        "the report does not say which interval it covers (no INTERVAL FROM/TO or INTERVAL "
+                        f"START/ELAPSED){how}: give --at, when it ended"
+                        + ("" if seconds is not None else ", and --interval, how long it lasted"),
+                        raw,
+                    )
                 )
-            )
-            return
+                return
+            start, end = self.given_end - seconds, self.given_end
         if end - start <= 0:
             self.result.rejected.append(
                 Rejected(self.name, b.first_line, "interval", f"interval of {end - start:g} seconds", raw)
             )
             return
-        rec: dict[str, Any] = dict.fromkeys(POOL_STATS_FIELDS)
+        rec: dict[str, Any] = empty_pool_stats()
         rec.update(
             {
                 "source": b.source,
@@ -205,6 +243,7 @@ class OmegamonParser:
                 "interval_end": int(end * 1e6),
                 "interval_seconds": end - start,
                 "origin": "omegamon",
+                "interval_derived": derived,
             }
         )
         for fld, v in b.values.items():
@@ -263,7 +302,7 @@ class OmegamonParser:
             not headers
             and line.strip()
             and not any(NUMBER.match(c.replace(",", "")) or c in NOT_REPORTED for c in cells)
-            and not set(line.strip()) <= set("-= ")
+            and not set(line.strip()) <= set("-= \t")  # an underline, tab-separated as copied
         ):
             self._sections = {}  # prose after the block: the block is over
             return
@@ -271,6 +310,8 @@ class OmegamonParser:
         while i < len(cells):
             label = cells[i].upper().replace(" ", "")
             qty = cells[i + 1] if i + 1 < len(cells) else ""
+            if label in COUNTERS or label in IGNORED:
+                self._rate(lineno, label, qty, cells[i + 2] if i + 2 < len(cells) else "")
             if label in COUNTERS:
                 section, fld = COUNTERS[label]
                 owner = self._sections.get(section)
@@ -298,20 +339,42 @@ class OmegamonParser:
             else:
                 i += 1
 
+    def _rate(self, lineno: int, label: str, qty: str, per_second: str) -> None:
+        """Keep (quantity, its precision, /SECOND) of a counter line for the block it belongs to."""
+        section = COUNTERS[label][0] if label in COUNTERS else None
+        owner = self._sections.get(section) if section else next(iter(self._sections.values()), None)
+        try:
+            q, r = parse_quantity(qty), parse_quantity(per_second)
+        except ValueError:
+            return
+        if owner is None or q is None or r is None or q <= 0 or r <= 0:
+            return
+        block = self._blocks.setdefault(owner, _Block(owner, lineno, self._source()))
+        block.rates.append((q, _precision(qty), r))
+
     def finish(self) -> Parsed:
         self._flush()
         return self.result
 
 
-def parse(text: str, source_name: str, default_source: str = "DB2") -> Parsed:
-    p = OmegamonParser(source_name, default_source)
+def parse(
+    text: str,
+    source_name: str,
+    default_source: str = "DB2",
+    *,
+    interval_end: float | None = None,
+    interval_seconds: float | None = None,
+) -> Parsed:
+    """Every buffer pool block of a report. A block whose report states no interval needs
+    `interval_end` (epoch s); its length is `interval_seconds`, or QUANTITY / (/SECOND)."""
+    p = OmegamonParser(source_name, default_source, interval_end=interval_end, interval_seconds=interval_seconds)
     for n, line in enumerate(text.splitlines(), start=1):
         p.feed_line(n, line)
     return p.finish()
 
 
 def read(text: str, source_name: str, options: ParseOptions) -> Parsed:
-    return parse(text, source_name, options.source or "DB2")
+    return parse(text, source_name, options.source or "DB2", interval_end=options.at, interval_seconds=options.interval)
 
 
 SNIFF = re.compile(r"^\s*BP\w+\s+(GENERAL|READ OPERATIONS|WRITE OPERATIONS)\s+QUANTITY", re.MULTILINE)

@@ -2,7 +2,8 @@
 
 Trino creates them (`create_table_ddl`, run by the launcher) so that hidden
 day partitioning and sort orders are part of the table; the Flink jobs write
-into them by column order (`flink_select`). Columns of the statistics tables
+into them by column name (`flink_insert`); a table created before a column
+was defined gets it added at its end (`add_column_ddl`). Columns of the statistics tables
 come from the Avro schemas, with the Avro docs as column comments.
 """
 
@@ -340,7 +341,19 @@ def create_table_ddl(t: Table) -> str:
     )
 
 
-def flink_select(t: Table, view: str) -> str:
-    """SELECT from a Flink view whose columns are the table's in order, timestamps as epoch ms."""
+def add_column_ddl(t: Table, c: Column) -> str:
+    """Trino DDL adding a column this module defines to a table created before it existed."""
+    return f"ALTER TABLE {t.qualified} ADD COLUMN IF NOT EXISTS {c.name} {TRINO_TYPES[c.type]} COMMENT {_quote(c.doc)}"
+
+
+def missing_columns(t: Table, existing: set[str]) -> list[Column]:
+    """Columns of the definition an existing table lacks (added at its end by add_column_ddl)."""
+    return [c for c in t.columns if c.name not in existing]
+
+
+def flink_insert(t: Table, target: str, view: str) -> str:
+    """INSERT from a Flink view whose columns are the table's, timestamps as epoch ms. Columns
+    are named, so a table that gained columns at its end (add_column_ddl) is written right."""
+    names = ", ".join(f"`{c.name}`" for c in t.columns)
     exprs = [f"TO_TIMESTAMP_LTZ(`{c.name}`, 3)" if c.type == "timestamp" else f"`{c.name}`" for c in t.columns]
-    return f"SELECT {', '.join(exprs)} FROM `{view}`"
+    return f"INSERT INTO {target} ({names}) SELECT {', '.join(exprs)} FROM `{view}`"

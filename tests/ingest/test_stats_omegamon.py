@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from poolsight.ingest.stats_omegamon import parse, parse_quantity
+from poolsight.ingest.stats_omegamon import COUNTERS, parse, parse_quantity
 from poolsight.simulator.metrics import pool_metrics
 
 CORPUS = Path(__file__).parent / "corpus" / "omegamon"
@@ -56,12 +57,95 @@ def test_fixed_width_report_two_blocks_side_by_side() -> None:
     assert r.ignored["BPOOL HIT RATIO (%)"] == 1
 
 
-def test_seed_block_without_interval_is_rejected_not_guessed() -> None:
+END = 1_763_800_000.0  # when the copied interval ended, as a user would give it (--at)
+
+
+def _sample(text: str, label: str) -> tuple[float, float]:
+    """(QUANTITY, /SECOND) of a counter line, read from the sample text here, not by the parser."""
+    m = re.search(re.escape(label) + r"\t([\d.]+)([KMG]?)\t([\d.]+)", text)
+    assert m is not None, label
+    return float(m.group(1)) * {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[m.group(2)], float(m.group(3))
+
+
+def test_seed000_bp1_block_needs_its_end_and_says_how_long_it_lasted() -> None:
     r = _read("seed000_no_interval.txt")
     assert r.of("pool_stats") == []
     [rej] = r.rejected
-    assert rej.field == "interval" and "elapsed time is useless" in rej.reason
+    assert rej.field == "interval" and "give --at" in rej.reason and "(it lasted 2,999 s" in rej.reason
     assert rej.line == 1 and "GETPAGE REQUEST-RANDOM" in rej.raw
+
+
+def test_seed000_bp1_block_with_its_interval_derived() -> None:
+    """Seed 000, "Buffer Pool Data - statistics", cut as it stands: 7270.9K getpages at 2424.49/s."""
+    text = (CORPUS / "seed000_no_interval.txt").read_text()
+    r = parse(text, "bp1.txt", interval_end=END)
+    assert r.rejected == []
+    [rec] = r.of("pool_stats")
+    q, per_s = _sample(text, "GETPAGE REQUEST")
+    assert rec["interval_derived"] is True and rec["interval_end"] == int(END * 1e6)
+    assert rec["interval_seconds"] == pytest.approx(q / per_s, rel=1e-4)  # about 2,999 s
+    assert rec["interval_seconds"] == pytest.approx(2999, abs=1)
+    for label, fld in [
+        ("GETPAGE REQUEST-RANDOM", "getpages_random"),
+        ("SYNCHRON. READS-RANDOM", "sync_reads_random"),
+        ("PAGES READ VIA DYN.PREFETCH", "dyn_prefetch_pages"),
+        ("BUFFER UPDATES", "buffer_updates"),
+        ("VERTI.DEF.WRITE THRESHOLD", "vdwqt_reached"),
+    ]:
+        assert rec[fld] == round(_sample(text, label)[0]), label
+    # The per-second rates the sample prints come back from the derived interval.
+    m = pool_metrics(rec)
+    assert rec["getpages_random"] / rec["interval_seconds"] == pytest.approx(
+        _sample(text, "GETPAGE REQUEST-RANDOM")[1], rel=1e-3
+    )
+    assert m["getpages"] == rec["getpages_random"] + rec["getpages_sequential"]
+
+
+def test_a_given_interval_is_used_and_not_flagged_as_derived() -> None:
+    [rec] = parse(
+        (CORPUS / "seed000_no_interval.txt").read_text(), "bp1.txt", interval_end=END, interval_seconds=3000
+    ).of("pool_stats")
+    assert rec["interval_seconds"] == 3000 and rec["interval_derived"] is False
+    assert rec["interval_start"] == int((END - 3000) * 1e6)
+
+
+@pytest.mark.parametrize(
+    ("name", "label", "fields"),
+    [
+        ("seed000_part1.txt", "GETPAGE REQUEST", ["getpages_random", "getpages_sequential", "list_prefetch_pages"]),
+        ("seed000_part2.txt", "BUFFER UPDATES", ["buffer_updates", "pages_written", "dwqt_reached"]),
+        ("seed000_bp20.txt", "BUFFER UPDATES", ["buffer_updates", "vdwqt_reached", "async_writes"]),
+    ],
+)
+def test_seed000_part1_part2_and_bp20_blocks_as_they_stand(name: str, label: str, fields: list[str]) -> None:
+    """Seed 000's "Buffer Pool Part1", "Part2" (comments beside the counters) and BP20's write
+    block (a tab-separated underline), each cut as it stands."""
+    text = (CORPUS / name).read_text()
+    r = parse(text, name, interval_end=END)
+    assert r.rejected == [], r.rejected
+    [rec] = r.of("pool_stats")
+    q, per_s = _sample(text, label)
+    assert rec["interval_derived"] is True
+    assert rec["interval_seconds"] == pytest.approx(q / per_s, rel=2e-3)
+    labels = {v[1]: k for k, v in COUNTERS.items()}
+    for fld in fields:
+        printed = next(
+            lab
+            for lab in re.findall(r"\t([A-Z][A-Z .\-/()%]+?)\t[\d.]+[KMG]?\t", text)
+            if lab.replace(" ", "") == labels[fld]
+        )
+        assert rec[fld] == round(_sample(text, printed)[0]), fld
+
+
+def test_part1_and_part2_of_one_report_make_one_record() -> None:
+    text = (
+        (CORPUS / "seed000_part1.txt").read_text()
+        + "\nProse between the parts.\n\n"
+        + (CORPUS / "seed000_part2.txt").read_text()
+    )
+    [rec] = parse(text, "both.txt", interval_end=END).of("pool_stats")
+    assert rec["getpages_random"] == 336_300_000 and rec["buffer_updates"] == 57_165_100
+    assert rec["interval_seconds"] == pytest.approx(82_800, rel=1e-3)
 
 
 def test_seed_block_under_a_report_header_and_its_metrics() -> None:

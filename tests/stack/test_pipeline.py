@@ -188,6 +188,13 @@ def test_statistics_job_lands_intervals_with_derived_metrics(workload: tuple[str
     assert {p: int(v) for p, _, _, v, _ in rows} == SIZES  # joined from the pool attributes
     summary = _query("SELECT count(*) FROM iceberg.poolsight.pool_summary WHERE source = ?", (member,))
     assert summary[0][0] == len(intervals)
+    # Written by column name: the table's own order may differ (see test_evolution).
+    flags = _query(
+        "SELECT count(*) FROM iceberg.poolsight.pool_stats WHERE source = ? AND interval_derived = false "
+        "AND interval_seconds > 0 AND origin = 'generator'",
+        (member,),
+    )
+    assert flags[0][0] == len(intervals)
 
 
 def test_bad_and_late_records_go_to_dead_letter_and_the_job_goes_on(workload: tuple[str, Path, dict[str, int]]) -> None:
