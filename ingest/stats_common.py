@@ -10,6 +10,7 @@ reads; the CLI itself holds no parsing logic.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -78,4 +79,7 @@ class StatsFormat:
     name: str
     reads: str  # one line for --help
     parse: Callable[[str, str, ParseOptions], Parsed]  # (text, file name, options)
-    looks_like: Callable[[str], bool]  # whether a file's text is in this format (for detection)
+    signature: re.Pattern[str]  # found in a file's text when it is in this format (for detection)
+
+    def looks_like(self, text: str) -> bool:
+        return self.signature.search(text) is not None

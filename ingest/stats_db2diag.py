@@ -151,8 +151,10 @@ def read(text: str, source_name: str, options: ParseOptions) -> Parsed:
     return parse(text, source_name, options.source or "DB2LUW")
 
 
-def looks_like(text: str) -> bool:
-    return re.search(HEADER.pattern, text, re.MULTILINE) is not None and "PERFORMANCE STATISTICS" in text.upper()
-
-
-FORMAT = StatsFormat("db2diag-backup", "backup/restore performance statistics in a db2diag.log", read, looks_like)
+FORMAT = StatsFormat(
+    "db2diag-backup",
+    "backup/restore performance statistics in a db2diag.log",
+    read,
+    # The message line of a performance statistics record (linear to find, whatever the log's size).
+    re.compile(r"^MESSAGE\s*:\s*Performance statistics", re.MULTILINE | re.IGNORECASE),
+)

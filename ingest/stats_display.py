@@ -374,11 +374,9 @@ def read(text: str, source_name: str, options: ParseOptions) -> Parsed:
     return parse(text, source_name, options.source or "DB2", at=options.at, pool=options.pool)
 
 
-SNIFF = re.compile(r"DSNB4\d\dI|-DISPLAY\s+BUFFERPOOL", re.IGNORECASE)
-
-
-def looks_like(text: str) -> bool:
-    return SNIFF.search(text) is not None
-
-
-FORMAT = StatsFormat("display", "-DISPLAY BUFFERPOOL DETAIL output (DSNB4xxI messages)", read, looks_like)
+FORMAT = StatsFormat(
+    "display",
+    "-DISPLAY BUFFERPOOL DETAIL output (DSNB4xxI messages)",
+    read,
+    re.compile(r"DSNB4\d\dI|-DISPLAY\s+BUFFERPOOL", re.IGNORECASE),
+)

@@ -20,6 +20,7 @@ BP_NAME, MEMBER. Everything else is knowingly ignored.
 from __future__ import annotations
 
 import csv
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -218,15 +219,10 @@ def read(text: str, source_name: str, options: ParseOptions) -> Parsed:
     return parse(text, source_name, options.source or "DB2LUW", options.columns)
 
 
-def looks_like(text: str) -> bool:
-    """A CSV export whose header names the snapshot time and the buffer pool."""
-    header = text.lstrip()[:4096].split("\n", 1)[0].upper()
-    return "SNAPSHOT_TIME" in header and ("BP_NAME" in header or "GBP" in header)
-
-
 FORMAT = StatsFormat(
     "luw-bufferpool",
     "MON_GET_BUFFERPOOL / MON_GET_GROUP_BUFFERPOOL CSV exports with a SNAPSHOT_TIME column",
     read,
-    looks_like,
+    # A CSV export whose header names the snapshot time and the buffer pool.
+    re.compile(r"\A\s*(?=[^\n]*SNAPSHOT_TIME)(?=[^\n]*(?:BP_NAME|GBP))", re.IGNORECASE),
 )

@@ -377,11 +377,9 @@ def read(text: str, source_name: str, options: ParseOptions) -> Parsed:
     return parse(text, source_name, options.source or "DB2", interval_end=options.at, interval_seconds=options.interval)
 
 
-SNIFF = re.compile(r"^\s*BP\w+\s+(GENERAL|READ OPERATIONS|WRITE OPERATIONS)\s+QUANTITY", re.MULTILINE)
-
-
-def looks_like(text: str) -> bool:
-    return SNIFF.search(text) is not None
-
-
-FORMAT = StatsFormat("omegamon", "DB2 statistics report text (OMEGAMON buffer pool blocks)", read, looks_like)
+FORMAT = StatsFormat(
+    "omegamon",
+    "DB2 statistics report text (OMEGAMON buffer pool blocks)",
+    read,
+    re.compile(r"^\s*BP\w+\s+(GENERAL|READ OPERATIONS|WRITE OPERATIONS)\s+QUANTITY", re.MULTILINE),
+)
