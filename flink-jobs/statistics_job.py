@@ -15,12 +15,19 @@ from pyflink.datastream.state import ValueStateDescriptor
 
 from poolsight.flink_jobs.common import dead_letter, environment, kafka_source, main, row_type, run_keyed, to_row
 from poolsight.flink_jobs.options import JobOptions, StatisticsOptions
-from poolsight.flink_jobs.statistics_rows import backup_row, gbp_row, ms, object_io_row, pool_stats_row
+from poolsight.flink_jobs.statistics_rows import (
+    backup_row,
+    backup_thread_rows,
+    gbp_row,
+    ms,
+    object_io_row,
+    pool_stats_row,
+)
 from poolsight.names import ATTRIBUTES_TOPIC, DEADLETTER_TOPIC, STATS_TOPIC
 from poolsight.schemas.wire import AvroDecoder, DecodeError
 from poolsight.sql.tables import BY_NAME
 
-OUTPUTS = ("pool_stats", "object_io_stats", "gbp_stats", "backup_stats", "dead_letter")
+OUTPUTS = ("pool_stats", "object_io_stats", "gbp_stats", "backup_stats", "backup_thread", "dead_letter")
 COLLECTOR = "flink-statistics"
 NS = "poolsight.v1."
 # pool_stats is the main output; every other table is a side output.
@@ -61,6 +68,8 @@ class Statistics(KeyedProcessFunction):  # type: ignore[misc]
                 yield TAGS["gbp_stats"], to_row(BY_NAME["gbp_stats"], gbp_row(rec))
             elif kind == "BackupStats":
                 yield TAGS["backup_stats"], to_row(BY_NAME["backup_stats"], backup_row(rec))
+                for t in backup_thread_rows(rec):
+                    yield TAGS["backup_thread"], to_row(BY_NAME["backup_thread"], t)
             elif kind == "DeadLetter":
                 yield (
                     TAGS["dead_letter"],

@@ -64,4 +64,18 @@ def backup_row(rec: dict[str, Any]) -> dict[str, Any]:
         for share in ("io", "msgq", "waitq"):
             out[f"{k}_{share}_share"] = a["sides"].get(kind, {}).get(share)
     out["mbytes"] = sum(t["mbytes"] for t in rec["threads"] if t["kind"] == "MC")
+    out["findings"] = "; ".join(a["findings"]) or None
     return out
+
+
+def backup_thread_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """One backup_thread row per BM and MC thread of a BackupStats record."""
+    a = backup_analysis(rec)
+    base = {
+        "source": rec["source"],
+        "event_time": ms(rec["event_time"]),
+        "operation": rec.get("operation"),
+        "database": rec.get("database"),
+        "position": rec.get("position"),
+    }
+    return [{**base, **t, "thread": t["number"]} for t in a["threads"]]

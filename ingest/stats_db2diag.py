@@ -107,6 +107,7 @@ def _threads(kind: str, lines: list[str], first: int, name: str) -> tuple[list[d
 def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Parsed:
     result = Parsed()
     last_operation: dict[str, str] = {}  # database -> BACKUP/RESTORE most recently started
+    started: dict[str, int] = {}  # database -> when it started (epoch us)
     for first, lines in _records(text.splitlines()):
         body = "\n".join(lines)
         db = _field(lines, "DB") or ""
@@ -115,6 +116,8 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Parsed
             result.skipped += 1
             if "MESSAGE" in upper and ("RESTORE" in upper or "BACKUP" in upper) and "STARTING" in upper:
                 last_operation[db] = "RESTORE" if "RESTORE" in upper else "BACKUP"
+                if start := HEADER.match(lines[0]):
+                    started[db] = _time(start)
             continue
         header = HEADER.match(lines[0])
         assert header is not None
@@ -125,6 +128,9 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Parsed
             result.rejected.append(Rejected(err.source, err.line, err.field, err.reason, body))
             continue
         size = _field(lines, "Buffer size")
+        end = _time(header)
+        begun = started.pop(db, None)
+        elapsed = (end - begun) / 1e6 if begun is not None and begun <= end else None
         instance = _field(lines, "INSTANCE")
 
         def _int(v: str | None) -> int | None:
@@ -134,7 +140,7 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Parsed
             "backup_stats",
             {
                 "source": f"{instance}/{db}" if instance and db else default_source,
-                "event_time": _time(header),
+                "event_time": end,
                 "operation": last_operation.get(db, "UNKNOWN"),
                 "database": db or None,
                 "parallelism": _int(_field(lines, "Parallelism")),
@@ -142,6 +148,7 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Parsed
                 "buffer_size": _int(size),
                 "threads": bm + mc,
                 "position": f"{source_name}:{first}",
+                "elapsed_seconds": elapsed,
             },
         )
     return result

@@ -125,8 +125,64 @@ def backup_analysis(rec: dict[str, Any]) -> dict[str, Any]:
         ("BM", "BACKUP"): "reading the table spaces",
         ("BM", "RESTORE"): "writing the table spaces",
     }
+    means = what.get((bottleneck or "", rec.get("operation") or ""), None)
+    threads = backup_threads(rec)
     return {
         "sides": sides,
         "bottleneck": bottleneck,
-        "bottleneck_means": what.get((bottleneck or "", rec.get("operation") or ""), None),
+        "bottleneck_means": means,
+        "threads": threads,
+        "findings": _backup_findings(rec, sides, bottleneck, means, threads),
     }
+
+
+IDLE_WAITQ = 0.9  # a BM thread waiting for work this much of its time has no table space to read
+BUFFER_MSGQ = 0.5  # a BM thread waiting for buffers this much of its time is held back by the MC side
+
+
+def backup_threads(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Seed 003's spreadsheet, one row per thread: its I/O, MsgQ and WaitQ shares, and what they mean."""
+    out: list[dict[str, Any]] = []
+    for t in rec["threads"]:
+        total = t["total_seconds"]
+        shares = {s: (t[f"{s}_seconds"] / total if total > 0 else None) for s in ("io", "msgq", "waitq")}
+        finding = None
+        if t["kind"] == "BM" and (shares["waitq"] or 0) >= IDLE_WAITQ:
+            finding = "idle: waits for work (WaitQ); no table space left for it to read"
+        elif t["kind"] == "BM" and (shares["msgq"] or 0) >= BUFFER_MSGQ:
+            finding = "waits for buffers (MsgQ): the media side frees them too slowly"
+        elif t["kind"] == "MC" and (shares["io"] or 0) >= IDLE_WAITQ:
+            finding = "busy with the backup media (I/O) all along"
+        out.append({**t, **{f"{s}_share": v for s, v in shares.items()}, "finding": finding})
+    return out
+
+
+def _backup_findings(
+    rec: dict[str, Any],
+    sides: dict[str, dict[str, float]],
+    bottleneck: str | None,
+    means: str | None,
+    threads: list[dict[str, Any]],
+) -> list[str]:
+    """Seed 003's reading of one backup or restore, as sentences."""
+    out: list[str] = []
+    if bottleneck is not None:
+        out.append(
+            f"bottleneck: the {bottleneck} threads ({sides[bottleneck]['io']:.1%} of their time in I/O)"
+            + (f", {means}" if means else "")
+        )
+    bm = sides.get("BM")
+    if bm is not None and bm["msgq"] >= BUFFER_MSGQ:
+        out.append(
+            f"BM threads wait {bm['msgq']:.1%} of their time for buffers (MsgQ): allocate more buffers "
+            "(UTIL_HEAP_SZ) or more target sessions or devices"
+        )
+    bms = [t for t in threads if t["kind"] == "BM"]
+    idle = [t for t in bms if (t["waitq_share"] or 0) >= IDLE_WAITQ]
+    if idle:
+        out.append(
+            f"{len(idle)} of {len(bms)} BM threads are idle (WaitQ >= {IDLE_WAITQ:.0%}): parallelism "
+            f"{rec.get('parallelism')} is above the number of table spaces worth reading at once; "
+            "spread the data more evenly over the table spaces"
+        )
+    return out

@@ -296,9 +296,37 @@ BACKUP_STATS = Table(
         C("mbytes", "double", "Megabytes processed by the MC threads."),
         C("bottleneck", "string", "BM or MC: the side that spends the larger share in I/O."),
         C("bottleneck_means", "string", "What the bottleneck means for this operation."),
+        C("findings", "string", "Seed 003's reading: bottleneck, BMs waiting for buffers, idle BMs ('; '-separated)."),
     ),
     "event_time",
     ("source", "event_time"),
+)
+
+BACKUP_THREAD = Table(
+    "backup_thread",
+    "Db2 LUW backup and restore statistics per thread (seed 003's spreadsheet): where each BM and MC "
+    "thread spent its time.",
+    (
+        C("source", "string", "Instance/database the operation ran on."),
+        C("event_time", "timestamp", "When the operation's statistics record was written (its end)."),
+        C("operation", "string", "BACKUP, RESTORE or UNKNOWN."),
+        C("database", "string", "Database name."),
+        C("position", "string", "Where the statistics record was read: file and line."),
+        C("kind", "string", "BM (buffer manipulator: table spaces) or MC (media controller: backup media)."),
+        C("thread", "int", "Thread number within its kind."),
+        C("total_seconds", "double", "Total time of the thread."),
+        C("io_seconds", "double", "Time in I/O."),
+        C("msgq_seconds", "double", "Time waiting for a buffer (MsgQ)."),
+        C("waitq_seconds", "double", "Time waiting for a control message (WaitQ)."),
+        C("io_share", "double", "I/O / total."),
+        C("msgq_share", "double", "MsgQ / total: waiting for buffers."),
+        C("waitq_share", "double", "WaitQ / total: waiting for work."),
+        C("buffers", "bigint", "Buffers processed."),
+        C("mbytes", "double", "Megabytes processed."),
+        C("finding", "string", "What the shares mean for this thread (idle, waiting for buffers, media-bound)."),
+    ),
+    "event_time",
+    ("source", "event_time", "kind", "thread"),
 )
 
 DEAD_LETTER = Table(
@@ -322,6 +350,7 @@ TABLES: tuple[Table, ...] = (
     OBJECT_IO_STATS,
     GBP_STATS,
     BACKUP_STATS,
+    BACKUP_THREAD,
     DEAD_LETTER,
 )
 BY_NAME = {t.name: t for t in TABLES}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,42 @@ def test_parser_never_raises(lines: list[str]) -> None:
         pytest.fail(f"raised {exc}")
     for rec in r.of("backup_stats"):
         assert rec["threads"]
+
+
+def test_per_thread_shares_and_findings_as_seed_003_reads_them() -> None:
+    text = (CORPUS / "db2diag.log").read_text()
+    first, second = parse(text, "db2diag.log").of("backup_stats")
+    # The first table of the sample, read here line by line: BM#  Total  I/O  MsgQ  WaitQ  Buffers  MBytes.
+    table = text[text.index("BM#") : text.index("MC#")]
+    rows = [line.split() for line in table.splitlines() if re.match(r"^\d{3}\s", line)]
+    threads = backup_analysis(first)["threads"]
+    bm = [t for t in threads if t["kind"] == "BM"]
+    assert len(bm) == len(rows) == 10
+    for t, row in zip(bm, rows, strict=True):
+        total, io, msgq, waitq = (float(x) for x in row[1:5])
+        assert (t["io_share"], t["msgq_share"], t["waitq_share"]) == pytest.approx(
+            (io / total, msgq / total, waitq / total)
+        )
+        assert t["finding"] == "waits for buffers (MsgQ): the media side frees them too slowly"
+    [mc] = [t for t in threads if t["kind"] == "MC"]
+    assert mc["io_share"] == pytest.approx(1420.33 / 1421.51) and mc["finding"].startswith("busy with the backup media")
+    findings = backup_analysis(first)["findings"]
+    assert findings[0].startswith(
+        "bottleneck: the MC threads (99.9% of their time in I/O), writing to the backup target"
+    )
+    assert findings[1].startswith("BM threads wait 89.6% of their time for buffers (MsgQ): allocate more buffers")
+    # The restore: some BM threads have no table space left to read.
+    restore = backup_analysis(second)
+    idle = [t for t in restore["threads"] if t["kind"] == "BM" and t["waitq_share"] >= 0.9]
+    assert idle and all(t["finding"].startswith("idle: waits for work") for t in idle)
+    assert any(f.startswith(f"{len(idle)} of 19 BM threads are idle") for f in restore["findings"])
+
+
+def test_elapsed_time_runs_from_the_start_record_to_the_statistics_record() -> None:
+    """Seed 003 times the backup from its start and end entries in the log."""
+    text = (CORPUS / "db2diag.log").read_text()
+    first, second = parse(text, "db2diag.log").of("backup_stats")
+    stamps = re.findall(r"^(\d{4}-\d\d-\d\d-\d\d\.\d\d\.\d\d\.\d{6})", text, re.MULTILINE)
+    start, end = (datetime.strptime(s, "%Y-%m-%d-%H.%M.%S.%f") for s in stamps[:2])
+    assert first["elapsed_seconds"] == pytest.approx((end - start).total_seconds())  # about 23 min 42 s
+    assert second["elapsed_seconds"] is None  # its "start" record is dated after it: not its start

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -195,6 +196,43 @@ def test_statistics_job_lands_intervals_with_derived_metrics(workload: tuple[str
         (member,),
     )
     assert flags[0][0] == len(intervals)
+
+
+def test_backup_statistics_land_per_thread_with_their_findings(jobs: None, tmp_path: Path) -> None:
+    """Seed 003's db2diag.log sample through the collector, Kafka and the statistics job: one
+    backup_thread row per BM and MC thread line, shares as the text gives them, and the
+    operation's findings in backup_stats."""
+    instance = f"i{uuid.uuid4().hex[:8]}"
+    text = (Path(__file__).parent.parent / "ingest" / "corpus" / "db2diag" / "db2diag.log").read_text()
+    log = tmp_path / "db2diag.log"
+    log.write_text(text.replace("dmcinnis", instance))
+    r = poolsight("ingest", "stats", str(log), timeout=120)  # the format from the content
+    assert r.returncode == 0, r.stderr
+    thread_lines = [line.split() for line in text.splitlines() if re.match(r"^\d{3}\s", line)]
+    source = f"{instance}/PERF"
+    deadline = time.monotonic() + 120
+    rows: list[Any] = []
+    while time.monotonic() < deadline and len(rows) < len(thread_lines):
+        rows = _query(
+            "SELECT kind, thread, total_seconds, msgq_share, finding, operation FROM iceberg.poolsight.backup_thread "
+            "WHERE source = ? ORDER BY event_time, kind, thread",
+            (source,),
+        )
+        time.sleep(2)
+    assert len(rows) == len(thread_lines), _diagnosis()
+    kind, thread, total, msgq, finding, operation = rows[0]
+    first = thread_lines[0]
+    assert (kind, thread, operation) == ("BM", 0, "BACKUP") and total == float(first[1])
+    assert msgq == pytest.approx(float(first[3]) / float(first[1]))
+    assert finding.startswith("waits for buffers")
+    ops = _query(
+        "SELECT operation, findings, elapsed_seconds FROM iceberg.poolsight.backup_stats WHERE source = ? "
+        "ORDER BY event_time",
+        (source,),
+    )
+    assert [o[0] for o in ops] == ["BACKUP", "RESTORE"]
+    assert "BM threads wait 89.6% of their time for buffers" in ops[0][1]
+    assert ops[0][2] == pytest.approx(1422.570286)
 
 
 def test_bad_and_late_records_go_to_dead_letter_and_the_job_goes_on(workload: tuple[str, Path, dict[str, int]]) -> None:
