@@ -76,7 +76,9 @@ def run_trace(a: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     print(json.dumps(summary.as_dict()))
-    return 0
+    for path, why in collector.unread.items():
+        print(f"poolsight ingest trace: {path}: nothing could be read ({why})", file=sys.stderr)
+    return 1 if collector.unread else 0
 
 
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:

@@ -81,6 +81,9 @@ class TraceCollector:
     summary: Summary = field(default_factory=Summary)
     _t0: tuple[float, float] | None = None  # (first event time, wall clock then)
     _reader: ReaderProcess = field(default_factory=ReaderProcess)
+    # Files of this run that were read from their start and gave no row, with why (for the exit code).
+    unread: dict[Path, str] = field(default_factory=dict)
+    _first_error: dict[Path, str] = field(default_factory=dict)
 
     def _pace(self, event_time: float) -> None:
         if self.speed <= 0:
@@ -95,6 +98,7 @@ class TraceCollector:
             time.sleep(delay)
 
     def _reject(self, path: Path, err: TraceFormatError) -> None:
+        self._first_error.setdefault(path, f"line {err.line}, {err.field}: {err.reason}")
         self.producer.dead_letter(
             str(path),
             f"line {err.line}",
@@ -109,6 +113,8 @@ class TraceCollector:
         pos = self.state.load(path)
         if pos.done:
             return pos
+        fresh = pos.offset == 0 and pos.line == 0
+        accepted_before = self.summary.accepted
         parquet = path.suffix.lower() in (".parquet", ".pq")
         job = ReadJob(
             path, self.columns, pos.offset, pos.line, follow, dict(pos.sequences), self.max_getpages, self.source
@@ -123,6 +129,8 @@ class TraceCollector:
             raise
         finally:
             self.summary.seconds += time.monotonic() - started
+        if fresh and not follow and self.summary.accepted == accepted_before:
+            self.unread[path] = self._first_error.get(path, "empty, or no rows")
         return pos
 
     def _read(self, path: Path, pos: Position, job: ReadJob, parquet: bool) -> None:
@@ -173,6 +181,8 @@ class TraceCollector:
             for path in paths:
                 before = self.state.load(path).offset if path.exists() else 0
                 if not path.exists():
+                    if not follow:
+                        self.unread[path] = "no such file"
                     continue
                 after = self.collect(path, follow=follow).offset
                 grew = grew or after != before

@@ -400,3 +400,25 @@ def test_statistics_files_into_kafka(tmp_path: Path) -> None:
     assert luw == [("BP32K", 14), ("IBMDEFAULTBP", 180_000)]
     assert [(g["gbp"], g["gbp_logical_reads"]) for g in gbps] == [("IBMDEFAULTBP", 4_000)]
     assert gbp_metrics(gbps[0])["luw_gbp_hit_ratio"] == pytest.approx(3_400 / 4_000)
+
+
+def test_a_trace_file_where_nothing_could_be_read_is_an_error(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    garbage = tmp_path / "garbage.csv"
+    garbage.write_bytes(bytes(range(256)) * 20)
+    missing = tmp_path / "missing.csv"
+    good = tmp_path / "good.csv"
+    good.write_text("time,pool,object,page\n1.0,BP1,DB.TS,1\n")
+    for path in (empty, garbage, missing):
+        r = poolsight("ingest", "trace", str(path), "--state-dir", str(state), "--source", "NOREAD", timeout=120)
+        assert r.returncode != 0, (path, r.stderr)
+        assert str(path) in r.stderr, r.stderr
+    r = poolsight("ingest", "trace", str(missing), "--state-dir", str(state), timeout=120)
+    assert f"{missing}: nothing could be read (no such file)" in r.stderr
+    r = poolsight("ingest", "trace", str(good), "--state-dir", str(state), "--source", "NOREAD", timeout=120)
+    assert r.returncode == 0, r.stderr
+    # Read again, the file has nothing new: that is no error.
+    r = poolsight("ingest", "trace", str(good), "--state-dir", str(state), "--source", "NOREAD", timeout=120)
+    assert r.returncode == 0, r.stderr
