@@ -142,3 +142,24 @@ def test_elapsed_time_runs_from_the_start_record_to_the_statistics_record() -> N
     start, end = (datetime.strptime(s, "%Y-%m-%d-%H.%M.%S.%f") for s in stamps[:2])
     assert first["elapsed_seconds"] == pytest.approx((end - start).total_seconds())  # about 23 min 42 s
     assert second["elapsed_seconds"] is None  # its "start" record is dated after it: not its start
+
+
+def test_seed003_second_and_third_samples_read_as_the_seed_reads_them() -> None:
+    """Seed 003's run with two TSM sessions ("BM threads waiting for buffers decreased to 43.53%")
+    and its run with four, cut as it stands ("it did decrease the average time that BMs spent
+    waiting for buffers"; "the MCs continued to spend all of their time writing")."""
+    two = parse((CORPUS / "db2diag.log").read_text(), "db2diag.log").of("backup_stats")[1]
+    assert round(100 * backup_analysis(two)["sides"]["BM"]["msgq"], 2) == 43.53
+    text = (CORPUS / "seed003_four_sessions.log").read_text()
+    r = parse(text, "seed003_four_sessions.log")
+    assert r.rejected == []
+    [four] = r.of("backup_stats")
+    assert four["operation"] == "UNKNOWN" and four["elapsed_seconds"] is None  # no start record in the cut
+    lines = [line.split() for line in text.splitlines() if re.match(r"^\d{3}\s", line)]
+    assert len(four["threads"]) == len(lines) == 19 + 4
+    a = backup_analysis(four)
+    bm_msgq = sum(float(x[3]) / float(x[1]) for x in lines[:19]) / 19
+    mc_io = sum(float(x[2]) / float(x[1]) for x in lines[19:]) / 4
+    assert a["sides"]["BM"]["msgq"] == pytest.approx(bm_msgq) and a["sides"]["MC"]["io"] == pytest.approx(mc_io)
+    assert bm_msgq < backup_analysis(two)["sides"]["BM"]["msgq"] and mc_io > 0.99
+    assert a["bottleneck"] == "MC"
