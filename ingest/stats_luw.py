@@ -14,7 +14,10 @@ NUM_GBP_FULL from MON_GET_GROUP_BUFFERPOOL). A counter that went down
 Columns used: POOL_{DATA,INDEX,XDA,COL}_{L,P}_READS and their TEMP_ variants,
 POOL_ASYNC_{DATA,INDEX,XDA,COL}_READS, POOL_{DATA,INDEX,XDA,COL}_WRITES,
 POOL_{DATA,INDEX,XDA,COL}_GBP_{L_READS,P_READS,INVALID_PAGES}, NUM_GBP_FULL,
-BP_NAME, MEMBER. Everything else is knowingly ignored.
+POOL_[ASYNC_]{DATA,INDEX,XDA,COL}_LBP_PAGES_FOUND (LBP hit ratio), CF_WAITS and
+CF_WAIT_TIME (CF wait per call), COMMIT_SQL_STMTS or TOTAL_APP_COMMITS when the
+export joins SNAPDB or MON_GET_TRANSACTION_LOG in (GBP full per 10,000
+commits, seed 004), BP_NAME, MEMBER. Everything else is knowingly ignored.
 """
 
 from __future__ import annotations
@@ -37,7 +40,15 @@ SUMS: dict[str, list[str]] = {
     "gbp_physical_reads": [f"POOL_{k}_GBP_P_READS" for k in KINDS],
     "gbp_invalid_pages": [f"POOL_{k}_GBP_INVALID_PAGES" for k in KINDS],
     "write_failed_no_storage": ["NUM_GBP_FULL"],
+    "lbp_pages_found": [f"POOL_{k}_LBP_PAGES_FOUND" for k in KINDS],
+    "lbp_async_pages_found": [f"POOL_ASYNC_{k}_LBP_PAGES_FOUND" for k in KINDS],
+    "cf_waits": ["CF_WAITS"],
+    "cf_wait_ms": ["CF_WAIT_TIME"],
 }
+# Commits, when the export joins them in (seed 004: `... FROM TABLE(MON_GET_GROUP_BUFFERPOOL(-2)),
+# SYSIBMADM.SNAPDB`): the first of these columns present counts; summing both would count twice.
+COMMIT_COLUMNS = ("COMMIT_SQL_STMTS", "TOTAL_APP_COMMITS")
+SUMS["commits"] = list(COMMIT_COLUMNS)
 
 
 def _time(text: str) -> float:
@@ -111,6 +122,8 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: 
         bad = None
         for out, names in SUMS.items():
             present = [n for n in names if n in col]
+            if out == "commits":
+                present = present[:1]
             if not present:
                 values[out] = None
                 continue
@@ -179,6 +192,8 @@ def _interval(
             "lbp_physical_reads": delta["lbp_physical_reads"],
             "lbp_async_reads": delta["lbp_async_reads"],
             "pages_written": delta["pages_written"],
+            "lbp_pages_found": delta["lbp_pages_found"],
+            "lbp_async_pages_found": delta["lbp_async_pages_found"],
         }
     )
     result.add("pool_stats", rec)
@@ -207,10 +222,12 @@ def _gbp(
                 "directory_reclaims": None,
                 "data_entry_reclaims": None,
                 "write_failed_no_storage": delta["write_failed_no_storage"],
-                "commits": None,
+                "commits": delta["commits"],
                 "gbp_logical_reads": delta["gbp_logical_reads"],
                 "gbp_physical_reads": delta["gbp_physical_reads"],
                 "gbp_invalid_pages": delta["gbp_invalid_pages"],
+                "cf_waits": delta["cf_waits"],
+                "cf_wait_ms": delta["cf_wait_ms"],
             },
         )
 

@@ -59,6 +59,13 @@ def pool_metrics(rec: dict[str, Any], vpsize: int | None = None) -> dict[str, An
         "io_intensity": _div(None if pages_read is None or written is None else pages_read + written, buffers),
         "flags": [],
     }
+    found, async_found, lreads = (
+        rec.get("lbp_pages_found"),
+        rec.get("lbp_async_pages_found"),
+        rec.get("lbp_logical_reads"),
+    )
+    # Seed 004: (pool_data_lbp_pages_found - pool_async_data_lbp_pages_found) / logical reads.
+    out["luw_lbp_hit_ratio"] = None if found is None or async_found is None else _div(found - async_found, lreads)
     out["luw_hit_ratio"] = luw_hit_ratio(
         rec.get("lbp_logical_reads"), rec.get("lbp_physical_reads"), rec.get("lbp_async_reads")
     )
@@ -89,7 +96,15 @@ def gbp_metrics(rec: dict[str, Any]) -> dict[str, Any]:
             rec.get("nf_reads_no_data"),
         ),
         "luw_gbp_hit_ratio": luw,
+        # Seed 004: 10000 * NUM_GBP_FULL / COMMIT_SQL_STMTS; great 0, good below 5.
+        "gbp_full_per_10k_commits": _scaled(rec.get("write_failed_no_storage"), rec.get("commits"), 10_000),
+        "cf_wait_us_per_call": _scaled(rec.get("cf_wait_ms"), rec.get("cf_waits"), 1000),
     }
+
+
+def _scaled(num: float | None, den: float | None, scale: float) -> float | None:
+    ratio = None if num is None else _div(num, den)
+    return None if ratio is None else scale * ratio
 
 
 def gbp_hit_ratio(

@@ -105,3 +105,33 @@ SELECT h.*,
 FROM hourly h
 LEFT JOIN hourly d ON d.source = h.source AND d.pool = h.pool AND d.hour = h.hour - INTERVAL '1' DAY
 LEFT JOIN hourly w ON w.source = h.source AND w.pool = h.pool AND w.hour = h.hour - INTERVAL '7' DAY;
+
+-- Db2 pureScale buffer pools, seed 004's way: LBP hit ratio (without the pages found in the
+-- GBP), GBP hit ratio, GBP-full conditions per 10,000 commits and CF wait per request, with
+-- the seed's bands. The LBP band uses the data page values (great >= 85 %, good >= 65 %): the
+-- ratio here covers data and index pages together. GBP full: great 0, good below 5 per 10k.
+-- Group-wide rows (MON_GET_GROUP_BUFFERPOOL, gbp 'GBP') join on the same snapshot times.
+CREATE OR REPLACE VIEW ${schema}.purescale_summary
+COMMENT 'pureScale per pool and interval: LBP and GBP hit ratios, GBP full per 10k commits, CF wait, seed 004 bands'
+AS WITH joined AS (
+  SELECT
+    p.source, p.pool, p.interval_start, p.interval_end, p.interval_seconds,
+    p.luw_hit_ratio, p.luw_lbp_hit_ratio, g.luw_gbp_hit_ratio,
+    coalesce(g.gbp_full_per_10k_commits, c.gbp_full_per_10k_commits) AS gbp_full_per_10k_commits,
+    coalesce(g.cf_wait_us_per_call, c.cf_wait_us_per_call) AS cf_wait_us_per_call
+  FROM ${schema}.pool_stats p
+  LEFT JOIN ${schema}.gbp_stats g
+    ON g.source = p.source AND g.gbp = p.pool AND g.interval_end = p.interval_end
+  LEFT JOIN ${schema}.gbp_stats c
+    ON c.source = p.source AND c.gbp = 'GBP' AND c.interval_end = p.interval_end
+  WHERE p.origin = 'luw-bufferpool'
+)
+SELECT
+  joined.*,
+  CASE WHEN luw_lbp_hit_ratio IS NULL THEN NULL
+       WHEN luw_lbp_hit_ratio >= 0.85 THEN 'great'
+       WHEN luw_lbp_hit_ratio >= 0.65 THEN 'good' ELSE 'poor' END AS lbp_band,
+  CASE WHEN gbp_full_per_10k_commits IS NULL THEN NULL
+       WHEN gbp_full_per_10k_commits = 0 THEN 'great'
+       WHEN gbp_full_per_10k_commits < 5 THEN 'good' ELSE 'poor' END AS gbp_full_band
+FROM joined;

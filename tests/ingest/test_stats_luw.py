@@ -98,3 +98,53 @@ def test_group_bufferpool_export() -> None:
         ("DB2LUW/0", "GBP", 3),
         ("DB2LUW/1", "GBP", 0),
     ]
+
+
+def _deltas(path: Path) -> dict[str, int]:
+    """Second row minus first, per column, read here with the csv module (not the parser)."""
+    import csv
+
+    rows = list(csv.DictReader(path.read_text().splitlines()))
+    return {k: int(rows[1][k]) - int(rows[0][k]) for k in rows[0] if k not in ("SNAPSHOT_TIME", "BP_NAME", "MEMBER")}
+
+
+def test_purescale_lbp_hit_ratio_as_seed_004_defines_it() -> None:
+    path = CORPUS / "purescale_bufferpool.csv"
+    d = _deltas(path)
+    [rec] = parse(path.read_text(), "ps.csv").of("pool_stats")
+    found = d["POOL_DATA_LBP_PAGES_FOUND"] + d["POOL_INDEX_LBP_PAGES_FOUND"]
+    async_found = d["POOL_ASYNC_DATA_LBP_PAGES_FOUND"] + d["POOL_ASYNC_INDEX_LBP_PAGES_FOUND"]
+    lreads = d["POOL_DATA_L_READS"] + d["POOL_INDEX_L_READS"]
+    assert (rec["lbp_pages_found"], rec["lbp_async_pages_found"], rec["lbp_logical_reads"]) == (
+        found,
+        async_found,
+        lreads,
+    )
+    m = pool_metrics(rec)
+    assert m["luw_lbp_hit_ratio"] == pytest.approx((found - async_found) / lreads)
+    # Lower than the overall hit ratio: it leaves out the pages found in the GBP (seed 004).
+    assert m["luw_lbp_hit_ratio"] < m["luw_hit_ratio"]
+
+
+def test_gbp_full_per_10k_commits_and_cf_wait_per_call() -> None:
+    path = CORPUS / "purescale_group.csv"
+    d = _deltas(path)
+    [g] = parse(path.read_text(), "grp.csv").of("gbp_stats")
+    assert (g["write_failed_no_storage"], g["commits"], g["cf_waits"], g["cf_wait_ms"]) == (
+        d["NUM_GBP_FULL"],
+        d["COMMIT_SQL_STMTS"],
+        d["CF_WAITS"],
+        d["CF_WAIT_TIME"],
+    )
+    m = gbp_metrics(g)
+    assert m["gbp_full_per_10k_commits"] == pytest.approx(10_000 * d["NUM_GBP_FULL"] / d["COMMIT_SQL_STMTS"])
+    assert m["cf_wait_us_per_call"] == pytest.approx(1000 * d["CF_WAIT_TIME"] / d["CF_WAITS"])
+
+
+def test_commits_are_counted_once_when_both_columns_are_exported() -> None:
+    text = (
+        "SNAPSHOT_TIME,MEMBER,NUM_GBP_FULL,COMMIT_SQL_STMTS,TOTAL_APP_COMMITS\n"
+        "2026-11-22-10.00.00.000000,0,1,100,100\n2026-11-22-10.01.00.000000,0,2,300,300\n"
+    )
+    [g] = parse(text, "both.csv").of("gbp_stats")
+    assert g["commits"] == 200

@@ -235,6 +235,52 @@ def test_backup_statistics_land_per_thread_with_their_findings(jobs: None, tmp_p
     assert ops[0][2] == pytest.approx(1422.570286)
 
 
+def test_purescale_summary_reads_seed_004s_metrics_with_their_bands(jobs: None) -> None:
+    """A pureScale member's MON_GET_BUFFERPOOL and group exports through the statistics job into
+    purescale_summary: the ratios equal those computed here from the exports' own numbers."""
+    import csv
+
+    source = f"PS{uuid.uuid4().hex[:6]}"
+    corpus = Path(__file__).parent.parent / "ingest" / "corpus" / "luw"
+    for name in ("purescale_bufferpool.csv", "purescale_group.csv"):
+        r = poolsight("ingest", "stats", str(corpus / name), "--source", source, timeout=120)
+        assert r.returncode == 0, r.stderr
+
+    def delta(name: str) -> dict[str, int]:
+        rows = list(csv.DictReader((corpus / name).read_text().splitlines()))
+        return {k: int(rows[1][k]) - int(rows[0][k]) for k in rows[0] if k not in ("SNAPSHOT_TIME", "BP_NAME")}
+
+    b, g = delta("purescale_bufferpool.csv"), delta("purescale_group.csv")
+    lreads = b["POOL_DATA_L_READS"] + b["POOL_INDEX_L_READS"]
+    lbp = (
+        b["POOL_DATA_LBP_PAGES_FOUND"]
+        + b["POOL_INDEX_LBP_PAGES_FOUND"]
+        - b["POOL_ASYNC_DATA_LBP_PAGES_FOUND"]
+        - b["POOL_ASYNC_INDEX_LBP_PAGES_FOUND"]
+    ) / lreads
+    gbp_l = b["POOL_DATA_GBP_L_READS"] + b["POOL_INDEX_GBP_L_READS"]
+    gbp_hr = (gbp_l - b["POOL_DATA_GBP_P_READS"] - b["POOL_INDEX_GBP_P_READS"]) / gbp_l
+    full = 10_000 * g["NUM_GBP_FULL"] / g["COMMIT_SQL_STMTS"]
+    rows: list[Any] = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        rows = _query(
+            "SELECT pool, luw_lbp_hit_ratio, luw_gbp_hit_ratio, gbp_full_per_10k_commits, cf_wait_us_per_call, "
+            "lbp_band, gbp_full_band FROM iceberg.poolsight.purescale_summary WHERE source = ?",
+            (f"{source}/0",),
+        )
+        if rows and rows[0][3] is not None:
+            break
+        time.sleep(2)
+    assert len(rows) == 1, (rows, _diagnosis())
+    pool, got_lbp, got_gbp, got_full, cf_wait, lbp_band, full_band = rows[0]
+    assert pool == "IBMDEFAULTBP"
+    assert got_lbp == pytest.approx(lbp) and got_gbp == pytest.approx(gbp_hr) and got_full == pytest.approx(full)
+    assert cf_wait == pytest.approx(1000 * g["CF_WAIT_TIME"] / g["CF_WAITS"])
+    assert lbp_band == ("great" if lbp >= 0.85 else "good" if lbp >= 0.65 else "poor")
+    assert full_band == ("great" if full == 0 else "good" if full < 5 else "poor")
+
+
 def test_bad_and_late_records_go_to_dead_letter_and_the_job_goes_on(workload: tuple[str, Path, dict[str, int]]) -> None:
     member, _, truth = workload
     assert _wait_getpages(member, truth) == truth, _diagnosis()
