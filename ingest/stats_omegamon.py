@@ -89,7 +89,8 @@ IGNORED = {
 NUMBER = re.compile(r"^-?\d+(?:\.\d+)?[KMG]?$")
 NOT_REPORTED = {"N/A", "N/C", "N/P"}
 SCALE = {"K": 1e3, "M": 1e6, "G": 1e9}
-HEADER = re.compile(r"^(BP\w+)$")
+# A block header's pool: any name, since a section name follows it (seed 000 prints "BF20").
+HEADER = re.compile(r"^([A-Z][A-Z0-9]*\d[A-Z0-9]*)$")
 STAMP = r"(\d\d/\d\d/(?:\d\d){1,2}\s+\d\d:\d\d:\d\d(?:\.\d+)?)"
 
 
@@ -308,7 +309,7 @@ class OmegamonParser:
             return
         i = 0
         while i < len(cells):
-            label = cells[i].upper().replace(" ", "")
+            label = cells[i].upper().replace(" ", "").replace("_", ".")  # PREF_QUANT. as PREF.QUANT.
             qty = cells[i + 1] if i + 1 < len(cells) else ""
             if label in COUNTERS or label in IGNORED:
                 self._rate(lineno, label, qty, cells[i + 2] if i + 2 < len(cells) else "")
@@ -381,5 +382,5 @@ FORMAT = StatsFormat(
     "omegamon",
     "DB2 statistics report text (OMEGAMON buffer pool blocks)",
     read,
-    re.compile(r"^\s*BP\w+\s+(GENERAL|READ OPERATIONS|WRITE OPERATIONS)\s+QUANTITY", re.MULTILINE),
+    re.compile(r"^\s*[A-Z][A-Z0-9]*\d\w*\s+(GENERAL|READ OPERATIONS|WRITE OPERATIONS)\s+QUANTITY", re.MULTILINE),
 )

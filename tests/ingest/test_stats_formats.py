@@ -109,6 +109,11 @@ def test_without_format_each_file_is_read_as_its_content_shows(tmp_path: Path) -
         (b"", ["--format", "omegamon"], "nothing could be read as omegamon (empty, or no statistics blocks in it)"),
         (bytes(range(256)) * 40, [], "nothing could be read (format, line 1: not a statistics file of a known format"),
         (
+            b"\n".join((CORPUS / "omegamon" / "fixed_width.txt").read_bytes().splitlines()[:8]),
+            [],
+            "nothing could be read (BP0, line 7: truncated block: no counters)",
+        ),
+        (
             None,
             ["--format", "display"],
             "nothing could be read as display (empty, or no statistics blocks in it); "

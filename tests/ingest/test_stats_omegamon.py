@@ -268,3 +268,18 @@ def test_ingest_stats_cli_writes_json_lines(tmp_path: Path) -> None:
     assert all("metrics" in x and "application_hit_ratio" in x["metrics"] for x in rows)
     assert "accepted 3 blocks, rejected 2" in r.stderr
     assert "highlights_and_broken.txt:11: GETPAGE REQUEST-RANDOM" in r.stderr
+
+
+def test_seed000_bf20_block_as_printed_and_its_write_block_agree() -> None:
+    """Seed 000's "Buffer Pool DB2 V9" read block names its pool BF20 (and spells one counter
+    PREF_QUANT.): read as it stands. Its interval, derived from its own rates, is the one its
+    BP20 write block gives (the same report), to 0.1 %."""
+    text = (CORPUS / "seed000_bf20.txt").read_text()
+    r = parse(text, "bf20.txt", interval_end=END)
+    assert r.rejected == [] and not r.unknown
+    [rec] = r.of("pool_stats")
+    assert rec["pool"] == "BF20"
+    assert rec["getpages_random"] == round(_sample(text, "GETPAGE REQUEST-RANDOM")[0])
+    assert rec["getpages_sequential"] == round(_sample(text, "GETPAGE REQUEST-SEQUENTIAL")[0])
+    [write] = parse((CORPUS / "seed000_bp20.txt").read_text(), "bp20.txt", interval_end=END).of("pool_stats")
+    assert rec["interval_seconds"] == pytest.approx(write["interval_seconds"], rel=1e-3)
