@@ -42,9 +42,13 @@ SUMS: dict[str, list[str]] = {
     "write_failed_no_storage": ["NUM_GBP_FULL"],
     "lbp_pages_found": [f"POOL_{k}_LBP_PAGES_FOUND" for k in KINDS],
     "lbp_async_pages_found": [f"POOL_ASYNC_{k}_LBP_PAGES_FOUND" for k in KINDS],
-    "cf_waits": ["CF_WAITS"],
+    "cf_waits": ["CF_WAITS", "TOTAL_CF_REQUESTS"],  # MON_GET_DATABASE/WORKLOAD, or MON_GET_CF_WAIT_TIME
     "cf_wait_ms": ["CF_WAIT_TIME"],
+    "cf_wait_us": ["TOTAL_CF_WAIT_TIME_MICRO"],  # MON_GET_CF_WAIT_TIME, per CF command
 }
+FIRST_ONLY = ("commits", "cf_waits")  # alternative columns for one counter: the first present counts
+# Group-level exports (no BP_NAME): one group pool per member, named GBP.
+GROUP_COLUMNS = ("NUM_GBP_FULL", "COMMIT_SQL_STMTS", "TOTAL_APP_COMMITS", "CF_WAITS", "TOTAL_CF_REQUESTS")
 # Commits, when the export joins them in (seed 004: `... FROM TABLE(MON_GET_GROUP_BUFFERPOOL(-2)),
 # SYSIBMADM.SNAPDB`): the first of these columns present counts; summing both would count twice.
 COMMIT_COLUMNS = ("COMMIT_SQL_STMTS", "TOTAL_APP_COMMITS")
@@ -75,8 +79,8 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: 
     if columns:
         rows.insert(0, columns)  # line numbers stay those of the file: the header is not in it
     header = [h.strip().upper() for h in rows[0]]
-    if "BP_NAME" not in header and "NUM_GBP_FULL" in header:
-        header.append("BP_NAME")  # MON_GET_GROUP_BUFFERPOOL: one group pool per member
+    if "BP_NAME" not in header and any(c in header for c in GROUP_COLUMNS):
+        header.append("BP_NAME")  # MON_GET_GROUP_BUFFERPOOL, SNAPDB, MON_GET_CF_WAIT_TIME: per member
         rows = [rows[0], *[[*r, "GBP"] if r else r for r in rows[1:]]]
     if "BP_NAME" not in header:
         result.rejected.append(
@@ -104,6 +108,7 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: 
         return result
     col = {name: i for i, name in enumerate(header)}
     previous: dict[tuple[str, str], tuple[int, float, dict[str, int | None]]] = {}
+    snapshots: dict[tuple[float, str, str], tuple[int, float, dict[str, int | None], str]] = {}
     for line, row in enumerate(rows[1:], start=1 if columns else 2):
         if not any(c.strip() for c in row):
             continue
@@ -122,7 +127,7 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: 
         bad = None
         for out, names in SUMS.items():
             present = [n for n in names if n in col]
-            if out == "commits":
+            if out in FIRST_ONLY:
                 present = present[:1]
             if not present:
                 values[out] = None
@@ -144,6 +149,17 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: 
             continue
         member = row[col["MEMBER"]].strip() if "MEMBER" in col else "0"
         pool = row[col["BP_NAME"]].strip()
+        snap = (when, member, pool)
+        if snap in snapshots:  # several rows of one snapshot (MON_GET_CF_WAIT_TIME: one per command): add up
+            first_line, same = snapshots[snap][0], snapshots[snap][2]
+            for k, v in values.items():
+                same[k] = v if same[k] is None else same[k] if v is None else same[k] + v  # type: ignore[operator]
+            snapshots[snap] = (first_line, when, same, raw)
+        else:
+            snapshots[snap] = (line, when, values, raw)
+    for (_, member, pool), (line, when, values, raw) in snapshots.items():
+        if values["cf_wait_ms"] is None and values["cf_wait_us"] is not None:
+            values["cf_wait_ms"] = values["cf_wait_us"] // 1000
         key = (member, pool)
         if key in previous:
             _interval(result, source_name, default_source, key, previous[key], (line, when, values), raw)
@@ -204,7 +220,15 @@ def _gbp(
     result: Parsed, source: str, pool: str, span: dict[str, int], delta: dict[str, int | None], *, only_activity: bool
 ) -> None:
     values = [
-        delta[k] for k in ("gbp_logical_reads", "gbp_physical_reads", "gbp_invalid_pages", "write_failed_no_storage")
+        delta[k]
+        for k in (
+            "gbp_logical_reads",
+            "gbp_physical_reads",
+            "gbp_invalid_pages",
+            "write_failed_no_storage",
+            "commits",
+            "cf_waits",
+        )
     ]
     if any(values) if only_activity else any(v is not None for v in values):
         result.add(
@@ -238,8 +262,8 @@ def read(text: str, source_name: str, options: ParseOptions) -> Parsed:
 
 FORMAT = StatsFormat(
     "luw-bufferpool",
-    "MON_GET_BUFFERPOOL / MON_GET_GROUP_BUFFERPOOL CSV exports with a SNAPSHOT_TIME column",
+    "MON_GET_BUFFERPOOL / MON_GET_GROUP_BUFFERPOOL (and commit, CF wait) CSV exports with a SNAPSHOT_TIME column",
     read,
-    # A CSV export whose header names the snapshot time and the buffer pool.
-    re.compile(r"\A\s*(?=[^\n]*SNAPSHOT_TIME)(?=[^\n]*(?:BP_NAME|GBP))", re.IGNORECASE),
+    # A CSV export whose header names the snapshot time and a pool, commit or CF counter.
+    re.compile(r"\A\s*(?=[^\n]*SNAPSHOT_TIME)(?=[^\n]*(?:BP_NAME|GBP|COMMIT|CF_WAITS|TOTAL_CF_REQUESTS))", re.I),
 )

@@ -110,20 +110,28 @@ LEFT JOIN hourly w ON w.source = h.source AND w.pool = h.pool AND w.hour = h.hou
 -- GBP), GBP hit ratio, GBP-full conditions per 10,000 commits and CF wait per request, with
 -- the seed's bands. The LBP band uses the data page values (great >= 85 %, good >= 65 %): the
 -- ratio here covers data and index pages together. GBP full: great 0, good below 5 per 10k.
--- Group-wide rows (MON_GET_GROUP_BUFFERPOOL, gbp 'GBP') join on the same snapshot times.
+-- Member-wide rows (gbp 'GBP': MON_GET_GROUP_BUFFERPOOL, commit and CF wait exports, on
+-- their own or joined) are added up per member and snapshot, and join on the same snapshot times.
 CREATE OR REPLACE VIEW ${schema}.purescale_summary
 COMMENT 'pureScale per pool and interval: LBP and GBP hit ratios, GBP full per 10k commits, CF wait, seed 004 bands'
-AS WITH joined AS (
+AS WITH member AS (
+  SELECT source, interval_end,
+    10000.0 * sum(write_failed_no_storage) / nullif(sum(commits), 0) AS gbp_full_per_10k_commits,
+    1000.0 * sum(cf_wait_ms) / nullif(sum(cf_waits), 0) AS cf_wait_us_per_call
+  FROM ${schema}.gbp_stats
+  WHERE gbp = 'GBP'
+  GROUP BY source, interval_end
+), joined AS (
   SELECT
     p.source, p.pool, p.interval_start, p.interval_end, p.interval_seconds,
     p.luw_hit_ratio, p.luw_lbp_hit_ratio, g.luw_gbp_hit_ratio,
-    coalesce(g.gbp_full_per_10k_commits, c.gbp_full_per_10k_commits) AS gbp_full_per_10k_commits,
-    coalesce(g.cf_wait_us_per_call, c.cf_wait_us_per_call) AS cf_wait_us_per_call
+    coalesce(g.gbp_full_per_10k_commits, m.gbp_full_per_10k_commits) AS gbp_full_per_10k_commits,
+    coalesce(g.cf_wait_us_per_call, m.cf_wait_us_per_call) AS cf_wait_us_per_call
   FROM ${schema}.pool_stats p
   LEFT JOIN ${schema}.gbp_stats g
     ON g.source = p.source AND g.gbp = p.pool AND g.interval_end = p.interval_end
-  LEFT JOIN ${schema}.gbp_stats c
-    ON c.source = p.source AND c.gbp = 'GBP' AND c.interval_end = p.interval_end
+  LEFT JOIN member m
+    ON m.source = p.source AND m.interval_end = p.interval_end
   WHERE p.origin = 'luw-bufferpool'
 )
 SELECT

@@ -148,3 +148,25 @@ def test_commits_are_counted_once_when_both_columns_are_exported() -> None:
     )
     [g] = parse(text, "both.csv").of("gbp_stats")
     assert g["commits"] == 200
+
+
+def test_commits_and_cf_waits_from_their_own_exports() -> None:
+    """Commits (MON_GET_TRANSACTION_LOG) and CF waits (MON_GET_CF_WAIT_TIME, one row per CF command)
+    exported on their own: group-level records per member, the commands added up per snapshot."""
+    commits = (
+        "SNAPSHOT_TIME,MEMBER,TOTAL_APP_COMMITS\n"
+        "2026-11-22-10.00.00.000000,0,1000\n2026-11-22-10.00.00.000000,1,50\n"
+        "2026-11-22-10.05.00.000000,0,41000\n2026-11-22-10.05.00.000000,1,2050\n"
+    )
+    got = {g["source"]: (g["gbp"], g["commits"]) for g in parse(commits, "tlog.csv").of("gbp_stats")}
+    assert got == {"DB2LUW/0": ("GBP", 40_000), "DB2LUW/1": ("GBP", 2_000)}
+    cf = (
+        "SNAPSHOT_TIME,MEMBER,CF_CMD_NAME,TOTAL_CF_REQUESTS,TOTAL_CF_WAIT_TIME_MICRO\n"
+        "2026-11-22-10.00.00.000000,0,SetLockState,1000,50000\n"
+        "2026-11-22-10.00.00.000000,0,ReadAndRegister,3000,240000\n"
+        "2026-11-22-10.05.00.000000,0,SetLockState,1600,80000\n"
+        "2026-11-22-10.05.00.000000,0,ReadAndRegister,5400,432000\n"
+    )
+    [g] = parse(cf, "cfwait.csv").of("gbp_stats")
+    assert (g["cf_waits"], g["cf_wait_ms"]) == ((1600 - 1000) + (5400 - 3000), ((80000 + 432000) - 290000) // 1000)
+    assert gbp_metrics(g)["cf_wait_us_per_call"] == pytest.approx(1000 * g["cf_wait_ms"] / g["cf_waits"])
