@@ -253,7 +253,7 @@ def run_stats(a: argparse.Namespace) -> int:
             def reject(r: Rejected) -> None:
                 note_reject(r)
                 producer.dead_letter(
-                    r.source, f"line {r.line}", r.reason, r.raw.encode(), collector="ingest-stats", field_name=r.field
+                    r.file, f"line {r.line}", r.reason, r.raw.encode(), collector="ingest-stats", field_name=r.field
                 )
 
             flush = producer.flush

@@ -31,14 +31,14 @@ def empty_pool_stats() -> dict[str, Any]:
 class Rejected:
     """A block that cannot be used: where it is and why (goes to the dead-letter topic)."""
 
-    source: str  # the file (or input) name
+    file: str  # the file (or input) name it was read from
     line: int
     field: str
     reason: str
     raw: str
 
     def __str__(self) -> str:
-        return f"{self.source}:{self.line}: {self.field}: {self.reason}"
+        return f"{self.file}:{self.line}: {self.field}: {self.reason}"
 
 
 @dataclass

@@ -125,7 +125,7 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW") -> Parsed
         mc, err2 = _threads("MC", lines, first, source_name) if err is None else ([], None)
         err = err or err2
         if err is not None:
-            result.rejected.append(Rejected(err.source, err.line, err.field, err.reason, body))
+            result.rejected.append(Rejected(err.file, err.line, err.field, err.reason, body))
             continue
         size = _field(lines, "Buffer size")
         end = _time(header)

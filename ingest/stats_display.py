@@ -197,6 +197,7 @@ def parse(
     close_message()
     for p in pools:
         _emit(p, result, source_name, default_source, display_time)
+    result.records.sort(key=lambda r: r[0] != "pool_attributes")  # all attributes first, then the statistics
     return result
 
 

@@ -164,6 +164,7 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: 
         if key in previous:
             _interval(result, source_name, default_source, key, previous[key], (line, when, values), raw)
         previous[key] = (line, when, values)
+    result.records.sort(key=lambda r: r[0] == "gbp_stats")  # all pool statistics first, then the group pools'
     return result
 
 

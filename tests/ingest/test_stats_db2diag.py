@@ -55,7 +55,7 @@ def test_analysis_reproduces_the_seeds_reading() -> None:
 
 def test_broken_records_are_rejected_with_line_and_reason() -> None:
     r = parse((CORPUS / "broken.log").read_text(), "broken.log")
-    assert r.of("backup_stats") == []
+    assert r.records == []
     got = [(x.line, x.field, x.reason) for x in r.rejected]
     assert got[0] == (1, "BM TOT", "the BM table is cut off before its TOT line")
     assert got[1][1] == "BM#000" and "does not parse" in got[1][2]

@@ -60,6 +60,18 @@ def test_detail_output_of_two_pools() -> None:
     assert abs(s8["interval_seconds"] - 1800.13) < 0.01
 
 
+def test_attributes_come_before_statistics() -> None:
+    """The order the parser has always returned (and `--output` has written): every pool's
+    attributes, then every pool's statistics."""
+    r = parse((CORPUS / "detail_two_pools.txt").read_text(), "d.txt")
+    assert [(s, x["pool"]) for s, x in r.records] == [
+        ("pool_attributes", "BP2"),
+        ("pool_attributes", "BP8K0"),
+        ("pool_stats", "BP2"),
+        ("pool_stats", "BP8K0"),
+    ]
+
+
 def _seed002_numbers(text: str) -> dict[str, object]:
     """What the sample itself says, read here independently of the parser."""
     size = int(re.search(r"BUFFER POOL SIZE = (\d+)", text).group(1))  # type: ignore[union-attr]
@@ -89,7 +101,7 @@ def test_seed002_output_is_named_by_its_command_line() -> None:
 def test_seed002_output_without_its_command_line_needs_the_pool_named() -> None:
     text = (CORPUS / "seed002.txt").read_text()
     r = parse(text, "seed002.txt", at=TEN)
-    assert r.of("pool_attributes") == [] and r.of("pool_stats") == []
+    assert r.records == []  # neither attributes nor statistics
     [rej] = r.rejected
     assert rej.field == "DSNB401I" and "does not name its buffer pool" in rej.reason and "--pool" in rej.reason
     [attrs] = parse(text, "seed002.txt", at=TEN, pool="BP5").of("pool_attributes")
@@ -110,7 +122,7 @@ def test_no_display_time_rejects_instead_of_guessing() -> None:
         line[23:] if line[:4] == "2026" else line for line in (CORPUS / "detail_two_pools.txt").read_text().splitlines()
     )
     r = parse(text, "notime.txt")
-    assert r.of("pool_stats") == [] and r.of("pool_attributes") == []
+    assert r.records == []  # neither statistics nor attributes
     assert {x.field for x in r.rejected} == {"time"}
     r = parse(text, "notime.txt", at=TEN)  # the caller knows when it ran the command
     assert len(r.of("pool_stats")) == 2

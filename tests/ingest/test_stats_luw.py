@@ -35,6 +35,12 @@ def test_snapshot_deltas_and_seed_004_ratios() -> None:
     assert by_pool["BP32K"]["lbp_logical_reads"] == 14
 
 
+def test_pool_statistics_come_before_group_pool_statistics() -> None:
+    """The order the parser has always returned (and `--output` has written)."""
+    r = parse((CORPUS / "mon_get_bufferpool.csv").read_text(), "mgb.csv")
+    assert [s for s, _ in r.records] == ["pool_stats", "pool_stats", "gbp_stats"]
+
+
 def test_broken_rows_and_missing_snapshot_time() -> None:
     r = parse((CORPUS / "broken.csv").read_text(), "broken.csv")
     reasons = [(x.line, x.field, x.reason) for x in r.rejected]
@@ -44,7 +50,7 @@ def test_broken_rows_and_missing_snapshot_time() -> None:
     assert (7, "SNAPSHOT_TIME", "'yesterday' is not a time") in reasons
     assert [(x["interval_seconds"], x["lbp_logical_reads"]) for x in r.of("pool_stats")] == [(120.0, 200)]
     r = parse((CORPUS / "no_time.csv").read_text(), "no_time.csv")
-    assert r.of("pool_stats") == [] and r.rejected[0].field == "SNAPSHOT_TIME"
+    assert r.records == [] and r.rejected[0].field == "SNAPSHOT_TIME"
 
 
 @settings(max_examples=100, deadline=None)

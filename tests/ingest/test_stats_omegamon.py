@@ -12,13 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from poolsight.ingest.stats_common import Parsed
 from poolsight.ingest.stats_omegamon import COUNTERS, parse, parse_quantity
 from poolsight.simulator.metrics import pool_metrics
 
 CORPUS = Path(__file__).parent / "corpus" / "omegamon"
 
 
-def _read(name: str):  # type: ignore[no-untyped-def]
+def _read(name: str) -> Parsed:
     return parse((CORPUS / name).read_text(), name)
 
 
@@ -69,7 +70,7 @@ def _sample(text: str, label: str) -> tuple[float, float]:
 
 def test_seed000_bp1_block_needs_its_end_and_says_how_long_it_lasted() -> None:
     r = _read("seed000_no_interval.txt")
-    assert r.of("pool_stats") == []
+    assert r.records == []
     [rej] = r.rejected
     assert rej.field == "interval" and "give --at" in rej.reason and "(it lasted 2,999 s" in rej.reason
     assert rej.line == 1 and "GETPAGE REQUEST-RANDOM" in rej.raw
@@ -192,7 +193,7 @@ def test_negative_system_hit_ratio_is_kept_and_flagged() -> None:
 
 def test_zero_interval_bad_numbers_truncated_unknown() -> None:
     r = _read("zero_interval.txt")
-    assert r.of("pool_stats") == [] and [x.reason for x in r.rejected] == ["interval of 0 seconds"]
+    assert r.records == [] and [x.reason for x in r.rejected] == ["interval of 0 seconds"]
     r = _read("highlights_and_broken.txt")
     by_pool = {x["pool"]: x for x in r.of("pool_stats")}
     assert set(by_pool) == {"BP4"}  # the one good block is kept
