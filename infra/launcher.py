@@ -20,7 +20,7 @@ from pathlib import Path
 from .bootstrap import BOOTSTRAP
 from .config import Settings
 from .install import install_all
-from .process import alive, log_tail, port_in_use, port_owner, read_started, rss_bytes, spawn, stop
+from .process import alive, clean_leftovers, log_tail, port_in_use, port_owner, read_started, rss_bytes, spawn, stop
 from .services import SERVICES, Service, Unhealthy
 
 
@@ -90,6 +90,9 @@ def up(s: Settings, names: list[str] | None = None) -> list[ServiceStatus]:
                     detail = _wait_healthy(s, svc, started_pid_check=True)
                     _say(f"{svc.name:18} already running: {detail}")
                 else:
+                    left = clean_leftovers(read_started(s.run_dir, svc.name))
+                    if left:
+                        _say(f"{svc.name:18} had died; stopped what it left running: PIDs {left}")
                     for key in svc.ports:
                         port = s.ports[key]
                         if port_in_use(port):

@@ -100,13 +100,51 @@ def spawn(
     return started
 
 
+def session_members(sid: int) -> list[int]:
+    """Processes of session sid (the PID of the service we started: each runs in its own session)."""
+    out: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[3]) == sid and fields[0] != "Z":  # fields[3]: session id
+            out.append(int(entry.name))
+    return out
+
+
+def clean_leftovers(started: Started | None, *, timeout: float = 10.0) -> list[int]:
+    """Stop what remains of a service whose own process died (a TaskManager's Python workers).
+
+    While any process of a session is alive the kernel does not hand its ID out again, so
+    every process still in the dead service's session is ours."""
+    if started is None or alive(started):
+        return []
+    left = [p for p in session_members(started.pid) if p != started.pid]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in left:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(_start_ticks(p) is not None and not _is_zombie(p) for p in left):
+            time.sleep(0.1)
+    return left
+
+
 def stop(run_dir: Path, name: str, *, timeout: float = 30.0) -> bool:
-    """Stop the process group we started for name. False when nothing of ours ran."""
+    """Stop the process group we started for name, and what is left of it if its own process
+    died. False when nothing of ours ran."""
     started = read_started(run_dir, name)
     path = pidfile(run_dir, name)
     if not alive(started):
+        left = clean_leftovers(started)
         path.unlink(missing_ok=True)
-        return False
+        return bool(left)
     assert started is not None
     _signal_group(started.pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
@@ -118,6 +156,7 @@ def stop(run_dir: Path, name: str, *, timeout: float = 30.0) -> bool:
         while alive(started):
             _reap(started.pid)
             time.sleep(0.1)
+    clean_leftovers(started)  # members that left the process group but not the session
     path.unlink(missing_ok=True)
     return True
 

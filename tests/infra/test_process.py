@@ -1,0 +1,62 @@
+"""A service whose own process died leaves nothing running: its session is cleaned up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from poolsight.infra.process import alive, read_started, session_members, spawn, stop
+
+# A "service" whose child (a PyFlink worker, say) outlives it, in a process group of its own but
+# the service's session: the leader prints its child's PID.
+SERVICE = [
+    sys.executable,
+    "-c",
+    "import subprocess, sys, time\n"
+    "c = subprocess.Popen([sys.executable, '-c', 'import os, time; os.setpgid(0, 0); time.sleep(600)'])\n"
+    "print(c.pid, flush=True)\n"
+    "time.sleep(600)\n",
+]
+
+
+def _child(log: Path) -> int:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        lines = [x for x in log.read_text().splitlines() if x.strip().isdigit()]
+        if lines:
+            return int(lines[0])
+        time.sleep(0.1)
+    raise AssertionError(f"no child PID in {log}: {log.read_text()}")
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def test_stop_cleans_up_after_a_killed_service(tmp_path: Path) -> None:
+    log = tmp_path / "svc.log"
+    started = spawn("svc", SERVICE, env=dict(os.environ), cwd=tmp_path, log_file=log, run_dir=tmp_path)
+    child = _child(log)
+    assert set(session_members(started.pid)) >= {started.pid, child}
+    os.kill(started.pid, signal.SIGKILL)  # kill -9 the service, as the issue's TaskManager
+    os.waitpid(started.pid, 0)
+    assert not alive(read_started(tmp_path, "svc")) and _running(child)  # the orphan lives on
+    assert stop(tmp_path, "svc") is True  # something of ours was still running
+    assert not _running(child) and session_members(started.pid) == []
+    assert read_started(tmp_path, "svc") is None
+    assert stop(tmp_path, "svc") is False
+
+
+def test_stop_of_a_live_service_takes_its_whole_session(tmp_path: Path) -> None:
+    log = tmp_path / "svc.log"
+    started = spawn("svc", SERVICE, env=dict(os.environ), cwd=tmp_path, log_file=log, run_dir=tmp_path)
+    child = _child(log)
+    assert stop(tmp_path, "svc", timeout=5) is True
+    assert not _running(child) and not _running(started.pid)
