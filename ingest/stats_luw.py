@@ -108,7 +108,7 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: 
         return result
     col = {name: i for i, name in enumerate(header)}
     previous: dict[tuple[str, str], tuple[int, float, dict[str, int | None]]] = {}
-    snapshots: dict[tuple[float, str, str], tuple[int, float, dict[str, int | None], str]] = {}
+    snapshots: dict[tuple[float, str, str, int], tuple[int, float, dict[str, int | None], str]] = {}
     for line, row in enumerate(rows[1:], start=1 if columns else 2):
         if not any(c.strip() for c in row):
             continue
@@ -149,15 +149,17 @@ def parse(text: str, source_name: str, default_source: str = "DB2LUW", columns: 
             continue
         member = row[col["MEMBER"]].strip() if "MEMBER" in col else "0"
         pool = row[col["BP_NAME"]].strip()
-        snap = (when, member, pool)
-        if snap in snapshots:  # several rows of one snapshot (MON_GET_CF_WAIT_TIME: one per command): add up
+        # MON_GET_CF_WAIT_TIME has one row per CF command and snapshot: those rows add up. Any other
+        # repeated snapshot row stays apart (and is rejected as a 0-second interval).
+        snap = (when, member, pool, 0 if "CF_CMD_NAME" in col else line)
+        if snap in snapshots:
             first_line, same = snapshots[snap][0], snapshots[snap][2]
             for k, v in values.items():
                 same[k] = v if same[k] is None else same[k] if v is None else same[k] + v  # type: ignore[operator]
             snapshots[snap] = (first_line, when, same, raw)
         else:
             snapshots[snap] = (line, when, values, raw)
-    for (_, member, pool), (line, when, values, raw) in snapshots.items():
+    for (_, member, pool, _), (line, when, values, raw) in snapshots.items():
         if values["cf_wait_ms"] is None and values["cf_wait_us"] is not None:
             values["cf_wait_ms"] = values["cf_wait_us"] // 1000
         key = (member, pool)

@@ -176,3 +176,14 @@ def test_commits_and_cf_waits_from_their_own_exports() -> None:
     [g] = parse(cf, "cfwait.csv").of("gbp_stats")
     assert (g["cf_waits"], g["cf_wait_ms"]) == ((1600 - 1000) + (5400 - 3000), ((80000 + 432000) - 290000) // 1000)
     assert gbp_metrics(g)["cf_wait_us_per_call"] == pytest.approx(1000 * g["cf_wait_ms"] / g["cf_waits"])
+
+
+def test_a_repeated_snapshot_row_is_rejected_not_added() -> None:
+    text = (
+        "SNAPSHOT_TIME,BP_NAME,MEMBER,POOL_DATA_L_READS\n"
+        "2026-11-22-10.00.00.000000,BP1,0,100\n2026-11-22-10.00.00.000000,BP1,0,100\n"
+        "2026-11-22-10.01.00.000000,BP1,0,250\n"
+    )
+    r = parse(text, "dup.csv")
+    assert [x.reason for x in r.rejected] == ["interval of 0 seconds"]
+    assert [x["lbp_logical_reads"] for x in r.of("pool_stats")] == [150]
