@@ -116,8 +116,8 @@ CREATE OR REPLACE VIEW ${schema}.purescale_summary
 COMMENT 'pureScale per pool and interval: LBP and GBP hit ratios, GBP full per 10k commits, CF wait, seed 004 bands'
 AS WITH member AS (
   SELECT source, interval_end,
-    10000.0 * sum(write_failed_no_storage) / nullif(sum(commits), 0) AS gbp_full_per_10k_commits,
-    1000.0 * sum(cf_wait_ms) / nullif(sum(cf_waits), 0) AS cf_wait_us_per_call
+    1e4 * sum(write_failed_no_storage) / nullif(sum(commits), 0) AS gbp_full_per_10k_commits,  -- 1e4: a double (10000.0 is a decimal, rounded to its scale)
+    1e3 * sum(cf_wait_ms) / nullif(sum(cf_waits), 0) AS cf_wait_us_per_call
   FROM ${schema}.gbp_stats
   WHERE gbp = 'GBP'
   GROUP BY source, interval_end
