@@ -10,6 +10,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, Message, Producer
 
+from poolsight.ingest.interrupt import deferred_interrupt
 from poolsight.names import EVENT_TIME_HEADER, SCHEMA_TOPICS
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.wire import MAX_RAW, AvroEncoder, event_time_ms
@@ -117,7 +118,9 @@ class AvroProducer:
         )
 
     def flush(self, timeout: float = 60.0) -> None:
-        left = self._producer.flush(timeout)
+        """Wait for delivery of everything sent; Ctrl-C meanwhile is raised after the wait."""
+        with deferred_interrupt():
+            left = self._producer.flush(timeout)
         if left:
             raise RuntimeError(f"{left} records not delivered within {timeout:.0f} s")
         if self.metrics.delivery_errors:
