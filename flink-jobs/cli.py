@@ -65,6 +65,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=10.0,
         help="emit a pool's open pane after this many wall-clock seconds without its getpages",
     )
+    m.add_argument(
+        "--check-panes",
+        type=int,
+        help="whole panes measured after a pool is altered before its prediction check (default: --window-panes)",
+    )
     m.add_argument("--cpu-us-per-sync-read", type=float, default=30.0)
     m.add_argument("--sync-io-ms", type=float, help="average sync read I/O time, for elapsed-time savings")
     sub.add_parser("list", help="jobs on the cluster")
@@ -124,6 +129,7 @@ def run(a: argparse.Namespace) -> int:
                 sync_io_ms=a.sync_io_ms,
                 lateness_seconds=a.lateness,
                 idle_flush_seconds=a.idle_flush,
+                check_panes=a.check_panes,
             )
         else:
             options = StatisticsOptions(s.registry_url, cpu_us_per_sync_read=a.cpu_us_per_sync_read)

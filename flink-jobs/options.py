@@ -38,6 +38,7 @@ class SimulationOptions:
     lateness_seconds: float = 0.0  # a pane waits this long after the watermark passes it
     idle_flush_seconds: float = 10.0  # a pool's open pane is emitted after this much wall-clock quiet
     snapshot_getpages: int = 2_000_000  # a tracker snapshot at least this often, in getpages fed
+    check_panes: int | None = None  # whole panes measured after a pool is altered (default: the window)
 
     def config_for(self, pool: str) -> SimConfig:
         """The pool's simulator settings: the job's, overridden by the pool's own."""

@@ -29,7 +29,16 @@ from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.wire import AvroDecoder, DecodeError
 from poolsight.sql.tables import BY_NAME
 
-OUTPUTS = ("pool_pane", "object_pane", "sim_curve", "working_set", "reuse_distance", "dead_letter")
+OUTPUTS = (
+    "pool_pane",
+    "object_pane",
+    "sim_curve",
+    "working_set",
+    "reuse_distance",
+    "sim_accuracy_pane",
+    "prediction_check",
+    "dead_letter",
+)
 COLLECTOR = "flink-simulation"
 GETPAGE = "poolsight.v1.GetpageBatch"
 ATTRIBUTES = "poolsight.v1.PoolAttributes"
@@ -70,7 +79,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             tr = PoolTracker.restore(data)
         else:
             source, _, pool = key.partition("|")
-            tr = PoolTracker(source, pool, self.o.config_for(pool), self.o.costs())
+            tr = PoolTracker(source, pool, self.o.config_for(pool), self.o.costs(), self.o.check_panes)
         replayed = 0
         for raw, start in self.pending.get():
             _, rec = self._read(raw)
@@ -88,7 +97,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
     def _apply(tr: PoolTracker, rec: Record, start: int, on_emit: Any) -> int:
         if isinstance(rec, GetpageBatch):
             return tr.feed(rec, on_emit, start)
-        tr.set_size(int(rec["vpsize"]))  # PoolAttributes
+        tr.set_attributes(rec)  # PoolAttributes
         return 0
 
     def _save(self, key: str, tr: PoolTracker) -> None:

@@ -10,6 +10,12 @@ a duplicate (a collector or generator restarted after its last checkpoint sends
 what followed it again, with the same numbers) and is skipped; a producer that
 starts its numbers again with later times (a new run) is fed.
 
+Each pool runs with its own settings, from its attribute records: beside the
+LRU stack curve, miniature caches of its page-steal policy and VPSEQT on the
+ladder around its VPSIZE (`Simulator.set_pool_policy`). An attribute record that
+alters the pool takes effect at its event time, inside a batch if need be, and
+starts a prediction check (checks.py).
+
 Emitted rows are plain dicts whose keys are the columns of the tables in
 poolsight.sql.tables (timestamps as epoch milliseconds).
 """
@@ -21,14 +27,16 @@ import json
 import struct
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from poolsight.schemas.getpage import ACCESS_NAMES, Function, GetpageBatch
+from poolsight.flink_jobs.checks import Checks, PaneFacts
+from poolsight.schemas.getpage import ACCESS_NAMES, Access, Function, GetpageBatch
 from poolsight.simulator import CostModel, SimConfig, Simulator
+from poolsight.simulator.engine import PolicyName
 
 MAGIC = b"PSTRK001"
 
@@ -45,6 +53,8 @@ class Emission:
     sim_curve: list[dict[str, Any]] = field(default_factory=list)
     working_set: list[dict[str, Any]] = field(default_factory=list)
     reuse_distance: list[dict[str, Any]] = field(default_factory=list)
+    sim_accuracy_pane: list[dict[str, Any]] = field(default_factory=list)
+    prediction_check: list[dict[str, Any]] = field(default_factory=list)
 
     def rows(self) -> dict[str, list[dict[str, Any]]]:
         return {
@@ -53,17 +63,56 @@ class Emission:
             "sim_curve": self.sim_curve,
             "working_set": self.working_set,
             "reuse_distance": self.reuse_distance,
+            "sim_accuracy_pane": self.sim_accuracy_pane,
+            "prediction_check": self.prediction_check,
         }
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How a pool runs, from its attributes: size, page-steal policy, VPSEQT."""
+
+    size: int
+    policy: PolicyName
+    vpseqt: float
+
+    @classmethod
+    def of(cls, attributes: dict[str, Any]) -> Setting:
+        """PGSTEAL FIFO is FIFO; NONE too (DB2 steals FIFO when such a pool overflows); LRU (or
+        none given) is LRU with the sequential threshold VPSEQT (80 % when not given)."""
+        steal = str(attributes.get("pgsteal") or "LRU").upper()
+        v = attributes.get("vpseqt")
+        vpseqt = 80.0 if v is None else float(v)
+        policy: PolicyName = "fifo" if steal in ("FIFO", "NONE") else ("lru" if vpseqt >= 100 else "lru-vpseqt")
+        return cls(int(attributes["vpsize"]), policy, vpseqt)
+
+
+def stack_model(mode: str) -> str:
+    """The name of the LRU stack curve's model in sim_curve.model."""
+    return "lru-stack" if mode == "exact" else f"lru-{mode}"
 
 
 OnEmit = Callable[[Emission, int], None]  # (emission, index of the first getpage not yet fed)
 
 
 class PoolTracker:
-    def __init__(self, source: str, pool: str, config: SimConfig | None = None, costs: CostModel | None = None) -> None:
+    def __init__(
+        self,
+        source: str,
+        pool: str,
+        config: SimConfig | None = None,
+        costs: CostModel | None = None,
+        check_panes: int | None = None,
+    ) -> None:
         self.source = source
         self.pool = pool
         self.sim = Simulator(config, costs)
+        wp = self.sim.config.window_panes
+        self.checks = Checks(wp, check_panes or wp)
+        self.setting: Setting | None = None
+        self.pending_settings: list[tuple[int, Setting]] = []  # (event time us, setting) not yet reached
+        self.fed_until_us: int | None = None  # latest getpage time fed
+        self.observed_sync = 0  # random misses the trace reported in the open pane
         self.pane_seconds = self.sim.config.pane_seconds
         self.open_pane: int | None = None
         self.emitted_through: int | None = None
@@ -80,8 +129,35 @@ class PoolTracker:
     # ------------------------------------------------------------ input
 
     def set_size(self, vpsize: int) -> None:
+        """The size alone, LRU (no attributes beyond VPSIZE)."""
         self.current_size = int(vpsize)
         self.sim.set_pool_size(self.pool, int(vpsize))
+
+    def set_attributes(self, attributes: dict[str, Any]) -> None:
+        """A pool attributes record: the pool's setting from its event time on. One for a time
+        not yet reached waits for the getpages; one for a time passed applies now."""
+        new = Setting.of(attributes)
+        at = int(attributes.get("event_time") or 0)
+        if self.setting is None or self.fed_until_us is None or at <= self.fed_until_us:
+            self._apply_setting(new, at)
+        else:
+            self.pending_settings.append((at, new))
+            self.pending_settings.sort(key=lambda x: x[0])
+
+    def _apply_setting(self, new: Setting, at_us: int) -> None:
+        old = self.setting
+        if old == new:
+            return
+        if old is not None:
+            pane = self.open_pane if self.open_pane is not None else int(at_us / 1e6 // self.pane_seconds)
+            for name, a, b in (("VPSIZE", old.size, new.size), ("VPSEQT", old.vpseqt, new.vpseqt)):
+                if a != b:
+                    self.checks.change(at_us, pane, name, float(a), float(b))
+            if old.policy != new.policy and old.size == new.size and old.vpseqt == new.vpseqt:
+                self.checks.change(at_us, pane, "PGSTEAL", None, 0.0)
+        self.setting = new
+        self.current_size = new.size
+        self.sim.set_pool_policy(self.pool, new.size, new.policy, new.vpseqt)
 
     def _ordered(self, b: GetpageBatch) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], Any]:
         """Times and panes in feeding order: the batch's order, or (if its panes go back and
@@ -139,8 +215,12 @@ class PoolTracker:
         if n == 0:
             return 0
         cols = self._columns(batch, order, start)
-        cuts = np.flatnonzero(panes[1:] != panes[:-1]) + 1
-        bounds = [0, *cuts.tolist(), n]
+        cuts = set((np.flatnonzero(panes[1:] != panes[:-1]) + 1).tolist())
+        for at_us, _ in self.pending_settings:  # a setting takes effect at the first getpage at its time
+            i = int(np.searchsorted(t, at_us / 1e6, side="left"))
+            if 0 < i < n:
+                cuts.add(i)
+        bounds = [0, *sorted(cuts), n]
         for a, b in itertools.pairwise(bounds):
             pane = int(panes[a])
             if self.open_pane is not None and pane > self.open_pane:
@@ -148,6 +228,9 @@ class PoolTracker:
                 # it continues at start + a without emitting the pane again.
                 on_emit(self._emit(), start + a)
             self.open_pane = pane
+            while self.pending_settings and self.pending_settings[0][0] <= t[a] * 1e6:
+                at_us, setting = self.pending_settings.pop(0)
+                self._apply_setting(setting, at_us)
             self.batches += 1
             seg = slice(a, b)
             self.sim.feed_coded(
@@ -160,6 +243,7 @@ class PoolTracker:
                 cols["function"][seg],
             )
             self._observe(batch.object_names, cols, seg)
+        self.fed_until_us = max(self.fed_until_us or 0, int(t.max() * 1e6))
         return int((cols["function"] == Function.GETPAGE).sum())
 
     def _columns(self, b: GetpageBatch, order: Any, start: int) -> dict[str, Any]:
@@ -183,6 +267,7 @@ class PoolTracker:
         h = hit[seg][gp]
         hits = np.bincount(obj, weights=h, minlength=len(names))
         refs = np.bincount(obj, minlength=len(names))
+        self.observed_sync += int(((h == 0) & (cols["access"][seg][gp] == Access.RANDOM)).sum())
         for i in np.flatnonzero(refs):
             o = self.observed.setdefault(names[i], [0, 0])
             o[0] += int(hits[i])
@@ -218,19 +303,30 @@ class PoolTracker:
         cur = self.current_size
         obs_h = sum(v[0] for v in self.observed.values())
         obs_m = sum(v[1] for v in self.observed.values())
+        stack = stack_model(r["mode"])
+        # The pool's own policy when its attributes gave it (miniature caches), else the stack.
+        model = r["policy"] if "lru_curve" in r else stack
+        model_rate = float(r.get("policy_sampling_rate", r["sampling_rate"]))
+        cpu_us = self.sim.costs.cpu_seconds_per_sync_read * 1e6
+        at_cur = _at_current(r["curve"], cur)
         pool_row = {
             **key,
             **_getpages(r),
             **_observed(self.observed_reported, obs_h, obs_m),
             "working_set_pages": ws_pool,
             "window_panes": kept,
-            **_at_current(r["curve"], cur),
+            **at_cur,
             "late_getpages": r["late_getpages"],
             "warmup": bool(r["window"]["warmup"]),
             "mode": r["mode"],
             "sampling_rate": float(r["sampling_rate"]),
             "batches": self.batches,
             "emitted_at": round(time.time() * 1000),
+            "model": model,
+            "model_sampling_rate": model_rate,
+            "observed_sync_reads": self.observed_sync if self.observed_reported else None,
+            "cpu_us_per_sync_read": cpu_us,
+            "vpseqt": None if self.setting is None else self.setting.vpseqt,
         }
         em = Emission(pane, pool_row)
         pane_pages = r["working_set"]["pane_pages"][-1] if r["working_set"]["pane_pages"] else 0
@@ -258,6 +354,7 @@ class PoolTracker:
                     "sequential_share": o["sequential_share"],
                     "access_class": o["class"],
                     **_at_current(o["curve"], cur),
+                    "cpu_us_per_sync_read": cpu_us,
                 }
             )
             obj_pages = o["working_set"]["pane_pages"][-1]
@@ -273,8 +370,55 @@ class PoolTracker:
                     "change_pages": None if prev_objects is None else obj_pages - prev_objects.get(name, 0),
                 }
             )
-        for c in r["curve"]:
-            em.sim_curve.append(
+        curves = [(r["curve"], model, model_rate, True)]
+        if "lru_curve" in r:
+            curves.append((r["lru_curve"], stack, float(r["sampling_rate"]), False))
+        for curve, name, rate, own in curves:
+            em.sim_curve.extend(self._curve_rows(key, r, curve, name, rate, own, cpu_us))
+        em.reuse_distance = self._reuse_rows(key, r)
+        mix = {f"{name}|{kind}": float(n) for name, o in r["objects"].items() for kind, n in o["getpages"].items() if n}
+        facts = PaneFacts(
+            pane,
+            key["pane_start"],
+            key["pane_end"],
+            float(r["window"]["seconds"]),
+            int(r["refs"]),
+            cur,
+            model,
+            model_rate,
+            at_cur["sim_sync_reads"],
+            self.observed_sync if self.observed_reported else None,
+            {int(c["size_pages"]): float(c["sync_reads"]) for c in r["curve"]},
+            mix,
+            self.checks.epoch,
+            True,
+        )
+        accuracy, checks = self.checks.pane(facts)
+        ident = {"source": self.source, "pool": pool}
+        if accuracy is not None:
+            em.sim_accuracy_pane.append({**ident, **accuracy, "measured_from": "trace"})
+        em.prediction_check = [{**ident, **c, "model": model} for c in checks]
+        self.emitted_through = pane
+        self.open_pane = None
+        self.batches = 0
+        self.observed = {}
+        self.observed_sync = 0
+        return em
+
+    def _curve_rows(
+        self,
+        key: dict[str, Any],
+        r: dict[str, Any],
+        curve: list[dict[str, Any]],
+        model: str,
+        rate: float,
+        own: bool,
+        cpu_us: float,
+    ) -> list[dict[str, Any]]:
+        cur = self.current_size
+        rows = []
+        for c in curve:
+            rows.append(
                 {
                     **key,
                     "size_pages": c["size_pages"],
@@ -299,14 +443,13 @@ class PoolTracker:
                             "elapsed_seconds_saved_per_s",
                         )
                     },
+                    "model": model,
+                    "model_sampling_rate": rate,
+                    "pool_policy": own,
+                    "cpu_us_per_sync_read": cpu_us,
                 }
             )
-        em.reuse_distance = self._reuse_rows(key, r)
-        self.emitted_through = pane
-        self.open_pane = None
-        self.batches = 0
-        self.observed = {}
-        return em
+        return rows
 
     def _reuse_rows(self, key: dict[str, Any], r: dict[str, Any]) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
@@ -340,6 +483,12 @@ class PoolTracker:
                 "observed_reported": self.observed_reported,
                 "last_sequence": self.last_sequence,
                 "last_end_us": self.last_end_us,
+                "setting": None if self.setting is None else asdict(self.setting),
+                "pending_settings": [[at, asdict(st)] for at, st in self.pending_settings],
+                "fed_until_us": self.fed_until_us,
+                "observed_sync": self.observed_sync,
+                "checks": self.checks.to_dict(),
+                "check_panes": self.checks.check_panes,
             }
         ).encode()
         return MAGIC + struct.pack("<I", len(header)) + header + self.sim.snapshot()
@@ -350,9 +499,16 @@ class PoolTracker:
             raise ValueError("not a poolsight tracker snapshot")
         (n,) = struct.unpack("<I", data[8:12])
         h = json.loads(data[12 : 12 + n])
-        tr = cls(h["source"], h["pool"])
-        tr.sim = Simulator.restore(data[12 + n :])
+        sim = Simulator.restore(data[12 + n :])
+        tr = cls(h["source"], h["pool"], sim.config, sim.costs, h.get("check_panes"))
+        tr.sim = sim
         tr.pane_seconds = tr.sim.config.pane_seconds
+        st = h.get("setting")  # the keys below are absent in snapshots before prediction checks
+        tr.setting = None if st is None else Setting(**st)
+        tr.pending_settings = [(int(at), Setting(**x)) for at, x in h.get("pending_settings", [])]
+        tr.fed_until_us = h.get("fed_until_us")
+        tr.observed_sync = h.get("observed_sync", 0)
+        tr.checks.load(h.get("checks"))
         for k in (
             "open_pane",
             "emitted_through",

@@ -105,6 +105,14 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--linger-ms", type=int, default=20, help="how long the producer waits to fill a Kafka batch")
     p.add_argument("--members", help="comma-separated source names replacing the scenario's members, in order")
     p.add_argument(
+        "--alter",
+        action="append",
+        default=[],
+        metavar="POOL:SETTING=VALUE@SECONDS",
+        help="change a pool during the run as -ALTER BUFFERPOOL does (VPSIZE or VPSEQT, at SECONDS of event time "
+        "from the start; repeatable), e.g. BP1:VPSIZE=60000@600: new attributes are published then",
+    )
+    p.add_argument(
         "--start",
         choices=["fixed", "now"],
         default="fixed",
@@ -113,7 +121,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_generate(a: argparse.Namespace) -> int:
-    from poolsight.ingest.generator import FileSink, Generator, KafkaSink, Sink
+    from poolsight.ingest.generator import Alter, FileSink, Generator, KafkaSink, Sink
     from poolsight.ingest.producer_process import ProducerProcess
     from poolsight.ingest.scenario import ScenarioError, load
 
@@ -133,6 +141,12 @@ def run_generate(a: argparse.Namespace) -> int:
         sc = dataclasses.replace(sc, members=members)
     start_time = a.start_time if a.start == "fixed" else float(int(time.time()) // 60 * 60)
     rate = None if a.rate == "max" else float(a.rate)
+    try:
+        alters = [Alter.parse(x) for x in a.alter]
+        gen = Generator(sc, seed=a.seed, event_rate=a.event_rate, start_time=start_time, alters=alters)
+    except ValueError as exc:
+        print(f"poolsight generate: {exc}", file=sys.stderr)
+        return 2
     sink: Sink
     producer = None
     if a.output == "kafka":
@@ -144,7 +158,6 @@ def run_generate(a: argparse.Namespace) -> int:
         sink = KafkaSink(producer, a.batch_getpages)
     else:
         sink = FileSink(Path(a.output))
-    gen = Generator(sc, seed=a.seed, event_rate=a.event_rate, start_time=start_time)
     try:
         totals = gen.run(sink, getpages=a.getpages, duration=a.duration, rate=rate)
     except KeyboardInterrupt:  # what was generated so far is delivered (or written) before stopping

@@ -14,7 +14,7 @@ import json
 import math
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -177,8 +177,42 @@ class Workload:
         return p.run_pages if p.kind == "sequential" else p.list_pages
 
 
+@dataclass(frozen=True)
+class Alter:
+    """-ALTER BUFFERPOOL during a run: POOL:SETTING=VALUE@SECONDS (seconds of event time from the start)."""
+
+    pool: str
+    setting: str  # VPSIZE or VPSEQT
+    value: float
+    at_seconds: float
+
+    @classmethod
+    def parse(cls, spec: str) -> Alter:
+        try:
+            pool, rest = spec.split(":", 1)
+            setting, rest = rest.split("=", 1)
+            value, at = rest.split("@", 1)
+            out = cls(pool.strip(), setting.strip().upper(), float(value), float(at))
+        except ValueError:
+            raise ValueError(
+                f"--alter {spec!r}: expected POOL:SETTING=VALUE@SECONDS, e.g. BP1:VPSIZE=60000@600"
+            ) from None
+        if out.setting not in ("VPSIZE", "VPSEQT"):
+            raise ValueError(f"--alter {spec!r}: SETTING is VPSIZE or VPSEQT")
+        if out.setting == "VPSIZE" and (out.value < 1 or out.value != int(out.value)):
+            raise ValueError(f"--alter {spec!r}: VPSIZE is a whole number of buffers")
+        if out.setting == "VPSEQT" and not 0 <= out.value <= 100:
+            raise ValueError(f"--alter {spec!r}: VPSEQT is a percentage, 0 to 100")
+        if out.at_seconds < 0:
+            raise ValueError(f"--alter {spec!r}: SECONDS must be >= 0")
+        return out
+
+
 class Sink(Protocol):
     def start(self, attributes: list[dict[str, Any]], catalog: list[dict[str, Any]]) -> None: ...
+    def attributes(self, attributes: list[dict[str, Any]]) -> None:
+        """Pool attribute records after an -ALTER BUFFERPOOL."""
+
     def getpages(self, source: str, pool: str, c: Chunk, sel: npt.NDArray[np.bool_], names: list[str]) -> None: ...
     def io(self, source: str, pool: str, reads: tuple[Any, ...], writes: tuple[Any, ...], names: list[str]) -> None:
         """reads: parallel lists (time s, object code, first page, pages, type 0 sync/1 seq/2 list/3 dynamic,
@@ -200,8 +234,19 @@ class Totals:
 
 class Generator:
     def __init__(
-        self, sc: Scenario, *, seed: int = 1, event_rate: float = 100_000.0, start_time: float = 1_767_225_600.0
+        self,
+        sc: Scenario,
+        *,
+        seed: int = 1,
+        event_rate: float = 100_000.0,
+        start_time: float = 1_767_225_600.0,
+        alters: list[Alter] | None = None,
     ) -> None:
+        for al in alters or []:
+            if al.pool not in sc.pools:
+                raise ValueError(f"--alter: scenario {sc.name} has no pool {al.pool} (it has {', '.join(sc.pools)})")
+        self.alters = sorted(alters or [], key=lambda x: x.at_seconds)
+        self.start_time = start_time
         self.sc = sc
         self.rng = np.random.default_rng(seed)
         self.io_rng = np.random.default_rng([seed, 1])  # its own stream: I/O times leave the workload as it was
@@ -216,10 +261,22 @@ class Generator:
         self.gbp_dependent = np.array([sc.objects[n].gbp_dependent for n in names], dtype=bool)
         self.totals = Totals()
 
-    def attributes(self) -> list[dict[str, Any]]:
+    def _alter(self, al: Alter, sink: Sink) -> None:
+        """Apply an -ALTER BUFFERPOOL now, on every member, and publish the pool's new attributes."""
+        spec = self.sc.pools[al.pool]
+        spec = replace(spec, **{"vpsize": int(al.value)} if al.setting == "VPSIZE" else {"vpseqt": al.value})
+        self.sc = replace(self.sc, pools={**self.sc.pools, al.pool: spec})
+        pi = list(self.sc.pools).index(al.pool)
+        for models in self.models:
+            models[pi].alter(self.t, spec.vpsize, spec.vpseqt)
+        sink.attributes(self.attributes(al.pool))
+
+    def attributes(self, only: str | None = None) -> list[dict[str, Any]]:
         out = []
         for m in self.sc.members:
             for p in self.sc.pools.values():
+                if only is not None and p.name != only:
+                    continue
                 out.append(
                     {
                         "source": m,
@@ -389,6 +446,7 @@ class Generator:
             raise ValueError("give getpages or duration")
         limit_t = self.t + duration if duration is not None else math.inf
         sink.start(self.attributes(), self.catalog())
+        alters = [a for a in self.alters if self.start_time + a.at_seconds > self.t]
         interval_start = self.t
         interval_len = self.sc.interval_seconds
         wall0 = started = time.monotonic()
@@ -405,6 +463,8 @@ class Generator:
             n = min(chunk, int(room / per_getpage))
             if getpages is not None:
                 n = min(n, getpages - self.totals.getpages)
+            if alters:  # a chunk ends where the next -ALTER is due
+                n = min(n, max(1, int((self.start_time + alters[0].at_seconds - self.t) * self.event_rate)))
             c = self.workload.chunk(max(1, n))
             if len(c.obj) > room:  # a chunk ends where its interval does: statistics intervals are exact
                 c = c.head(room)
@@ -413,9 +473,11 @@ class Generator:
                 due = wall0 + (self.totals.getpages / rate)
                 if (delay := due - time.monotonic()) > 0:
                     time.sleep(delay)
-            if self.t >= interval_start + interval_len - 1e-9:
+            if self.t >= interval_start + interval_len - 1e-9:  # the interval ran at the old setting
                 self._close_interval(interval_start, sink)
                 interval_start = self.t
+            while alters and self.t >= self.start_time + alters[0].at_seconds - 1e-9:
+                self._alter(alters.pop(0), sink)
         if self.t > interval_start:
             self._close_interval(interval_start, sink)
         sink.close()
@@ -442,10 +504,13 @@ class KafkaSink:
         return s
 
     def start(self, attributes: list[dict[str, Any]], catalog: list[dict[str, Any]]) -> None:
-        for a in attributes:
-            self.producer.send("pool_attributes", f"{a['source']}|{a['pool']}", a)
+        self.attributes(attributes)
         for o in catalog:
             self.producer.send("object_catalog", f"{o['source']}|{o['object']}", o)
+
+    def attributes(self, attributes: list[dict[str, Any]]) -> None:
+        for a in attributes:
+            self.producer.send("pool_attributes", f"{a['source']}|{a['pool']}", a)
 
     def getpages(self, source: str, pool: str, c: Chunk, sel: npt.NDArray[np.bool_], names: list[str]) -> None:
         idx = np.nonzero(sel)[0]
@@ -518,10 +583,13 @@ class FileSink:
         self._pages = 0
 
     def start(self, attributes: list[dict[str, Any]], catalog: list[dict[str, Any]]) -> None:
-        for a in attributes:
-            self.jsonl["attributes"].write(json.dumps(a) + "\n")
+        self.attributes(attributes)
         for o in catalog:
             self.jsonl["catalog"].write(json.dumps(o) + "\n")
+
+    def attributes(self, attributes: list[dict[str, Any]]) -> None:
+        for a in attributes:
+            self.jsonl["attributes"].write(json.dumps(a) + "\n")
 
     def getpages(self, source: str, pool: str, c: Chunk, sel: npt.NDArray[np.bool_], names: list[str]) -> None:
         acc = np.array(ACCESS_LETTERS)

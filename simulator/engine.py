@@ -56,10 +56,17 @@ class CostModel:
     sync_io_seconds: float | None = None
 
 
+# Miniature caches hold at most this many sampled buffers at the pool's current size: a pool
+# up to it runs them unsampled (exact), a bigger one at rate MINI_BUDGET / size.
+MINI_BUDGET = 65_536
+
+
 @dataclass
 class _PoolMeta:
     size: int | None = None
     policy_sizes: list[int] | None = None
+    policy: str | None = None  # this pool's own (set_pool_policy), else the config's
+    vpseqt: float | None = None
     t_min: float = math.inf
     t_max: float = -math.inf
 
@@ -136,6 +143,29 @@ class Simulator:
         policy = "lru" if c.policy == "lru" else c.policy
         self._kernel.set_policy_sizes(self._pools.id(pool), policy, [int(s) for s in sizes], c.policy_rate, c.vpseqt)
         self._meta.setdefault(pool, _PoolMeta()).policy_sizes = [int(s) for s in sizes]
+
+    def set_pool_policy(self, pool: str, buffers: int, policy: PolicyName, vpseqt: float = 80.0) -> None:
+        """The pool as it runs now (size, page steal, VPSEQT), at any time: miniature caches of its
+        policy on the ladder around `buffers`, unsampled up to MINI_BUDGET buffers. Called again
+        after an -ALTER BUFFERPOOL, the caches start from what the old ones held and the
+        panes' policy counts from then on are the new setting's."""
+        if policy not in ("lru", "fifo", "lru-vpseqt"):
+            raise ValueError(f"policy {policy!r}: use lru, fifo or lru-vpseqt")
+        meta = self._meta.setdefault(pool, _PoolMeta())
+        old = meta.size if meta.policy_sizes and meta.size in meta.policy_sizes else None
+        meta.size, meta.policy, meta.vpseqt = int(buffers), policy, float(vpseqt)
+        # 1/4x to 4x: a miniature cache costs memory and time for every getpage it sees.
+        sizes = [x for x in default_ladder(int(buffers)) if 4 * x >= buffers and x <= 4 * buffers]
+        rate = min(1.0, MINI_BUDGET / max(1, int(buffers)))
+        # The cache at the new size starts from what the pool held at its old size.
+        start_from = [old if old is not None and x == int(buffers) else 0 for x in sizes]
+        self._kernel.set_policy_sizes(self._pools.id(pool), policy, sizes, rate, float(vpseqt), start_from)
+        meta.policy_sizes = sizes
+
+    def policy_of(self, pool: str) -> str:
+        """The policy the pool's miniature caches run (the config's unless set_pool_policy said)."""
+        meta = self._meta.get(pool)
+        return (meta.policy if meta is not None and meta.policy else None) or self.config.policy
 
     def feed(
         self,
@@ -251,7 +281,8 @@ class Simulator:
         pool_counts = [r[1] for r in rows]
         refs_by_type = [sum(c[0][a] for c in pool_counts) for a in range(3)]
         refs = sum(refs_by_type)
-        if sizes is None and meta.policy_sizes and self.config.policy != "lru":
+        policy_name = meta.policy or self.config.policy
+        if sizes is None and meta.policy_sizes and policy_name != "lru":
             sizes = meta.policy_sizes
         if sizes is None:
             distinct = max(1, round(sum(c[4] for c in pool_counts) / rate))
@@ -286,7 +317,7 @@ class Simulator:
             "working_set": _working_set([(r[0], r[1]) for r in rows], rate, self.config.pane_seconds),
         }
         policy = self._kernel.policy_curve(pid, n)
-        if policy is not None and self.config.policy != "lru":
+        if policy is not None and (policy_name != "lru" or meta.policy is not None):
             name, psizes, prate, vpseqt, acc = policy
             hits = [[_mini_hits(row, a, refs_by_type[a]) for a in range(3)] for row in acc]
             out["policy"] = name

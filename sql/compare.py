@@ -29,6 +29,7 @@ CURVE_SQL = f"""
 SELECT size_factor, sum(hits) / nullif(sum(refs), 0), sum(sync_reads) / nullif(sum(seconds), 0)
 FROM {BY_NAME["sim_curve"].qualified}
 WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ? AND size_factor IS NOT NULL
+  AND coalesce(pool_policy, true)
 GROUP BY size_factor ORDER BY size_factor"""
 
 METRICS = (

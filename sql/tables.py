@@ -107,9 +107,14 @@ GETPAGES = (
     C("observed_misses", "bigint", "Getpages the source reported as not found in the pool (null if not reported)."),
     C("distinct_pages", "bigint", "Distinct pages referenced in the pane (estimated under SHARDS)."),
 )
+COST_COLUMN = C(
+    "cpu_us_per_sync_read",
+    "double",
+    "CPU microseconds per sync read the job's cost model used (jobs submit --cpu-us-per-sync-read).",
+)
 AT_CURRENT = (
     C("current_size", "bigint", "The pool's size in buffers (VPSIZE) from its attributes; null if not yet known."),
-    C("sim_hit_ratio", "double", "Simulated LRU hit ratio at the current size."),
+    C("sim_hit_ratio", "double", "Simulated hit ratio at the current size (the pool's own policy, see model)."),
     C("sim_sync_reads", "double", "Simulated synchronous reads (random misses) at the current size."),
     C("sim_sync_reads_per_s", "double", "Simulated synchronous reads per second at the current size."),
     C("hit_ratio_2x", "double", "Simulated hit ratio at twice the current size."),
@@ -139,6 +144,20 @@ POOL_PANE = Table(
         C("sampling_rate", "double", "SHARDS sampling rate (1 in exact mode)."),
         C("batches", "bigint", "Getpage batches that made up the pane."),
         C("emitted_at", "timestamp", "Wall-clock time the job emitted the row."),
+        C(
+            "model",
+            "string",
+            "Model of the sim_ columns: the pool's policy in miniature caches (lru-vpseqt, fifo, lru) once its "
+            "attributes are known, else the LRU stack (lru-stack, lru-shards).",
+        ),
+        C("model_sampling_rate", "double", "Spatial sampling rate of that model (1: every page)."),
+        C(
+            "observed_sync_reads",
+            "bigint",
+            "Random getpages the source reported as misses: the pool's measured sync reads (null if not reported).",
+        ),
+        COST_COLUMN,
+        C("vpseqt", "double", "The pool's VPSEQT (sequential steal threshold, %) during the pane."),
     ),
     "pane_start",
     ("source", "pool", "pane_start"),
@@ -156,6 +175,7 @@ OBJECT_PANE = Table(
         C("sequential_share", "double", "Share of sequential and RID-list getpages."),
         C("access_class", "string", "SAMOS (mostly sequential) or RAMOS (mostly random)."),
         *AT_CURRENT,
+        COST_COLUMN,
     ),
     "pane_start",
     ("source", "pool", "pane_start", "object"),
@@ -184,9 +204,73 @@ SIM_CURVE = Table(
         C("avoided_sync_reads_per_s", "double", "Synchronous reads per second avoided compared with the current size."),
         C("cpu_seconds_saved_per_s", "double", "CPU seconds per second saved compared with the current size."),
         C("elapsed_seconds_saved_per_s", "double", "I/O wait seconds per second saved (null without a sync I/O time)."),
+        C("model", "string", "lru-stack / lru-shards (stack distances) or the miniature caches' policy."),
+        C("model_sampling_rate", "double", "Spatial sampling rate of the model (1: every page)."),
+        C("pool_policy", "boolean", "True for the model of the pool's own policy (the one pool_pane reports)."),
+        COST_COLUMN,
     ),
     "pane_start",
-    ("source", "pool", "pane_start", "size_pages"),
+    ("source", "pool", "pane_start", "model", "size_pages"),
+)
+
+SIM_ACCURACY_PANE = Table(
+    "sim_accuracy_pane",
+    "The simulation at the pool's current setting against the sync reads the pool measured, per pane, over "
+    "the panes since the setting last changed (at most the simulation window).",
+    (
+        *KEY,
+        C("window_start", "timestamp", "Start of the first pane of the window."),
+        C("window_end", "timestamp", "End of this pane: the window ends here."),
+        C("panes", "int", "Panes in the window."),
+        C("whole_panes", "int", "Of those, panes that ran at one setting from start to end."),
+        C("size_pages", "bigint", "The pool's size (VPSIZE) in the window."),
+        C("model", "string", "The model simulated (the pool's policy, or the LRU stack before attributes)."),
+        C("sampling_rate", "double", "Its spatial sampling rate."),
+        C("getpages", "bigint", "Getpages in the window."),
+        C("simulated_sync_reads", "double", "Sync reads (random misses) the model gives at the current size."),
+        C("measured_sync_reads", "bigint", "Random getpages the trace reported as misses."),
+        C("simulated_sync_reads_per_s", "double", "simulated_sync_reads per second of the window."),
+        C("measured_sync_reads_per_s", "double", "measured_sync_reads per second of the window."),
+        C("error_ratio", "double", "simulated / measured - 1."),
+        C("pane_simulated_sync_reads", "double", "Simulated sync reads of this pane alone."),
+        C("pane_measured_sync_reads", "bigint", "Measured sync reads of this pane alone."),
+        C("measured_from", "string", "trace: the getpage trace's hit flags."),
+    ),
+    "window_end",
+    ("source", "pool", "window_end"),
+)
+
+PREDICTION_CHECK = Table(
+    "prediction_check",
+    "After a pool was altered: what the simulation predicted for the new setting before the change against "
+    "what the pool measured after it, per getpage (so a change in load is no error), with workload similarity.",
+    (
+        *KEY,
+        C("changed_at", "timestamp", "Event time the setting changed (the attribute record's time)."),
+        C("setting", "string", "VPSIZE, VPSEQT or PGSTEAL."),
+        C("old_value", "double", "The value before (null for PGSTEAL)."),
+        C("new_value", "double", "The value after."),
+        C(
+            "predicted_sync_reads_per_s",
+            "double",
+            "Predicted sync reads per getpage at the new setting (from the pool-policy curve of the panes before "
+            "the change) times the getpage rate measured after it; null where the model has no prediction.",
+        ),
+        C("measured_sync_reads_per_s", "double", "Sync reads per second the pool measured after the change."),
+        C("error_ratio", "double", "predicted / measured - 1."),
+        C("similarity", "double", "Workload similarity of the two ranges (docs/architecture.md), 1 = same mix."),
+        C("predicted_sync_reads_per_getpage", "double", "The prediction per getpage."),
+        C("measured_sync_reads_per_getpage", "double", "The measurement per getpage."),
+        C("panes_after", "int", "Whole panes measured after the change."),
+        C("measured_until", "timestamp", "End of the last of them."),
+        C("getpages_per_s_before", "double", "Getpage rate before the change."),
+        C("getpages_per_s_after", "double", "Getpage rate after it."),
+        C("objects_new", "string", "Objects referenced after the change only (comma-separated)."),
+        C("objects_gone", "string", "Objects referenced before it only."),
+        C("model", "string", "The model that made the prediction."),
+    ),
+    "changed_at",
+    ("source", "pool", "changed_at"),
 )
 
 WORKING_SET = Table(
@@ -347,6 +431,8 @@ TABLES: tuple[Table, ...] = (
     POOL_PANE,
     OBJECT_PANE,
     SIM_CURVE,
+    SIM_ACCURACY_PANE,
+    PREDICTION_CHECK,
     WORKING_SET,
     REUSE_DISTANCE,
     POOL_STATS,

@@ -35,7 +35,7 @@ AS WITH costs AS (
   UNION ALL
   SELECT 'simulated', source, pool, object, pane_start, pane_end,
          sim_sync_reads_per_s,
-         sim_sync_reads_per_s * 30e-6,
+         sim_sync_reads_per_s * coalesce(cpu_us_per_sync_read, 30e0) * 1e-6,  -- 30 µs: rows written before the column
          CAST(NULL AS double)
   FROM ${schema}.object_pane
   WHERE sim_sync_reads_per_s IS NOT NULL
@@ -72,6 +72,7 @@ SELECT c.source, c.pool, l.window_end - INTERVAL '15' MINUTE AS window_start, l.
 FROM ${schema}.sim_curve c
 JOIN latest l ON c.source = l.source AND c.pool = l.pool
 WHERE c.pane_end > l.window_end - INTERVAL '15' MINUTE
+  AND coalesce(c.pool_policy, true)  -- the pool's own policy (rows before the column: the only model)
 GROUP BY c.source, c.pool, l.window_end, c.size_pages;
 
 -- The working set of each pool and object at its latest pane.
@@ -143,3 +144,48 @@ SELECT
        WHEN gbp_full_per_10k_commits = 0 THEN 'great'
        WHEN gbp_full_per_10k_commits < 5 THEN 'good' ELSE 'poor' END AS gbp_full_band
 FROM joined;
+
+-- The simulation at each pool's current setting against what the pool measured: from the
+-- getpage trace's hit flags (the simulation job, per pane over the panes since the setting
+-- last changed) and, for every statistics interval the panes cover, from the pool's own
+-- statistics (random sync reads: a random miss is a synchronous read, sequential and list
+-- misses are prefetch). error_ratio = simulated / measured - 1.
+CREATE OR REPLACE VIEW ${schema}.sim_accuracy
+COMMENT 'Simulation at the current size against measured sync reads (trace hit flags, statistics), error ratio'
+AS WITH by_interval AS (
+  SELECT s.source, s.pool, s.interval_start, s.interval_end,
+         max(s.interval_seconds) AS seconds,
+         max(s.sync_reads_random) AS measured,
+         sum(p.sim_sync_reads) AS simulated,
+         sum(p.seconds) AS pane_seconds,
+         sum(p.getpages) AS getpages,
+         count(*) AS panes,
+         max(p.current_size) AS size_pages,
+         min(p.current_size) AS min_size,
+         max(p.model) AS model,
+         max(p.model_sampling_rate) AS sampling_rate
+  FROM ${schema}.pool_stats s
+  JOIN ${schema}.pool_pane p
+    ON p.source = s.source AND p.pool = s.pool
+   AND p.pane_start >= s.interval_start AND p.pane_end <= s.interval_end
+  WHERE p.sim_sync_reads IS NOT NULL AND s.sync_reads_random IS NOT NULL
+  GROUP BY s.source, s.pool, s.interval_start, s.interval_end
+)
+SELECT source, pool, window_end, size_pages, model,
+       simulated_sync_reads_per_s, measured_sync_reads_per_s, error_ratio,
+       measured_from, window_start, panes, getpages, simulated_sync_reads, measured_sync_reads, sampling_rate
+FROM (
+  SELECT source, pool, window_end, size_pages, model,
+         simulated_sync_reads_per_s, measured_sync_reads_per_s, error_ratio,
+         measured_from, window_start, panes, getpages, simulated_sync_reads,
+         CAST(measured_sync_reads AS double) AS measured_sync_reads, sampling_rate
+  FROM ${schema}.sim_accuracy_pane
+  UNION ALL
+  SELECT source, pool, interval_end, size_pages, model,
+         simulated / seconds, measured / seconds, simulated / nullif(measured, 0) - 1,
+         'statistics', interval_start, CAST(panes AS integer), getpages, simulated,
+         CAST(measured AS double), sampling_rate
+  FROM by_interval
+  -- Only intervals the panes cover whole, at one size.
+  WHERE pane_seconds >= 0.99 * seconds AND size_pages = min_size
+) u;

@@ -68,6 +68,8 @@ pub struct WriteIo {
 pub struct PoolModel {
     cap: usize,
     seq_limit: usize,
+    dwqt_pct: f64,
+    vdwqt_pct: f64,
     prefetch: u32,
     dwqt: usize,
     vdwqt: usize,
@@ -94,6 +96,8 @@ impl PoolModel {
         PoolModel {
             cap,
             seq_limit: pct(vpseqt_pct),
+            dwqt_pct,
+            vdwqt_pct,
             prefetch: prefetch.max(1),
             dwqt: pct(dwqt_pct).max(1),
             vdwqt: pct(vdwqt_pct).max(1),
@@ -282,6 +286,26 @@ impl PoolModel {
         }
     }
 
+    /// -ALTER BUFFERPOOL at time `t`: a new VPSIZE and VPSEQT. The thresholds in % follow the
+    /// new size; a smaller pool steals (writing dirty pages) until it fits, a bigger one keeps
+    /// its pages and fills its new buffers as reads come.
+    pub fn alter(&mut self, t: f64, vpsize: usize, vpseqt_pct: f64) {
+        let cap = vpsize.max(1);
+        let pct = |p: f64| ((cap as f64) * p.clamp(0.0, 100.0) / 100.0).floor() as usize;
+        self.cap = cap;
+        self.seq_limit = pct(vpseqt_pct);
+        self.dwqt = pct(self.dwqt_pct).max(1);
+        self.vdwqt = pct(self.vdwqt_pct).max(1);
+        while self.map.len() > self.cap {
+            self.steal(t);
+        }
+    }
+
+    /// Pages in the pool now.
+    pub fn pages(&self) -> usize {
+        self.map.len()
+    }
+
     /// Another member changed this page: our copy is invalid (data sharing).
     pub fn cross_invalidate(&mut self, key: Key) {
         if let Some(i) = self.map.remove(&key) {
@@ -433,6 +457,29 @@ mod tests {
             m.access(0.0, 8, p, 0, 0);
         }
         assert_eq!(m.counters.sync_writes, 1);
+    }
+
+    #[test]
+    fn an_altered_pool_shrinks_by_stealing_and_grows_keeping_its_pages() {
+        let mut m = PoolModel::new(10, 80.0, 1, 90.0, 90.0);
+        for p in 0..10 {
+            m.access(0.0, 1, p, 0, 0);
+        }
+        m.access(0.0, 1, 9, 0, 1); // the newest page is dirty
+        m.alter(1.0, 4, 80.0); // the 6 least recently used go, none dirty
+        assert_eq!(m.pages(), 4);
+        assert!((6..10).all(|p| m.map.contains_key(&(1, p))));
+        assert_eq!(m.counters.sync_writes, 0);
+        m.alter(2.0, 2, 80.0); // 6 and 7 go
+        assert!(m.map.contains_key(&(1, 8)) && m.map.contains_key(&(1, 9)));
+        m.alter(3.0, 1, 80.0); // 8 goes; 9 stays (most recent)
+        assert_eq!((m.pages(), m.counters.sync_writes), (1, 0));
+        m.alter(4.0, 100, 80.0); // grown: nothing lost, new pages fill the buffers
+        for p in 20..60 {
+            m.access(5.0, 1, p, 0, 0);
+        }
+        assert_eq!(m.pages(), 41);
+        assert!(m.access(6.0, 1, 9, 0, 0));
     }
 
     #[test]

@@ -121,15 +121,25 @@ impl Kernel {
         })
     }
 
-    /// Run miniature caches of `policy` for `pool`, one per size, on a stream sampled at `rate`.
-    #[pyo3(signature = (pool, policy, sizes, rate=1.0, vpseqt=80.0))]
-    fn set_policy_sizes(&mut self, pool: u32, policy: &str, sizes: Vec<u64>, rate: f64, vpseqt: f64) -> PyResult<()> {
+    /// Run miniature caches of `policy` for `pool`, one per size, on a stream sampled at `rate`;
+    /// again later (the pool was altered), the caches start from what the old ones held.
+    /// `start_from[i]`: the old size whose cache the cache of `sizes[i]` starts from (0: the nearest above).
+    #[pyo3(signature = (pool, policy, sizes, rate=1.0, vpseqt=80.0, start_from=Vec::new()))]
+    fn set_policy_sizes(
+        &mut self,
+        pool: u32,
+        policy: &str,
+        sizes: Vec<u64>,
+        rate: f64,
+        vpseqt: f64,
+        start_from: Vec<u64>,
+    ) -> PyResult<()> {
         let policy = parse_policy(policy)?;
         if !(rate > 0.0 && rate <= 1.0) {
             return Err(PyValueError::new_err(format!("rate {rate}: must be in (0, 1]")));
         }
         let p = self.pool_mut(pool);
-        p.set_minis(policy, sizes.clone(), rate, vpseqt);
+        p.retarget_minis(policy, sizes.clone(), rate, vpseqt, &start_from);
         self.minis.insert(pool, (policy, sizes, rate, vpseqt));
         Ok(())
     }
@@ -406,6 +416,20 @@ impl PyPoolModel {
                 .access(t[k].get(), ob[k].get(), pg[k].get(), ac[k].get(), fu[k].get()) as u8;
         }
         Ok(PyBytes::new(py, &hits))
+    }
+
+    /// -ALTER BUFFERPOOL at event time `t`: new VPSIZE and VPSEQT (%); a smaller pool steals down to size.
+    fn alter(&mut self, t: f64, vpsize: usize, vpseqt: f64) -> PyResult<()> {
+        if vpsize == 0 {
+            return Err(PyValueError::new_err("vpsize must be > 0"));
+        }
+        self.inner.alter(t, vpsize, vpseqt);
+        Ok(())
+    }
+
+    /// Pages in the pool now.
+    fn pages(&self) -> usize {
+        self.inner.pages()
     }
 
     fn cross_invalidate(&mut self, py: Python<'_>, objects: PyBuffer<u32>, pages: PyBuffer<u64>) -> PyResult<()> {

@@ -171,6 +171,42 @@ impl PoolState {
         });
     }
 
+    /// New candidate sizes (and VPSEQT) for the miniature caches after the pool changed: each new
+    /// cache starts from the contents of the old cache of size `from[i]` when there is one (the
+    /// pool's old size for its new size: what the altered pool really holds), else of the old
+    /// cache nearest above its size (or the largest), so the simulation follows the change
+    /// without a cold start. A different policy or rate starts cold. Panes' counts are cleared:
+    /// curves are ratios over what follows.
+    pub fn retarget_minis(&mut self, policy: Policy, sizes: Vec<u64>, rate: f64, vpseqt: f64, from: &[u64]) {
+        let Some(old) = self.minis.as_ref().filter(|m| m.policy == policy && m.rate == rate) else {
+            return self.set_minis(policy, sizes, rate, vpseqt);
+        };
+        let caches: Vec<Cache> = sizes
+            .iter()
+            .enumerate()
+            .map(|(k, &s)| {
+                let wanted = from.get(k).copied().unwrap_or(0);
+                let from = (0..old.sizes.len())
+                    .find(|&i| wanted > 0 && old.sizes[i] == wanted)
+                    .or_else(|| {
+                        (0..old.sizes.len())
+                            .filter(|&i| old.sizes[i] >= s)
+                            .min_by_key(|&i| old.sizes[i])
+                    })
+                    .or_else(|| (0..old.sizes.len()).max_by_key(|&i| old.sizes[i]));
+                let cap = ((s as f64) * rate).round() as usize;
+                match from {
+                    Some(i) => old.caches[i].resized(cap, vpseqt),
+                    None => Cache::new(policy, cap, vpseqt),
+                }
+            })
+            .collect();
+        self.set_minis(policy, sizes, rate, vpseqt);
+        if let Some(m) = self.minis.as_mut() {
+            m.caches = caches;
+        }
+    }
+
     /// Current sampling rate (1 in exact mode).
     pub fn rate(&self) -> f64 {
         match self.mode {
@@ -571,6 +607,31 @@ mod tests {
         assert_eq!(minis[0][0], stack[0]);
         assert_eq!(minis[1][0], stack[1]);
         assert_eq!(minis[0][0] + minis[0][TYPES], 30_000.0);
+    }
+
+    #[test]
+    fn retargeted_caches_go_on_as_caches_run_at_those_sizes_from_the_start() {
+        // LRU: after a change, a cache moved from a bigger one continues exactly as one that ran
+        // at its size all along (inclusion property); the windowed counts restart at the change.
+        let refs = trace(37, 30_000, 4000);
+        let (first, rest) = refs.split_at(15_000);
+        let mut p = PoolState::new(Mode::Exact, 1.0, 14, 0, 1e9, 15);
+        p.set_minis(Policy::Lru, vec![400, 800, 1600], 1.0, 80.0);
+        feed(&mut p, first);
+        p.retarget_minis(Policy::Lru, vec![600, 800, 1200], 1.0, 80.0, &[]);
+        assert!(p.panes[0].mini.iter().all(|row| row.iter().all(|&v| v == 0.0)));
+        feed(&mut p, rest);
+        let mut q = PoolState::new(Mode::Exact, 1.0, 14, 0, 1e9, 15);
+        q.set_minis(Policy::Lru, vec![600, 800, 1200], 1.0, 80.0);
+        feed(&mut q, first);
+        for pane in q.panes.iter_mut() {
+            pane.mini.iter_mut().for_each(|row| *row = [0.0; 2 * TYPES]);
+        }
+        feed(&mut q, rest);
+        assert_eq!(p.panes[0].mini, q.panes[0].mini);
+        // Another policy starts cold.
+        p.retarget_minis(Policy::Fifo, vec![600], 1.0, 80.0, &[]);
+        assert_eq!(p.minis.as_ref().map(|m| m.caches[0].len()), Some(0));
     }
 
     #[test]

@@ -1,0 +1,92 @@
+"""The stream simulates each pool with its own policy: at the current setting it gives the
+sync reads the pool measured (the generator's buffer-by-buffer pool, an independent model),
+and after an -ALTER it checks the prediction it made before."""
+
+from __future__ import annotations
+
+import pytest
+
+from poolsight.ingest.scenario import SCENARIO_DIR
+from poolsight.schemas.getpage import GetpageBatch
+from poolsight.simulator import SimConfig, Simulator
+from poolsight.simulator.engine import default_ladder
+
+from .generated import generate, track
+
+CONFIG = SimConfig(pane_seconds=10, window_panes=6)
+SCENARIOS = sorted(p.stem for p in SCENARIO_DIR.glob("*.yaml"))
+# Data sharing: another member's update cross-invalidates a page, which the next getpage misses
+# and refreshes from the group buffer pool; a per-member simulation cannot see that (about 2 %
+# of BP1's random getpages here). Known and documented; every other scenario is within 2 %.
+TOLERANCE = {"data-sharing": 0.03}
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_each_bundled_scenario_is_simulated_within_two_percent_at_the_current_size(scenario: str) -> None:
+    _, ems = track(generate(scenario, 40), CONFIG)
+    rows = [r for e in ems for r in e.sim_accuracy_pane]
+    assert {(r["source"], r["pool"]) for r in rows}, "no accuracy rows"
+    checked = 0
+    for r in rows:
+        assert r["model"] in ("lru-vpseqt", "fifo", "lru") and r["sampling_rate"] == 1.0
+        if (r["measured_sync_reads"] or 0) >= 1000:
+            checked += 1
+            assert abs(r["error_ratio"]) <= TOLERANCE.get(scenario, 0.02), r
+    assert checked >= 4
+    # The pool pane reports the same model's figure as its sim_ columns.
+    for e in ems:
+        p = e.pool_pane
+        assert p["model"] == "lru-vpseqt"  # every bundled pool runs PGSTEAL LRU with a VPSEQT below 100
+        own = [c for c in e.sim_curve if c["pool_policy"] and c["is_current"]]
+        assert len(own) == 1 and own[0]["sync_reads"] == p["sim_sync_reads"]
+        assert {c["model"] for c in e.sim_curve} == {"lru-vpseqt", "lru-stack"}
+
+
+def test_the_streaming_miniature_simulation_equals_the_offline_one() -> None:
+    rec = generate("mixed", 30)
+    trackers, ems = track(rec, CONFIG)
+    offline = Simulator(SimConfig(pane_seconds=10, window_panes=100, policy="lru-vpseqt", vpseqt=40.0))
+    offline.set_policy_sizes("BP1", [30_000])
+    for schema, r in rec.items:
+        if schema == "getpage_batch" and r.pool == "BP1":
+            b = GetpageBatch.from_record(r.record())
+            offline.feed_coded(
+                b.times(), "BP1", b.object_names, b.objects, b.pages, b.access_codes(), b.function_codes()
+            )
+    want = offline.result("BP1", [30_000])["curve"][0]["sync_reads"]
+    got = sum(e.pool_pane["sim_sync_reads"] for e in ems if e.pool_pane["pool"] == "BP1")
+    assert got == pytest.approx(want, rel=1e-9)
+    assert trackers[("DB2A", "BP1")].setting is not None
+
+
+def test_an_altered_pool_gets_its_prediction_checked() -> None:
+    rec = generate("mixed", 95, ["BP1:VPSIZE=60000@50"])
+    _, ems = track(rec, CONFIG, check_panes=3)
+    checks = [c for e in ems for c in e.prediction_check]
+    assert len(checks) == 1
+    c = checks[0]
+    assert (c["pool"], c["setting"], c["old_value"], c["new_value"]) == ("BP1", "VPSIZE", 30_000.0, 60_000.0)
+    changed_ms = c["changed_at"]
+    assert abs(changed_ms - (1_767_225_600_000 + 50_000)) < 100
+    # The prediction is what sim_curve held for 60,000 buffers in the panes before the change.
+    assert 60_000 in default_ladder(30_000)
+    before = [e for e in ems if e.pool_pane["pool"] == "BP1" and e.pool_pane["pane_end"] <= changed_ms]
+    at_new = [r for e in before for r in e.sim_curve if r["pool_policy"] and r["size_pages"] == 60_000]
+    assert len(at_new) == len(before) >= 5
+    per_getpage = sum(r["sync_reads"] for r in at_new) / sum(r["refs"] for r in at_new)
+    assert c["predicted_sync_reads_per_getpage"] == pytest.approx(per_getpage, rel=1e-9)
+    # Measured: the trace's random misses in the 3 whole panes after the change's pane.
+    after = [
+        e.pool_pane for e in ems if e.pool_pane["pool"] == "BP1" and e.pool_pane["pane_start"] >= 1_767_225_660_000
+    ]
+    after = after[:3]
+    measured = sum(p["observed_sync_reads"] for p in after) / sum(p["seconds"] for p in after)
+    assert c["measured_sync_reads_per_s"] == pytest.approx(measured, rel=1e-9)
+    assert abs(c["error_ratio"]) <= 0.05, c
+    assert c["similarity"] > 0.99 and c["objects_new"] is None
+    # After the change the pool is simulated at its new size, still within 2 %.
+    rows = [r for e in ems for r in e.sim_accuracy_pane if r["pool"] == "BP1" and r["window_end"] > changed_ms]
+    assert rows and all(r["size_pages"] == 60_000 for r in rows)
+    assert all(abs(r["error_ratio"]) <= 0.02 for r in rows if r["measured_sync_reads"] >= 1000)
+    sizes = [e.pool_pane["current_size"] for e in ems if e.pool_pane["pool"] == "BP1"]
+    assert sizes == [30_000] * 5 + [60_000] * (len(sizes) - 5)
