@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from poolsight.flink_jobs.checks import Checks, PaneFacts
-from poolsight.schemas.getpage import ACCESS_NAMES, Access, Function, GetpageBatch
+from poolsight.schemas.getpage import ACCESS_NAMES, Access, Function, GetpageBatch, micros
 from poolsight.simulator import CostModel, SimConfig, Simulator
 from poolsight.simulator.engine import PolicyName
 
@@ -137,7 +137,7 @@ class PoolTracker:
         """A pool attributes record: the pool's setting from its event time on. One for a time
         not yet reached waits for the getpages; one for a time passed applies now."""
         new = Setting.of(attributes)
-        at = int(attributes.get("event_time") or 0)
+        at = micros(attributes["event_time"]) if attributes.get("event_time") is not None else 0
         if self.setting is None or self.fed_until_us is None or at <= self.fed_until_us:
             self._apply_setting(new, at)
         else:

@@ -59,7 +59,7 @@ FUNCTION_CODES: dict[str, int] = {
 MAX_OFFSET_US = 2**31 - 1  # time offsets are Avro ints
 
 
-def _micros(v: Any) -> int:
+def micros(v: Any) -> int:
     """A timestamp-micros field as fastavro gives it (int, or datetime when logical types are read)."""
     if isinstance(v, int):
         return v
@@ -154,8 +154,8 @@ class GetpageBatch:
             source=rec["source"],
             pool=rec["pool"],
             sequence=int(rec["sequence"]),
-            start_time=_micros(rec["start_time"]),
-            end_time=_micros(rec["end_time"]),
+            start_time=micros(rec["start_time"]),
+            end_time=micros(rec["end_time"]),
             object_names=names,
             time_offset=offsets,
             objects=objects,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from poolsight.flink_jobs.tracker import Emission, PoolTracker
@@ -50,7 +51,8 @@ def track(
             key = (r["source"], r["pool"])
             if key not in trackers:
                 trackers[key] = PoolTracker(*key, config, check_panes=check_panes)
-            trackers[key].set_attributes(r)
+            # As the job's decoder gives it: timestamps as datetimes.
+            trackers[key].set_attributes({**r, "event_time": datetime.fromtimestamp(r["event_time"] / 1e6, UTC)})
         elif schema == "getpage_batch":
             b = GetpageBatch.from_record(r.record())
             trackers[(b.source, b.pool)].feed(b, emit)

@@ -156,7 +156,7 @@ def test_curve_at_the_configured_size_matches_offline_simulate(
     offline = json.loads(out.read_text())["pools"]
     rows = _query(
         "SELECT pool, sum(misses) / sum(refs), sum(refs) FROM iceberg.poolsight.sim_curve "
-        "WHERE source = ? AND is_current GROUP BY pool",
+        "WHERE source = ? AND is_current AND model = 'lru-stack' GROUP BY pool",
         (member,),
     )
     assert {p for p, _, _ in rows} == set(SIZES)
@@ -169,6 +169,38 @@ def test_curve_at_the_configured_size_matches_offline_simulate(
         (member,),
     )
     assert len(latest) == 2 and all(0 < hr < 1 for _, _, hr in latest)
+
+
+def test_sim_accuracy_compares_the_pools_own_policy_with_what_it_measured(
+    workload: tuple[str, Path, dict[str, int]],
+) -> None:
+    member, files, truth = workload
+    assert _wait_getpages(member, truth) == truth, _diagnosis()
+    rows = _query(
+        "SELECT pool, measured_from, model, size_pages, simulated_sync_reads_per_s, measured_sync_reads_per_s, "
+        "error_ratio, measured_sync_reads FROM iceberg.poolsight.sim_accuracy WHERE source = ?",
+        (member,),
+    )
+    trace = [r for r in rows if r[1] == "trace"]
+    # One trace row per pane and pool, at the pool's configured size, with its policy (VPSEQT < 100).
+    panes = _query("SELECT pool, count(*) FROM iceberg.poolsight.pool_pane WHERE source = ? GROUP BY pool", (member,))
+    assert {p: sum(1 for r in trace if r[0] == p) for p, _ in panes} == {p: int(n) for p, n in panes}
+    assert {(r[0], r[2], r[3]) for r in trace} == {(p, "lru-vpseqt", SIZES[p]) for p in SIZES}
+    big = [r for r in trace if r[7] >= 1000]
+    assert big, rows
+    assert all(abs(r[6]) <= 0.02 for r in big), big
+    # The measure is the trace's random getpages flagged as misses (the same run written to a file).
+    t = pacsv.read_csv(files / "trace.csv")
+    miss = t.filter(
+        pc.and_(pc.and_(pc.equal(t["function"], "GP"), pc.equal(t["access"], "R")), pc.equal(t["hit"], "N"))
+    )
+    want = {str(p): int(pc.sum(pc.equal(miss["pool"], p)).as_py()) for p in SIZES}
+    measured = _query(
+        "SELECT pool, sum(observed_sync_reads) FROM iceberg.poolsight.pool_pane WHERE source = ? GROUP BY pool",
+        (member,),
+    )
+    assert {p: int(n) for p, n in measured} == want
+    assert all(n > 1000 for n in want.values())
 
 
 def test_statistics_job_lands_intervals_with_derived_metrics(workload: tuple[str, Path, dict[str, int]]) -> None:
@@ -235,7 +267,7 @@ def test_backup_statistics_land_per_thread_with_their_findings(jobs: None, tmp_p
     assert ops[0][2] == pytest.approx(1422.570286)
 
 
-def test_purescale_summary_reads_seed_004s_metrics_with_their_bands(jobs: None) -> None:
+def test_purescale_summary_reads_seed_004s_metrics_with_their_bands(jobs: None, tmp_path: Path) -> None:
     """A pureScale member's MON_GET_BUFFERPOOL and group exports through the statistics job into
     purescale_summary: the ratios equal those computed here from the exports' own numbers."""
     import csv
@@ -243,7 +275,10 @@ def test_purescale_summary_reads_seed_004s_metrics_with_their_bands(jobs: None) 
     source = f"PS{uuid.uuid4().hex[:6]}"
     corpus = Path(__file__).parent.parent / "ingest" / "corpus" / "luw"
     for name in ("purescale_bufferpool.csv", "purescale_group.csv"):
-        r = poolsight("ingest", "stats", str(corpus / name), "--source", source, timeout=120)
+        # Positions in a state of this test's own: a rerun reads the corpus files again.
+        r = poolsight(
+            "ingest", "stats", str(corpus / name), "--source", source, "--state-dir", str(tmp_path), timeout=120
+        )
         assert r.returncode == 0, r.stderr
 
     def delta(name: str) -> dict[str, int]:
@@ -378,7 +413,8 @@ def test_killed_taskmanager_loses_and_doubles_nothing(jobs: None, tmp_path: Path
     )
     assert dup[0][0] == 0
     curve = _query(
-        "SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current GROUP BY pool",
+        "SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current AND pool_policy "
+        "GROUP BY pool",
         (member,),
     )
     assert {p: int(n) for p, n in curve} == truth
@@ -495,7 +531,8 @@ def test_maintain_compacts_and_expires_and_changes_no_answer(workload: tuple[str
         assert x["files_after"] <= x["files_before"], x
     assert _wait_getpages(member, truth, timeout=10) == truth
     curve = _query(
-        "SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current GROUP BY pool",
+        "SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current AND pool_policy "
+        "GROUP BY pool",
         (member,),
     )
     assert {p: int(n) for p, n in curve} == truth
