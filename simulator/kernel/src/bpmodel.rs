@@ -10,19 +10,16 @@
 //! synchronously when a dirty buffer must be stolen. In data sharing, an
 //! update by another member cross-invalidates this member's copy.
 
+use crate::chains::Chains;
 use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 pub type Key = (u32, u64);
-const NIL: u32 = u32::MAX;
 
-#[derive(Clone, Copy)]
-struct Node {
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct Buf {
     key: Key,
-    prev: u32,
-    next: u32,
-    tick: u64,
-    chain: u8,
     dirty: bool,
 }
 
@@ -73,13 +70,8 @@ pub struct PoolModel {
     prefetch: u32,
     dwqt: usize,
     vdwqt: usize,
-    nodes: Vec<Node>,
-    free: Vec<u32>,
+    bufs: Chains<Buf>,
     map: FxHashMap<Key, u32>,
-    head: [u32; 2], // most recently used
-    tail: [u32; 2], // least recently used
-    len: [usize; 2],
-    tick: u64,
     dirty: usize,
     dirty_by_obj: FxHashMap<u32, usize>,
     dirty_queue: VecDeque<Key>,
@@ -101,13 +93,8 @@ impl PoolModel {
             prefetch: prefetch.max(1),
             dwqt: pct(dwqt_pct).max(1),
             vdwqt: pct(vdwqt_pct).max(1),
-            nodes: Vec::with_capacity(cap.min(1 << 22)),
-            free: Vec::new(),
+            bufs: Chains::with_capacity(cap.min(1 << 22)),
             map: FxHashMap::default(),
-            head: [NIL; 2],
-            tail: [NIL; 2],
-            len: [0; 2],
-            tick: 0,
             dirty: 0,
             dirty_by_obj: FxHashMap::default(),
             dirty_queue: VecDeque::new(),
@@ -118,102 +105,38 @@ impl PoolModel {
         }
     }
 
-    fn unlink(&mut self, i: u32) {
-        let n = self.nodes[i as usize];
-        let c = n.chain as usize;
-        if n.prev != NIL {
-            self.nodes[n.prev as usize].next = n.next
-        } else {
-            self.head[c] = n.next
-        }
-        if n.next != NIL {
-            self.nodes[n.next as usize].prev = n.prev
-        } else {
-            self.tail[c] = n.prev
-        }
-        self.len[c] -= 1;
-    }
-
-    fn push_front(&mut self, i: u32, chain: u8) {
-        self.tick += 1;
-        let c = chain as usize;
-        let old = self.head[c];
-        {
-            let n = &mut self.nodes[i as usize];
-            n.prev = NIL;
-            n.next = old;
-            n.chain = chain;
-            n.tick = self.tick;
-        }
-        if old != NIL {
-            self.nodes[old as usize].prev = i
-        } else {
-            self.tail[c] = i
-        }
-        self.head[c] = i;
-        self.len[c] += 1;
-    }
-
     fn steal(&mut self, t: f64) {
-        let c = if self.len[1] > self.seq_limit || self.tail[0] == NIL {
-            1
-        } else if self.tail[1] == NIL {
-            0
-        } else {
-            let (a, b) = (
-                self.nodes[self.tail[0] as usize].tick,
-                self.nodes[self.tail[1] as usize].tick,
-            );
-            usize::from(b < a)
-        };
-        let victim = self.tail[c];
-        if victim == NIL {
+        let Some(victim) = self.bufs.victim(self.seq_limit) else {
             return;
-        }
-        self.unlink(victim);
-        let n = self.nodes[victim as usize];
-        if n.dirty {
-            self.clean(n.key);
+        };
+        let b = *self.bufs.get(victim);
+        if b.dirty {
+            self.clean(b.key);
             self.counters.sync_writes += 1;
             self.counters.pages_written += 1;
             self.writes.push(WriteIo {
                 t,
-                obj: n.key.0,
+                obj: b.key.0,
                 pages: 1,
                 kind: 0,
             });
         }
-        self.map.remove(&n.key);
-        self.free.push(victim);
+        self.map.remove(&b.key);
+        self.bufs.remove(victim);
     }
 
     fn insert(&mut self, key: Key, chain: u8, t: f64) {
         while self.map.len() >= self.cap {
             self.steal(t);
         }
-        let node = Node {
-            key,
-            prev: NIL,
-            next: NIL,
-            tick: 0,
-            chain,
-            dirty: false,
-        };
-        let i = if let Some(i) = self.free.pop() {
-            self.nodes[i as usize] = node;
-            i
-        } else {
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
-        };
+        let i = self.bufs.insert(Buf { key, dirty: false }, chain);
         self.map.insert(key, i);
-        self.push_front(i, chain);
     }
 
     fn clean(&mut self, key: Key) {
         if let Some(&i) = self.map.get(&key) {
-            if self.nodes[i as usize].dirty {
-                self.nodes[i as usize].dirty = false;
+            if self.bufs.get(i).dirty {
+                self.bufs.get_mut(i).dirty = false;
                 self.dirty -= 1;
                 if let Some(d) = self.dirty_by_obj.get_mut(&key.0) {
                     *d -= 1;
@@ -230,7 +153,7 @@ impl PoolModel {
         let mut keep = VecDeque::new();
         while written < limit {
             let Some(key) = self.dirty_queue.pop_front() else { break };
-            let still = self.map.get(&key).is_some_and(|&i| self.nodes[i as usize].dirty);
+            let still = self.map.get(&key).is_some_and(|&i| self.bufs.get(i).dirty);
             if !still {
                 continue; // stale queue entry
             }
@@ -267,10 +190,10 @@ impl PoolModel {
     fn update(&mut self, t: f64, key: Key) {
         self.counters.buffer_updates += 1;
         let Some(&i) = self.map.get(&key) else { return };
-        if self.nodes[i as usize].dirty {
+        if self.bufs.get(i).dirty {
             return;
         }
-        self.nodes[i as usize].dirty = true;
+        self.bufs.get_mut(i).dirty = true;
         self.dirty += 1;
         let d = self.dirty_by_obj.entry(key.0).or_insert(0);
         *d += 1;
@@ -309,15 +232,12 @@ impl PoolModel {
     /// Another member changed this page: our copy is invalid (data sharing).
     pub fn cross_invalidate(&mut self, key: Key) {
         if let Some(i) = self.map.remove(&key) {
-            self.unlink(i);
-            if self.nodes[i as usize].dirty {
-                self.nodes[i as usize].dirty = false;
+            if self.bufs.remove(i).dirty {
                 self.dirty -= 1;
                 if let Some(d) = self.dirty_by_obj.get_mut(&key.0) {
                     *d -= 1;
                 }
             }
-            self.free.push(i);
             self.invalidated.insert(key, ());
             self.counters.xi_invalidations += 1;
         }
@@ -340,8 +260,7 @@ impl PoolModel {
             _ => self.counters.getpages_random += 1,
         }
         if let Some(&i) = self.map.get(&key) {
-            self.unlink(i);
-            self.push_front(i, seq as u8);
+            self.bufs.touch(i, seq as u8);
             return true;
         }
         if self.invalidated.remove(&key).is_some() {

@@ -2,6 +2,7 @@
 //! The typed Python API around it is `poolsight.simulator`.
 
 pub mod bpmodel;
+pub mod chains;
 pub mod hist;
 pub mod mini;
 pub mod olken;

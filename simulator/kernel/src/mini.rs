@@ -7,6 +7,7 @@
 //! on the sequential chain and, once that chain holds more than VPSEQT % of the
 //! pool, steals come from it first.
 
+use crate::chains::Chains;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -27,151 +28,47 @@ pub enum Cache {
         queue: VecDeque<Key>,
         set: FxHashSet<Key>,
     },
-    Chains(Chains),
+    Chains(Lru2),
 }
 
-const NIL: u32 = u32::MAX;
-
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-struct Node {
-    key: Key,
-    prev: u32, // towards the most recently used
-    next: u32, // towards the least recently used
-    tick: u64,
-    chain: u8,
-}
-
-/// LRU with DB2's two chains: 0 random/RID, 1 sequential, each a doubly linked list in
-/// `nodes` (O(1) per reference; the page table finds a page's node).
+/// LRU with DB2's two chains and a sequential steal threshold, over chains::Chains.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Chains {
+pub struct Lru2 {
     cap: usize,
     seq_limit: usize, // buffers the sequential chain may hold before it is stolen from first
-    tick: u64,
-    nodes: Vec<Node>,
-    free: Vec<u32>,
+    chains: Chains<Key>,
     at: FxHashMap<Key, u32>,
-    head: [u32; 2], // most recently used
-    tail: [u32; 2], // least recently used
-    len: [usize; 2],
 }
 
-impl Chains {
+impl Lru2 {
     fn new(cap: usize, seq_limit: usize) -> Self {
-        Chains {
+        Lru2 {
             cap,
             seq_limit,
-            tick: 0,
-            nodes: Vec::new(),
-            free: Vec::new(),
+            chains: Chains::with_capacity(0),
             at: FxHashMap::default(),
-            head: [NIL; 2],
-            tail: [NIL; 2],
-            len: [0; 2],
         }
     }
 
-    fn unlink(&mut self, i: u32) {
-        let n = self.nodes[i as usize];
-        let c = n.chain as usize;
-        if n.prev != NIL {
-            self.nodes[n.prev as usize].next = n.next;
-        } else {
-            self.head[c] = n.next;
-        }
-        if n.next != NIL {
-            self.nodes[n.next as usize].prev = n.prev;
-        } else {
-            self.tail[c] = n.prev;
-        }
-        self.len[c] -= 1;
-    }
-
-    fn push_front(&mut self, i: u32, chain: u8) {
-        self.tick += 1;
-        let c = chain as usize;
-        let old = self.head[c];
-        {
-            let n = &mut self.nodes[i as usize];
-            n.prev = NIL;
-            n.next = old;
-            n.chain = chain;
-            n.tick = self.tick;
-        }
-        if old != NIL {
-            self.nodes[old as usize].prev = i;
-        } else {
-            self.tail[c] = i;
-        }
-        self.head[c] = i;
-        self.len[c] += 1;
-    }
-
-    /// Steal one buffer: the sequential chain's oldest while that chain is over its limit,
-    /// else the least recently used of either chain.
     fn steal(&mut self) {
-        let from = if self.len[1] > self.seq_limit || self.tail[0] == NIL {
-            1
-        } else if self.tail[1] == NIL {
-            0
-        } else {
-            let (a, b) = (
-                self.nodes[self.tail[0] as usize].tick,
-                self.nodes[self.tail[1] as usize].tick,
-            );
-            usize::from(b < a)
-        };
-        let victim = self.tail[from];
-        if victim == NIL {
-            return;
+        if let Some(victim) = self.chains.victim(self.seq_limit) {
+            let key = self.chains.remove(victim);
+            self.at.remove(&key);
         }
-        self.unlink(victim);
-        self.at.remove(&self.nodes[victim as usize].key);
-        self.free.push(victim);
     }
 
     fn access(&mut self, key: Key, sequential: bool) -> bool {
         let chain = sequential as u8;
         if let Some(&i) = self.at.get(&key) {
-            self.unlink(i);
-            self.push_front(i, chain);
+            self.chains.touch(i, chain);
             return true;
         }
-        let node = Node {
-            key,
-            prev: NIL,
-            next: NIL,
-            tick: 0,
-            chain,
-        };
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.nodes[i as usize] = node;
-                i
-            }
-            None => {
-                self.nodes.push(node);
-                (self.nodes.len() - 1) as u32
-            }
-        };
+        let i = self.chains.insert(key, chain);
         self.at.insert(key, i);
-        self.push_front(i, chain);
         while self.at.len() > self.cap {
             self.steal();
         }
         false
-    }
-
-    /// Pages on each chain (random/RID, sequential).
-    #[cfg(test)]
-    fn chain_keys(&self, c: usize) -> Vec<Key> {
-        let mut out = Vec::new();
-        let mut i = self.head[c];
-        while i != NIL {
-            out.push(self.nodes[i as usize].key);
-            i = self.nodes[i as usize].next;
-        }
-        out
     }
 }
 
@@ -190,7 +87,7 @@ impl Cache {
                 } else {
                     vpseqt_pct.clamp(0.0, 100.0)
                 };
-                Cache::Chains(Chains::new(cap, ((cap as f64) * pct / 100.0).floor() as usize))
+                Cache::Chains(Lru2::new(cap, ((cap as f64) * pct / 100.0).floor() as usize))
             }
         }
     }
@@ -381,7 +278,7 @@ mod tests {
         }
         let cut = c.resized(80, 50.0); // limit 40 sequential: the 20 oldest sequential go
         let Cache::Chains(c) = &cut else { panic!() };
-        let (random, sequential) = (c.chain_keys(0), c.chain_keys(1));
+        let (random, sequential) = (c.chains.chain(0), c.chains.chain(1));
         assert_eq!((random.len(), sequential.len()), (40, 40));
         assert!(sequential.iter().all(|k| k.1 >= 20));
     }
