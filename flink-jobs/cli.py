@@ -56,21 +56,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="POOL=MODE",
         help="per pool: exact, shards:RATE or fixed:SAMPLES (repeatable)",
     )
-    m.add_argument("--pane-seconds", type=float, default=60.0)
+    m.add_argument(
+        "--pane-seconds", type=float, default=60.0, help="pane length: of the simulation and of the I/O events"
+    )
     m.add_argument("--window-panes", type=int, default=15)
-    m.add_argument("--lateness", type=float, default=0.0, help="seconds a pane waits after the watermark passes")
+    m.add_argument(
+        "--lateness",
+        type=float,
+        default=0.0,
+        help="seconds a pane waits after the watermark (I/O panes: the pool's latest I/O event) passes",
+    )
     m.add_argument(
         "--idle-flush",
         type=float,
         default=10.0,
-        help="emit a pool's open pane after this many wall-clock seconds without its getpages",
+        help="emit a pool's open pane after this many wall-clock seconds without its getpages (I/O panes: I/O events)",
     )
     m.add_argument(
         "--check-panes",
         type=int,
         help="whole panes measured after a pool is altered before its prediction check (default: --window-panes)",
     )
-    m.add_argument("--cpu-us-per-sync-read", type=float, default=30.0)
+    m.add_argument(
+        "--cpu-us-per-sync-read",
+        type=float,
+        default=30.0,
+        help="CPU µs a sync read costs (seed 001: 20-40), carried with every row the jobs write",
+    )
     m.add_argument("--sync-io-ms", type=float, help="average sync read I/O time, for elapsed-time savings")
     sub.add_parser("list", help="jobs on the cluster")
     c = sub.add_parser("cancel", help="cancel a job by id, or every poolsight job")
@@ -132,7 +144,13 @@ def run(a: argparse.Namespace) -> int:
                 check_panes=a.check_panes,
             )
         else:
-            options = StatisticsOptions(s.registry_url, cpu_us_per_sync_read=a.cpu_us_per_sync_read)
+            options = StatisticsOptions(
+                s.registry_url,
+                cpu_us_per_sync_read=a.cpu_us_per_sync_read,
+                pane_seconds=a.pane_seconds,
+                lateness_seconds=a.lateness,
+                idle_flush_seconds=a.idle_flush,
+            )
         try:
             out[kind] = jobs.submit(s, kind, job, options)
         except (RuntimeError, TimeoutError) as exc:

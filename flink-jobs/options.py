@@ -50,10 +50,13 @@ class SimulationOptions:
 
 @dataclass(frozen=True)
 class StatisticsOptions:
-    """The statistics job."""
+    """The statistics job: statistics intervals, and the I/O events added up per pane."""
 
     registry_url: str
     cpu_us_per_sync_read: float = 30.0
+    pane_seconds: float = 60.0  # I/O panes: the simulation's, so the tables join pane by pane
+    lateness_seconds: float = 0.0  # an I/O pane is written once its pool's I/O events pass its end by this
+    idle_flush_seconds: float = 10.0  # or after this much wall-clock quiet of its pool
 
 
 def pool_modes(specs: list[str]) -> dict[str, dict[str, Any]]:

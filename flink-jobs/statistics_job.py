@@ -1,11 +1,14 @@
-"""The statistics job: pool, object I/O, GBP and backup statistics from Kafka, derived
-metrics from poolsight.simulator.metrics, the latest pool attributes joined per (source,
-pool) from keyed state; into pool_stats, object_io_stats, gbp_stats, backup_stats.
-The collectors' dead-letter topic and undecodable records go into dead_letter.
+"""The statistics job: what the subsystem measured. Pool, object I/O, GBP and backup
+statistics from Kafka, derived metrics from poolsight.simulator.metrics, the latest pool
+attributes joined per (source, pool) from keyed state; into pool_stats, object_io_stats,
+gbp_stats, backup_stats. The I/O events (read and write I/O batches) added up per pool,
+object, pane and I/O type in keyed state (io_panes.py) into io_pane. The collectors'
+dead-letter topic and undecodable records go into dead_letter.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -14,6 +17,7 @@ from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext
 from pyflink.datastream.state import ValueStateDescriptor
 
 from poolsight.flink_jobs.common import dead_letter, environment, kafka_source, main, row_type, run_keyed, to_row
+from poolsight.flink_jobs.io_panes import KINDS, IoPanes
 from poolsight.flink_jobs.options import JobOptions, StatisticsOptions
 from poolsight.flink_jobs.statistics_rows import (
     backup_row,
@@ -23,11 +27,11 @@ from poolsight.flink_jobs.statistics_rows import (
     object_io_row,
     pool_stats_row,
 )
-from poolsight.names import ATTRIBUTES_TOPIC, DEADLETTER_TOPIC, STATS_TOPIC
+from poolsight.names import ATTRIBUTES_TOPIC, DEADLETTER_TOPIC, IO_TOPIC, STATS_TOPIC
 from poolsight.schemas.wire import AvroDecoder, DecodeError
 from poolsight.sql.tables import BY_NAME
 
-OUTPUTS = ("pool_stats", "object_io_stats", "gbp_stats", "backup_stats", "backup_thread", "dead_letter")
+OUTPUTS = ("pool_stats", "object_io_stats", "io_pane", "gbp_stats", "backup_stats", "backup_thread", "dead_letter")
 COLLECTOR = "flink-statistics"
 NS = "poolsight.v1."
 # pool_stats is the main output; every other table is a side output.
@@ -44,6 +48,7 @@ class Statistics(KeyedProcessFunction):  # type: ignore[misc]
     def open(self, runtime_context: RuntimeContext) -> None:
         self.decoder = AvroDecoder(self.o.registry_url)
         self.attrs = runtime_context.get_state(ValueStateDescriptor("attributes", Types.PICKLED_BYTE_ARRAY()))
+        self.io = runtime_context.get_state(ValueStateDescriptor("io_panes", Types.PICKLED_BYTE_ARRAY()))
 
     def process_element(self, value: Any, ctx: Any) -> Any:
         key = ctx.get_current_key()
@@ -54,6 +59,9 @@ class Statistics(KeyedProcessFunction):  # type: ignore[misc]
             yield TAGS["dead_letter"], dead_letter(COLLECTOR, str(exc), raw, value, key)
             return
         kind = full.removeprefix(NS)
+        if full in KINDS:
+            yield from self._io(key, full, rec, raw, value, ctx)
+            return
         try:
             if kind == "PoolAttributes":
                 self.attrs.update({k: rec.get(k) for k in ("vpsize", "vpseqt", "dwqt", "vdwqt", "page_size")})
@@ -85,11 +93,41 @@ class Statistics(KeyedProcessFunction):  # type: ignore[misc]
         except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
             yield TAGS["dead_letter"], dead_letter(COLLECTOR, f"unusable {full}: {exc!r}", raw, value, key)
 
+    def _io(self, key: str, full: str, rec: dict[str, Any], raw: bytes | None, value: Any, ctx: Any) -> Any:
+        panes: IoPanes | None = self.io.value()
+        if panes is None:
+            source, _, pool = key.partition("|")
+            panes = IoPanes(source, pool, self.o.pane_seconds, self.o.cpu_us_per_sync_read)
+        try:
+            panes.add(full, rec)
+        except (KeyError, TypeError, ValueError) as exc:
+            yield TAGS["dead_letter"], dead_letter(COLLECTOR, f"unusable {full}: {exc}", raw, value, key)
+            return
+        rows = panes.due(self.o.lateness_seconds)
+        panes.last_wall = time.time()
+        self.io.update(panes)
+        for r in rows:
+            yield TAGS["io_pane"], to_row(BY_NAME["io_pane"], r)
+        # The pool's last panes: written after a quiet spell (whole seconds: one timer per burst).
+        ctx.timer_service().register_processing_time_timer(math.ceil(time.time() + self.o.idle_flush_seconds) * 1000)
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Any:
+        panes: IoPanes | None = self.io.value()
+        if panes is None or not panes.cells:
+            return
+        if time.time() - panes.last_wall < self.o.idle_flush_seconds - 1e-3:
+            return  # records came since: their own timer is due later
+        rows = panes.take()
+        self.io.update(panes)
+        for r in rows:
+            yield TAGS["io_pane"], to_row(BY_NAME["io_pane"], r)
+
 
 def submit(settings: Any, job: JobOptions, o: StatisticsOptions, name: str = "poolsight-statistics") -> str:
     """Build the job and submit it to the session cluster; return its job id."""
     env, t_env = environment(settings, name, job)
-    kafka_source(t_env, settings, "stats_source", [STATS_TOPIC.name, ATTRIBUTES_TOPIC.name, DEADLETTER_TOPIC.name], job)
+    topics = [STATS_TOPIC.name, IO_TOPIC.name, ATTRIBUTES_TOPIC.name, DEADLETTER_TOPIC.name]
+    kafka_source(t_env, settings, "stats_source", topics, job)
     return run_keyed(env, t_env, "stats_source", Statistics(o), "pool_stats", TAGS, name, "statistics")
 
 

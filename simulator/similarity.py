@@ -23,6 +23,8 @@ class Similarity:
     getpages_per_s_b: float | None
     sequential_share_a: float | None  # sequential and list getpages over all
     sequential_share_b: float | None
+    mix_a: dict[str, float]  # share of each access type (random, sequential, list) in the first range
+    mix_b: dict[str, float]
 
     @property
     def rate_change(self) -> float | None:
@@ -39,6 +41,14 @@ def _shares(mix: Mapping[tuple[str, str], float]) -> dict[tuple[str, str], float
 def _sequential(mix: Mapping[tuple[str, str], float]) -> float | None:
     total = sum(mix.values())
     return sum(v for (_, t), v in mix.items() if t != "random") / total if total > 0 else None
+
+
+def _mix(mix: Mapping[tuple[str, str], float]) -> dict[str, float]:
+    total = sum(mix.values())
+    out: dict[str, float] = {}
+    for (_, t), v in mix.items():
+        out[t] = out.get(t, 0.0) + v / total
+    return out if total > 0 else {}
 
 
 def similarity(
@@ -60,4 +70,6 @@ def similarity(
         getpages_per_s_b=sum(b.values()) / seconds_b if seconds_b > 0 else None,
         sequential_share_a=_sequential(a),
         sequential_share_b=_sequential(b),
+        mix_a=_mix(a),
+        mix_b=_mix(b),
     )

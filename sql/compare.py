@@ -1,7 +1,9 @@
 """`poolsight compare`: one pool over two time ranges of event time, side by side: the
 measured load (getpages/s, observed hit ratio), the simulation at the current size
 (sync reads/s, random hit ratio, working set) and the curve (hit ratio and sync
-reads/s per size factor). Answers "what changed since last week" for a pool; the
+reads/s per size factor), and how alike the two workloads are (objects new and gone,
+getpage rate and random / sequential / list mix, one similarity score:
+poolsight.simulator.similarity). Answers "what changed since last week" for a pool; the
 pool_history view does the same per hour against fixed offsets."""
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from poolsight.infra.config import load_settings
 from poolsight.infra.services import trino_connection
+from poolsight.simulator.similarity import similarity
 from poolsight.sql.tables import BY_NAME
 
 PANE_SQL = f"""
@@ -31,6 +34,12 @@ FROM {BY_NAME["sim_curve"].qualified}
 WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ? AND size_factor IS NOT NULL
   AND coalesce(pool_policy, true)
 GROUP BY size_factor ORDER BY size_factor"""
+
+MIX_SQL = f"""
+SELECT object, sum(getpages_random), sum(getpages_sequential), sum(getpages_rid)
+FROM {BY_NAME["object_pane"].qualified}
+WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ?
+GROUP BY object"""
 
 METRICS = (
     "panes",
@@ -79,8 +88,30 @@ def compare(source: str, pool: str, ranges: list[tuple[datetime, datetime]]) -> 
             row = dict(zip(METRICS, cur.fetchall()[0], strict=True))
             cur.execute(CURVE_SQL, params)
             row["curve"] = {float(f): (hr, sr) for f, hr, sr in cur.fetchall()}
+            cur.execute(MIX_SQL, params)
+            mix: dict[tuple[str, str], float] = {}
+            for obj, *counts in cur.fetchall():
+                for kind, n in zip(("random", "sequential", "list"), counts, strict=True):
+                    if n:
+                        mix[(obj, kind)] = float(n)
+            row["mix"] = mix
             out.append({"start": start.isoformat(), "end": end.isoformat(), **row})
     return out
+
+
+def workload_change(ra: dict[str, Any], rb: dict[str, Any]) -> dict[str, Any]:
+    """How alike the two ranges' workloads are (simulator.similarity), as printed and in --json."""
+    s = similarity(ra["mix"], rb["mix"], ra["seconds"] or 0.0, rb["seconds"] or 0.0)
+    return {
+        "score": s.score,
+        "objects_new": s.objects_new,
+        "objects_gone": s.objects_gone,
+        "getpages_per_s_a": s.getpages_per_s_a,
+        "getpages_per_s_b": s.getpages_per_s_b,
+        "getpage_rate_change": s.rate_change,
+        "mix_a": s.mix_a,
+        "mix_b": s.mix_b,
+    }
 
 
 def _fmt(v: Any) -> str:
@@ -102,8 +133,11 @@ def run_cli(a: argparse.Namespace) -> int:
         if end <= start:
             raise SystemExit(f"poolsight compare: range {start.isoformat()} .. {end.isoformat()} is empty")
     ra, rb = compare(a.source, a.pool, [tuple(a.a), tuple(a.b)])
+    change = workload_change(ra, rb)
+    for r in (ra, rb):
+        r.pop("mix")
     if a.json:
-        print(json.dumps({"source": a.source, "pool": a.pool, "a": ra, "b": rb}, default=str))
+        print(json.dumps({"source": a.source, "pool": a.pool, "a": ra, "b": rb, "similarity": change}, default=str))
         return 0
     print(f"{a.source}/{a.pool}   A: {ra['start']} .. {ra['end']}   B: {rb['start']} .. {rb['end']}")
     print(f"{'':28}{'A':>16}{'B':>16}{'B vs A':>10}")
@@ -113,6 +147,13 @@ def run_cli(a: argparse.Namespace) -> int:
         for i, label in enumerate(("hit ratio", "sync reads/s")):
             va, vb = (r["curve"].get(f, (None, None))[i] for r in (ra, rb))
             print(f"{f'{f:g}x size: {label}':28}{_fmt(va):>16}{_fmt(vb):>16}{_change(va, vb):>10}")
+    for kind in ("random", "sequential", "list"):
+        va, vb = change["mix_a"].get(kind), change["mix_b"].get(kind)
+        print(f"{f'{kind} share':28}{_fmt(va):>16}{_fmt(vb):>16}{_change(va, vb):>10}")
+    new, gone = change["objects_new"], change["objects_gone"]
+    print(f"{'workload similarity':28}{_fmt(change['score']):>32}   (1 = same objects and access mix)")
+    print(f"{'objects new in B':28}{len(new):>32,}   {', '.join(new[:10])}{' ...' if len(new) > 10 else ''}")
+    print(f"{'objects gone in B':28}{len(gone):>32,}   {', '.join(gone[:10])}{' ...' if len(gone) > 10 else ''}")
     if not ra["panes"] or not rb["panes"]:
         print("(a range without panes: check the source, pool and times, in UTC unless a zone is given)")
     return 0

@@ -347,10 +347,36 @@ OBJECT_IO_STATS = Table(
             "double",
             "Seconds of synchronous read wait per second (sync reads x average).",
         ),
-        C("cpu_seconds_per_second", "double", "CPU seconds per second spent on sync reads (cost model, 30 µs each)."),
+        C(
+            "cpu_seconds_per_second",
+            "double",
+            "CPU seconds per second spent on sync reads (jobs submit --cpu-us-per-sync-read, 30 µs by default).",
+        ),
     ),
     "interval_start",
     ("source", "pool", "interval_start", "object"),
+)
+
+IO_PANE = Table(
+    "io_pane",
+    "Measured I/O per pool, object, pane and I/O type, from the I/O events (IFCID 6/7, 8/9/10). "
+    "Additive: I/O events that came after a pane was written add another row for the same key, so "
+    "sum the rows of a key (the views do).",
+    (
+        *KEY,
+        C("object", "string", "Object name (database.space)."),
+        C("pane_start", "timestamp", "Start of the pane (event time of the I/O start, inclusive)."),
+        C("pane_end", "timestamp", "End of the pane (exclusive); panes are the simulation's (--pane-seconds)."),
+        C("direction", "string", "read or write."),
+        C("io_type", "string", "Reads: sync, sequential, list or dynamic (prefetch). Writes: sync or async."),
+        C("ios", "bigint", "I/O operations."),
+        C("pages", "bigint", "Pages they read or wrote."),
+        C("elapsed_us", "bigint", "Sum of their elapsed times, microseconds."),
+        C("max_elapsed_us", "bigint", "The longest of them, microseconds."),
+        COST_COLUMN,
+    ),
+    "pane_start",
+    ("source", "pool", "pane_start", "object"),
 )
 
 GBP_STATS = Table(
@@ -437,6 +463,7 @@ TABLES: tuple[Table, ...] = (
     REUSE_DISTANCE,
     POOL_STATS,
     OBJECT_IO_STATS,
+    IO_PANE,
     GBP_STATS,
     BACKUP_STATS,
     BACKUP_THREAD,

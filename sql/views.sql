@@ -21,24 +21,93 @@ AS SELECT
   flags
 FROM ${schema}.pool_stats;
 
--- Objects ranked by synchronous I/O per second in each interval, with the CPU and the
--- I/O wait it costs, per second and per 24 hours: measured (IFCID 199 statistics)
--- and simulated at the pool's current size (simulation panes).
+-- Measured I/O per pool, object, pane, direction and type from the I/O events (io_pane,
+-- its rows of one key added up): I/Os per second, pages per I/O, average and longest elapsed.
+CREATE OR REPLACE VIEW ${schema}.io_summary
+COMMENT 'Measured I/O per pool, object, pane and type (I/O events): I/Os per second, pages per I/O, average and max elapsed ms'
+AS SELECT source, pool, object, pane_start, pane_end, direction, io_type,
+       sum(ios) AS ios,
+       sum(ios) / (to_unixtime(pane_end) - to_unixtime(pane_start)) AS ios_per_second,
+       sum(pages) AS pages,
+       sum(pages) * 1e0 / nullif(sum(ios), 0) AS pages_per_io,
+       sum(elapsed_us) / 1e3 / nullif(sum(ios), 0) AS avg_elapsed_ms,
+       max(max_elapsed_us) / 1e3 AS max_elapsed_ms,
+       sum(elapsed_us) / 1e6 AS elapsed_seconds
+FROM ${schema}.io_pane
+GROUP BY source, pool, object, pane_start, pane_end, direction, io_type;
+
+-- Objects ranked by synchronous I/O per second, with the CPU and the I/O wait it costs,
+-- per second and per 24 hours (seed 000's I/O Cost table), on three bases:
+--   measured  the statistics intervals (IFCID 199: sync reads and their average delay),
+--   traced    the I/O events of each pane (io_pane: every sync read and its elapsed time),
+--   simulated the simulation at the pool's current size (object_pane), each simulated sync
+--             read costing the object's measured average in that pane (I/O events), else the
+--             pool's in that pane, else the object's then the pool's statistics average.
+-- CPU: sync reads x the µs per sync read each row carries (jobs submit --cpu-us-per-sync-read).
 CREATE OR REPLACE VIEW ${schema}.object_io_cost
 COMMENT 'Objects ranked by sync I/O per second: CPU seconds and I/O elapsed (delay) per second and per 24 hours'
-AS WITH costs AS (
+AS WITH io AS (
+  SELECT source, pool, object, pane_start, pane_end,
+         sum(ios) AS ios, sum(elapsed_us) AS elapsed_us, max(cpu_us_per_sync_read) AS cpu_us
+  FROM ${schema}.io_pane
+  WHERE direction = 'read' AND io_type = 'sync'
+  GROUP BY source, pool, object, pane_start, pane_end
+), io_pool AS (
+  SELECT source, pool, pane_start, sum(elapsed_us) * 1e0 / sum(ios) AS avg_us
+  FROM io GROUP BY source, pool, pane_start
+), stats_object AS (
+  SELECT source, pool, object, interval_start, interval_end,
+         sum(sync_reads * sync_read_avg_ms) * 1e3 / nullif(sum(sync_reads), 0) AS avg_us
+  FROM ${schema}.object_io_stats
+  WHERE sync_read_avg_ms IS NOT NULL
+  GROUP BY source, pool, object, interval_start, interval_end
+), stats_pool AS (
+  SELECT source, pool, interval_start, interval_end,
+         sum(sync_reads * sync_read_avg_ms) * 1e3 / nullif(sum(sync_reads), 0) AS avg_us
+  FROM ${schema}.object_io_stats
+  WHERE sync_read_avg_ms IS NOT NULL
+  GROUP BY source, pool, interval_start, interval_end
+), pane_seconds AS (
+  SELECT source, pool, pane_start, max(seconds) AS seconds FROM ${schema}.pool_pane GROUP BY source, pool, pane_start
+), traced AS (
+  -- Per second of the pane the getpage trace covers (pool_pane.seconds), else the whole pane.
+  SELECT i.*, coalesce(ps.seconds, to_unixtime(i.pane_end) - to_unixtime(i.pane_start)) AS seconds
+  FROM io i
+  LEFT JOIN pane_seconds ps ON ps.source = i.source AND ps.pool = i.pool AND ps.pane_start = i.pane_start
+  WHERE i.ios > 0
+), simulated AS (
+  SELECT o.source, o.pool, o.object, o.pane_start, o.pane_end,
+         o.sim_sync_reads_per_s,
+         o.sim_sync_reads_per_s * coalesce(o.cpu_us_per_sync_read, 30e0) * 1e-6 AS cpu,  -- 30 µs: rows written before the column
+         CASE WHEN i.ios > 0 THEN i.elapsed_us * 1e0 / i.ios ELSE coalesce(p.avg_us, so.avg_us, sp.avg_us) END AS avg_us,
+         CASE WHEN i.ios > 0 THEN 'io-events'
+              WHEN p.avg_us IS NOT NULL THEN 'io-events-pool'
+              WHEN so.avg_us IS NOT NULL THEN 'statistics'
+              WHEN sp.avg_us IS NOT NULL THEN 'statistics-pool' END AS time_from
+  FROM ${schema}.object_pane o
+  LEFT JOIN io i ON i.source = o.source AND i.pool = o.pool AND i.object = o.object AND i.pane_start = o.pane_start
+  LEFT JOIN io_pool p ON p.source = o.source AND p.pool = o.pool AND p.pane_start = o.pane_start
+  LEFT JOIN stats_object so ON so.source = o.source AND so.pool = o.pool AND so.object = o.object
+   AND o.pane_start >= so.interval_start AND o.pane_end <= so.interval_end
+  LEFT JOIN stats_pool sp ON sp.source = o.source AND sp.pool = o.pool
+   AND o.pane_start >= sp.interval_start AND o.pane_end <= sp.interval_end
+  WHERE o.sim_sync_reads_per_s IS NOT NULL
+), costs AS (
   SELECT 'measured' AS basis, source, pool, object, interval_start, interval_end,
          sync_reads_per_second AS sync_ios_per_second,
          cpu_seconds_per_second,
-         sync_io_seconds_per_second AS io_elapsed_seconds_per_second
+         sync_io_seconds_per_second AS io_elapsed_seconds_per_second,
+         sync_read_avg_ms AS sync_read_ms,
+         CASE WHEN sync_read_avg_ms IS NOT NULL THEN 'statistics' END AS sync_read_ms_from
   FROM ${schema}.object_io_stats
   UNION ALL
+  SELECT 'traced', source, pool, object, pane_start, pane_end,
+         ios / seconds, ios * cpu_us * 1e-6 / seconds, elapsed_us * 1e-6 / seconds, elapsed_us / 1e3 / ios, 'io-events'
+  FROM traced
+  UNION ALL
   SELECT 'simulated', source, pool, object, pane_start, pane_end,
-         sim_sync_reads_per_s,
-         sim_sync_reads_per_s * coalesce(cpu_us_per_sync_read, 30e0) * 1e-6,  -- 30 µs: rows written before the column
-         CAST(NULL AS double)
-  FROM ${schema}.object_pane
-  WHERE sim_sync_reads_per_s IS NOT NULL
+         sim_sync_reads_per_s, cpu, sim_sync_reads_per_s * avg_us * 1e-6, avg_us / 1e3, time_from
+  FROM simulated
 )
 SELECT basis, source, pool, object, interval_start, interval_end,
        sync_ios_per_second,
@@ -46,34 +115,78 @@ SELECT basis, source, pool, object, interval_start, interval_end,
        cpu_seconds_per_second * 86400 AS cpu_seconds_per_24h,
        io_elapsed_seconds_per_second,
        io_elapsed_seconds_per_second * 86400 AS delay_seconds_per_24h,
-       rank() OVER (PARTITION BY basis, source, interval_start ORDER BY sync_ios_per_second DESC) AS io_rank
+       rank() OVER (PARTITION BY basis, source, interval_start ORDER BY sync_ios_per_second DESC) AS io_rank,
+       sync_read_ms,
+       sync_read_ms_from
 FROM costs;
 
 -- The curve of each pool over its latest window (the panes of the last 15 minutes of
--- event time it has): hit ratio, sync reads and prefetched pages per second, savings.
+-- event time it has): hit ratio, sync reads and prefetched pages per second, and what each
+-- size costs and saves in CPU and I/O wait, per second and per 24 hours. A sync read's
+-- time is the pool's measured average over the window: from its I/O events, else its
+-- objects' statistics, else the --sync-io-ms the simulation job was given (sync_read_ms_from).
 CREATE OR REPLACE VIEW ${schema}.sim_curve_latest
-COMMENT 'Each pool''s simulated curve over its latest 15 minutes of panes'
+COMMENT 'Each pool''s simulated curve over its latest 15 minutes of panes, with CPU and I/O wait per size'
 AS WITH latest AS (
   SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane GROUP BY source, pool
+), io AS (
+  SELECT i.source, i.pool, sum(i.elapsed_us) / 1e3 / nullif(sum(i.ios), 0) AS ms
+  FROM ${schema}.io_pane i
+  JOIN latest l ON i.source = l.source AND i.pool = l.pool
+  WHERE i.direction = 'read' AND i.io_type = 'sync'
+    AND i.pane_end > l.window_end - INTERVAL '15' MINUTE AND i.pane_start < l.window_end
+  GROUP BY i.source, i.pool
+), stats AS (
+  SELECT s.source, s.pool, sum(s.sync_reads * s.sync_read_avg_ms) / nullif(sum(s.sync_reads), 0) AS ms
+  FROM ${schema}.object_io_stats s
+  JOIN latest l ON s.source = l.source AND s.pool = l.pool
+  WHERE s.sync_read_avg_ms IS NOT NULL
+    AND s.interval_end > l.window_end - INTERVAL '15' MINUTE AND s.interval_start < l.window_end
+  GROUP BY s.source, s.pool
+), curve AS (
+  SELECT c.source, c.pool, l.window_end - INTERVAL '15' MINUTE AS window_start, l.window_end,
+         c.size_pages,
+         max(c.size_factor) AS size_factor,
+         bool_or(c.is_current) AS is_current,
+         count(*) AS panes,
+         sum(c.refs) AS getpages,
+         sum(c.hits) / nullif(sum(c.refs), 0) AS hit_ratio,
+         sum(c.misses) / nullif(sum(c.refs), 0) AS miss_ratio,
+         sum(c.sync_reads) / nullif(sum(c.seconds), 0) AS sync_reads_per_s,
+         sum(c.prefetch_pages) / nullif(sum(c.seconds), 0) AS prefetch_pages_per_s,
+         sum(c.avoided_sync_reads_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS avoided_sync_reads_per_s,
+         sum(c.cpu_seconds_saved_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS cpu_seconds_saved_per_s,
+         sum(c.elapsed_seconds_saved_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS configured_elapsed_saved_per_s,
+         -- The configured sync I/O time (jobs submit --sync-io-ms), as the rows applied it.
+         1e3 * sum(abs(c.elapsed_seconds_saved_per_s)) / nullif(sum(abs(c.avoided_sync_reads_per_s)), 0) AS configured_ms,
+         max(coalesce(c.cpu_us_per_sync_read, 30e0)) AS cpu_us_per_sync_read  -- 30 µs: rows written before the column
+  FROM ${schema}.sim_curve c
+  JOIN latest l ON c.source = l.source AND c.pool = l.pool
+  WHERE c.pane_end > l.window_end - INTERVAL '15' MINUTE
+    AND coalesce(c.pool_policy, true)  -- the pool's own policy (rows before the column: the only model)
+  GROUP BY c.source, c.pool, l.window_end, c.size_pages
+), timed AS (
+  SELECT curve.*,
+         coalesce(io.ms, stats.ms, curve.configured_ms) AS sync_read_ms,
+         CASE WHEN io.ms IS NOT NULL THEN 'io-events' WHEN stats.ms IS NOT NULL THEN 'statistics'
+              WHEN curve.configured_ms IS NOT NULL THEN 'configured' END AS sync_read_ms_from
+  FROM curve
+  LEFT JOIN io ON io.source = curve.source AND io.pool = curve.pool
+  LEFT JOIN stats ON stats.source = curve.source AND stats.pool = curve.pool
 )
-SELECT c.source, c.pool, l.window_end - INTERVAL '15' MINUTE AS window_start, l.window_end,
-       c.size_pages,
-       max(c.size_factor) AS size_factor,
-       bool_or(c.is_current) AS is_current,
-       count(*) AS panes,
-       sum(c.refs) AS getpages,
-       sum(c.hits) / nullif(sum(c.refs), 0) AS hit_ratio,
-       sum(c.misses) / nullif(sum(c.refs), 0) AS miss_ratio,
-       sum(c.sync_reads) / nullif(sum(c.seconds), 0) AS sync_reads_per_s,
-       sum(c.prefetch_pages) / nullif(sum(c.seconds), 0) AS prefetch_pages_per_s,
-       sum(c.avoided_sync_reads_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS avoided_sync_reads_per_s,
-       sum(c.cpu_seconds_saved_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS cpu_seconds_saved_per_s,
-       sum(c.elapsed_seconds_saved_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS elapsed_seconds_saved_per_s
-FROM ${schema}.sim_curve c
-JOIN latest l ON c.source = l.source AND c.pool = l.pool
-WHERE c.pane_end > l.window_end - INTERVAL '15' MINUTE
-  AND coalesce(c.pool_policy, true)  -- the pool's own policy (rows before the column: the only model)
-GROUP BY c.source, c.pool, l.window_end, c.size_pages;
+SELECT source, pool, window_start, window_end, size_pages, size_factor, is_current, panes, getpages,
+       hit_ratio, miss_ratio, sync_reads_per_s, prefetch_pages_per_s, avoided_sync_reads_per_s,
+       cpu_seconds_saved_per_s,
+       coalesce(avoided_sync_reads_per_s * sync_read_ms / 1e3, configured_elapsed_saved_per_s) AS elapsed_seconds_saved_per_s,
+       sync_read_ms, sync_read_ms_from, cpu_us_per_sync_read,
+       sync_reads_per_s * cpu_us_per_sync_read * 1e-6 AS cpu_seconds_per_s,
+       sync_reads_per_s * cpu_us_per_sync_read * 1e-6 * 86400 AS cpu_seconds_per_24h,
+       sync_reads_per_s * sync_read_ms / 1e3 AS io_elapsed_seconds_per_s,
+       sync_reads_per_s * sync_read_ms / 1e3 * 86400 AS delay_seconds_per_24h,
+       cpu_seconds_saved_per_s * 86400 AS cpu_seconds_saved_per_24h,
+       coalesce(avoided_sync_reads_per_s * sync_read_ms / 1e3, configured_elapsed_saved_per_s) * 86400
+         AS elapsed_seconds_saved_per_24h
+FROM timed;
 
 -- The working set of each pool and object at its latest pane.
 CREATE OR REPLACE VIEW ${schema}.working_set_latest

@@ -16,6 +16,7 @@ def test_the_same_mix_at_another_rate_is_fully_similar() -> None:
     assert s.rate_change == pytest.approx(1.0)
     assert (s.objects_new, s.objects_gone) == ([], [])
     assert s.sequential_share_a == pytest.approx(0.25)
+    assert s.mix_a == pytest.approx({"random": 0.75, "sequential": 0.25}) and s.mix_b == s.mix_a
 
 
 def test_new_and_gone_objects_and_a_changed_mix() -> None:
@@ -28,6 +29,7 @@ def test_new_and_gone_objects_and_a_changed_mix() -> None:
     assert s.objects_new == ["C"]
     assert s.objects_gone == ["B"]
     assert s.getpages_per_s_a is None and s.rate_change is None
+    assert s.mix_b == pytest.approx({"random": 0.75, "sequential": 0.25})
 
 
 def test_nothing_in_common_and_empty_ranges() -> None:

@@ -25,6 +25,7 @@ from poolsight.infra.config import load_settings
 from poolsight.infra.services import trino_connection
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, Topic
+from poolsight.simulator.similarity import similarity
 from tests.conftest import POOLSIGHT, ROOT, poolsight
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
@@ -201,6 +202,93 @@ def test_sim_accuracy_compares_the_pools_own_policy_with_what_it_measured(
     )
     assert {p: int(n) for p, n in measured} == want
     assert all(n > 1000 for n in want.values())
+
+
+def _io_truth(files: Path) -> dict[tuple[str, str, int], list[int]]:
+    """(pool, object, pane start ms) -> [sync reads, their elapsed µs] from the run's I/O events."""
+    out: dict[tuple[str, str, int], list[int]] = {}
+    with (files / "io.jsonl").open() as f:
+        for line in f:
+            e = json.loads(line)
+            if e["kind"] == "read" and e["io_type"] == 0:
+                pane = int(round(e["time"] * 1e6) / 1e6 // 60) * 60_000  # the jobs' 60 s panes
+                c = out.setdefault((e["pool"], e["object"], pane), [0, 0])
+                c[0] += 1
+                c[1] += e["elapsed_us"]
+    return out
+
+
+def _ms(t: Any) -> int:
+    ms: int = round(float(t.timestamp()) * 1000)
+    return ms
+
+
+def test_object_io_cost_equals_the_io_events_recomputed(workload: tuple[str, Path, dict[str, int]]) -> None:
+    """traced: every sync read and its elapsed time; simulated: the simulated reads at each
+    object's measured average; CPU at the 30 µs the jobs were given. Per second of the pane."""
+    member, files, truth = workload
+    assert _wait_getpages(member, truth) == truth, _diagnosis()
+    want = _io_truth(files)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        n = _query(
+            "SELECT sum(ios) FROM iceberg.poolsight.io_pane WHERE source = ? AND direction = 'read' "
+            "AND io_type = 'sync'",
+            (member,),
+        )[0][0]
+        if n == sum(c[0] for c in want.values()):
+            break
+        time.sleep(2)
+    seconds = {
+        (p, _ms(t)): s
+        for p, t, s in _query(
+            "SELECT pool, pane_start, seconds FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,)
+        )
+    }
+    rows = _query(
+        "SELECT basis, pool, object, interval_start, sync_ios_per_second, cpu_seconds_per_second, "
+        "io_elapsed_seconds_per_second, delay_seconds_per_24h, cpu_seconds_per_24h, sync_read_ms, sync_read_ms_from "
+        "FROM iceberg.poolsight.object_io_cost WHERE source = ? AND basis IN ('traced', 'simulated')",
+        (member,),
+    )
+    traced = {(r[1], r[2], _ms(r[3])): r for r in rows if r[0] == "traced"}
+    assert set(traced) == set(want), _diagnosis()
+    for key, (reads, us) in want.items():
+        r, s = traced[key], seconds[(key[0], key[2])]
+        assert r[4] == pytest.approx(reads / s, rel=1e-9)
+        assert r[5] == pytest.approx(reads * 30e-6 / s, rel=1e-9)
+        assert r[6] == pytest.approx(us * 1e-6 / s, rel=1e-9)
+        assert r[7] == pytest.approx(us * 1e-6 / s * 86400, rel=1e-9)
+        assert r[9] == pytest.approx(us / 1e3 / reads, rel=1e-9)
+    simulated = [r for r in rows if r[0] == "simulated"]
+    assert simulated and all(r[6] is not None and r[7] is not None for r in simulated)
+    for r in simulated:
+        key = (r[1], r[2], _ms(r[3]))
+        if key in want:
+            assert r[10] == "io-events"
+            assert r[6] == pytest.approx(r[4] * want[key][1] / want[key][0] * 1e-6, rel=1e-9)
+        else:  # no sync read of the object in that pane: the pool's average in it
+            pool = [c for k, c in want.items() if k[0] == key[0] and k[2] == key[2]]
+            assert r[10] == "io-events-pool"
+            avg = sum(c[1] for c in pool) / sum(c[0] for c in pool)
+            assert r[6] == pytest.approx(r[4] * avg * 1e-6, rel=1e-9)
+        assert r[5] == pytest.approx(r[4] * 30e-6, rel=1e-9)
+    # The curve prices every size with the pool's measured average sync read time.
+    curve = _query(
+        "SELECT pool, sync_read_ms, sync_read_ms_from, sync_reads_per_s, io_elapsed_seconds_per_s, "
+        "delay_seconds_per_24h, avoided_sync_reads_per_s, elapsed_seconds_saved_per_s, cpu_seconds_per_s "
+        "FROM iceberg.poolsight.sim_curve_latest WHERE source = ?",
+        (member,),
+    )
+    assert {r[0] for r in curve} == set(SIZES)
+    for r in curve:
+        pool = [c for k, c in want.items() if k[0] == r[0]]
+        ms = sum(c[1] for c in pool) / sum(c[0] for c in pool) / 1e3
+        assert r[2] == "io-events" and r[1] == pytest.approx(ms, rel=1e-9)
+        assert r[4] == pytest.approx(r[3] * ms / 1e3, rel=1e-9)
+        assert r[5] == pytest.approx(r[4] * 86400, rel=1e-9)
+        assert r[7] == pytest.approx(r[6] * ms / 1e3, rel=1e-9, abs=1e-12)
+        assert r[8] == pytest.approx(r[3] * 30e-6, rel=1e-9)
 
 
 def test_statistics_job_lands_intervals_with_derived_metrics(workload: tuple[str, Path, dict[str, int]]) -> None:
@@ -465,7 +553,7 @@ def test_a_failover_after_the_stream_ended_still_closes_the_last_pane(jobs: None
 
 
 def test_views_and_compare_agree_with_the_panes(workload: tuple[str, Path, dict[str, int]]) -> None:
-    member, _, truth = workload
+    member, files, truth = workload
     assert _wait_getpages(member, truth) == truth, _diagnosis()
     hist = _query(
         "SELECT pool, sum(getpages), count(getpages_day_before) FROM iceberg.poolsight.pool_history "
@@ -511,6 +599,21 @@ def test_views_and_compare_agree_with_the_panes(workload: tuple[str, Path, dict[
     assert out["a"]["getpages"] + out["b"]["getpages"] == truth["BP1"]
     assert out["a"]["panes"] > 0 and out["b"]["panes"] > 0
     assert set(out["a"]["curve"]) >= {"1.0", "2.0"}  # the curve by size factor, current size included
+    # Workload similarity from the trace file's getpages per object and access type, pane by pane.
+    t = pacsv.read_csv(files / "trace.csv").to_pandas()
+    gp = t[(t["function"] == "GP") & (t["pool"] == "BP1")]
+    pane_start = (gp["time"] // 60 * 60).astype("int64")
+    kinds = {"R": "random", "S": "sequential", "L": "list"}
+    mixes = []
+    for start, end in ((lo, mid), (mid, hi)):
+        inside = gp[(pane_start >= start.timestamp()) & (pane_start < end.timestamp())]
+        counts = inside.groupby(["object", "access"]).size()
+        mixes.append({(o, kinds[a]): float(n) for (o, a), n in counts.items()})
+    want = similarity(mixes[0], mixes[1])
+    got = out["similarity"]
+    assert got["score"] == pytest.approx(want.score, abs=1e-12)
+    assert (got["objects_new"], got["objects_gone"]) == (want.objects_new, want.objects_gone)
+    assert got["mix_b"] == pytest.approx(want.mix_b)
     table = poolsight(
         "compare", member, "BP1", "--a", lo.isoformat(), mid.isoformat(), "--b", mid.isoformat(), hi.isoformat()
     )
