@@ -7,6 +7,10 @@ second which panes are visible. Flat out: the generator runs as fast as it can f
 first send to the last pane visible. Paced: the generator runs at --fresh-share of
 that throughput; freshness of a pane = first seen in Trino minus its last batch
 sent (below capacity, so it measures the pipeline, not a backlog).
+
+The peer in the same run: the flat-out phase again with the simulation job on the LRU
+stack only (`jobs submit --no-pool-policy`), so the cost of simulating each pool with its
+own policy (miniature caches) is a ratio of two throughputs measured minutes apart.
 """
 
 from __future__ import annotations
@@ -129,6 +133,7 @@ def main() -> None:
         default=0.5,
         help="the paced phase runs at this share of the throughput measured flat out",
     )
+    p.add_argument("--skip-lru-only", action="store_true", help="skip the peer phase (LRU stack only)")
     a = p.parse_args()
     s = load_settings()
     up(s)
@@ -136,14 +141,24 @@ def main() -> None:
     job = JobOptions(
         group=f"bench-{uuid.uuid4().hex[:8]}", checkpoint_seconds=a.checkpoint_seconds, start_from="latest"
     )
-    jid = jobs.submit(s, "simulation", job, SimulationOptions(s.registry_url, idle_flush_seconds=5.0))
     sc = load(a.scenario)
     producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="bench-pipeline")
+    jid = jobs.submit(s, "simulation", job, SimulationOptions(s.registry_url, idle_flush_seconds=5.0))
     flat = _phase(sc, producer, a.seconds, a.event_rate, None)
     paced_rate = max(1000.0, flat.rate() * a.fresh_share)
     # Paced: event time runs 10x wall time, so a 60 s pane closes every 6 s.
     paced = _phase(sc, producer, a.fresh_seconds, paced_rate / 10, paced_rate)
     jobs.cancel(s, jid)
+    lru: Phase | None = None
+    if not a.skip_lru_only:
+        peer = JobOptions(
+            group=f"bench-{uuid.uuid4().hex[:8]}", checkpoint_seconds=a.checkpoint_seconds, start_from="latest"
+        )
+        jid = jobs.submit(
+            s, "simulation", peer, SimulationOptions(s.registry_url, idle_flush_seconds=5.0, pool_policy=False)
+        )
+        lru = _phase(sc, producer, a.seconds, a.event_rate, None)
+        jobs.cancel(s, jid)
     result = {
         "scenario": a.scenario,
         "checkpoint_seconds": a.checkpoint_seconds,
@@ -161,6 +176,9 @@ def main() -> None:
         "panes": len(paced.freshness),
         "freshness_p50_s": paced.pct(50),
         "freshness_p95_s": paced.pct(95),
+        "lru_only_getpages_per_s": None if lru is None else round(lru.rate()),
+        "lru_only_visible_getpages": None if lru is None else lru.visible,
+        "pool_policy_throughput_ratio": None if lru is None else round(flat.rate() / lru.rate(), 3),
     }
     print(
         f"flat out: produced {flat.produced:,} getpages in {flat.generator_seconds:.1f} s "
@@ -172,6 +190,12 @@ def main() -> None:
         f"paced at {paced_rate:,.0f} getpages/s: {paced.visible:,} of {paced.produced:,} visible; "
         f"freshness p50 {paced.pct(50)} s, p95 {paced.pct(95)} s over {len(paced.freshness)} panes"
     )
+    if lru is not None:
+        print(
+            f"LRU stack only (--no-pool-policy): {lru.visible:,} of {lru.produced:,} visible after "
+            f"{lru.wall_seconds:.1f} s: {result['lru_only_getpages_per_s']:,} getpages/s; with each pool's "
+            f"own policy the pipeline runs at {result['pool_policy_throughput_ratio']:.2f}x of that"
+        )
     print(json.dumps(result))
 
 

@@ -78,6 +78,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="whole panes measured after a pool is altered before its prediction check (default: --window-panes)",
     )
     m.add_argument(
+        "--no-pool-policy",
+        dest="pool_policy",
+        action="store_false",
+        help="simulate plain LRU only (the stack curve), without miniature caches of each pool's own policy "
+        "(PGSTEAL, VPSEQT): faster, but the current size is then not simulated as the pool runs",
+    )
+    m.add_argument(
         "--cpu-us-per-sync-read",
         type=float,
         default=30.0,
@@ -142,6 +149,7 @@ def run(a: argparse.Namespace) -> int:
                 lateness_seconds=a.lateness,
                 idle_flush_seconds=a.idle_flush,
                 check_panes=a.check_panes,
+                pool_policy=a.pool_policy,
             )
         else:
             options = StatisticsOptions(

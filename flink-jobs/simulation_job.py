@@ -79,7 +79,9 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             tr = PoolTracker.restore(data)
         else:
             source, _, pool = key.partition("|")
-            tr = PoolTracker(source, pool, self.o.config_for(pool), self.o.costs(), self.o.check_panes)
+            tr = PoolTracker(
+                source, pool, self.o.config_for(pool), self.o.costs(), self.o.check_panes, self.o.pool_policy
+            )
         replayed = 0
         for raw, start in self.pending.get():
             _, rec = self._read(raw)

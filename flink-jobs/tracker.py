@@ -103,9 +103,11 @@ class PoolTracker:
         config: SimConfig | None = None,
         costs: CostModel | None = None,
         check_panes: int | None = None,
+        pool_policy: bool = True,
     ) -> None:
         self.source = source
         self.pool = pool
+        self.pool_policy = pool_policy  # False: the LRU stack only, no miniature caches of the pool's policy
         self.sim = Simulator(config, costs)
         wp = self.sim.config.window_panes
         self.checks = Checks(wp, check_panes or wp)
@@ -157,7 +159,8 @@ class PoolTracker:
                 self.checks.change(at_us, pane, "PGSTEAL", None, 0.0)
         self.setting = new
         self.current_size = new.size
-        self.sim.set_pool_policy(self.pool, new.size, new.policy, new.vpseqt)
+        if self.pool_policy:
+            self.sim.set_pool_policy(self.pool, new.size, new.policy, new.vpseqt)
 
     def _ordered(self, b: GetpageBatch) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], Any]:
         """Times and panes in feeding order: the batch's order, or (if its panes go back and
@@ -489,6 +492,7 @@ class PoolTracker:
                 "observed_sync": self.observed_sync,
                 "checks": self.checks.to_dict(),
                 "check_panes": self.checks.check_panes,
+                "pool_policy": self.pool_policy,
             }
         ).encode()
         return MAGIC + struct.pack("<I", len(header)) + header + self.sim.snapshot()
@@ -500,7 +504,7 @@ class PoolTracker:
         (n,) = struct.unpack("<I", data[8:12])
         h = json.loads(data[12 : 12 + n])
         sim = Simulator.restore(data[12 + n :])
-        tr = cls(h["source"], h["pool"], sim.config, sim.costs, h.get("check_panes"))
+        tr = cls(h["source"], h["pool"], sim.config, sim.costs, h.get("check_panes"), h.get("pool_policy", True))
         tr.sim = sim
         tr.pane_seconds = tr.sim.config.pane_seconds
         st = h.get("setting")  # the keys below are absent in snapshots before prediction checks
