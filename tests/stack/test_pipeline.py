@@ -365,6 +365,54 @@ def test_an_altered_pool_gets_its_prediction_checked_against_what_it_measured(jo
     assert predicted == pytest.approx(per_getpage * after[1], rel=1e-9)
 
 
+def test_every_bundled_scenario_is_simulated_within_two_percent_at_the_current_size(jobs: None) -> None:
+    """Each scenario but day-posting (the workload above) through Kafka and Flink: every trace
+    row of sim_accuracy with at least 1,000 measured sync reads within 2 %, each pool at its
+    configured size with its own policy. Every pane of every pool has its row."""
+    from poolsight.ingest.scenario import SCENARIO_DIR, load
+
+    tag = uuid.uuid4().hex[:5].upper()
+    expected: dict[tuple[str, str], int] = {}
+    for path in sorted(SCENARIO_DIR.glob("*.yaml")):
+        if path.stem == "day-posting":
+            continue
+        sc = load(path.stem)
+        members = [f"{path.stem[0].upper()}{i}{tag}" for i in range(len(sc.members))]
+        r = poolsight(
+            "generate", path.stem, "--members", ",".join(members), "--seed", "5", "--duration", "130",
+            "--event-rate", "8000",
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        expected.update({(m, p): sc.pools[p].vpsize for m in members for p in sc.pools})
+    sources = sorted({m for m, _ in expected})
+    marks = ",".join("?" * len(sources))
+    deadline = time.monotonic() + 300
+    rows: list[Any] = []
+    while time.monotonic() < deadline:
+        rows = _query(
+            "SELECT source, pool, size_pages, model, error_ratio, measured_sync_reads, window_end "
+            f"FROM iceberg.poolsight.sim_accuracy WHERE measured_from = 'trace' AND source IN ({marks})",
+            tuple(sources),
+        )
+        panes = _query(
+            f"SELECT source, pool, count(*) FROM iceberg.poolsight.pool_pane WHERE source IN ({marks}) "
+            "GROUP BY source, pool",
+            tuple(sources),
+        )
+        if (
+            {(s, p) for s, p, _ in panes} == set(expected)
+            and all(n == 3 for *_, n in panes)
+            and len(rows) == sum(int(n) for *_, n in panes)
+        ):
+            break
+        time.sleep(3)
+    assert {(s, p) for s, p, *_ in rows} == set(expected), _diagnosis()
+    assert all((r[2], r[3]) == (expected[(r[0], r[1])], "lru-vpseqt") for r in rows), rows
+    big = [r for r in rows if r[5] >= 1000]
+    assert len(big) >= len(expected), rows
+    assert all(abs(r[4]) <= 0.02 for r in big), sorted(big, key=lambda r: -abs(r[4]))[:5]
+
+
 def test_statistics_job_lands_intervals_with_derived_metrics(workload: tuple[str, Path, dict[str, int]]) -> None:
     member, files, truth = workload
     intervals = [json.loads(line) for line in (files / "pool_stats.jsonl").read_text().splitlines()]

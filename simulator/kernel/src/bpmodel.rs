@@ -122,6 +122,7 @@ impl PoolModel {
             });
         }
         self.map.remove(&b.key);
+        self.invalidated.remove(&b.key);
         self.bufs.remove(victim);
     }
 
@@ -229,16 +230,12 @@ impl PoolModel {
         self.map.len()
     }
 
-    /// Another member changed this page: our copy is invalid (data sharing).
+    /// Another member changed this page: our copy is invalid (data sharing). As in DB2 the
+    /// buffer stays where it is on its chain (only its validity flips, and its own change, if
+    /// any, is the GBP's now); the next getpage refreshes it from the group buffer pool.
     pub fn cross_invalidate(&mut self, key: Key) {
-        if let Some(i) = self.map.remove(&key) {
-            if self.bufs.remove(i).dirty {
-                self.dirty -= 1;
-                if let Some(d) = self.dirty_by_obj.get_mut(&key.0) {
-                    *d -= 1;
-                }
-            }
-            self.invalidated.insert(key, ());
+        if self.map.contains_key(&key) && self.invalidated.insert(key, ()).is_none() {
+            self.clean(key);
             self.counters.xi_invalidations += 1;
         }
     }
@@ -260,14 +257,13 @@ impl PoolModel {
             _ => self.counters.getpages_random += 1,
         }
         if let Some(&i) = self.map.get(&key) {
+            if self.invalidated.remove(&key).is_some() {
+                // Refreshed from the group buffer pool, which caches changed pages: no disk
+                // read, and the buffer was found (the trace's hit flag: no read I/O).
+                self.counters.xi_reads += 1;
+            }
             self.bufs.touch(i, seq as u8);
             return true;
-        }
-        if self.invalidated.remove(&key).is_some() {
-            // Refreshed from the group buffer pool, which caches changed pages: no disk read.
-            self.counters.xi_reads += 1;
-            self.insert(key, seq as u8, t);
-            return false;
         }
         match access {
             1 => {
@@ -402,13 +398,24 @@ mod tests {
     }
 
     #[test]
-    fn a_cross_invalidated_page_is_refreshed_without_a_disk_read() {
-        let mut m = PoolModel::new(8, 80.0, 1, 90.0, 90.0);
+    fn a_cross_invalidated_page_is_refreshed_in_its_buffer_without_a_disk_read() {
+        let mut m = PoolModel::new(2, 100.0, 1, 90.0, 90.0);
         assert!(!m.access(0.0, 1, 5, 0, 0));
+        assert!(!m.access(0.0, 1, 6, 0, 0));
         m.cross_invalidate((1, 5));
-        assert!(!m.access(0.0, 1, 5, 0, 0));
+        m.cross_invalidate((1, 5)); // invalid already: one invalidation
+        m.cross_invalidate((1, 7)); // not in the pool: nothing to invalidate
+        assert!(m.access(0.0, 1, 5, 0, 0)); // refreshed from the GBP, in place, now the newest
         let c = m.counters;
-        assert_eq!((c.xi_invalidations, c.xi_reads, c.sync_reads_random), (1, 1, 1));
+        assert_eq!((c.xi_invalidations, c.xi_reads, c.sync_reads_random), (1, 1, 2));
+        assert!(!m.access(0.0, 1, 7, 0, 0)); // steals page 6, the oldest: 5 kept its buffer
         assert!(m.access(0.0, 1, 5, 0, 0));
+        assert_eq!(m.counters.xi_reads, 1);
+        // An invalid page stolen before its next getpage is read from disk like any other.
+        m.cross_invalidate((1, 7));
+        assert!(!m.access(0.0, 1, 8, 0, 0));
+        assert!(!m.access(0.0, 1, 9, 0, 0));
+        assert!(!m.access(0.0, 1, 7, 0, 0));
+        assert_eq!((m.counters.xi_reads, m.counters.sync_reads_random), (1, 6));
     }
 }
