@@ -9,15 +9,18 @@ at the current setting: a pane in which the pool was altered starts a new window
 
 A prediction for a new VPSIZE is read off the pool-policy curves of the panes before
 the change, per getpage (sum of sync reads at that size, linearly interpolated between
-ladder sizes, over the sum of getpages), and compared with the measured sync reads per
-getpage over the first `check_panes` whole panes after the change, so a change in load
-does not count as error. The predicted rate is that ratio times the measured getpages
-per second after the change. The two ranges' workload similarity goes beside it.
+ladder sizes, over the sum of getpages); for a new VPSEQT, off the miniature caches that
+ran the current size at other thresholds (simulator.engine.VPSEQT_ALTERNATIVES) the
+same way. Either is compared with the measured sync reads per getpage over the first
+`check_panes` whole panes after the change, so a change in load does not count as
+error. The predicted rate is that ratio times the measured getpages per second after
+the change. The two ranges' workload similarity goes beside it.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -46,11 +49,13 @@ class PaneFacts:
     mix: Mix
     epoch: int  # number of changes applied before the pane ended
     whole: bool  # ran at one setting from its start (no change inside it)
+    vpseqt_curve: dict[float, float] = field(default_factory=dict)  # VPSEQT -> sync reads at the current size
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> PaneFacts:
         d = dict(d)
         d["curve"] = {int(k): float(v) for k, v in d["curve"].items()}
+        d["vpseqt_curve"] = {float(k): float(v) for k, v in d.get("vpseqt_curve", {}).items()}
         return cls(**d)
 
 
@@ -91,13 +96,14 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None or b == 0 else a / b - 1.0
 
 
-def _at(curve: dict[int, float], size: float) -> float | None:
+def _at(curve: Mapping[Any, float], x: float) -> float | None:
+    """The curve (size or VPSEQT -> sync reads) at x, linear between its points."""
     if not curve:
         return None
-    sizes = sorted(curve)
-    if size < sizes[0] or size > sizes[-1]:
-        return None  # off the ladder: no prediction rather than an extrapolated one
-    return float(np.interp(size, sizes, [curve[s] for s in sizes]))
+    xs = sorted(curve)
+    if x < xs[0] or x > xs[-1]:
+        return None  # off the simulated points: no prediction rather than an extrapolated one
+    return float(np.interp(x, xs, [curve[k] for k in xs]))
 
 
 class Checks:
@@ -115,8 +121,8 @@ class Checks:
         self.changed_in = pane
         before = [f for f in self.history if f.pane < pane]
         predicted: float | None = None
-        if setting == "VPSIZE" and before:
-            at = [_at(f.curve, new) for f in before]
+        if setting in ("VPSIZE", "VPSEQT") and before:
+            at = [_at(f.curve if setting == "VPSIZE" else f.vpseqt_curve, new) for f in before]
             gp = sum(f.getpages for f in before)
             if gp > 0 and all(v is not None for v in at):
                 predicted = sum(v for v in at if v is not None) / gp

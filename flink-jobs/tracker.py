@@ -373,11 +373,18 @@ class PoolTracker:
                     "change_pages": None if prev_objects is None else obj_pages - prev_objects.get(name, 0),
                 }
             )
-        curves = [(r["curve"], model, model_rate, True)]
+        own_vpseqt = r.get("vpseqt")  # lru-vpseqt only
+        curves = [(r["curve"], model, model_rate, True, own_vpseqt)]
         if "lru_curve" in r:
-            curves.append((r["lru_curve"], stack, float(r["sampling_rate"]), False))
-        for curve, name, rate, own in curves:
-            em.sim_curve.extend(self._curve_rows(key, r, curve, name, rate, own, cpu_us))
+            curves.append((r["lru_curve"], stack, float(r["sampling_rate"]), False, None))
+        for curve, name, rate, own, pct in curves:
+            em.sim_curve.extend(self._curve_rows(key, r, curve, name, rate, own, cpu_us, pct))
+        # The current size at other VPSEQT values: not the pool's setting, what an -ALTER would do.
+        for c in r.get("vpseqt_curve", []):
+            em.sim_curve.extend(self._curve_rows(key, r, [c], model, model_rate, False, cpu_us, c["vpseqt"]))
+        vpseqt_curve = {float(c["vpseqt"]): float(c["sync_reads"]) for c in r.get("vpseqt_curve", [])}
+        if vpseqt_curve and own_vpseqt is not None and at_cur["sim_sync_reads"] is not None:
+            vpseqt_curve[float(own_vpseqt)] = float(at_cur["sim_sync_reads"])
         em.reuse_distance = self._reuse_rows(key, r)
         mix = {f"{name}|{kind}": float(n) for name, o in r["objects"].items() for kind, n in o["getpages"].items() if n}
         facts = PaneFacts(
@@ -395,6 +402,7 @@ class PoolTracker:
             mix,
             self.checks.epoch,
             True,
+            vpseqt_curve,
         )
         accuracy, checks = self.checks.pane(facts)
         ident = {"source": self.source, "pool": pool}
@@ -417,6 +425,7 @@ class PoolTracker:
         rate: float,
         own: bool,
         cpu_us: float,
+        vpseqt: float | None = None,
     ) -> list[dict[str, Any]]:
         cur = self.current_size
         rows = []
@@ -450,6 +459,7 @@ class PoolTracker:
                     "model_sampling_rate": rate,
                     "pool_policy": own,
                     "cpu_us_per_sync_read": cpu_us,
+                    "vpseqt": vpseqt,
                 }
             )
         return rows

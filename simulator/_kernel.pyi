@@ -25,6 +25,7 @@ class Kernel:
         rate: float = 1.0,
         vpseqt: float = 80.0,
         start_from: list[int] = ...,
+        vpseqts: list[float] = ...,
     ) -> None: ...
     def feed(
         self, times: Buffer, pools: Buffer, objects: Buffer, pages: Buffer, access: Buffer, function: Buffer

@@ -59,12 +59,17 @@ class CostModel:
 # Miniature caches hold at most this many sampled buffers at the pool's current size: a pool
 # up to it runs them unsampled (exact), a bigger one at rate MINI_BUDGET / size.
 MINI_BUDGET = 65_536
+# VPSEQT values a pool running LRU with VPSEQT is also simulated at, at its current size (one
+# miniature cache each, its own value excepted): what an -ALTER of VPSEQT would do, read off
+# by interpolation between them (prediction_check). 100 is plain LRU.
+VPSEQT_ALTERNATIVES = (20.0, 50.0, 80.0, 100.0)
 
 
 @dataclass
 class _PoolMeta:
     size: int | None = None
     policy_sizes: list[int] | None = None
+    policy_vpseqts: list[float] | None = None  # VPSEQT of each miniature cache (None: all the pool's)
     policy: str | None = None  # this pool's own (set_pool_policy), else the config's
     vpseqt: float | None = None
     t_min: float = math.inf
@@ -142,7 +147,8 @@ class Simulator:
         c = self.config
         policy = "lru" if c.policy == "lru" else c.policy
         self._kernel.set_policy_sizes(self._pools.id(pool), policy, [int(s) for s in sizes], c.policy_rate, c.vpseqt)
-        self._meta.setdefault(pool, _PoolMeta()).policy_sizes = [int(s) for s in sizes]
+        meta = self._meta.setdefault(pool, _PoolMeta())
+        meta.policy_sizes, meta.policy_vpseqts = [int(s) for s in sizes], None
 
     def set_pool_policy(self, pool: str, buffers: int, policy: PolicyName, vpseqt: float = 80.0) -> None:
         """The pool as it runs now (size, page steal, VPSEQT), at any time: miniature caches of its
@@ -156,11 +162,16 @@ class Simulator:
         meta.size, meta.policy, meta.vpseqt = int(buffers), policy, float(vpseqt)
         # 1/4x to 4x: a miniature cache costs memory and time for every getpage it sees.
         sizes = [x for x in default_ladder(int(buffers)) if 4 * x >= buffers and x <= 4 * buffers]
+        vpseqts = [float(vpseqt)] * len(sizes)
+        if policy == "lru-vpseqt":  # and the current size at other thresholds, after the ladder
+            alternatives = [v for v in VPSEQT_ALTERNATIVES if v != float(vpseqt)]
+            sizes += [int(buffers)] * len(alternatives)
+            vpseqts += alternatives
         rate = min(1.0, MINI_BUDGET / max(1, int(buffers)))
         # The cache at the new size starts from what the pool held at its old size.
         start_from = [old if old is not None and x == int(buffers) else 0 for x in sizes]
-        self._kernel.set_policy_sizes(self._pools.id(pool), policy, sizes, rate, float(vpseqt), start_from)
-        meta.policy_sizes = sizes
+        self._kernel.set_policy_sizes(self._pools.id(pool), policy, sizes, rate, float(vpseqt), start_from, vpseqts)
+        meta.policy_sizes, meta.policy_vpseqts = sizes, vpseqts
 
     def policy_of(self, pool: str) -> str:
         """The policy the pool's miniature caches run (the config's unless set_pool_policy said)."""
@@ -320,12 +331,22 @@ class Simulator:
         if policy is not None and (policy_name != "lru" or meta.policy is not None):
             name, psizes, prate, vpseqt, acc = policy
             hits = [[_mini_hits(row, a, refs_by_type[a]) for a in range(3)] for row in acc]
+            pcts = meta.policy_vpseqts or [vpseqt] * len(psizes)
+            own = [i for i, v in enumerate(pcts) if v == vpseqt]
             out["policy"] = name
             out["policy_sampling_rate"] = prate
             if name == "lru-vpseqt":
                 out["vpseqt"] = vpseqt
             out["lru_curve"] = curve
-            out["curve"] = self._curve_rows(hits, psizes, refs_by_type, seconds, meta.size)
+            out["curve"] = self._curve_rows(
+                [hits[i] for i in own], [psizes[i] for i in own], refs_by_type, seconds, meta.size
+            )
+            # The current size at other VPSEQT values: one row each, with its threshold.
+            out["vpseqt_curve"] = [
+                {**self._curve_rows([hits[i]], [psizes[i]], refs_by_type, seconds, meta.size)[0], "vpseqt": v}
+                for i, v in enumerate(pcts)
+                if v != vpseqt
+            ]
         out["objects"] = self._objects_result(pid, sizes, n, rows, rate, seconds, meta.size)
         return out
 

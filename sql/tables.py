@@ -208,6 +208,12 @@ SIM_CURVE = Table(
         C("model_sampling_rate", "double", "Spatial sampling rate of the model (1: every page)."),
         C("pool_policy", "boolean", "True for the model of the pool's own policy (the one pool_pane reports)."),
         COST_COLUMN,
+        C(
+            "vpseqt",
+            "double",
+            "VPSEQT the lru-vpseqt row simulates: the pool's own on pool_policy rows; another value on rows of "
+            "the current size that show what an -ALTER of VPSEQT would do (pool_policy false). Null for other models.",
+        ),
     ),
     "pane_start",
     ("source", "pool", "pane_start", "model", "size_pages"),

@@ -86,3 +86,30 @@ def test_an_altered_pool_gets_its_prediction_checked() -> None:
     assert all(abs(r["error_ratio"]) <= 0.02 for r in rows if r["measured_sync_reads"] >= 1000)
     sizes = [e.pool_pane["current_size"] for e in ems if e.pool_pane["pool"] == "BP1"]
     assert sizes == [30_000] * 5 + [60_000] * (len(sizes) - 5)
+
+
+def test_a_vpseqt_change_is_predicted_from_the_caches_at_other_thresholds() -> None:
+    rec = generate("mixed", 95, ["BP1:VPSEQT=80@50"])
+    _, ems = track(rec, CONFIG, check_panes=2)
+    checks = [c for e in ems for c in e.prediction_check]
+    assert [(c["pool"], c["setting"], c["old_value"], c["new_value"]) for c in checks] == [
+        ("BP1", "VPSEQT", 40.0, 80.0)
+    ]
+    c = checks[0]
+    # The prediction: sim_curve's rows of the current size at VPSEQT 80 (not the pool's own
+    # setting then) in the panes before the change, per getpage.
+    before = [e for e in ems if e.pool_pane["pool"] == "BP1" and e.pool_pane["pane_end"] <= c["changed_at"]]
+    at_80 = [r for e in before for r in e.sim_curve if not r["pool_policy"] and r["vpseqt"] == 80.0]
+    assert len(at_80) == len(before) == 5 and all(r["size_pages"] == 30_000 and r["is_current"] for r in at_80)
+    assert c["predicted_sync_reads_per_getpage"] == pytest.approx(
+        sum(r["sync_reads"] for r in at_80) / sum(r["refs"] for r in at_80), rel=1e-9
+    )
+    assert abs(c["error_ratio"]) <= 0.05, c  # +0.5 % with seed 3
+    # Rows of the pool's own policy say its threshold, before and after the change.
+    own = {
+        (e.pool_pane["pane_end"] <= c["changed_at"], r["vpseqt"])
+        for e in ems
+        for r in e.sim_curve
+        if r["pool_policy"] and r["pool"] == "BP1"
+    }
+    assert own == {(True, 40.0), (False, 80.0)}

@@ -39,6 +39,8 @@ struct State {
 
 /// (rate now, pages tracked, first pane id, latest pane id, panes kept).
 type PoolInfo = (f64, usize, Option<i64>, Option<i64>, usize);
+/// Miniature caches asked for a pool not yet seen: (policy, sizes, rate, VPSEQT, VPSEQT per cache).
+type MiniSpec = (Policy, Vec<u64>, f64, f64, Vec<f64>);
 
 const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN01";
 
@@ -46,7 +48,7 @@ const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN01";
 #[pyclass(module = "poolsight.simulator._kernel")]
 struct Kernel {
     state: State,
-    minis: FxHashMap<u32, (Policy, Vec<u64>, f64, f64)>,
+    minis: FxHashMap<u32, MiniSpec>,
 }
 
 fn slice<'a, T: pyo3::buffer::Element + Copy>(
@@ -125,7 +127,9 @@ impl Kernel {
     /// Run miniature caches of `policy` for `pool`, one per size, on a stream sampled at `rate`;
     /// again later (the pool was altered), the caches start from what the old ones held.
     /// `start_from[i]`: the old size whose cache the cache of `sizes[i]` starts from (0: the nearest above).
-    #[pyo3(signature = (pool, policy, sizes, rate=1.0, vpseqt=80.0, start_from=Vec::new()))]
+    /// `vpseqts[i]`: the VPSEQT of the cache of `sizes[i]` (missing: `vpseqt`, the pool's own).
+    #[pyo3(signature = (pool, policy, sizes, rate=1.0, vpseqt=80.0, start_from=Vec::new(), vpseqts=Vec::new()))]
+    #[allow(clippy::too_many_arguments)]
     fn set_policy_sizes(
         &mut self,
         pool: u32,
@@ -134,14 +138,15 @@ impl Kernel {
         rate: f64,
         vpseqt: f64,
         start_from: Vec<u64>,
+        vpseqts: Vec<f64>,
     ) -> PyResult<()> {
         let policy = parse_policy(policy)?;
         if !(rate > 0.0 && rate <= 1.0) {
             return Err(PyValueError::new_err(format!("rate {rate}: must be in (0, 1]")));
         }
         let p = self.pool_mut(pool);
-        p.retarget_minis(policy, sizes.clone(), rate, vpseqt, &start_from);
-        self.minis.insert(pool, (policy, sizes, rate, vpseqt));
+        p.retarget_minis(policy, sizes.clone(), rate, vpseqt, &start_from, &vpseqts);
+        self.minis.insert(pool, (policy, sizes, rate, vpseqt, vpseqts));
         Ok(())
     }
 
@@ -332,7 +337,7 @@ impl Kernel {
             .filter_map(|(id, p)| {
                 p.minis
                     .as_ref()
-                    .map(|m| (*id, (m.policy, m.sizes.clone(), m.rate, m.vpseqt)))
+                    .map(|m| (*id, (m.policy, m.sizes.clone(), m.rate, m.vpseqt, Vec::new())))
             })
             .collect();
         Ok(Kernel { state, minis })
@@ -351,8 +356,8 @@ impl Kernel {
         let minis = &self.minis;
         self.state.pools.entry(pool).or_insert_with(|| {
             let mut p = PoolState::new(cfg.mode, cfg.rate, cfg.bits, cfg.seed, cfg.pane_seconds, cfg.keep_panes);
-            if let Some((policy, sizes, rate, vpseqt)) = minis.get(&pool) {
-                p.set_minis(*policy, sizes.clone(), *rate, *vpseqt);
+            if let Some((policy, sizes, rate, vpseqt, vpseqts)) = minis.get(&pool) {
+                p.set_minis_at(*policy, sizes.clone(), *rate, *vpseqt, vpseqts);
             }
             p
         })

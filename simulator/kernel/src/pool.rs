@@ -154,9 +154,19 @@ impl PoolState {
     }
 
     pub fn set_minis(&mut self, policy: Policy, sizes: Vec<u64>, rate: f64, vpseqt: f64) {
+        self.set_minis_at(policy, sizes, rate, vpseqt, &[]);
+    }
+
+    /// As set_minis, with a VPSEQT per cache (`vpseqts[i]` for `sizes[i]`; missing ones: the
+    /// pool's `vpseqt`): a threshold the pool might be altered to, simulated beside its own.
+    pub fn set_minis_at(&mut self, policy: Policy, sizes: Vec<u64>, rate: f64, vpseqt: f64, vpseqts: &[f64]) {
         let caches = sizes
             .iter()
-            .map(|&s| Cache::new(policy, ((s as f64) * rate).round() as usize, vpseqt))
+            .enumerate()
+            .map(|(k, &s)| {
+                let pct = vpseqts.get(k).copied().unwrap_or(vpseqt);
+                Cache::new(policy, ((s as f64) * rate).round() as usize, pct)
+            })
             .collect();
         for p in self.panes.iter_mut() {
             p.mini = vec![[0.0; 2 * TYPES]; sizes.len()];
@@ -177,9 +187,17 @@ impl PoolState {
     /// cache nearest above its size (or the largest), so the simulation follows the change
     /// without a cold start. A different policy or rate starts cold. Panes' counts are cleared:
     /// curves are ratios over what follows.
-    pub fn retarget_minis(&mut self, policy: Policy, sizes: Vec<u64>, rate: f64, vpseqt: f64, from: &[u64]) {
+    pub fn retarget_minis(
+        &mut self,
+        policy: Policy,
+        sizes: Vec<u64>,
+        rate: f64,
+        vpseqt: f64,
+        from: &[u64],
+        vpseqts: &[f64],
+    ) {
         let Some(old) = self.minis.as_ref().filter(|m| m.policy == policy && m.rate == rate) else {
-            return self.set_minis(policy, sizes, rate, vpseqt);
+            return self.set_minis_at(policy, sizes, rate, vpseqt, vpseqts);
         };
         let caches: Vec<Cache> = sizes
             .iter()
@@ -195,13 +213,14 @@ impl PoolState {
                     })
                     .or_else(|| (0..old.sizes.len()).max_by_key(|&i| old.sizes[i]));
                 let cap = ((s as f64) * rate).round() as usize;
+                let pct = vpseqts.get(k).copied().unwrap_or(vpseqt);
                 match from {
-                    Some(i) => old.caches[i].resized(cap, vpseqt),
-                    None => Cache::new(policy, cap, vpseqt),
+                    Some(i) => old.caches[i].resized(cap, pct),
+                    None => Cache::new(policy, cap, pct),
                 }
             })
             .collect();
-        self.set_minis(policy, sizes, rate, vpseqt);
+        self.set_minis_at(policy, sizes, rate, vpseqt, vpseqts);
         if let Some(m) = self.minis.as_mut() {
             m.caches = caches;
         }
@@ -618,7 +637,7 @@ mod tests {
         let mut p = PoolState::new(Mode::Exact, 1.0, 14, 0, 1e9, 15);
         p.set_minis(Policy::Lru, vec![400, 800, 1600], 1.0, 80.0);
         feed(&mut p, first);
-        p.retarget_minis(Policy::Lru, vec![600, 800, 1200], 1.0, 80.0, &[]);
+        p.retarget_minis(Policy::Lru, vec![600, 800, 1200], 1.0, 80.0, &[], &[]);
         assert!(p.panes[0].mini.iter().all(|row| row.iter().all(|&v| v == 0.0)));
         feed(&mut p, rest);
         let mut q = PoolState::new(Mode::Exact, 1.0, 14, 0, 1e9, 15);
@@ -630,8 +649,31 @@ mod tests {
         feed(&mut q, rest);
         assert_eq!(p.panes[0].mini, q.panes[0].mini);
         // Another policy starts cold.
-        p.retarget_minis(Policy::Fifo, vec![600], 1.0, 80.0, &[]);
+        p.retarget_minis(Policy::Fifo, vec![600], 1.0, 80.0, &[], &[]);
         assert_eq!(p.minis.as_ref().map(|m| m.caches[0].len()), Some(0));
+    }
+
+    #[test]
+    fn caches_of_one_size_at_other_thresholds_run_as_pools_altered_to_them() {
+        // A VPSEQT per cache: the current size at 20 % and 90 % beside the pool's own 50 %,
+        // each counting exactly what a pool running at that threshold alone counts.
+        let refs = trace(38, 30_000, 3000);
+        let run = |p: &mut PoolState| {
+            for &(t, obj, page) in &refs {
+                let h = p.hash(obj, page);
+                p.access(t, obj, page, (page % 3 == 0) as u8, GETPAGE, h);
+            }
+        };
+        let mut p = PoolState::new(Mode::Exact, 1.0, 14, 0, 1e9, 15);
+        p.set_minis_at(Policy::LruVpseqt, vec![400, 800, 800, 800], 1.0, 50.0, &[50.0, 50.0, 20.0, 90.0]);
+        run(&mut p);
+        for (k, pct) in [(1usize, 50.0), (2, 20.0), (3, 90.0)] {
+            let mut q = PoolState::new(Mode::Exact, 1.0, 14, 0, 1e9, 15);
+            q.set_minis(Policy::LruVpseqt, vec![800], 1.0, pct);
+            run(&mut q);
+            assert_eq!(p.panes[0].mini[k], q.panes[0].mini[0], "VPSEQT {pct}");
+        }
+        assert_ne!(p.panes[0].mini[2], p.panes[0].mini[3]);
     }
 
     #[test]
