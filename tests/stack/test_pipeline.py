@@ -182,6 +182,26 @@ def test_curve_at_the_configured_size_matches_offline_simulate(
         (member,),
     )
     assert len(latest) == 2 and all(0 < hr < 1 for _, _, hr in latest)
+    # The pool's own policy in the stream (miniature caches) against `poolsight simulate
+    # --policy lru-vpseqt` on the same trace, each pool at its size and VPSEQT (day-posting.yaml).
+    for pool, vpseqt in (("BP1", 80), ("BP2", 50)):
+        out = tmp_path / f"{pool}.json"
+        r = poolsight(
+            "simulate", str(files / "trace.csv"), "--policy", "lru-vpseqt", "--vpseqt", str(vpseqt),
+            "--pool-size", f"{member}/{pool}={SIZES[pool]}", "--window-panes", "100000", "--json", str(out),
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        want = next(
+            c
+            for c in json.loads(out.read_text())["pools"][f"{member}/{pool}"]["curve"]
+            if c["size_pages"] == SIZES[pool]
+        )
+        got = _query(
+            "SELECT sum(sim_sync_reads), min(model) FROM iceberg.poolsight.pool_pane WHERE source = ? AND pool = ?",
+            (member, pool),
+        )[0]
+        assert got[1] == "lru-vpseqt"
+        assert got[0] == pytest.approx(want["sync_reads"], rel=1e-9), (pool, got, want["sync_reads"])
 
 
 def test_sim_accuracy_compares_the_pools_own_policy_with_what_it_measured(

@@ -665,7 +665,13 @@ mod tests {
             }
         };
         let mut p = PoolState::new(Mode::Exact, 1.0, 14, 0, 1e9, 15);
-        p.set_minis_at(Policy::LruVpseqt, vec![400, 800, 800, 800], 1.0, 50.0, &[50.0, 50.0, 20.0, 90.0]);
+        p.set_minis_at(
+            Policy::LruVpseqt,
+            vec![400, 800, 800, 800],
+            1.0,
+            50.0,
+            &[50.0, 50.0, 20.0, 90.0],
+        );
         run(&mut p);
         for (k, pct) in [(1usize, 50.0), (2, 20.0), (3, 90.0)] {
             let mut q = PoolState::new(Mode::Exact, 1.0, 14, 0, 1e9, 15);
