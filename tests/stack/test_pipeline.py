@@ -183,12 +183,14 @@ def test_curve_at_the_configured_size_matches_offline_simulate(
     )
     assert len(latest) == 2 and all(0 < hr < 1 for _, _, hr in latest)
     # The pool's own policy in the stream (miniature caches) against `poolsight simulate
-    # --policy lru-vpseqt` on the same trace, each pool at its size and VPSEQT (day-posting.yaml).
+    # --policy lru-vpseqt` on the same trace, each pool at its size and VPSEQT (day-posting.yaml;
+    # simulate takes one VPSEQT for every pool: one run per pool).
     for pool, vpseqt in (("BP1", 80), ("BP2", 50)):
         out = tmp_path / f"{pool}.json"
         r = poolsight(
             "simulate", str(files / "trace.csv"), "--policy", "lru-vpseqt", "--vpseqt", str(vpseqt),
-            "--pool-size", f"{member}/{pool}={SIZES[pool]}", "--window-panes", "100000", "--json", str(out),
+            *(a for p, n in SIZES.items() for a in ("--pool-size", f"{member}/{p}={n}")),
+            "--window-panes", "100000", "--json", str(out),
         )  # fmt: skip
         assert r.returncode == 0, r.stderr
         want = next(
