@@ -12,6 +12,8 @@ import pwd
 import secrets
 import shutil
 import subprocess
+import sys
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from poolsight.names import NAMESPACE, PROBE_TABLE, TRINO_CATALOG
+from poolsight.names import NAMESPACE, PROBE_TABLE, TRINO_CATALOG, TRINO_READER_USER, TRINO_WRITER_USER
 
 from .config import CATALOG_DATABASE, CATALOG_NAME, CATALOG_ROLE, HOST, Settings
 from .install import Installed
@@ -487,6 +489,31 @@ def trino_catalog_properties(s: Settings) -> str:
     return "\n".join(lines) + "\n"
 
 
+def trino_access_rules() -> dict[str, object]:
+    """File-based access control: the reader may SELECT in the poolsight schema and nothing else
+    (no other catalog or schema, no writes, no DDL); every other user keeps full rights. Without
+    authentication Trino takes the user name the client sends: these rules keep the dashboard and
+    Grafana read-only, they do not stop a local user who names the writer (docs/architecture.md)."""
+    reader = TRINO_READER_USER
+    return {
+        "catalogs": [
+            {"user": reader, "catalog": TRINO_CATALOG, "allow": "read-only"},
+            {"user": reader, "catalog": ".*", "allow": "none"},
+            {"allow": "all"},
+        ],
+        "schemas": [
+            {"user": reader, "owner": False},
+            {"owner": True},
+        ],
+        "tables": [
+            {"user": reader, "catalog": TRINO_CATALOG, "schema": NAMESPACE, "privileges": ["SELECT"]},
+            {"user": reader, "privileges": []},
+            {"privileges": ["SELECT", "INSERT", "DELETE", "UPDATE", "OWNERSHIP", "GRANT_SELECT"]},
+        ],
+        "system_information": [{"user": f"(?!{reader}$).*", "allow": ["read"]}],
+    }
+
+
 def prepare_trino(s: Settings, inst: Installed) -> Launch:
     java = find_java(minimum=int(pins()["java"]["trino_min"]), purpose="Trino")
     etc = _fresh_dir(s.run_dir / "trino" / "etc")
@@ -507,11 +534,16 @@ def prepare_trino(s: Settings, inst: Installed) -> Launch:
                 f"catalog.config-dir={catalogs}",
                 "query.max-memory=1GB",
                 "query.max-memory-per-node=1GB",
+                f"access-control.config-files={etc / 'access-control.properties'}",
                 "",
             ]
         )
     )
     (catalogs / "iceberg.properties").write_text(trino_catalog_properties(s))
+    (etc / "rules.json").write_text(json.dumps(trino_access_rules(), indent=2) + "\n")
+    (etc / "access-control.properties").write_text(
+        f"access-control.name=file\nsecurity.config-file={etc / 'rules.json'}\n"
+    )
     env = _base_env(java.home)
     env["POOLSIGHT_CATALOG_PASSWORD"] = catalog_password(s)
     jvm = [
@@ -540,13 +572,13 @@ def prepare_trino(s: Settings, inst: Installed) -> Launch:
     )
 
 
-def trino_connection(s: Settings, *, schema: str | None = None):  # type: ignore[no-untyped-def]
+def trino_connection(s: Settings, *, schema: str | None = None, user: str = TRINO_WRITER_USER):  # type: ignore[no-untyped-def]
     import trino
 
     return trino.dbapi.connect(  # type: ignore[no-untyped-call]
         host=HOST,
         port=s.ports["trino"],
-        user="poolsight",
+        user=user,
         catalog="iceberg",
         schema=schema,
         request_timeout=30,
@@ -585,6 +617,52 @@ def health_trino(s: Settings) -> str:
     return f"SELECT 1 ok, {active} active node"
 
 
+# ---------------------------------------------------------------- dashboard and alert evaluator
+
+# The evaluator writes this after every cycle (dashboards/alerts.py); its health is that it is recent.
+ALERTS_EVERY_SECONDS = 30
+
+
+def alerts_heartbeat(s: Settings) -> Path:
+    return s.run_dir / "alerts" / "heartbeat.json"
+
+
+def _python_launch(s: Settings, module: str, *args: str) -> Launch:
+    return Launch(command=[sys.executable, "-m", module, *args], env=_base_env(), cwd=s.home)
+
+
+def prepare_dashboard(s: Settings, inst: Installed) -> Launch:
+    return _python_launch(s, "poolsight.dashboards.server", "--host", HOST, "--port", str(s.ports["dashboard"]))
+
+
+def health_dashboard(s: Settings) -> str:
+    try:
+        body = json.loads(_http_get(f"{s.dashboard_url}/healthz"))
+    except urllib.error.HTTPError as exc:
+        raise Unhealthy(f"dashboard /healthz: HTTP {exc.code}") from exc
+    except ValueError as exc:
+        raise Unhealthy(f"dashboard /healthz: {exc}") from exc
+    return f"{s.dashboard_url}/ ({body.get('trino')})"
+
+
+def prepare_alerts(s: Settings, inst: Installed) -> Launch:
+    alerts_heartbeat(s).unlink(missing_ok=True)
+    return _python_launch(s, "poolsight.dashboards.alerts", "run", "--every", str(ALERTS_EVERY_SECONDS))
+
+
+def health_alerts(s: Settings) -> str:
+    try:
+        beat = json.loads(alerts_heartbeat(s).read_text())
+    except (OSError, ValueError) as exc:
+        raise Unhealthy(f"no heartbeat yet ({alerts_heartbeat(s)})") from exc
+    age = time.time() - float(beat.get("time", 0))
+    if age > 3 * ALERTS_EVERY_SECONDS:
+        raise Unhealthy(f"last evaluation {age:.0f} s ago")
+    if beat.get("error"):
+        raise Unhealthy(f"last evaluation failed: {str(beat['error'])[:200]}")
+    return f"{beat.get('rules')} rules, {beat.get('open')} open alerts, evaluated {age:.0f} s ago"
+
+
 SERVICES: tuple[Service, ...] = (
     Service("postgres", ("postgres",), (), 60, prepare_postgres, health_postgres),
     Service("kafka", ("kafka", "kafka_controller"), (), 90, prepare_kafka, health_kafka),
@@ -599,6 +677,8 @@ SERVICES: tuple[Service, ...] = (
     ),
     Service("flink-taskmanager", (), ("flink-jobmanager",), 120, prepare_flink_taskmanager, health_flink_taskmanager),
     Service("trino", ("trino",), ("postgres",), 180, prepare_trino, health_trino),
+    Service("dashboard", ("dashboard",), ("trino",), 60, prepare_dashboard, health_dashboard),
+    Service("alerts", (), ("trino",), 90, prepare_alerts, health_alerts),
 )
 
 BY_NAME = {svc.name: svc for svc in SERVICES}

@@ -40,6 +40,12 @@ TRINO_CATALOG = "iceberg"
 NAMESPACE = "poolsight"
 NAMESPACES: tuple[str, ...] = (NAMESPACE,)
 
+# Trino users (file-based access control, infra/services.py): the writer owns the schema
+# (bootstrap, maintenance, the alert evaluator); the reader (dashboard, Grafana) may only
+# SELECT from the tables and views of NAMESPACE.
+TRINO_WRITER_USER = "poolsight"
+TRINO_READER_USER = "poolsight_reader"
+
 # An empty table the launcher scans to know Trino can schedule work on the Iceberg
 # catalog (a node can answer SELECT 1 before it serves the catalog).
 PROBE_TABLE = "launcher_probe"
