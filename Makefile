@@ -55,7 +55,10 @@ unit: venv ## the tests that need no services: pytest outside tests/stack/, and 
 	$(BIN)/pytest -q -m 'not stack'
 	$(CARGO) test $(CARGO_ARGS)
 
-test: install lint ## everything CI runs: lint, the kernel's cargo tests, unit tests, and tests against the real stack
+browser: venv ## Debian's chromium for the dashboard's browser tests (Playwright drives it; no browser download)
+	$(BIN)/python -c "from poolsight.infra.install import chromium; print(chromium())"
+
+test: install lint browser ## everything CI runs: lint, the kernel's cargo tests, unit tests, and tests against the real stack
 	$(CARGO) test $(CARGO_ARGS)
 	$(BIN)/pytest -q -ra
 
@@ -72,6 +75,9 @@ bench-ingest: install ## getpages/s into and out of Kafka (generator, trace coll
 
 bench-pipeline: install ## getpages/s from the generator through Flink into Iceberg, and freshness via Trino
 	$(BIN)/python -m poolsight.flink_jobs.bench
+
+bench-dashboard: install browser ## first paint of the pool page with 24 h of 1-minute panes, in Chromium, vs its queries in turn
+	$(BIN)/python -m poolsight.dashboards.bench
 
 clean: ## remove runtime data and logs (var/); keeps the download cache
 	-$(BIN)/poolsight down

@@ -29,6 +29,7 @@ DEFAULT_PORTS: dict[str, int] = {
     "flink_rest": 8082,
     "flink_rpc": 6123,
     "trino": 8080,
+    "dashboard": 8070,
 }
 
 
@@ -66,6 +67,10 @@ class Settings:
     @property
     def trino_url(self) -> str:
         return f"http://{HOST}:{self.ports['trino']}"
+
+    @property
+    def dashboard_url(self) -> str:
+        return f"http://{HOST}:{self.ports['dashboard']}"
 
     @property
     def postgres_jdbc_url(self) -> str:

@@ -1,4 +1,4 @@
-"""Cached, verified downloads from Maven Central.
+"""Cached, verified downloads from Maven Central (and the npm registry, for the dashboard).
 
 Single artifacts (the Trino and registry tarballs) are fetched over HTTP with a
 progress line and checked against Maven Central's SHA-1; sets of jars with
@@ -9,6 +9,7 @@ second run downloads nothing.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import shutil
 import subprocess
@@ -55,14 +56,31 @@ def fetch(url: str, dest: Path, *, sha1_url: str | None = None) -> Path:
         return dest
     if not url.startswith(("https://", "http://")):
         raise DownloadError(f"refusing to download from {url}: only http(s) repositories")
-    dest.parent.mkdir(parents=True, exist_ok=True)
     try:
         with urllib.request.urlopen(sha1_url or url + ".sha1", timeout=60) as resp:  # noqa: S310 (checked above)
             expected = resp.read().decode().split()[0].strip().lower()
     except (urllib.error.URLError, OSError) as exc:
         raise DownloadError(f"cannot fetch checksum for {url}: {exc}") from exc
+    return _download(url, dest, "sha1", expected)  # Maven Central publishes SHA-1
+
+
+def fetch_integrity(url: str, dest: Path, integrity: str) -> Path:
+    """Download url to dest unless it exists, checked against a pinned Subresource-Integrity
+    string ("sha512-<base64>", as the npm registry publishes it)."""
+    if dest.exists():
+        return dest
+    algorithm, _, b64 = integrity.partition("-")
+    if algorithm not in ("sha256", "sha384", "sha512") or not b64:
+        raise DownloadError(f"unsupported integrity {integrity!r} for {url}")
+    if not url.startswith("https://"):
+        raise DownloadError(f"refusing to download from {url}: only https")
+    return _download(url, dest, algorithm, base64.b64decode(b64).hex())
+
+
+def _download(url: str, dest: Path, algorithm: str, expected: str) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
-    digest = hashlib.sha1(usedforsecurity=False)  # Maven Central publishes SHA-1
+    digest = hashlib.new(algorithm, usedforsecurity=False)
     print(f"downloading {url}", file=sys.stderr)
     started = time.monotonic()
     try:

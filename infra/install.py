@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
-from .download import DownloadError, fetch, maven_jars, maven_url, unpack
+from .download import DownloadError, fetch, fetch_integrity, maven_jars, maven_url, unpack
 from .java import find_java
 from .versions import pin, pins
 
@@ -23,6 +23,7 @@ class Installed:
     flink_lib: Path
     flink_home: Path
     postgres_bin: Path
+    dashboard_assets: Path
 
 
 def _java17() -> Path:
@@ -116,6 +117,44 @@ def postgres_bin() -> Path:
     return bin_dir
 
 
+def dashboard_assets(s: Settings) -> Path:
+    """The dashboard's JavaScript libraries, unpacked from the npm registry once (pinned and checked)."""
+    version = pin("dashboard", "echarts")
+    out = s.cache_dir / "dashboard" / f"echarts-{version}"
+    if (out / "echarts.min.js").exists():
+        return out
+    registry = pin("dashboard", "npm_registry").rstrip("/")
+    archive = fetch_integrity(
+        f"{registry}/echarts/-/echarts-{version}.tgz",
+        s.cache_dir / "downloads" / f"echarts-{version}.tgz",
+        pin("dashboard", "echarts_integrity"),
+    )
+    package = unpack(archive, s.cache_dir / "downloads" / f"echarts-{version}")
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("echarts.min.js", "LICENSE"):
+        src = package / ("dist" if name.endswith(".js") else "") / name
+        shutil.copyfile(src, out / f"{name}.part")
+        (out / f"{name}.part").rename(out / name)
+    return out
+
+
+def chromium() -> Path:
+    """Debian's Chromium for the browser tests (Playwright launches it; it downloads no browser)."""
+    path = Path("/usr/bin/chromium")
+    if path.exists():
+        return path
+    package = pin("dashboard", "chromium_package")
+    if shutil.which("apt-get") and _is_root():
+        print(f"installing {package} from Debian packages (browser tests)", file=sys.stderr)
+        env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+        for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", package]):
+            if subprocess.run(cmd, env=env).returncode != 0:
+                raise DownloadError(f"`{' '.join(cmd)}` failed: install {package} by hand")
+    if not path.exists():
+        raise DownloadError(f"Chromium not found at {path}: apt-get install {package}")
+    return path
+
+
 def _is_root() -> bool:
     import os
 
@@ -133,4 +172,5 @@ def install_all(s: Settings) -> Installed:
         flink_lib=flink_lib(s),
         flink_home=pyflink_home(),
         postgres_bin=postgres_bin(),
+        dashboard_assets=dashboard_assets(s),
     )

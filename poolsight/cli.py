@@ -112,6 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     comp = sub.add_parser("compare", help="one pool over two time ranges, side by side (from Trino)")
     add_compare_arguments(comp)
     comp.set_defaults(func=_lazy("poolsight.sql.compare", "run_cli"))
+    from poolsight.dashboards.alerts import add_arguments as add_alerts_arguments
+
+    alerts = sub.add_parser("alerts", help="alerts on regressions: evaluate the rules once or for ever, list alerts")
+    add_alerts_arguments(alerts)
+    alerts.set_defaults(func=_lazy("poolsight.dashboards.alerts", "run_cli"))
     return parser
 
 

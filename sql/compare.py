@@ -15,6 +15,7 @@ from typing import Any
 
 from poolsight.infra.config import load_settings
 from poolsight.infra.services import trino_connection
+from poolsight.names import TRINO_WRITER_USER
 from poolsight.simulator.similarity import similarity
 from poolsight.sql.tables import BY_NAME
 
@@ -77,10 +78,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
-def compare(source: str, pool: str, ranges: list[tuple[datetime, datetime]]) -> list[dict[str, Any]]:
-    """One dict per range: METRICS plus `curve` {size factor: (hit ratio, sync reads/s)}."""
+def compare(
+    source: str, pool: str, ranges: list[tuple[datetime, datetime]], *, user: str = TRINO_WRITER_USER
+) -> list[dict[str, Any]]:
+    """One dict per range: METRICS plus `curve` {size factor: (hit ratio, sync reads/s)}.
+    The dashboard reads as the read-only user."""
     out: list[dict[str, Any]] = []
-    with trino_connection(load_settings()) as conn:
+    with trino_connection(load_settings(), user=user) as conn:
         cur = conn.cursor()
         for start, end in ranges:
             params = (source, pool, start, end)

@@ -459,6 +459,31 @@ DEAD_LETTER = Table(
     ("collector", "detected_at"),
 )
 
+ALERT = Table(
+    "alert",
+    "Alerts on regressions (dashboards/alerts.py, rules in dashboards/alert_rules.yaml): one row per alert, "
+    "opened when its rule fires for a subject and updated in place when it resolves.",
+    (
+        C("alert_id", "string", "Identifier of the alert (stable from opening to resolution)."),
+        C("rule", "string", "Name of the rule that fired (alert_rules.yaml)."),
+        C("severity", "string", "warning or critical, from the rule."),
+        C("source", "string", "Subsystem, member or collector source the alert is about (null: the whole system)."),
+        C("pool", "string", "Buffer pool the alert is about (null when the rule is not per pool)."),
+        C("subject", "string", "What the rule looked at, e.g. a pool, a table or a collector."),
+        C("state", "string", "open or resolved."),
+        C("opened_at", "timestamp", "Wall-clock time the evaluator opened the alert."),
+        C("resolved_at", "timestamp", "Wall-clock time it saw the rule stop firing (null while open)."),
+        C("updated_at", "timestamp", "Wall-clock time of the latest evaluation that saw the rule firing."),
+        C("event_time", "timestamp", "Event time of the data the rule fired on (the end of the window it read)."),
+        C("value", "double", "The measured value that crossed the threshold (latest while open)."),
+        C("baseline", "double", "What it was compared with (e.g. the same hour a week earlier), if any."),
+        C("threshold", "double", "The threshold of the rule."),
+        C("message", "string", "The alert in words: rule, subject, value, baseline and threshold."),
+    ),
+    "opened_at",
+    ("rule", "source", "pool", "opened_at"),
+)
+
 TABLES: tuple[Table, ...] = (
     POOL_PANE,
     OBJECT_PANE,
@@ -474,6 +499,7 @@ TABLES: tuple[Table, ...] = (
     BACKUP_STATS,
     BACKUP_THREAD,
     DEAD_LETTER,
+    ALERT,
 )
 BY_NAME = {t.name: t for t in TABLES}
 

@@ -1,0 +1,1 @@
+"""The web dashboard over Trino, alert rules and Grafana provisioning (README.md)."""

@@ -1,0 +1,541 @@
+// poolsight dashboard: one script for every page. Each page reads its JSON API every few
+// seconds and updates its tables and charts in place. Data reaches the page as text
+// (textContent), never as HTML. The URL holds the state: source, pool, object, range.
+"use strict";
+
+const PAGES = { overview: "Overview", pool: "Pool", objects: "Objects", history: "History", checks: "Prediction checks", health: "Data health" };
+const RANGES = ["15m", "1h", "6h", "24h", "7d", "30d", "90d", "1y"];
+const page = location.pathname.replace(/^\/+|\/+$/g, "") || "overview";
+const params = new URLSearchParams(location.search);
+const REFRESH_MS = Math.max(1000, Number(params.get("refresh") || 5000));
+const charts = {};
+let refreshes = 0;
+let timer = null;
+
+// ---------------------------------------------------------------- helpers
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (v !== undefined && v !== null) e.setAttribute(k, v);
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+function num(v, digits = 0) {
+  if (v === null || v === undefined || Number.isNaN(v)) return "-";
+  return Number(v).toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+const pct = (v, digits = 1) => (v === null || v === undefined ? "-" : num(100 * v, digits) + " %");
+const signedPct = (v) => (v === null || v === undefined ? "-" : (v >= 0 ? "+" : "") + num(100 * v, 1) + " %");
+function time(v) {
+  if (!v) return "-";
+  return v.replace("T", " ").replace(/\.\d+/, "").replace("Z", "Z");
+}
+function age(seconds) {
+  if (seconds === null || seconds === undefined) return "-";
+  const s = Math.abs(seconds);
+  const text = s < 120 ? `${Math.round(s)} s` : s < 7200 ? `${Math.round(s / 60)} min` : s < 172800 ? `${(s / 3600).toFixed(1)} h` : `${(s / 86400).toFixed(1)} d`;
+  return seconds < 0 ? `in ${text}` : text;
+}
+
+function link(path, extra, text) {
+  const p = new URLSearchParams();
+  for (const k of ["source", "pool", "range"]) if (params.get(k)) p.set(k, params.get(k));
+  for (const [k, v] of Object.entries(extra || {})) if (v === null) p.delete(k); else p.set(k, v);
+  return el("a", { href: `/${path}?${p}`, text });
+}
+
+function setParam(k, v) {
+  if (v === null || v === "") params.delete(k); else params.set(k, v);
+  history.replaceState(null, "", `${location.pathname}?${params}`);
+  buildNav();
+  refresh();
+}
+
+async function api(name, extra) {
+  const p = new URLSearchParams(params);
+  p.delete("refresh");
+  for (const [k, v] of Object.entries(extra || {})) p.set(k, v);
+  const r = await fetch(`/api/${name}?${p}`);
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
+  return body;
+}
+
+function card(id, title, note, wide) {
+  let c = document.getElementById(id);
+  if (!c) {
+    c = el("section", { id, class: "card" + (wide ? " wide" : "") }, el("h2", { text: title }));
+    if (note) c.append(el("p", { class: "note", text: note }));
+    document.getElementById("main").append(c);
+  }
+  return c;
+}
+
+function chart(parent, id, height) {
+  if (!charts[id]) {
+    const div = el("div", { id, class: "chart" });
+    if (height) div.style.height = `${height}px`;
+    parent.append(div);
+    charts[id] = echarts.init(div, null, { renderer: "canvas" });
+  }
+  return charts[id];
+}
+window.addEventListener("resize", () => Object.values(charts).forEach((c) => c.resize()));
+
+// A sortable table. columns: [{key, label, fmt, text, cls}]; the sort survives refreshes.
+const sorts = {};
+function table(parent, id, columns, rows, defaultSort) {
+  let wrap = document.getElementById(id);
+  if (!wrap) {
+    wrap = el("div", { id, class: "scroll" });
+    parent.append(wrap);
+  }
+  const sort = sorts[id] || (sorts[id] = { key: defaultSort ? defaultSort.key : null, asc: defaultSort ? !!defaultSort.asc : false });
+  const sorted = [...rows];
+  if (sort.key) {
+    sorted.sort((a, b) => {
+      const x = a[sort.key], y = b[sort.key];
+      if (x === y) return 0;
+      if (x === null || x === undefined) return 1;
+      if (y === null || y === undefined) return -1;
+      return (x < y ? -1 : 1) * (sort.asc ? 1 : -1);
+    });
+  }
+  const head = el("tr", {}, ...columns.map((c) => {
+    const th = el("th", { text: c.label, class: (c.text ? "text " : "") + (sort.key === c.key ? "sorted" + (sort.asc ? " asc" : "") : ""), "data-col": c.key, title: c.title || null });
+    th.addEventListener("click", () => {
+      sort.asc = sort.key === c.key ? !sort.asc : !!c.text;
+      sort.key = c.key;
+      table(parent, id, columns, rows, defaultSort);
+    });
+    return th;
+  }));
+  const body = sorted.map((r) => el("tr", { "data-key": r._key || null }, ...columns.map((c) => {
+    const v = r[c.key];
+    const content = c.render ? c.render(r) : (c.fmt ? c.fmt(v, r) : (v ?? "-"));
+    const td = el("td", { class: (c.text ? "text " : "") + (c.cls ? c.cls(v, r) || "" : ""), "data-col": c.key, "data-value": v === null || v === undefined ? "" : String(v) });
+    td.append(content instanceof Node ? content : document.createTextNode(String(content)));
+    return td;
+  })));
+  wrap.replaceChildren(el("table", {}, el("thead", {}, head), el("tbody", {}, ...body)));
+}
+
+function kv(parent, id, pairs) {
+  let dl = document.getElementById(id);
+  if (!dl) { dl = el("dl", { id, class: "kv" }); parent.append(dl); }
+  dl.replaceChildren(...pairs.flatMap(([k, v, key]) => [el("dt", { text: k }), el("dd", { text: v, "data-key": key || null })]));
+}
+
+const series = (rows, key) => rows.map((r) => [r.t, r[key] ?? null]);
+function timeChart(c, legend, lines, yName, extra) {
+  c.setOption({
+    animation: false,
+    tooltip: { trigger: "axis" },
+    legend: { data: legend, top: 0 },
+    grid: { left: 60, right: 60, top: 30, bottom: 30 },
+    xAxis: { type: "time" },
+    yAxis: [{ type: "value", name: yName, scale: true }, ...(extra || [])],
+    series: lines,
+  }, { notMerge: true });
+}
+
+// ---------------------------------------------------------------- header
+
+function buildNav() {
+  const nav = document.getElementById("nav");
+  nav.replaceChildren(...Object.entries(PAGES).map(([p, label]) => {
+    const a = link(p, {}, label);
+    if (p === page || (p === "objects" && page === "object")) a.className = "active";
+    return a;
+  }));
+}
+
+let poolList = null;
+async function buildControls() {
+  const box = document.getElementById("controls");
+  box.replaceChildren();
+  let rangeSelect = null;
+  if (["pool", "objects", "object", "checks"].includes(page)) {
+    rangeSelect = el("select", { id: "range-select", "aria-label": "range", onchange: (e) => setParam("range", e.target.value) });
+    for (const r of RANGES) rangeSelect.append(el("option", { value: r, text: `last ${r}` }));
+    rangeSelect.value = params.get("range") || "1h";
+    box.append(rangeSelect);
+  }
+  if (["pool", "objects", "object", "history", "checks"].includes(page)) {
+    if (!poolList) {
+      try { poolList = (await api("pools")).pools; } catch (e) { poolList = []; }
+    }
+    const sel = el("select", { id: "pool-select", "aria-label": "pool", onchange: (e) => {
+      const [s, p] = JSON.parse(e.target.value);
+      params.set("source", s);
+      params.delete("object");
+      setParam("pool", p);
+    } });
+    const current = JSON.stringify([params.get("source"), params.get("pool")]);
+    const options = poolList.map((r) => JSON.stringify([r.source, r.pool]));
+    if (!options.includes(current)) options.unshift(current);
+    for (const o of options) {
+      const [s, p] = JSON.parse(o);
+      sel.append(el("option", { value: o, text: s ? `${s} / ${p}` : "(choose a pool)" }));
+    }
+    sel.value = current;
+    box.prepend(sel);
+  }
+}
+
+// ---------------------------------------------------------------- pages
+
+const RENDER = {};
+
+RENDER.overview = async () => {
+  const d = await api("overview");
+  poolList = d.pools;
+  const c = card("pools", "Buffer pools", "Each pool at its newest pane: measured (the trace's misses) and simulated sync reads at the current size, statistics hit ratios, what doubling the pool saves.", true);
+  for (const r of d.pools) r._key = `${r.source}/${r.pool}`;
+  table(c, "pools-table", [
+    { key: "source", label: "Source", text: true },
+    { key: "pool", label: "Pool", text: true, render: (r) => link("pool", { source: r.source, pool: r.pool }, r.pool) },
+    { key: "vpsize", label: "VPSIZE", fmt: (v) => num(v) },
+    { key: "getpages_per_s", label: "Getpages/s", fmt: (v) => num(v) },
+    { key: "measured_sync_reads_per_s", label: "Sync reads/s", title: "measured: random getpages the trace reported as misses", fmt: (v) => num(v, 1) },
+    { key: "simulated_sync_reads_per_s", label: "Simulated/s", fmt: (v) => num(v, 1) },
+    { key: "accuracy_error_ratio", label: "Sim error", fmt: signedPct, cls: (v) => (v !== null && v !== undefined && Math.abs(v) > 0.1 ? "bad" : "") },
+    { key: "application_hit_ratio", label: "App hit", title: "statistics: (getpages - sync reads) / getpages", fmt: (v) => pct(v) },
+    { key: "system_hit_ratio", label: "System hit", title: "statistics: (getpages - pages read) / getpages; negative: prefetch reads pages nobody uses", fmt: (v) => (v !== null && v !== undefined && v < 0 ? "⚠ " : "") + pct(v), cls: (v) => (v !== null && v !== undefined && v < 0 ? "bad" : "") },
+    { key: "trace_hit_ratio", label: "Trace hit", fmt: (v) => pct(v) },
+    { key: "saved_sync_reads_per_s_2x", label: "Saved I/O/s @2x", fmt: (v) => num(v, 1) },
+    { key: "freshness_s", label: "Data age", title: "wall clock minus the end of the newest pane", fmt: age, cls: (v) => (v > 600 ? "warn" : "") },
+    { key: "open_alerts", label: "Alerts", fmt: (v) => num(v), cls: (v) => (v > 0 ? "bad" : "") },
+  ], d.pools, { key: "measured_sync_reads_per_s" });
+  renderAlerts(card("alerts", "Alerts", "Open alerts and those of the last 24 h (rules: dashboards/alert_rules.yaml).", true), d.alerts);
+};
+
+function renderAlerts(c, alerts) {
+  for (const a of alerts) a._key = a.alert_id;
+  table(c, "alerts-table", [
+    { key: "state", label: "State", text: true, render: (r) => el("span", { class: `pill ${r.state}`, text: r.state }) },
+    { key: "severity", label: "Severity", text: true, render: (r) => el("span", { class: `pill ${r.severity}`, text: r.severity || "-" }) },
+    { key: "rule", label: "Rule", text: true },
+    { key: "source", label: "Source", text: true },
+    { key: "pool", label: "Pool", text: true },
+    { key: "message", label: "Message", text: true },
+    { key: "opened_at", label: "Opened", text: true, fmt: time },
+    { key: "resolved_at", label: "Resolved", text: true, fmt: time },
+  ], alerts, { key: "opened_at" });
+}
+
+function interpolate(curve, size) {
+  // Linear between the simulated sizes; the view's own values at each simulated size.
+  const keys = ["sync_reads_per_s", "hit_ratio", "avoided_sync_reads_per_s", "cpu_seconds_saved_per_24h", "elapsed_seconds_saved_per_24h", "prefetch_pages_per_s"];
+  let i = curve.findIndex((r) => r.size_pages >= size);
+  if (i < 0) i = curve.length - 1;
+  const hi = curve[i], lo = curve[Math.max(0, i - 1)];
+  const f = hi.size_pages === lo.size_pages ? 1 : (size - lo.size_pages) / (hi.size_pages - lo.size_pages);
+  const out = { size_pages: size };
+  for (const k of keys) out[k] = lo[k] === null || hi[k] === null ? null : lo[k] + f * (hi[k] - lo[k]);
+  return out;
+}
+
+function whatIf(c, curve) {
+  let box = document.getElementById("whatif");
+  const sizes = curve.map((r) => r.size_pages);
+  const current = curve.find((r) => r.is_current) || curve[0];
+  if (!box) {
+    box = el("div", { id: "whatif" },
+      el("div", { class: "whatif" },
+        el("label", { for: "whatif-size", text: "Pool size (buffers)" }),
+        el("input", { id: "whatif-range", type: "range", "aria-label": "what-if size slider" }),
+        el("input", { id: "whatif-size", type: "number", style: "width:110px" })),
+      el("div", { class: "readout", id: "whatif-readout" }));
+    c.append(box);
+    const range = box.querySelector("#whatif-range"), input = box.querySelector("#whatif-size");
+    range.addEventListener("input", () => { input.value = range.value; showWhatIf(); });
+    input.addEventListener("change", () => { range.value = input.value; showWhatIf(); });
+    range.min = Math.min(...sizes);
+    range.max = Math.max(...sizes);
+    range.step = 1;
+    range.value = input.value = current.size_pages;
+  }
+  const range = box.querySelector("#whatif-range");
+  range.min = Math.min(...sizes);
+  range.max = Math.max(...sizes);
+  whatIf.curve = curve;
+  showWhatIf();
+}
+
+function showWhatIf() {
+  const curve = whatIf.curve;
+  const input = document.getElementById("whatif-size");
+  const lo = curve[0].size_pages, hi = curve[curve.length - 1].size_pages;
+  const size = Math.min(hi, Math.max(lo, Number(input.value)));
+  const v = interpolate(curve, size);
+  const items = [
+    ["whatif-sync", num(v.sync_reads_per_s, 1), "sync reads/s at this size"],
+    ["whatif-saved", num(v.avoided_sync_reads_per_s, 1), "sync I/O/s saved vs current"],
+    ["whatif-cpu", num(v.cpu_seconds_saved_per_24h, 1), "CPU s saved per 24 h"],
+    ["whatif-elapsed", num(v.elapsed_seconds_saved_per_24h, 0), "elapsed s saved per 24 h"],
+    ["whatif-hit", pct(v.hit_ratio, 2), "hit ratio"],
+  ];
+  document.getElementById("whatif-readout").replaceChildren(...items.map(([id, value, label]) => el("div", {}, el("b", { id, text: value }), el("span", { text: label }))));
+  const c = charts["curve-chart"];
+  if (c) c.setOption({ series: [{ id: "whatif", type: "line", data: [], markLine: { silent: true, symbol: "none", label: { show: false }, lineStyle: { color: "#1f6feb", type: "dotted" }, data: [{ xAxis: size }] } }] });
+}
+
+RENDER.pool = async () => {
+  if (!params.get("source") || !params.get("pool")) { emptyPage("Choose a pool above, or open one from the overview."); return; }
+  const d = await api("pool");
+  const a = d.attributes;
+  const attrs = card("attributes", `${d.source} / ${d.pool}`, "Pool attributes and the simulation's model.");
+  kv(attrs, "attributes-kv", [
+    ["VPSIZE (buffers)", num(a.vpsize), "vpsize"], ["VPSEQT", a.vpseqt === null ? "-" : `${num(a.vpseqt)} %`, "vpseqt"],
+    ["Model", a.model || "-", "model"], ["Model sampling", a.model_sampling_rate === null ? "-" : num(a.model_sampling_rate, 4), "model_sampling_rate"],
+    ["Stack mode", `${a.mode || "-"} (rate ${num(a.sampling_rate, 4)})`, "mode"], ["Window", `${num(a.window_panes)} panes`, "window_panes"],
+    ["Panes", num(a.panes), "panes"], ["Newest pane end", time(a.latest_pane_end), "latest_pane_end"],
+    ["CPU per sync read", a.cpu_us_per_sync_read === null ? "-" : `${num(a.cpu_us_per_sync_read)} µs`, "cpu_us_per_sync_read"],
+    ["Sync read time", d.curve.length ? `${num(d.curve[0].sync_read_ms, 2)} ms (${d.curve[0].sync_read_ms_from || "-"})` : "-", "sync_read_ms"],
+  ]);
+  const acc = card("accuracy", "Simulation against measurement", "The simulation at the pool's own settings against the sync reads the pool measured.");
+  const m = d.measured_at_current, cur = d.curve.find((r) => r.is_current);
+  kv(acc, "accuracy-kv", [
+    ["Simulated at current size (curve window)", cur ? num(cur.sync_reads_per_s, 2) + " /s" : "-", "curve_simulated"],
+    ["Measured over the same window", m ? num(m.measured_sync_reads_per_s, 2) + " /s" : "-", "curve_measured"],
+    ["Latest accuracy window", d.accuracy ? `${time(d.accuracy.window_start)} – ${time(d.accuracy.window_end)} (${d.accuracy.measured_from})` : "-", "accuracy_window"],
+    ["Simulated / measured", d.accuracy ? `${num(d.accuracy.simulated_sync_reads_per_s, 2)} / ${num(d.accuracy.measured_sync_reads_per_s, 2)} per s` : "-", "accuracy_values"],
+    ["Error", d.accuracy ? signedPct(d.accuracy.error_ratio) : "-", "accuracy_error"],
+  ]);
+  const cc = card("curve", "Sim graph: sync reads and prefetch against pool size", d.curve.length ? `Window ${time(d.curve[0].window_start)} – ${time(d.curve[0].window_end)}, ${d.curve[0].panes} panes at the pool's policy; ◆ measured at the current size.` : "No curve yet.", true);
+  if (d.curve.length) {
+    chart(cc, "curve-chart", 320).setOption({
+      animation: false,
+      tooltip: { trigger: "axis" },
+      legend: { data: ["sync reads/s", "prefetch pages/s", "measured sync reads/s"], top: 0 },
+      grid: { left: 70, right: 70, top: 30, bottom: 40 },
+      xAxis: { type: "value", name: "buffers", scale: true },
+      yAxis: [{ type: "value", name: "sync reads/s" }, { type: "value", name: "prefetch pages/s" }],
+      series: [
+        { id: "sync", name: "sync reads/s", type: "line", data: d.curve.map((r) => [r.size_pages, r.sync_reads_per_s]),
+          markLine: cur ? { symbol: "none", label: { formatter: "current" }, data: [{ xAxis: cur.size_pages }] } : undefined },
+        { id: "prefetch", name: "prefetch pages/s", type: "line", yAxisIndex: 1, data: d.curve.map((r) => [r.size_pages, r.prefetch_pages_per_s]) },
+        { id: "measured", name: "measured sync reads/s", type: "scatter", symbol: "diamond", symbolSize: 14, data: cur && m ? [[cur.size_pages, m.measured_sync_reads_per_s]] : [] },
+      ],
+    });
+    whatIf(cc, d.curve);
+  }
+  const s = d.series;
+  const io = card("io", "Sync reads/s: measured and simulated (predicted) per pane", "Measured: the trace's random misses; statistics: the pool's reported sync reads.");
+  timeChart(chart(io, "io-chart"), ["measured", "simulated", "statistics"], [
+    { name: "measured", type: "line", showSymbol: false, data: series(s, "measured_sync_reads_per_s") },
+    { name: "simulated", type: "line", showSymbol: false, lineStyle: { type: "dashed" }, data: series(s, "simulated_sync_reads_per_s") },
+    { name: "statistics", type: "line", step: "end", showSymbol: false, data: series(d.stats_series, "sync_reads_per_s") },
+  ], "reads/s");
+  const hr = card("hit", "Hit ratios", "Random getpages: measured (the trace's misses) and simulated at the current size; statistics: application and system hit ratio.");
+  timeChart(chart(hr, "hit-chart"), ["random, measured", "random, simulated", "application (stats)", "system (stats)"], [
+    { name: "random, measured", type: "line", showSymbol: false, data: series(s, "measured_random_hit_ratio") },
+    { name: "random, simulated", type: "line", showSymbol: false, lineStyle: { type: "dashed" }, data: series(s, "simulated_random_hit_ratio") },
+    { name: "application (stats)", type: "line", step: "end", showSymbol: false, data: series(d.stats_series, "application_hit_ratio") },
+    { name: "system (stats)", type: "line", step: "end", showSymbol: false, data: series(d.stats_series, "system_hit_ratio") },
+  ], "ratio");
+  const ws = card("ws", "Working set", "Pages referenced within the simulation window, and per pane; VPSIZE for scale.");
+  timeChart(chart(ws, "ws-chart"), ["working set", "pages per pane", "VPSIZE"], [
+    { name: "working set", type: "line", showSymbol: false, data: series(s, "working_set_pages") },
+    { name: "pages per pane", type: "line", showSymbol: false, data: series(s, "distinct_pages") },
+    { name: "VPSIZE", type: "line", step: "end", showSymbol: false, lineStyle: { type: "dotted" }, data: series(s, "current_size") },
+  ], "pages");
+  const mix = card("mix", "Access mix", d.mix && d.mix.getpages ? `Over the range: random ${pct(d.mix.random / d.mix.getpages)}, sequential ${pct(d.mix.sequential / d.mix.getpages)}, list ${pct(d.mix.list / d.mix.getpages)}.` : "No getpages in the range.");
+  mix.querySelector(".note").textContent = d.mix && d.mix.getpages ? `Over the range: random ${pct(d.mix.random / d.mix.getpages)}, sequential ${pct(d.mix.sequential / d.mix.getpages)}, list ${pct(d.mix.list / d.mix.getpages)}.` : "No getpages in the range.";
+  timeChart(chart(mix, "mix-chart"), ["random", "sequential", "list"], ["random", "sequential", "list"].map((k) => ({
+    name: k, type: "line", stack: "mix", areaStyle: {}, showSymbol: false, data: series(s, `${k}_per_s`),
+  })), "getpages/s");
+};
+
+RENDER.objects = async () => {
+  if (!params.get("source") || !params.get("pool")) { emptyPage("Choose a pool above."); return; }
+  const d = await api("objects");
+  const c = card("objects", `Objects of ${d.source} / ${d.pool} by I/O cost`, d.window ? `${time(d.window.start)} – ${time(d.window.end)}. Sync I/O, CPU and delay from the simulation at the current size priced with measured I/O times (object_io_cost); traced: the I/O events.` : "No data in the range.", true);
+  for (const r of d.objects) r._key = r.object;
+  table(c, "objects-table", [
+    { key: "object", label: "Object", text: true, render: (r) => link("object", { object: r.object }, r.object) },
+    { key: "access_class", label: "Class", text: true },
+    { key: "sequential_share", label: "Seq share", fmt: (v) => pct(v) },
+    { key: "getpages_per_s", label: "Getpages/s", fmt: (v) => num(v, 1) },
+    { key: "sync_ios_per_s", label: "Sync I/O/s", fmt: (v) => num(v, 2) },
+    { key: "traced_sync_ios_per_s", label: "Traced I/O/s", fmt: (v) => num(v, 2) },
+    { key: "cpu_seconds_per_24h", label: "CPU s/24h", fmt: (v) => num(v, 1) },
+    { key: "delay_seconds_per_24h", label: "Delay s/24h", fmt: (v) => num(v, 0) },
+    { key: "share_of_pool_sync_reads", label: "Share of pool", title: "share of the pool's simulated sync reads at its current size", fmt: (v) => pct(v) },
+    { key: "ws_avg", label: "WS avg", fmt: (v) => num(v) },
+    { key: "ws_max", label: "WS max", fmt: (v) => num(v) },
+    { key: "ws_change", label: "WS change/pane", fmt: (v) => num(v) },
+  ], d.objects, { key: "sync_ios_per_s" });
+  const top = [...d.objects].sort((x, y) => (y.share_of_pool_sync_reads || 0) - (x.share_of_pool_sync_reads || 0)).slice(0, 15).reverse();
+  const sc = card("share", "Share of the pool's sync reads", "Top objects by their part of the pool's simulated sync reads at the current size.", true);
+  chart(sc, "share-chart", Math.max(200, 24 * top.length + 60)).setOption({
+    animation: false, tooltip: {}, grid: { left: 180, right: 40, top: 10, bottom: 30 },
+    xAxis: { type: "value", axisLabel: { formatter: (v) => `${Math.round(v * 100)} %` } },
+    yAxis: { type: "category", data: top.map((r) => r.object) },
+    series: [{ type: "bar", data: top.map((r) => r.share_of_pool_sync_reads || 0) }],
+  }, { notMerge: true });
+};
+
+RENDER.object = async () => {
+  if (!params.get("object")) { emptyPage("Choose an object on the Objects page."); return; }
+  const d = await api("object");
+  const s = d.series;
+  const c = card("object-io", `${d.object} in ${d.source} / ${d.pool}`, "Sync reads/s simulated at the pool's current size, traced (I/O events) and getpages the trace reported as misses.", true);
+  timeChart(chart(c, "object-io-chart"), ["simulated", "traced", "measured misses", "getpages/s"], [
+    { name: "simulated", type: "line", showSymbol: false, data: series(s, "simulated_sync_reads_per_s") },
+    { name: "traced", type: "line", showSymbol: false, data: series(s, "traced_sync_reads_per_s") },
+    { name: "measured misses", type: "line", showSymbol: false, data: series(s, "measured_misses_per_s") },
+    { name: "getpages/s", type: "line", showSymbol: false, yAxisIndex: 1, data: series(s, "getpages_per_s") },
+  ], "reads/s", [{ type: "value", name: "getpages/s" }]);
+  const w = card("object-ws", "Working set and sequential share", "");
+  timeChart(chart(w, "object-ws-chart"), ["working set", "sequential share"], [
+    { name: "working set", type: "line", showSymbol: false, data: series(s, "working_set_pages") },
+    { name: "sequential share", type: "line", showSymbol: false, yAxisIndex: 1, data: series(s, "sequential_share") },
+  ], "pages", [{ type: "value", name: "share", min: 0, max: 1 }]);
+};
+
+const METRICS = [
+  ["getpages", "Getpages", 0], ["getpages_per_s", "Getpages/s", 1], ["observed_hit_ratio", "Measured hit ratio", "pct"],
+  ["sync_reads_per_s", "Simulated sync reads/s", 2], ["random_hit_ratio", "Simulated random hit ratio", "pct"],
+  ["max_working_set_pages", "Max working set (pages)", 0], ["panes", "Panes", 0],
+];
+
+RENDER.history = async () => {
+  if (!params.get("source") || !params.get("pool")) { emptyPage("Choose a pool above."); return; }
+  if (!params.get("b_to")) {
+    // Default: the newest hour against the hour before it.
+    const w = (await api("pool", { range: "1h" })).window;
+    if (!w) { emptyPage("No panes for this pool yet."); return; }
+    const end = Date.parse(w.end), hour = 3600e3;
+    for (const [k, v] of [["a_from", end - 2 * hour], ["a_to", end - hour], ["b_from", end - hour], ["b_to", end]]) params.set(k, new Date(v).toISOString());
+    history.replaceState(null, "", `${location.pathname}?${params}`);
+  }
+  const form = card("ranges", "Compare two ranges of event time", "Times in UTC (ISO 8601). The same logic as `poolsight compare`.", true);
+  if (!document.getElementById("range-form")) {
+    const inputs = ["a_from", "a_to", "b_from", "b_to"].map((k) => el("label", {}, `${k.replace("_", " ")} `, el("input", { id: `in-${k}`, value: params.get(k), size: 24 })));
+    const f = el("form", { id: "range-form", class: "ranges", onsubmit: (e) => {
+      e.preventDefault();
+      for (const k of ["a_from", "a_to", "b_from", "b_to"]) params.set(k, document.getElementById(`in-${k}`).value);
+      setParam("b_to", params.get("b_to"));
+    } }, ...inputs, el("button", { type: "submit", text: "Compare" }));
+    form.append(f);
+  }
+  const d = await api("history");
+  const [a, b] = d.ranges;
+  const rows = METRICS.map(([key, label, digits]) => {
+    const fa = a[key], fb = b[key];
+    const fmt = (v) => (digits === "pct" ? pct(v, 2) : num(v, digits));
+    const change = fa && fb !== null && fb !== undefined ? fb / fa - 1 : null;
+    return { _key: key, metric: label, a: fmt(fa), b: fmt(fb), change: digits === "pct" ? (fa !== null && fb !== null ? `${num(100 * (fb - fa), 2)} pt` : "-") : signedPct(change) };
+  });
+  const t = card("compare", "Side by side", `A: ${time(a.start)} – ${time(a.end)}; B: ${time(b.start)} – ${time(b.end)}.`);
+  t.querySelector(".note").textContent = `A: ${time(a.start)} – ${time(a.end)}; B: ${time(b.start)} – ${time(b.end)}.`;
+  table(t, "compare-table", [
+    { key: "metric", label: "Metric", text: true }, { key: "a", label: "A" }, { key: "b", label: "B" }, { key: "change", label: "B vs A" },
+  ], rows, null);
+  const sim = d.similarity;
+  const sc = card("similarity", "How alike the workloads are", "1 = the same objects in the same random / sequential / list mix at the same rate.");
+  kv(sc, "similarity-kv", [
+    ["Similarity score", num(sim.score, 3), "score"],
+    ["Getpage rate change", signedPct(sim.getpage_rate_change), "getpage_rate_change"],
+    ["Mix A (random / sequential / list)", ["random", "sequential", "list"].map((k) => pct(sim.mix_a[k])).join(" / "), "mix_a"],
+    ["Mix B", ["random", "sequential", "list"].map((k) => pct(sim.mix_b[k])).join(" / "), "mix_b"],
+    ["Objects only in B", sim.objects_new.join(", ") || "none", "objects_new"],
+    ["Objects only in A", sim.objects_gone.join(", ") || "none", "objects_gone"],
+  ]);
+  const cc = card("history-curve", "Curves of A and B", "Simulated sync reads/s by size factor (1 = the size at the time).", true);
+  chart(cc, "history-curve-chart").setOption({
+    animation: false, tooltip: { trigger: "axis" }, legend: { data: ["A", "B"], top: 0 },
+    grid: { left: 70, right: 30, top: 30, bottom: 40 },
+    xAxis: { type: "value", name: "size factor" }, yAxis: { type: "value", name: "sync reads/s" },
+    series: [a, b].map((r, i) => ({ name: i ? "B" : "A", type: "line", data: r.curve.map((p) => [p.size_factor, p.sync_reads_per_s]) })),
+  }, { notMerge: true });
+};
+
+RENDER.checks = async () => {
+  const d = await api("checks");
+  const c = card("prediction-checks", "Predictions checked against measurement", "After each -ALTER BUFFERPOOL: what the curve before the change predicted for the new setting against what the pool measured after it (per getpage, times the getpage rate after), with how alike the workloads were.", true);
+  for (const r of d.checks) r._key = `${r.source}/${r.pool}/${r.changed_at}`;
+  table(c, "checks-table", [
+    { key: "source", label: "Source", text: true }, { key: "pool", label: "Pool", text: true },
+    { key: "changed_at", label: "Changed at", text: true, fmt: time }, { key: "setting", label: "Setting", text: true },
+    { key: "old_value", label: "From", fmt: (v) => num(v) }, { key: "new_value", label: "To", fmt: (v) => num(v) },
+    { key: "predicted_sync_reads_per_s", label: "Predicted reads/s", fmt: (v) => num(v, 1) },
+    { key: "measured_sync_reads_per_s", label: "Measured reads/s", fmt: (v) => num(v, 1) },
+    { key: "error_ratio", label: "Error", fmt: signedPct, cls: (v) => (v !== null && v !== undefined && Math.abs(v) > 0.1 ? "bad" : "") },
+    { key: "similarity", label: "Similarity", fmt: (v) => num(v, 3) }, { key: "panes_after", label: "Panes after", fmt: (v) => num(v) },
+  ], d.checks, { key: "changed_at" });
+  if (params.get("source") && params.get("pool")) {
+    const a = card("accuracy-history", `Accuracy of ${params.get("source")} / ${params.get("pool")} at its own settings`, "Simulated / measured - 1 per window: trace (hit flags) and statistics intervals.", true);
+    const by = (from) => d.accuracy.filter((r) => r.measured_from === from).map((r) => [r.t, r.error_ratio]);
+    timeChart(chart(a, "accuracy-chart"), ["trace", "statistics"], [
+      { name: "trace", type: "line", showSymbol: false, data: by("trace") },
+      { name: "statistics", type: "line", step: "end", data: by("statistics") },
+    ], "error", []);
+  }
+};
+
+RENDER.health = async () => {
+  const d = await api("health");
+  const t = card("freshness", "Freshness per table", "Newest row of each table (its time column) and its age on the wall clock.");
+  for (const r of d.tables) r._key = r.table_name;
+  table(t, "freshness-table", [
+    { key: "table_name", label: "Table", text: true }, { key: "newest", label: "Newest", text: true, fmt: time },
+    { key: "age_s", label: "Age", fmt: age, cls: (v) => (v > 900 ? "warn" : "") }, { key: "row_count", label: "Rows", fmt: (v) => num(v) },
+  ], d.tables, { key: "table_name", asc: true });
+  const j = card("jobs", "Streaming jobs", "From the Flink REST API.");
+  for (const r of d.jobs) r._key = r.name;
+  table(j, "jobs-table", [
+    { key: "name", label: "Job", text: true }, { key: "state", label: "State", text: true, cls: (v) => (v === "RUNNING" ? "ok" : "bad") },
+    { key: "started", label: "Started", text: true, fmt: time }, { key: "duration_s", label: "Running for", fmt: age },
+  ], d.jobs, null);
+  const dl = card("dead-letters", `Dead letters of the last ${d.days} days`, "Records that could not be used, by collector, source and reason.", true);
+  for (const r of d.dead_letters) r._key = `${r.collector}/${r.source}/${r.reason}`;
+  table(dl, "dead-letters-table", [
+    { key: "collector", label: "Collector", text: true }, { key: "source", label: "Source", text: true },
+    { key: "reason", label: "Reason", text: true }, { key: "records", label: "Records", fmt: (v) => num(v) },
+    { key: "latest", label: "Latest", text: true, fmt: time }, { key: "example", label: "Example", text: true },
+  ], d.dead_letters, { key: "records" });
+};
+
+function emptyPage(text) {
+  const c = card("empty", "Nothing to show", text, true);
+  c.querySelector(".note").textContent = text;
+}
+
+// ---------------------------------------------------------------- refresh loop
+
+async function refresh() {
+  clearTimeout(timer);
+  const status = document.getElementById("status");
+  const error = document.getElementById("error");
+  const t0 = performance.now();
+  try {
+    await RENDER[page]();
+    error.hidden = true;
+    refreshes += 1;
+    document.body.dataset.refreshes = String(refreshes);
+    document.body.dataset.loaded = "1";
+    status.textContent = `updated ${new Date().toISOString().slice(11, 19)}Z in ${Math.round(performance.now() - t0)} ms · every ${REFRESH_MS / 1000} s`;
+  } catch (e) {
+    error.hidden = false;
+    error.textContent = `Could not load ${page}: ${e.message}. Retrying every ${REFRESH_MS / 1000} s.`;
+    document.body.dataset.failed = String(Number(document.body.dataset.failed || 0) + 1);
+  }
+  timer = setTimeout(refresh, document.hidden ? 4 * REFRESH_MS : REFRESH_MS);
+}
+
+document.addEventListener("DOMContentLoaded", async () => {
+  if (!RENDER[page]) { emptyPage(`No page ${page}.`); return; }
+  document.title = `poolsight · ${PAGES[page] || "Object"}${params.get("pool") ? " · " + params.get("pool") : ""}`;
+  buildNav();
+  buildControls();  // its pool list is one small query beside the page's own
+  refresh();
+});

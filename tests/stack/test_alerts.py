@@ -1,0 +1,186 @@
+"""Alerts on the real stack: a generated regression (BP1 shrunk for five minutes) opens a sync_reads_up
+alert evaluated as of a time inside it and resolves it as of a time after it, with the webhook told both.
+
+Each `poolsight alerts evaluate` is a new process: it finds the alert it resolves by reading the open
+alerts back from the table. Rules have names unique to the run, so the launcher's own evaluator (the
+shipped rules) and older runs leave these alerts alone; the member name is unique too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from poolsight.infra.config import load_settings
+from poolsight.infra.services import trino_connection
+from tests.conftest import ROOT, poolsight
+
+pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
+
+POOL_PANE = "iceberg.poolsight.pool_pane"
+SHRINK_AT, RESTORE_AT, DURATION = 600, 900, 1200  # seconds of event time; day-posting's BP1 has 40,000 buffers
+
+
+def _query(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    with trino_connection(load_settings()) as conn:
+        cur = conn.cursor()
+        cur.execute(sql, params)
+        return list(cur.fetchall())
+
+
+@pytest.fixture(scope="module")
+def jobs() -> Iterator[None]:
+    poolsight("jobs", "cancel", "--all")
+    r = poolsight("jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", "15", timeout=600)
+    assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
+    yield
+    poolsight("jobs", "cancel", "--all")
+
+
+@pytest.fixture(scope="module")
+def regression(jobs: None) -> tuple[str, datetime]:
+    """A member whose BP1 runs at 2,000 buffers from 600 s to 900 s, all in pool_pane; it and its first pane."""
+    member = f"AL{uuid.uuid4().hex[:6].upper()}"
+    start = int(time.time()) // 60 * 60 - 2 * 3600  # whole minutes: panes and --at times line up
+    r = poolsight(
+        "generate", "day-posting", "--members", member, "--seed", "7", "--duration", str(DURATION),
+        "--event-rate", "5000", "--start-time", str(start),
+        "--alter", f"BP1:VPSIZE=2000@{SHRINK_AT}", "--alter", f"BP1:VPSIZE=40000@{RESTORE_AT}",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    produced = int(json.loads(r.stdout.strip().splitlines()[-1])["getpages"])
+    deadline, got = time.monotonic() + 300, 0
+    while time.monotonic() < deadline and got != produced:
+        time.sleep(3)
+        got = int(_query(f"SELECT coalesce(sum(getpages), 0) FROM {POOL_PANE} WHERE source = ?", (member,))[0][0])
+    assert got == produced, f"{got:,} of {produced:,} getpages reached pool_pane"
+    [[first]] = _query(f"SELECT min(pane_start) FROM {POOL_PANE} WHERE source = ?", (member,))
+    return member, first
+
+
+@pytest.fixture
+def hook() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A webhook receiver on 127.0.0.1: its URL and the bodies it got."""
+    got: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/alerts", got
+    server.shutdown()
+    server.server_close()
+
+
+def _rate(member: str, start: datetime, end: datetime) -> float:
+    """BP1's measured sync reads per second over the panes inside [start, end], straight from pool_pane."""
+    [[rate]] = _query(
+        f"SELECT sum(observed_sync_reads) / sum(seconds) FROM {POOL_PANE} "
+        "WHERE source = ? AND pool = 'BP1' AND pane_start >= ? AND pane_end <= ?",
+        (member, start, end),
+    )
+    return float(rate)
+
+
+def test_a_regression_opens_an_alert_and_its_end_resolves_it(
+    regression: tuple[str, datetime], hook: tuple[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    member, t0 = regression
+    url, posted = hook
+    rule = f"sync_reads_up_{member.lower()}"
+    params = {"window": "3m", "baseline_offset": "6m", "increase_pct": 10, "min_rate": 5}
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        json.dumps({"webhook": {"url": url}, "rules": [{"name": rule, "kind": "sync_reads_up", "params": params}]})
+    )
+
+    def evaluate(minutes: int) -> list[dict[str, Any]]:
+        at = (t0 + timedelta(minutes=minutes)).isoformat()
+        r = poolsight("alerts", "evaluate", "--rules", str(rules), "--at", at, "--json", timeout=300)
+        assert r.returncode == 0, f"alerts evaluate --at {at}:\n{r.stdout}\n{r.stderr}"
+        out = json.loads(r.stdout)
+        return [{**a, "op": op} for op in ("opened", "resolved") for a in out[op] if a["source"] == member]
+
+    def rows() -> list[Any]:
+        return _query(
+            "SELECT alert_id, pool, state, value, baseline, threshold, event_time, resolved_at "
+            "FROM iceberg.poolsight.alert WHERE rule = ? AND source = ?",
+            (rule, member),
+        )
+
+    # Before: panes ending in (6, 9] minutes against (0, 3]: BP1 at its size in both.
+    assert evaluate(9) == []
+    assert rows() == []
+
+    # During: (11, 14] at 2,000 buffers against (5, 8] at 40,000.
+    changes = evaluate(14)
+    assert [(c["op"], c["pool"]) for c in changes] == [("opened", "BP1")], changes
+    [(alert_id, pool, state, value, baseline, threshold, event_time, resolved_at)] = rows()
+    want = _rate(member, t0 + timedelta(minutes=11), t0 + timedelta(minutes=14))
+    base = _rate(member, t0 + timedelta(minutes=5), t0 + timedelta(minutes=8))
+    assert (alert_id, pool, state, resolved_at) == (changes[0]["alert_id"], "BP1", "open", None)
+    assert value == pytest.approx(want, rel=1e-9) and baseline == pytest.approx(base, rel=1e-9)
+    assert threshold == pytest.approx(1.1 * base, rel=1e-9) and value > threshold
+    assert event_time == t0 + timedelta(minutes=14)
+    r = poolsight("alerts", "list", "--json")
+    assert r.returncode == 0, r.stderr
+    assert alert_id in {a["alert_id"] for a in json.loads(r.stdout)["alerts"]}
+
+    # After: (17, 20] back at 40,000 against (11, 14] shrunk: resolved, by a new evaluator process.
+    changes = evaluate(20)
+    assert [(c["op"], c["alert_id"]) for c in changes] == [("resolved", alert_id)], changes
+    [(aid, _, state, _, _, _, _, resolved_at)] = rows()
+    assert (aid, state) == (alert_id, "resolved") and resolved_at is not None
+
+    mine = [(p["event"], p["alert"]["alert_id"], p["alert"]["state"]) for p in posted if p["alert"]["source"] == member]
+    assert mine == [("opened", alert_id, "open"), ("resolved", alert_id, "resolved")]
+
+
+def test_run_writes_a_heartbeat_after_each_cycle(tmp_path: Path) -> None:
+    """As the launcher starts it (python -m), with its own run folder so the launcher's heartbeat stays apart."""
+    rules = tmp_path / "rules.yaml"
+    name = f"heartbeat_{uuid.uuid4().hex[:8]}"
+    rules.write_text(json.dumps({"rules": [{"name": name, "kind": "dead_letters", "params": {"min_count": 1e9}}]}))
+    beat = tmp_path / "run" / "alerts" / "heartbeat.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "poolsight.dashboards.alerts", "run", "--rules", str(rules), "--every", "2"],
+        env={**os.environ, "POOLSIGHT_RUN_DIR": str(tmp_path / "run")},
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        times: list[float] = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(set(times)) < 2 and proc.poll() is None:
+            time.sleep(0.5)
+            if beat.exists():
+                b = json.loads(beat.read_text())
+                assert (b["rules"], b["error"]) == (1, None), b
+                assert isinstance(b["open"], int)
+                times.append(b["time"])
+        assert len(set(times)) >= 2, f"no two heartbeats at {beat}: {proc.poll()}"
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err, err

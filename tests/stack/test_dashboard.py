@@ -1,0 +1,347 @@
+"""The dashboard in a real browser (Debian's Chromium driven by Playwright) against the real stack.
+
+A generated workload goes through the jobs into Iceberg; each page must load without console
+errors, draw its charts, and show the numbers a query written here independently gets from
+Trino. Screenshots of every page are saved under var/test/screenshots/.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_playwright
+
+from poolsight.infra.config import load_settings
+from poolsight.infra.install import chromium
+from poolsight.infra.services import trino_connection
+from poolsight.names import TRINO_READER_USER
+from tests.conftest import TEST_VAR, poolsight
+
+pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
+
+SHOTS = TEST_VAR / "screenshots"
+DURATION = 420  # seconds of event time: 7 panes of 60 s
+REL = 1e-9
+
+
+def _query(sql: str, params: tuple[Any, ...] = (), user: str | None = None) -> list[Any]:
+    s = load_settings()
+    conn = trino_connection(s, user=user) if user else trino_connection(s)
+    with conn:
+        cur = conn.cursor()
+        cur.execute(sql, params)
+        return list(cur.fetchall())
+
+
+@pytest.fixture(scope="module")
+def member() -> Iterator[str]:
+    """Jobs running and a mixed workload (two pools, statistics, I/O events) in Iceberg."""
+    poolsight("jobs", "cancel", "--all")
+    r = poolsight("jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", "10", timeout=600)
+    assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
+    name = f"D{uuid.uuid4().hex[:6].upper()}"
+    start = (int(time.time()) // 60) * 60 - DURATION - 120
+    g = poolsight(
+        "generate", "mixed", "--members", name, "--start-time", str(start), "--duration", str(DURATION),
+        "--event-rate", "3000", "--seed", "11",
+    )  # fmt: skip
+    assert g.returncode == 0, g.stderr
+    produced = json.loads(g.stdout.strip().splitlines()[-1])["getpages"]
+    deadline = time.monotonic() + 240
+    seen = 0
+    while time.monotonic() < deadline:
+        seen = _query("SELECT coalesce(sum(getpages), 0) FROM iceberg.poolsight.pool_pane WHERE source = ?", (name,))[
+            0
+        ][0]
+        curve = _query("SELECT count(*) FROM iceberg.poolsight.sim_curve_latest WHERE source = ?", (name,))[0][0]
+        if seen == produced and curve > 0:
+            break
+        time.sleep(3)
+    assert seen == produced, f"{seen} of {produced} getpages reached pool_pane"
+    yield name
+    poolsight("jobs", "cancel", "--all")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(chromium()), args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+class Tab:
+    """A page with its console errors collected."""
+
+    def __init__(self, browser: Browser) -> None:
+        self.page: Page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        self.errors: list[str] = []
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        self.dialogs: list[str] = []
+        self.page.on("dialog", self._dialog)
+
+    def _dialog(self, d: Dialog) -> None:
+        self.dialogs.append(d.message)
+        d.dismiss()
+
+    def _console(self, m: ConsoleMessage) -> None:
+        if m.type == "error":
+            self.errors.append(f"console: {m.text}")
+
+    def open(self, path: str, shot: str | None = None) -> Page:
+        self.page.goto(f"{load_settings().dashboard_url}{path}")
+        self.page.wait_for_selector('body[data-loaded="1"], body[data-failed]', timeout=30_000)
+        assert self.page.get_attribute("body", "data-failed") is None, self.page.inner_text("#error")
+        if shot:
+            self.page.wait_for_timeout(300)  # the charts' first frame
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            self.page.screenshot(path=str(SHOTS / f"{shot}.png"), full_page=True)
+        return self.page
+
+    def value(self, selector: str) -> float:
+        raw = self.page.get_attribute(selector, "data-value")
+        assert raw not in (None, ""), selector
+        return float(raw)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def tab(browser: Browser) -> Iterator[Tab]:
+    t = Tab(browser)
+    yield t
+    t.page.close()
+
+
+def _charts_drawn(page: Page) -> dict[str, int]:
+    """Points per chart: ECharts' own model of what it drew, per chart on the page."""
+    counts: dict[str, int] = page.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll('.chart')].map(d => {
+             const c = echarts.getInstanceByDom(d);
+             const n = c ? c.getOption().series.reduce((s, x) => s + (x.data ? x.data.length : 0), 0) : -1;
+             const canvas = d.querySelector('canvas');
+             return [d.id, canvas && canvas.width > 0 ? n : -1];
+           }))"""
+    )
+    return counts
+
+
+def test_every_page_loads_without_console_errors_and_draws_its_charts(member: str, tab: Tab) -> None:
+    objects = [
+        o
+        for (o,) in _query(
+            "SELECT DISTINCT object FROM iceberg.poolsight.object_pane WHERE source = ? AND pool = 'BP1'", (member,)
+        )
+    ]
+    q = f"source={member}&pool=BP1"
+    pages = {
+        "overview": ("/overview", []),
+        "pool": (f"/pool?{q}&range=1h", ["curve-chart", "io-chart", "hit-chart", "ws-chart", "mix-chart"]),
+        "objects": (f"/objects?{q}&range=1h", ["share-chart"]),
+        "object": (f"/object?{q}&range=1h&object={objects[0]}", ["object-io-chart", "object-ws-chart"]),
+        "history": (f"/history?{q}", ["history-curve-chart"]),
+        "health": ("/health", []),
+    }
+    for name, (path, charts) in pages.items():
+        page = tab.open(path, shot=name)
+        drawn = _charts_drawn(page)
+        for chart in charts:
+            assert drawn.get(chart, -1) > 0, (name, chart, drawn)
+        # It refreshes itself in place: a second render without a reload.
+        page.wait_for_selector('body[data-refreshes="2"]', timeout=30_000)
+    assert tab.errors == []
+
+
+def test_overview_and_pool_page_show_what_trino_answers(member: str, tab: Tab) -> None:
+    page = tab.open("/overview")
+    for pool in ("BP1", "BP2"):
+        [[getpages_per_s, sim, size]] = _query(
+            "SELECT max_by(getpages / seconds, pane_start), max_by(sim_sync_reads_per_s, pane_start), "
+            "max_by(current_size, pane_start) FROM iceberg.poolsight.pool_pane WHERE source = ? AND pool = ?",
+            (member, pool),
+        )
+        row = f'#pools-table tr[data-key="{member}/{pool}"]'
+        assert tab.value(f'{row} td[data-col="getpages_per_s"]') == pytest.approx(getpages_per_s, rel=REL)
+        assert tab.value(f'{row} td[data-col="simulated_sync_reads_per_s"]') == pytest.approx(sim, rel=REL)
+        assert page.inner_text(f'{row} td[data-col="vpsize"]') == f"{size:,}"
+    [[stats_app, stats_sys]] = _query(
+        "SELECT max_by(application_hit_ratio, interval_end), max_by(system_hit_ratio, interval_end) "
+        "FROM iceberg.poolsight.pool_stats WHERE source = ? AND pool = 'BP1'",
+        (member,),
+    )
+    row = f'#pools-table tr[data-key="{member}/BP1"]'
+    assert tab.value(f'{row} td[data-col="application_hit_ratio"]') == pytest.approx(stats_app, rel=REL)
+    assert tab.value(f'{row} td[data-col="system_hit_ratio"]') == pytest.approx(stats_sys, rel=REL)
+
+    page = tab.open(f"/pool?source={member}&pool=BP1&range=1h")
+    curve = _query(
+        "SELECT size_pages, sync_reads_per_s, avoided_sync_reads_per_s, is_current, window_start, window_end "
+        "FROM iceberg.poolsight.sim_curve_latest WHERE source = ? AND pool = 'BP1' ORDER BY size_pages",
+        (member,),
+    )
+    current = next(r for r in curve if r[3])
+    assert page.inner_text("#whatif-sync") == f"{current[1]:,.1f}"
+    assert page.input_value("#whatif-size") == str(current[0])
+    assert page.inner_text("#accuracy-kv dd[data-key=curve_simulated]") == f"{current[1]:,.2f} /s"
+    [[measured]] = _query(
+        "SELECT sum(observed_sync_reads) / sum(seconds) FROM iceberg.poolsight.pool_pane "
+        "WHERE source = ? AND pool = 'BP1' AND pane_end > ? AND pane_start < ?",
+        (member, current[4], current[5]),
+    )
+    assert page.inner_text("#accuracy-kv dd[data-key=curve_measured]") == f"{measured:,.2f} /s"
+    [[vpsize]] = _query(
+        "SELECT max_by(current_size, pane_start) FROM iceberg.poolsight.pool_pane WHERE source = ? AND pool = 'BP1'",
+        (member,),
+    )
+    assert page.inner_text("#attributes-kv dd[data-key=vpsize]") == f"{vpsize:,}"
+    # Every pane of the range is a point of the sync reads chart (measured, simulated).
+    [[panes]] = _query("SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ? AND pool = 'BP1'", (member,))
+    points = page.evaluate(
+        "() => echarts.getInstanceByDom(document.getElementById('io-chart')).getOption().series"
+        ".slice(0, 2).map(s => s.data.length)"
+    )
+    assert points == [panes, panes]
+
+
+def test_what_if_control_reads_off_the_curve(member: str, tab: Tab) -> None:
+    page = tab.open(f"/pool?source={member}&pool=BP1&range=1h")
+    curve = _query(
+        "SELECT size_pages, sync_reads_per_s, avoided_sync_reads_per_s, cpu_seconds_saved_per_24h, "
+        "elapsed_seconds_saved_per_24h FROM iceberg.poolsight.sim_curve_latest WHERE source = ? AND pool = 'BP1' "
+        "ORDER BY size_pages",
+        (member,),
+    )
+    before = page.inner_text("#whatif-saved")
+    largest = curve[-1]
+    page.fill("#whatif-size", str(largest[0]))
+    page.dispatch_event("#whatif-size", "change")
+    assert page.inner_text("#whatif-sync") == f"{largest[1]:,.1f}"
+    assert page.inner_text("#whatif-saved") == f"{largest[2]:,.1f}"
+    assert page.inner_text("#whatif-cpu") == f"{largest[3]:,.1f}"
+    assert page.inner_text("#whatif-elapsed") == f"{largest[4]:,.0f}"
+    assert page.inner_text("#whatif-saved") != before
+    # Half way between two simulated sizes: linear between their values.
+    lo, hi = curve[-2], curve[-1]
+    page.fill("#whatif-range", str((lo[0] + hi[0]) // 2))
+    f = ((lo[0] + hi[0]) // 2 - lo[0]) / (hi[0] - lo[0])
+    assert page.inner_text("#whatif-sync") == f"{lo[1] + f * (hi[1] - lo[1]):,.1f}"
+    assert page.input_value("#whatif-size") == str((lo[0] + hi[0]) // 2)
+
+
+def test_objects_page_ranks_objects_with_trino_numbers(member: str, tab: Tab) -> None:
+    page = tab.open(f"/objects?source={member}&pool=BP1&range=1h")
+    [[seconds]] = _query(
+        "SELECT sum(seconds) FROM iceberg.poolsight.pool_pane WHERE source = ? AND pool = 'BP1'", (member,)
+    )
+    rows = _query(
+        "SELECT object, sum(getpages), sum(sim_sync_reads) FROM iceberg.poolsight.object_pane "
+        "WHERE source = ? AND pool = 'BP1' GROUP BY object",
+        (member,),
+    )
+    total_sim = sum(r[2] for r in rows)
+    shown = page.eval_on_selector_all("#objects-table tbody tr", "rs => rs.map(r => r.dataset.key)")
+    assert sorted(shown) == sorted(r[0] for r in rows)
+    for obj, getpages, sim in rows:
+        row = f'#objects-table tr[data-key="{obj}"]'
+        assert tab.value(f'{row} td[data-col="getpages_per_s"]') == pytest.approx(getpages / seconds, rel=REL)
+        assert tab.value(f'{row} td[data-col="share_of_pool_sync_reads"]') == pytest.approx(sim / total_sim, rel=REL)
+    # Sorting by a header click orders the rows by that column.
+    page.click('#objects-table th[data-col="getpages_per_s"]')
+    values = page.eval_on_selector_all(
+        '#objects-table tbody td[data-col="getpages_per_s"]', "tds => tds.map(t => Number(t.dataset.value))"
+    )
+    assert values == sorted(values, reverse=True)
+
+
+def test_history_page_equals_poolsight_compare(member: str, tab: Tab) -> None:
+    [[first, last]] = _query(
+        "SELECT min(pane_start), max(pane_end) FROM iceberg.poolsight.pool_pane WHERE source = ? AND pool = 'BP1'",
+        (member,),
+    )
+    mid = first + (last - first) / 2
+    a = (first.astimezone(UTC).isoformat(), mid.astimezone(UTC).isoformat())
+    b = (mid.astimezone(UTC).isoformat(), last.astimezone(UTC).isoformat())
+    r = poolsight("compare", member, "BP1", "--a", *a, "--b", *b, "--json")
+    assert r.returncode == 0, r.stderr
+    expected = json.loads(r.stdout)["similarity"]
+    page = tab.open(
+        f"/history?source={member}&pool=BP1&a_from={a[0]}&a_to={a[1]}&b_from={b[0]}&b_to={b[1]}".replace("+", "%2B"),
+        shot="history-explicit",
+    )
+    assert page.inner_text("#similarity-kv dd[data-key=score]") == f"{expected['score']:,.3f}"
+
+
+def test_health_page_shows_table_freshness(member: str, tab: Tab) -> None:
+    page = tab.open("/health")
+    [[rows]] = _query("SELECT count(*) FROM iceberg.poolsight.pool_pane")
+    cell = '#freshness-table tr[data-key="pool_pane"] td[data-col="row_count"]'
+    assert int(tab.value(cell)) >= rows  # the jobs may have written more since
+    states = page.eval_on_selector_all('#jobs-table td[data-col="state"]', "tds => tds.map(t => t.textContent)")
+    assert states.count("RUNNING") == 2
+
+
+def _get(path: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(f"{load_settings().dashboard_url}{path}", timeout=60) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
+
+
+def test_a_hostile_pool_name_in_the_url_is_harmless(member: str, tab: Tab) -> None:
+    [[before]] = _query("SELECT count(*) FROM iceberg.poolsight.pool_pane")
+    for hostile in ("BP1' OR '1'='1", "BP1'; DROP TABLE iceberg.poolsight.pool_pane; --", "BP1\\' UNION SELECT 1 --"):
+        status, body = _get(f"/api/pool?source={member}&pool={urllib.parse.quote(hostile)}&range=1h")
+        assert status == 200, body
+        assert body["attributes"]["panes"] == 0 and body["series"] == []  # no such pool, nothing else matched
+    assert _query("SELECT count(*) FROM iceberg.poolsight.pool_pane")[0][0] >= before
+    script = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+    page = tab.open(f"/pool?source={member}&pool={urllib.parse.quote(script)}")
+    assert tab.dialogs == []
+    assert script in page.inner_text("#attributes h2")  # shown as text, not markup
+    assert page.locator("#attributes img").count() == 0
+    assert _get("/api/pool?source=x&pool=y&range=2y")[0] == 400
+    assert _get("/static/../server.py")[0] == 404
+    assert _get("/static/vendor/../../../../etc/passwd")[0] == 404
+
+
+def test_the_reader_user_can_only_select_in_the_poolsight_schema(member: str) -> None:
+    import trino
+
+    _query("CREATE SCHEMA IF NOT EXISTS iceberg.outside")
+    _query("CREATE TABLE IF NOT EXISTS iceberg.outside.secret (a integer)")
+    assert _query("SELECT count(*) FROM iceberg.poolsight.sim_curve_latest", user=TRINO_READER_USER)[0][0] > 0
+    denied = [
+        "CREATE TABLE iceberg.poolsight.x (a integer)",
+        "INSERT INTO iceberg.poolsight.alert (rule) VALUES ('x')",
+        "DELETE FROM iceberg.poolsight.pool_pane WHERE source = 'nobody'",
+        "DROP TABLE iceberg.poolsight.pool_pane",
+        "DROP VIEW iceberg.poolsight.sim_curve_latest",
+        "ALTER TABLE iceberg.poolsight.pool_pane ADD COLUMN x integer",
+        "CREATE SCHEMA iceberg.mine",
+        "SELECT * FROM iceberg.outside.secret",
+        "SELECT count(*) FROM system.runtime.nodes",
+        "CALL iceberg.system.rollback_to_snapshot('poolsight', 'pool_pane', 1)",
+    ]
+    for sql in denied:
+        with pytest.raises(trino.exceptions.TrinoUserError) as err:
+            _query(sql, user=TRINO_READER_USER)
+        assert err.value.error_name == "PERMISSION_DENIED", (sql, err.value)
+    # The writer keeps its rights (the jobs' tables, the alert evaluator).
+    assert _query("SELECT count(*) FROM system.runtime.nodes")[0][0] >= 1
+
+
+def test_a_range_without_data_shows_an_empty_page_not_an_error(member: str, tab: Tab) -> None:
+    to = (datetime.now(UTC) - timedelta(days=400)).isoformat()
+    status, body = _get(f"/api/pool?source={member}&pool=BP1&range=1h&to={urllib.parse.quote(to)}")
+    assert status == 200 and body["series"] == []
+    tab.open(f"/pool?source={member}&pool=BP1&range=1h&to={urllib.parse.quote(to)}")
+    assert tab.errors == []
