@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from poolsight.infra.config import load_settings
-from poolsight.infra.services import SERVICES, trino_catalog_properties
+from poolsight.infra.config import DEFAULT_PORTS, HOST, load_settings
+from poolsight.infra.services import SERVICES, trino_access_rules, trino_catalog_properties
 from poolsight.infra.versions import pins
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,3 +67,66 @@ def test_trino_catalog_file_has_the_native_keys(monkeypatch: Any) -> None:
     docker = (ROOT / "infra/docker/trino-iceberg.properties").read_text()
     docker_keys = {ln.split("=", 1)[0] for ln in docker.splitlines() if "=" in ln and not ln.startswith("#")}
     assert keys == docker_keys
+
+
+def _properties(path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            key, value = line.split("=", 1)
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _mounts(svc: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """Container path -> (host path, mode) of a service's bind mounts."""
+    out: dict[str, tuple[str, str]] = {}
+    for volume in svc.get("volumes", []):
+        source, target, *mode = str(volume).split(":")
+        out[target] = (source, mode[0] if mode else "rw")
+    return out
+
+
+def test_trino_rules_file_equals_the_native_rules() -> None:
+    expected = json.dumps(trino_access_rules(), indent=2) + "\n"
+    assert (ROOT / "infra/docker/trino-rules.json").read_text() == expected, (
+        "infra/docker/trino-rules.json drifted from trino_access_rules(): write it again from the function"
+    )
+
+
+def test_trino_mounts_the_access_control() -> None:
+    mounts = _mounts(_compose()["services"]["trino"])
+    props_file = ROOT / "infra/docker/trino-access-control.properties"
+    props = _properties(props_file)
+    assert props == {"access-control.name": "file", "security.config-file": "/etc/trino/rules.json"}
+    # The image's Trino reads etc/access-control.properties, i.e. /etc/trino/access-control.properties.
+    assert mounts["/etc/trino/access-control.properties"] == ("./infra/docker/trino-access-control.properties", "ro")
+    assert mounts[props["security.config-file"]] == ("./infra/docker/trino-rules.json", "ro")
+    for source, _ in mounts.values():
+        assert (ROOT / source).is_file(), source
+
+
+def test_python_services_reach_trino_on_loopback() -> None:
+    """infra/config.py fixes Trino's address at HOST: only in Trino's network namespace is that Trino."""
+    services = _compose()["services"]
+    assert HOST == "127.0.0.1"
+    for name in ("dashboard", "alerts"):
+        svc = services[name]
+        assert svc["network_mode"] == "service:trino", name
+        assert "ports" not in svc, f"{name} shares trino's network: its ports are published by trino"
+        assert svc["build"]["dockerfile"] == "infra/docker/poolsight.Dockerfile"
+        dockerfile = (ROOT / svc["build"]["dockerfile"]).read_text()
+        for arg in svc["build"]["args"]:
+            assert f"ARG {arg}" in dockerfile, (name, arg)
+
+
+def test_dashboard_publishes_on_loopback_only() -> None:
+    services = _compose()["services"]
+    dashboard = services["dashboard"]
+    command = dashboard["command"]
+    port = DEFAULT_PORTS["dashboard"]
+    assert command[command.index("--port") + 1] == str(port)
+    # In another service's network namespace, that service publishes its port (compose forbids both).
+    mode = str(dashboard.get("network_mode", ""))
+    owner = mode.removeprefix("service:") if mode.startswith("service:") else "dashboard"
+    assert f"127.0.0.1:{port}:{port}" in services[owner]["ports"]
