@@ -1,8 +1,9 @@
 """`poolsight demo` (`make demo`): the whole main job on embedded defaults.
 
-Stack up, both jobs submitted, the generator running a scenario live (event time
-from now, faster than real time so a pane closes every few seconds), and every
-10 s a summary read from Trino, until interrupted.
+Stack up, both jobs submitted, the generator running a scenario live at the pace of
+the clock (event time = wall time, starting now, so the dashboard's freshness and
+"now" mean what they say), the dashboard's URL, and every 10 s a summary read from
+Trino, until interrupted.
 """
 
 from __future__ import annotations
@@ -42,8 +43,10 @@ FROM p LEFT JOIN io ON io.pool = p.pool ORDER BY p.pool"""
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scenario", default="mixed")
-    p.add_argument("--rate", default="200000", help="generator getpages/s on the wall clock (or max)")
-    p.add_argument("--speedup", type=float, default=10.0, help="event time runs this much faster than the wall")
+    p.add_argument("--rate", default="20000", help="generator getpages/s on the wall clock (or max)")
+    p.add_argument(
+        "--speedup", type=float, default=1.0, help="event time runs this much faster than the wall (1: live)"
+    )
     p.add_argument("--every", type=float, default=10.0, help="seconds between summaries")
     p.add_argument("--member", default="DEMO")
 
@@ -89,6 +92,9 @@ def run(a: argparse.Namespace) -> int:
                 "latest",
                 "--group",
                 f"demo-{int(time.time())}",
+                # Live pace: a quiet pool's pane must not be closed by the clock while its next batch fills.
+                "--idle-flush",
+                "30",
             ],
             check=False,
         )
@@ -114,10 +120,14 @@ def run(a: argparse.Namespace) -> int:
             str(rate / a.speedup),
             "--seed",
             str(int(time.time())),
+            # Small records at live pace, so each pool's getpages leave within a second or so.
+            "--batch-getpages",
+            "512",
         ],
         stdout=subprocess.DEVNULL,
     )
     print(
+        f"dashboard: {s.dashboard_url}/overview  (pool page: {s.dashboard_url}/pool?source={a.member}&pool=BP1)\n"
         f"generating scenario {a.scenario} as {a.member} at {a.rate} getpages/s; a summary every "
         f"{a.every:.0f} s (Ctrl-C to stop; the stack keeps running, `poolsight down` stops it)",
         flush=True,
