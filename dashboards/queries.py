@@ -14,6 +14,7 @@ from typing import Any
 from poolsight.sql.tables import BY_NAME
 from poolsight.sql.views import SCHEMA
 
+from .cache import ResultCache
 from .timerange import TimeRange
 
 Run = Callable[[str, tuple[Any, ...]], list[dict[str, Any]]]
@@ -194,9 +195,13 @@ FROM {POOL_PANE}
 WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ?"""
 
 
-def pool(run: Run, source: str, pool_name: str, tr: TimeRange) -> dict[str, Any]:
-    """The pool page: attributes, curve with the measured point and accuracy, series over the range."""
+def pool(run: Run, source: str, pool_name: str, tr: TimeRange, cache: ResultCache | None = None) -> dict[str, Any]:
+    """The pool page: attributes, curve with the measured point and accuracy, series over the range.
+    With a cache, everything but the attributes is read again only when the pool has a new pane."""
     key = (source, pool_name)
+    attributes = run(ATTRIBUTES_SQL, key)[0]
+    if cache is not None:
+        run = cache.bind(run, (source, pool_name, attributes["latest_pane_end"], attributes["panes"]))
 
     def curve_and_measured() -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         curve = run(CURVE_SQL, key)
@@ -204,17 +209,15 @@ def pool(run: Run, source: str, pool_name: str, tr: TimeRange) -> dict[str, Any]
             return curve, None
         return curve, run(MEASURED_WINDOW_SQL, (*key, curve[0]["window_start"], curve[0]["window_end"]))[0]
 
-    # One Trino query each, at once: the page waits for the slowest chain, not for the sum.
-    # The series wait for the attributes only to know where the range ends.
-    with ThreadPoolExecutor(6) as ex:
+    out: dict[str, Any] = {"source": source, "pool": pool_name, "attributes": attributes}
+    window = tr.resolve(attributes["latest_pane_end"])
+    if window is None:
+        return {**out, "window": None, "series": [], "stats_series": [], "curve": [], "mix": None}
+    start, end = window
+    # One Trino query each, at once: the page waits for the slowest, not for the sum.
+    with ThreadPoolExecutor(5) as ex:
         curve = ex.submit(curve_and_measured)
         accuracy = ex.submit(run, ACCURACY_SQL, key)
-        attributes = run(ATTRIBUTES_SQL, key)[0]
-        out: dict[str, Any] = {"source": source, "pool": pool_name, "attributes": attributes}
-        window = tr.resolve(attributes["latest_pane_end"])
-        if window is None:
-            return {**out, "window": None, "series": [], "stats_series": [], "curve": [], "mix": None}
-        start, end = window
         series = ex.submit(run, SERIES_SQL, (*key, start, end))
         stats = ex.submit(run, STATS_SERIES_SQL, (*key, start, end))
         mix = ex.submit(run, MIX_SQL, (*key, start, end))

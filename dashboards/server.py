@@ -32,6 +32,7 @@ from poolsight.names import TRINO_READER_USER
 from poolsight.sql.compare import compare, workload_change
 
 from . import queries
+from .cache import ResultCache
 from .timerange import BadRequest, parse_time, time_range
 
 log = logging.getLogger("poolsight.dashboard")
@@ -90,6 +91,7 @@ class Api:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.reader = Reader(settings)
+        self.cache = ResultCache()
 
     def _param(self, params: dict[str, str], name: str) -> str:
         value = params.get(name, "")
@@ -104,7 +106,11 @@ class Api:
 
     def pool(self, params: dict[str, str]) -> dict[str, Any]:
         return queries.pool(
-            self.reader.run, self._param(params, "source"), self._param(params, "pool"), time_range(params)
+            self.reader.run,
+            self._param(params, "source"),
+            self._param(params, "pool"),
+            time_range(params),
+            self.cache,
         )
 
     def objects(self, params: dict[str, str]) -> dict[str, Any]:
@@ -151,7 +157,8 @@ class Api:
         return queries.checks(self.reader.run, source and source[:200], pool and pool[:200], time_range(params))
 
     def pools(self, params: dict[str, str]) -> dict[str, Any]:
-        return {"pools": queries.pools(self.reader.run)}
+        # The selector's list: a pool appears within a minute.
+        return {"pools": queries.pools(self.cache.bind(self.reader.run, int(time.time() // 60)))}
 
     def alerts(self, params: dict[str, str]) -> dict[str, Any]:
         return {"alerts": queries.alerts(self.reader.run)}

@@ -141,7 +141,8 @@ function timeChart(c, legend, lines, yName, extra) {
     grid: { left: 60, right: 60, top: 30, bottom: 30 },
     xAxis: { type: "time" },
     yAxis: [{ type: "value", name: yName, scale: true }, ...(extra || [])],
-    series: lines,
+    // Down-sampled to the pixels there are (a day of 1-minute panes is 1,440 points a line).
+    series: lines.map((l) => ({ sampling: "lttb", ...l })),
   }, { notMerge: true });
 }
 
@@ -519,9 +520,11 @@ async function refresh() {
   const t0 = performance.now();
   try {
     await RENDER[page]();
+    document.body.dataset.renderMs = String(Math.round(performance.now() - t0));
     error.hidden = true;
     refreshes += 1;
     document.body.dataset.refreshes = String(refreshes);
+    if (!document.body.dataset.loaded) document.body.dataset.loadedMs = String(Math.round(performance.now()));
     document.body.dataset.loaded = "1";
     status.textContent = `updated ${new Date().toISOString().slice(11, 19)}Z in ${Math.round(performance.now() - t0)} ms · every ${REFRESH_MS / 1000} s`;
   } catch (e) {
@@ -536,6 +539,6 @@ document.addEventListener("DOMContentLoaded", async () => {
   if (!RENDER[page]) { emptyPage(`No page ${page}.`); return; }
   document.title = `poolsight · ${PAGES[page] || "Object"}${params.get("pool") ? " · " + params.get("pool") : ""}`;
   buildNav();
-  buildControls();  // its pool list is one small query beside the page's own
-  refresh();
+  await refresh();  // the page's own data first: the pool list's query would compete with it
+  buildControls();
 });
