@@ -83,7 +83,7 @@ SELECT alert_id, rule, severity, source, pool, subject, state, opened_at, resolv
        value, baseline, threshold, message
 FROM {ALERT}
 WHERE state = 'open' OR opened_at >= current_timestamp - INTERVAL '1' DAY
-ORDER BY state DESC, opened_at DESC
+ORDER BY state = 'open' DESC, opened_at DESC
 LIMIT 200"""
 
 
@@ -156,7 +156,9 @@ FROM {POOL_PANE}
 WHERE source = ? AND pool = ?"""
 
 STATS_SERIES_SQL = f"""
-SELECT interval_end AS t, interval_seconds, sync_reads_per_second AS sync_reads_per_s,
+SELECT interval_end AS t, interval_seconds,
+       -- random sync reads only: what the trace's misses and the simulation count
+       sync_reads_random / nullif(interval_seconds, 0) AS sync_reads_per_s,
        application_hit_ratio, system_hit_ratio, pages_per_write, read_ios_per_second
 FROM {POOL_STATS}
 WHERE source = ? AND pool = ? AND interval_end > ? AND interval_start < ?

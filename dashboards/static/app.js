@@ -7,7 +7,7 @@ const PAGES = { overview: "Overview", pool: "Pool", objects: "Objects", history:
 const RANGES = ["15m", "1h", "6h", "24h", "7d", "30d", "90d", "1y"];
 const page = location.pathname.replace(/^\/+|\/+$/g, "") || "overview";
 const params = new URLSearchParams(location.search);
-const REFRESH_MS = Math.max(1000, Number(params.get("refresh") || 5000));
+const REFRESH_MS = Math.max(1000, Number(params.get("refresh")) || 5000);
 const charts = {};
 let refreshes = 0;
 let timer = null;
@@ -404,7 +404,7 @@ RENDER.object = async () => {
 
 const METRICS = [
   ["getpages", "Getpages", 0], ["getpages_per_s", "Getpages/s", 1], ["observed_hit_ratio", "Measured hit ratio", "pct"],
-  ["sync_reads_per_s", "Simulated sync reads/s", 2], ["random_hit_ratio", "Simulated random hit ratio", "pct"],
+  ["sim_sync_reads_per_s", "Simulated sync reads/s", 2], ["sim_random_hit_ratio", "Simulated random hit ratio", "pct"],
   ["max_working_set_pages", "Max working set (pages)", 0], ["panes", "Panes", 0],
 ];
 

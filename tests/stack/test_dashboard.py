@@ -271,12 +271,18 @@ def test_history_page_equals_poolsight_compare(member: str, tab: Tab) -> None:
     b = (mid.astimezone(UTC).isoformat(), last.astimezone(UTC).isoformat())
     r = poolsight("compare", member, "BP1", "--a", *a, "--b", *b, "--json")
     assert r.returncode == 0, r.stderr
-    expected = json.loads(r.stdout)["similarity"]
+    out = json.loads(r.stdout)
+    expected = out["similarity"]
     page = tab.open(
         f"/history?source={member}&pool=BP1&a_from={a[0]}&a_to={a[1]}&b_from={b[0]}&b_to={b[1]}".replace("+", "%2B"),
         shot="history-explicit",
     )
     assert page.inner_text("#similarity-kv dd[data-key=score]") == f"{expected['score']:,.3f}"
+    # Each metric row shows what compare returned for each range.
+    for key, digits in (("sim_sync_reads_per_s", 2), ("getpages_per_s", 1)):
+        row = f'#compare-table tr[data-key="{key}"]'
+        assert page.inner_text(f'{row} td[data-col="a"]') == f"{out['a'][key]:,.{digits}f}"
+        assert page.inner_text(f'{row} td[data-col="b"]') == f"{out['b'][key]:,.{digits}f}"
 
 
 def test_health_page_shows_table_freshness(member: str, tab: Tab) -> None:
