@@ -21,7 +21,7 @@ from typing import Any
 from poolsight.infra.config import load_settings
 from poolsight.infra.install import chromium
 from poolsight.infra.launcher import up
-from poolsight.infra.services import trino_connection
+from poolsight.infra.services import trino_rows
 from poolsight.sql.tables import BY_NAME
 
 from . import queries
@@ -34,10 +34,7 @@ VPSIZE = 40000
 
 
 def _exec(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-    with trino_connection(load_settings()) as conn:
-        cur = conn.cursor()
-        cur.execute(sql, params)
-        return list(cur.fetchall())
+    return trino_rows(load_settings(), sql, params)[1]
 
 
 def load_day(end: datetime) -> int:

@@ -27,7 +27,7 @@ from typing import Any
 
 from poolsight.infra.config import HOST, Settings, load_settings
 from poolsight.infra.install import dashboard_assets
-from poolsight.infra.services import trino_connection
+from poolsight.infra.services import trino_rows
 from poolsight.names import TRINO_READER_USER
 from poolsight.sql.compare import compare, workload_change
 
@@ -59,11 +59,8 @@ class Reader:
         self.settings = settings
 
     def run(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-        with trino_connection(self.settings, user=TRINO_READER_USER) as conn:
-            cur = conn.cursor()
-            cur.execute(sql, params)
-            rows = cur.fetchall()
-            names = [d[0] for d in cur.description]
+        columns, rows = trino_rows(self.settings, sql, params, user=TRINO_READER_USER)
+        names = [name for name, _ in columns]
         return [dict(zip(names, r, strict=True)) for r in rows]
 
 

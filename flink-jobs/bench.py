@@ -29,7 +29,7 @@ from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.infra.config import load_settings
 from poolsight.infra.launcher import up
-from poolsight.infra.services import trino_connection
+from poolsight.infra.services import trino_rows
 from poolsight.ingest.generator import Chunk, Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.scenario import load
@@ -55,13 +55,12 @@ class TimedSink(KafkaSink):
 
 
 def _visible(member: str) -> dict[tuple[str, int], int]:
-    with trino_connection(load_settings()) as conn:
-        cur = conn.cursor()
-        cur.execute(
-            "SELECT pool, to_unixtime(pane_start), getpages FROM iceberg.poolsight.pool_pane WHERE source = ?",
-            (member,),
-        )
-        return {(str(p), round(float(t)) // int(PANE_SECONDS)): int(n) for p, t, n in cur.fetchall()}
+    _, rows = trino_rows(
+        load_settings(),
+        "SELECT pool, to_unixtime(pane_start), getpages FROM iceberg.poolsight.pool_pane WHERE source = ?",
+        (member,),
+    )
+    return {(str(p), round(float(t)) // int(PANE_SECONDS)): int(n) for p, t, n in rows}
 
 
 @dataclass

@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from poolsight.names import NAMESPACE, PROBE_TABLE, TRINO_CATALOG, TRINO_READER_USER, TRINO_WRITER_USER
 
@@ -583,6 +584,17 @@ def trino_connection(s: Settings, *, schema: str | None = None, user: str = TRIN
         schema=schema,
         request_timeout=30,
     )
+
+
+def trino_rows(
+    s: Settings, sql: str, params: tuple[Any, ...] = (), *, user: str = TRINO_WRITER_USER
+) -> tuple[list[tuple[str, str]], list[list[Any]]]:
+    """Run one parameterised statement on Trino as `user`: ((name, Trino type) per column, rows)."""
+    with trino_connection(s, user=user) as conn:
+        cur = conn.cursor()
+        cur.execute(sql, params)
+        rows = list(cur.fetchall())
+        return [(str(d[0]), str(d[1])) for d in cur.description or ()], rows
 
 
 def health_trino(s: Settings) -> str:

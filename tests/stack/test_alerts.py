@@ -23,30 +23,13 @@ from typing import Any
 
 import pytest
 
-from poolsight.infra.config import load_settings
-from poolsight.infra.services import trino_connection
 from tests.conftest import ROOT, poolsight
+from tests.stack.conftest import query as _query
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
 
 POOL_PANE = "iceberg.poolsight.pool_pane"
 SHRINK_AT, RESTORE_AT, DURATION = 600, 900, 1200  # seconds of event time; day-posting's BP1 has 40,000 buffers
-
-
-def _query(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-    with trino_connection(load_settings()) as conn:
-        cur = conn.cursor()
-        cur.execute(sql, params)
-        return list(cur.fetchall())
-
-
-@pytest.fixture(scope="module")
-def jobs() -> Iterator[None]:
-    poolsight("jobs", "cancel", "--all")
-    r = poolsight("jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", "15", timeout=600)
-    assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
-    yield
-    poolsight("jobs", "cancel", "--all")
 
 
 @pytest.fixture(scope="module")

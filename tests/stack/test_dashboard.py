@@ -22,9 +22,9 @@ from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_play
 
 from poolsight.infra.config import load_settings
 from poolsight.infra.install import chromium
-from poolsight.infra.services import trino_connection
 from poolsight.names import TRINO_READER_USER
 from tests.conftest import TEST_VAR, poolsight
+from tests.stack.conftest import query as _query
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
 
@@ -33,21 +33,9 @@ DURATION = 420  # seconds of event time: 7 panes of 60 s
 REL = 1e-9
 
 
-def _query(sql: str, params: tuple[Any, ...] = (), user: str | None = None) -> list[Any]:
-    s = load_settings()
-    conn = trino_connection(s, user=user) if user else trino_connection(s)
-    with conn:
-        cur = conn.cursor()
-        cur.execute(sql, params)
-        return list(cur.fetchall())
-
-
 @pytest.fixture(scope="module")
-def member() -> Iterator[str]:
-    """Jobs running and a mixed workload (two pools, statistics, I/O events) in Iceberg."""
-    poolsight("jobs", "cancel", "--all")
-    r = poolsight("jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", "10", timeout=600)
-    assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
+def member(jobs: None) -> str:
+    """A mixed workload (two pools, statistics, I/O events) in Iceberg."""
     name = f"D{uuid.uuid4().hex[:6].upper()}"
     start = (int(time.time()) // 60) * 60 - DURATION - 120
     g = poolsight(
@@ -67,8 +55,7 @@ def member() -> Iterator[str]:
             break
         time.sleep(3)
     assert seen == produced, f"{seen} of {produced} getpages reached pool_pane"
-    yield name
-    poolsight("jobs", "cancel", "--all")
+    return name
 
 
 @pytest.fixture(scope="module")

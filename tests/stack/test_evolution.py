@@ -6,15 +6,13 @@ into a table whose column order is no longer the definition's."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from poolsight.infra.bootstrap import bootstrap_trino
 from poolsight.infra.config import load_settings
-from poolsight.infra.services import trino_connection
 from poolsight.names import NAMESPACE, TRINO_CATALOG
 from poolsight.sql.tables import BY_NAME
+from tests.stack.conftest import query as _query
 
 pytestmark = [pytest.mark.usefixtures("stack")]
 NEWEST = "interval_derived"
@@ -22,13 +20,6 @@ NEWEST = "interval_derived"
 
 def _columns(table: str) -> list[str]:
     return [r[0] for r in _query(f"SHOW COLUMNS FROM {TRINO_CATALOG}.{NAMESPACE}.{table}")]
-
-
-def _query(sql: str) -> list[Any]:
-    with trino_connection(load_settings()) as conn:
-        cur = conn.cursor()
-        cur.execute(sql)
-        return list(cur.fetchall())
 
 
 def test_a_table_without_a_newer_column_gets_it_at_its_end() -> None:

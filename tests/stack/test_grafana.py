@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from poolsight.infra.config import load_settings
-from poolsight.infra.services import trino_connection
+from poolsight.infra.services import trino_rows
 from poolsight.names import TRINO_READER_USER
 from tests.conftest import poolsight
 from tests.dashboards.test_grafana_files import (
@@ -51,21 +51,7 @@ class Workload:
 
 def _run(sql: str, params: tuple[Any, ...] = ()) -> tuple[list[tuple[str, str]], list[Any]]:
     """(columns with their Trino types, rows), read as the user the Grafana data source uses."""
-    with trino_connection(load_settings(), user=TRINO_READER_USER) as conn:
-        cur = conn.cursor()
-        cur.execute(sql, params)
-        rows = list(cur.fetchall())
-        return [(str(d[0]), str(d[1])) for d in cur.description], rows
-
-
-@pytest.fixture(scope="module")
-def jobs() -> Iterator[None]:
-    poolsight("jobs", "cancel", "--all")
-    # --idle-flush: the last pane is written soon after the generator stops.
-    r = poolsight("jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", "15", timeout=600)
-    assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
-    yield
-    poolsight("jobs", "cancel", "--all")
+    return trino_rows(load_settings(), sql, params, user=TRINO_READER_USER)
 
 
 @pytest.fixture(scope="module")

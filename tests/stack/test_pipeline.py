@@ -13,7 +13,6 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -23,44 +22,15 @@ import pyarrow.csv as pacsv
 import pytest
 
 from poolsight.infra.config import load_settings
-from poolsight.infra.services import trino_connection
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, Topic
 from poolsight.simulator.similarity import similarity
 from tests.conftest import POOLSIGHT, ROOT, poolsight
+from tests.stack.conftest import query as _query
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
 
 SIZES = {"BP1": 40000, "BP2": 20000}  # day-posting.yaml
-IDLE_FLUSH = 15
-
-
-def _query(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-    with trino_connection(load_settings()) as conn:
-        cur = conn.cursor()
-        cur.execute(sql, params)
-        return list(cur.fetchall())
-
-
-@pytest.fixture(scope="module")
-def jobs() -> Iterator[None]:
-    poolsight("jobs", "cancel", "--all")
-    # --idle-flush long enough that a kill can land between the last checkpoint and the flush.
-    # --check-panes 2: a prediction is checked over the 2 whole panes after an -ALTER.
-    r = poolsight(
-        "jobs",
-        "submit",
-        "--checkpoint-seconds",
-        "2",
-        "--idle-flush",
-        str(IDLE_FLUSH),
-        "--check-panes",
-        "2",
-        timeout=600,
-    )
-    assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
-    yield
-    poolsight("jobs", "cancel", "--all")
 
 
 def _generate(member: str, out: Path | None, *extra: str, duration: int = 150) -> dict[str, Any]:
@@ -586,8 +556,8 @@ def test_bad_and_late_records_go_to_dead_letter_and_the_job_goes_on(workload: tu
     assert reasons[0].startswith("late: 2 getpages"), reasons
     assert "schema id 999999" in reasons[1], reasons
     assert _wait_getpages(member, truth) == truth  # nothing else changed
-    states = {j["name"]: j["state"] for j in _jobs()}
-    assert states.get("poolsight-simulation") == "RUNNING"
+    # Flink also lists the jobs earlier modules cancelled, under the same name.
+    assert "RUNNING" in {j["state"] for j in _jobs() if j["name"] == "poolsight-simulation"}, _jobs()
 
 
 def _jobs() -> list[dict[str, Any]]:

@@ -1,0 +1,37 @@
+"""What the stack tests share: Trino queries and the streaming jobs as the tests submit them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from poolsight.infra.config import load_settings
+from poolsight.infra.services import trino_rows
+from tests.conftest import poolsight
+
+# Long enough that a kill can land between the last checkpoint and the flush; short enough that
+# a generated workload's last pane is written soon after the generator stops.
+IDLE_FLUSH = 15
+
+
+def query(sql: str, params: tuple[Any, ...] = (), user: str | None = None) -> list[Any]:
+    """The rows of one parameterised statement (as `user`, else the writer)."""
+    s = load_settings()
+    return trino_rows(s, sql, params, user=user)[1] if user else trino_rows(s, sql, params)[1]
+
+
+@pytest.fixture(scope="module")
+def jobs() -> Iterator[None]:
+    """The streaming jobs, submitted afresh for a module and cancelled after it.
+
+    Checkpoints every 2 s; --check-panes 2: a prediction is checked over the 2 whole panes after an -ALTER."""
+    poolsight("jobs", "cancel", "--all")
+    r = poolsight(
+        "jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", str(IDLE_FLUSH), "--check-panes", "2",
+        timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
+    yield
+    poolsight("jobs", "cancel", "--all")
