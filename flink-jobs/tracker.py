@@ -36,7 +36,7 @@ import numpy.typing as npt
 from poolsight.flink_jobs.checks import Checks, PaneFacts
 from poolsight.schemas.getpage import ACCESS_NAMES, Access, Function, GetpageBatch, micros
 from poolsight.simulator import CostModel, SimConfig, Simulator
-from poolsight.simulator.engine import PolicyName
+from poolsight.simulator.setting import Setting
 
 MAGIC = b"PSTRK001"
 
@@ -66,25 +66,6 @@ class Emission:
             "sim_accuracy_pane": self.sim_accuracy_pane,
             "prediction_check": self.prediction_check,
         }
-
-
-@dataclass(frozen=True)
-class Setting:
-    """How a pool runs, from its attributes: size, page-steal policy, VPSEQT."""
-
-    size: int
-    policy: PolicyName
-    vpseqt: float
-
-    @classmethod
-    def of(cls, attributes: dict[str, Any]) -> Setting:
-        """PGSTEAL FIFO is FIFO; NONE too (DB2 steals FIFO when such a pool overflows); LRU (or
-        none given) is LRU with the sequential threshold VPSEQT (80 % when not given)."""
-        steal = str(attributes.get("pgsteal") or "LRU").upper()
-        v = attributes.get("vpseqt")
-        vpseqt = 80.0 if v is None else float(v)
-        policy: PolicyName = "fifo" if steal in ("FIFO", "NONE") else ("lru" if vpseqt >= 100 else "lru-vpseqt")
-        return cls(int(attributes["vpsize"]), policy, vpseqt)
 
 
 def stack_model(mode: str) -> str:

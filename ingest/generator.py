@@ -427,7 +427,24 @@ class Generator:
                         "gbp_invalid_pages": None,
                     },
                 )
+        if self.sc.memory is not None:
+            for member in self.sc.members:
+                sink.stats("system_memory", self._memory(member, start, end))
         self.totals.intervals += 1
+
+    def _memory(self, member: str, start: float, end: float) -> dict[str, Any]:
+        m = self.sc.memory
+        assert m is not None
+        return {
+            "source": member,
+            "interval_start": int(start * 1e6),
+            "interval_end": int(end * 1e6),
+            "real_storage_mb": m.real_storage_mb,
+            "real_storage_available_mb": m.real_storage_available_mb,
+            "db2_real_storage_mb": m.db2_real_storage_mb,
+            "pageins_per_second": m.pageins_per_second,
+            "aux_slots_used": None,
+        }
 
     def run(
         self,
@@ -576,7 +593,7 @@ class FileSink:
         self.trace.write("time,source,pool,object,page,access,function,hit\n")
         self.jsonl = {
             name: (directory / f"{name}.jsonl").open("w")
-            for name in ("attributes", "catalog", "pool_stats", "gbp_stats", "io")
+            for name in ("attributes", "catalog", "pool_stats", "gbp_stats", "io", "system_memory")
         }
         self.report = (directory / "statistics-report.txt").open("w")
         self._page: list[dict[str, Any]] = []  # one member's pools of one interval

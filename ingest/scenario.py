@@ -74,6 +74,16 @@ class PatternSpec:
 
 
 @dataclass(frozen=True)
+class MemorySpec:
+    """The host's memory, reported each interval as a system_memory record (the paging guard's input)."""
+
+    real_storage_mb: float
+    real_storage_available_mb: float
+    pageins_per_second: float = 0.0
+    db2_real_storage_mb: float | None = None
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     members: list[str]
@@ -83,6 +93,7 @@ class Scenario:
     interval_seconds: float = 60.0
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    memory: MemorySpec | None = None
 
 
 def _build(cls: type, raw: dict[str, Any], where: str) -> Any:
@@ -117,6 +128,7 @@ def load(name_or_path: str | Path) -> Scenario:
         patterns=patterns,
         interval_seconds=float(raw.get("interval_seconds", 60)),
         description=str(raw.get("description", "")),
+        memory=_build(MemorySpec, raw["memory"], f"{path}: memory") if raw.get("memory") else None,
     )
     validate(sc, str(path))
     return sc

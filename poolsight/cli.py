@@ -117,6 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
     alerts = sub.add_parser("alerts", help="alerts on regressions: evaluate the rules once or for ever, list alerts")
     add_alerts_arguments(alerts)
     alerts.set_defaults(func=_lazy("poolsight.dashboards.alerts", "run_cli"))
+    from poolsight.advice.cli import add_arguments as add_advise_arguments
+
+    advise = sub.add_parser(
+        "advise", help="advice with evidence: memory budget, object placement, thresholds, commands to run"
+    )
+    add_advise_arguments(advise)
+    advise.set_defaults(func=_lazy("poolsight.advice.cli", "run"))
     return parser
 
 

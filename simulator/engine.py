@@ -150,28 +150,34 @@ class Simulator:
         meta = self._meta.setdefault(pool, _PoolMeta())
         meta.policy_sizes, meta.policy_vpseqts = [int(s) for s in sizes], None
 
-    def set_pool_policy(self, pool: str, buffers: int, policy: PolicyName, vpseqt: float = 80.0) -> None:
+    def set_pool_policy(
+        self, pool: str, buffers: int, policy: PolicyName, vpseqt: float = 80.0, sizes: Sequence[int] | None = None
+    ) -> None:
         """The pool as it runs now (size, page steal, VPSEQT), at any time: miniature caches of its
         policy on the ladder around `buffers`, unsampled up to MINI_BUDGET buffers. Called again
         after an -ALTER BUFFERPOOL, the caches start from what the old ones held and the
-        panes' policy counts from then on are the new setting's."""
+        panes' policy counts from then on are the new setting's. `sizes` replaces the ladder (and
+        the other VPSEQT values) when only those sizes are asked about."""
         if policy not in ("lru", "fifo", "lru-vpseqt"):
             raise ValueError(f"policy {policy!r}: use lru, fifo or lru-vpseqt")
         meta = self._meta.setdefault(pool, _PoolMeta())
         old = meta.size if meta.policy_sizes and meta.size in meta.policy_sizes else None
         meta.size, meta.policy, meta.vpseqt = int(buffers), policy, float(vpseqt)
         # 1/4x to 4x: a miniature cache costs memory and time for every getpage it sees.
-        sizes = [x for x in default_ladder(int(buffers)) if 4 * x >= buffers and x <= 4 * buffers]
-        vpseqts = [float(vpseqt)] * len(sizes)
-        if policy == "lru-vpseqt":  # and the current size at other thresholds, after the ladder
+        if sizes is None:
+            chosen = [x for x in default_ladder(int(buffers)) if 4 * x >= buffers and x <= 4 * buffers]
+        else:
+            chosen = [int(x) for x in sizes]
+        vpseqts = [float(vpseqt)] * len(chosen)
+        if policy == "lru-vpseqt" and sizes is None:  # and the current size at other thresholds, after the ladder
             alternatives = [v for v in VPSEQT_ALTERNATIVES if v != float(vpseqt)]
-            sizes += [int(buffers)] * len(alternatives)
+            chosen += [int(buffers)] * len(alternatives)
             vpseqts += alternatives
         rate = min(1.0, MINI_BUDGET / max(1, int(buffers)))
         # The cache at the new size starts from what the pool held at its old size.
-        start_from = [old if old is not None and x == int(buffers) else 0 for x in sizes]
-        self._kernel.set_policy_sizes(self._pools.id(pool), policy, sizes, rate, float(vpseqt), start_from, vpseqts)
-        meta.policy_sizes, meta.policy_vpseqts = sizes, vpseqts
+        start_from = [old if old is not None and x == int(buffers) else 0 for x in chosen]
+        self._kernel.set_policy_sizes(self._pools.id(pool), policy, chosen, rate, float(vpseqt), start_from, vpseqts)
+        meta.policy_sizes, meta.policy_vpseqts = chosen, vpseqts
 
     def policy_of(self, pool: str) -> str:
         """The policy the pool's miniature caches run (the config's unless set_pool_policy said)."""

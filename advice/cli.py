@@ -1,0 +1,112 @@
+"""`poolsight advise`: offline from a directory, or the latest advice from Trino."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from poolsight.advice.budget import frames_for
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "directory",
+        nargs="?",
+        type=Path,
+        help="offline: a directory as `poolsight generate --output DIR` writes it (trace.csv, statistics, "
+        "attributes, catalog, system_memory.jsonl or .csv); without it, the latest advice from Trino",
+    )
+    b = p.add_mutually_exclusive_group()
+    b.add_argument("--budget-buffers", type=int, help="memory to add, in 4K buffers (a 32K buffer counts eight)")
+    b.add_argument("--budget-gb", type=float, help="memory to add, in GB")
+    p.add_argument(
+        "--redistribute", action="store_true", help="pools may also shrink: memory moves to where it saves most"
+    )
+    p.add_argument("--objective", choices=["time", "reads"], default="time", help="maximise avoided sync I/O time "
+                   "(default) or avoided sync reads")  # fmt: skip
+    p.add_argument("--min", action="append", default=[], metavar="POOL=BUFFERS", help="a pool's smallest size")
+    p.add_argument("--max", action="append", default=[], metavar="POOL=BUFFERS", help="a pool's largest size")
+    p.add_argument("--source", help="online: only this source")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write the advice as JSON (- for standard output)")
+
+
+def _limits(specs: list[str], flag: str) -> dict[str, int]:
+    out = {}
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        if not sep or not value.strip().isdigit():
+            raise ValueError(f"{flag} {spec!r}: use POOL=BUFFERS")
+        out[name.strip()] = int(value)
+    return out
+
+
+def format_text(doc: dict[str, Any]) -> str:
+    lines = []
+    b = doc.get("budget") or {}
+    if b.get("allocation") is not None and (b.get("frames_4k") or b.get("redistribute") or b.get("by_source")):
+        lines.append(
+            f"budget: {b.get('frames_4k', 0):,} 4K frames ({b.get('gb', 0):.2f} GB), objective {b.get('objective')}: "
+            f"avoids {b.get('avoided_sync_reads_per_s', 0):,.1f} sync reads/s"
+        )
+        for pool, added in sorted(b["allocation"].items()):
+            lines.append(f"  {pool:10} {added:+,} buffers")
+    if b.get("paging_guard"):
+        lines.append(f"no growth: {b['paging_guard']}")
+    for a in doc.get("advice", []):
+        lines.append(f"\n[{a['kind']}] {a['source']} {a['summary']}")
+        conf = a.get("confidence", {}).get("note")
+        if conf:
+            lines.append(f"  confidence: {conf}")
+        for c in a["command"]:
+            lines.append(f"  {c}")
+    if not doc.get("advice"):
+        lines.append("no advice: nothing the rules and simulations found worth changing")
+    return "\n".join(lines)
+
+
+def run(a: argparse.Namespace) -> int:
+    from poolsight.advice.advisor import Budget
+
+    try:
+        budget = Budget(
+            frames_for(a.budget_buffers, a.budget_gb),
+            a.objective,
+            a.redistribute,
+            _limits(a.min, "--min"),
+            _limits(a.max, "--max"),
+        )
+    except ValueError as exc:
+        print(f"poolsight advise: {exc}", file=sys.stderr)
+        return 2
+    if a.directory is None:
+        print(
+            "poolsight advise: give a directory (offline); advice from the running jobs is not written yet",
+            file=sys.stderr,
+        )
+        return 2
+    from poolsight.advice.offline import advise_dir
+    from poolsight.advice.replay import TraceError
+
+    if not (a.directory / "trace.csv").exists():
+        print(f"poolsight advise: {a.directory}/trace.csv: no such file", file=sys.stderr)
+        return 2
+    try:
+        doc, inputs = advise_dir(a.directory, budget)
+    except TraceError as exc:
+        print(f"poolsight advise: {exc}", file=sys.stderr)
+        return 2
+    for e in inputs.errors[:10]:
+        print(f"rejected {e}", file=sys.stderr)
+    if inputs.rejected > 10:
+        print(f"... and {inputs.rejected - 10} more rejected records", file=sys.stderr)
+    print(format_text(doc))
+    if a.json is not None:
+        text = json.dumps(doc, indent=1, default=str)
+        if str(a.json) == "-":
+            print(text)
+        else:
+            a.json.write_text(text)
+    return 0

@@ -1,0 +1,85 @@
+"""The commands advice ends with, in the forms DB2 documents (docs/advice.md lists the sources).
+
+z/OS: `-ALTER BUFFERPOOL(bpname) VPSIZE(n) VPSEQT(n) DWQT(n) VDWQT(n1,n2) PGSTEAL(LRU|FIFO|NONE)
+PGFIX(NO|YES) FRAMESIZE(4K|1M|2G)` (Db2 13 Command Reference), `ALTER TABLESPACE db.ts BUFFERPOOL bp`
+and `ALTER INDEX creator.name BUFFERPOOL bp` (SQL Reference). LUW: `ALTER BUFFERPOOL name SIZE n`,
+`CREATE BUFFERPOOL name SIZE n PAGESIZE nK`, `ALTER TABLESPACE name BUFFERPOOL name`.
+"""
+
+from __future__ import annotations
+
+import re
+
+# z/OS pool names by page size (Db2 13: BP0-BP49, BP8K0-BP8K9, BP16K0-BP16K9, BP32K, BP32K1-BP32K9).
+ZOS_POOLS = {
+    4096: [f"BP{i}" for i in range(50)],
+    8192: [f"BP8K{i}" for i in range(10)],
+    16384: [f"BP16K{i}" for i in range(10)],
+    32768: ["BP32K", *(f"BP32K{i}" for i in range(1, 10))],
+}
+# The smallest VPSIZE z/OS accepts per page size (BP0: 2000).
+ZOS_MIN_VPSIZE = {4096: 0, 8192: 1000, 16384: 500, 32768: 250}
+OBJECT_MOVE_NOTE = (
+    "the new pool applies when the data sets are next opened: stop the object first "
+    "(-STOP DATABASE(db) SPACENAM(space), then -START) or wait for its next open"
+)
+_NAME = re.compile(r"^[A-Z0-9$#@_~.\-]+$", re.IGNORECASE)
+
+
+def _check(name: str) -> str:
+    """Names come from traces and catalogs: refuse anything that could break out of a command."""
+    if not _NAME.match(name):
+        raise ValueError(f"{name!r} is not a DB2 object or pool name")
+    return name
+
+
+def _number(v: float) -> str:
+    return str(round(v))
+
+
+def alter_bufferpool(platform: str, pool: str, **settings: float | str | tuple[float, float]) -> str:
+    """One pool's settings: `-ALTER BUFFERPOOL(BP2) VPSIZE(40000)` (z/OS) or `ALTER BUFFERPOOL BP2
+    SIZE 40000` (LUW, size only: the other settings have no LUW equivalent)."""
+    pool = _check(pool)
+    if platform == "luw":
+        if set(settings) - {"VPSIZE"}:
+            raise ValueError(f"LUW has no {', '.join(sorted(set(settings) - {'VPSIZE'}))} on ALTER BUFFERPOOL")
+        return f"ALTER BUFFERPOOL {pool} SIZE {_number(float(settings['VPSIZE']))}"  # type: ignore[arg-type]
+    parts = [f"-ALTER BUFFERPOOL({pool})"]
+    for key in ("VPSIZE", "VPSEQT", "DWQT", "VDWQT", "PGSTEAL", "PGFIX", "FRAMESIZE"):
+        if key not in settings:
+            continue
+        v = settings[key]
+        if isinstance(v, tuple):
+            parts.append(f"{key}({_number(v[0])},{_number(v[1])})")
+        elif isinstance(v, str):
+            parts.append(f"{key}({v})")
+        else:
+            parts.append(f"{key}({_number(v)})")
+    return " ".join(parts)
+
+
+def create_pool(platform: str, pool: str, size: int, page_size: int) -> str:
+    """A pool that is not used yet: z/OS pools exist by name and get buffers by -ALTER; LUW creates one."""
+    if platform == "luw":
+        return f"CREATE BUFFERPOOL {_check(pool)} SIZE {size} PAGESIZE {page_size // 1024}K"
+    return alter_bufferpool(platform, pool, VPSIZE=size)
+
+
+def move_object(platform: str, obj: str, kind: str, pool: str) -> str:
+    """Assign an object to a pool. z/OS index spaces are altered through their index: the name
+    given is the index space's (DB.IX); the DBA names the index that owns it."""
+    obj, pool = _check(obj), _check(pool)
+    if platform == "luw":
+        return f"ALTER TABLESPACE {obj.rpartition('.')[2] or obj} BUFFERPOOL {pool}"
+    if kind.upper().startswith("INDEX"):
+        return f"ALTER INDEX {obj} BUFFERPOOL {pool}"
+    return f"ALTER TABLESPACE {obj} BUFFERPOOL {pool}"
+
+
+def free_pool_name(page_size: int, used: set[str]) -> str | None:
+    """The first z/OS pool name of this page size not in use (BP0 and BP8K0... are system defaults: skipped)."""
+    for name in ZOS_POOLS.get(page_size, [])[1:]:
+        if name not in used:
+            return name
+    return None

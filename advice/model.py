@@ -1,0 +1,171 @@
+"""What advice is computed from (one pool's state) and what it gives (one piece of advice)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+SECONDS_PER_DAY = 86_400.0
+FRAME_BYTES = 4096  # a buffer of page size P costs P / 4K frames (a 32K buffer = eight 4K ones)
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Simulated sync reads/s (random misses) against pool size, at the pool's own policy."""
+
+    sizes: tuple[int, ...]
+    sync_reads_per_s: tuple[float, ...]
+
+    def at(self, size: float) -> float:
+        """Sync reads/s at `size` (linear between the simulated sizes, flat beyond them)."""
+        return float(np.interp(size, self.sizes, self.sync_reads_per_s))
+
+
+@dataclass(frozen=True)
+class ObjectState:
+    name: str
+    type: str  # TABLESPACE or INDEXSPACE (catalog); LUW: the table space
+    getpages_per_s: float
+    sequential_share: float  # sequential + RID-list getpages / getpages
+    working_set_avg: float  # distinct pages per pane
+    working_set_max: float
+    distinct_pages: int  # over the whole window
+    sync_reads_per_s: float  # simulated, at the pool's current size
+
+    @property
+    def klass(self) -> str:
+        return "SAMOS" if self.sequential_share >= 0.5 else "RAMOS"
+
+
+@dataclass
+class PoolState:
+    """One pool of one source over the analysed window, with the numbers behind every rule."""
+
+    source: str
+    pool: str
+    vpsize: int
+    curve: Curve
+    seconds: float  # the window the rates are over
+    platform: str = "zos"  # zos or luw: which commands apply
+    page_size: int = 4096
+    vpseqt: float = 80.0
+    dwqt: float | None = None
+    vdwqt: float | None = None
+    pgsteal: str = "LRU"
+    pgfix: bool = False
+    frame_size: str | None = None
+    policy: str = "lru-vpseqt"
+    getpages_per_s: float = 0.0
+    measured_sync_reads_per_s: float | None = None
+    sync_io_seconds: float | None = None  # measured average sync read wait
+    # Statistics over the window (per second): pages read (sync + prefetch), pages written, write I/Os.
+    pages_read_per_s: float | None = None
+    pages_written_per_s: float | None = None
+    write_ios_per_s: float | None = None
+    dwqt_reached: int | None = None
+    vdwqt_reached: int | None = None
+    # Other policies at the current size, simulated on the same getpages.
+    fifo_sync_reads_per_s: float | None = None
+    lru_sync_reads_per_s: float | None = None
+    vpseqt_alternatives: dict[float, float] = field(default_factory=dict)  # VPSEQT -> sync reads/s
+    objects: list[ObjectState] = field(default_factory=list)
+    warmup: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.source}/{self.pool}"
+
+    @property
+    def frames_per_buffer(self) -> int:
+        return max(1, self.page_size // FRAME_BYTES)
+
+    @property
+    def simulated_sync_reads_per_s(self) -> float:
+        return self.curve.at(self.vpsize)
+
+    @property
+    def accuracy(self) -> float | None:
+        """(simulated - measured) / measured sync reads at the current size."""
+        m = self.measured_sync_reads_per_s
+        if m is None or m <= 0:
+            return None
+        return (self.simulated_sync_reads_per_s - m) / m
+
+
+@dataclass(frozen=True)
+class Memory:
+    """The host's memory over the window (system_memory records): the paging guard's evidence."""
+
+    intervals: int
+    max_pageins_per_second: float | None
+    min_available_mb: float | None
+    real_storage_mb: float | None
+
+
+@dataclass
+class Costs:
+    cpu_seconds_per_sync_read: float = 30e-6  # seed 001: 20-40 µs
+    default_sync_io_seconds: float = 0.001  # when a pool has no measured sync I/O time
+
+
+@dataclass
+class Advice:
+    kind: str
+    source: str
+    pool: str
+    objects: list[str]
+    evidence: dict[str, Any]
+    predicted: dict[str, Any]
+    confidence: dict[str, Any]
+    command: list[str]
+    summary: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "source": self.source,
+            "pool": self.pool,
+            "objects": self.objects,
+            "summary": self.summary,
+            "evidence": self.evidence,
+            "predicted": self.predicted,
+            "confidence": self.confidence,
+            "command": self.command,
+        }
+
+
+def effect(saved_sync_reads_per_s: float, sync_io_seconds: float, costs: Costs) -> dict[str, float]:
+    """What avoiding sync reads is worth per 24 h: CPU (seed 001) and elapsed (the pool's sync I/O wait)."""
+    return {
+        "avoided_sync_reads_per_s": saved_sync_reads_per_s,
+        "cpu_seconds_per_24h": saved_sync_reads_per_s * costs.cpu_seconds_per_sync_read * SECONDS_PER_DAY,
+        "elapsed_seconds_per_24h": saved_sync_reads_per_s * sync_io_seconds * SECONDS_PER_DAY,
+    }
+
+
+def confidence(p: PoolState, similarity: float | None = None) -> dict[str, Any]:
+    """How far the numbers can be trusted: the simulation against measurement at the current size."""
+    acc = p.accuracy
+    out: dict[str, Any] = {
+        "sim_sync_reads_per_s": p.simulated_sync_reads_per_s,
+        "measured_sync_reads_per_s": p.measured_sync_reads_per_s,
+        "sim_error": acc,
+        "window_seconds": p.seconds,
+        "warmup": p.warmup,
+    }
+    if similarity is not None:
+        out["workload_similarity"] = similarity
+    if acc is None:
+        out["note"] = "no measured sync reads to check the simulation against"
+    elif abs(acc) <= 0.05:
+        out["note"] = f"simulation within {abs(acc):.1%} of the measured sync reads at the current size"
+    else:
+        out["note"] = (
+            f"simulation off by {acc:+.1%} at the current size: predictions carry that error "
+            "(missing getpages, a policy not modelled, data-sharing invalidations?)"
+        )
+    if p.warmup:
+        out["note"] += "; the window starts at the first getpage seen (cold start counts as misses)"
+    return out

@@ -1,0 +1,180 @@
+"""`poolsight advise DIR`: advice from a trace and statistics, with no service running."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from poolsight.advice import replay
+from poolsight.advice.advisor import Budget, budget_advice, pool_advice, report
+from poolsight.advice.commands import free_pool_name
+from poolsight.advice.inputs import Inputs, read
+from poolsight.advice.model import Advice, Costs, Curve, ObjectState, PoolState
+from poolsight.advice.placement import Rules, propose, verify
+from poolsight.advice.settings import Thresholds
+from poolsight.simulator.setting import Setting
+
+
+def _split(trace_pool: str) -> tuple[str, str]:
+    source, _, pool = trace_pool.rpartition("/")
+    return source or "TRACE", pool
+
+
+def _at(rows: list[dict[str, Any]], size: int) -> float:
+    sizes = [float(r["size_pages"]) for r in rows]
+    return float(np.interp(size, sizes, [float(r["sync_reads_per_s"] or 0.0) for r in rows]))
+
+
+def pool_states(inputs: Inputs, trace: replay.Trace) -> tuple[dict[str, PoolState], list[str]]:
+    """One state per trace pool with attributes (trace pool name -> state), and what was skipped."""
+    runs: dict[str, replay.PoolRun] = {}
+    attrs: dict[str, dict[str, Any]] = {}
+    skipped = []
+    for tp in trace.pools:
+        a = inputs.attributes.get(_split(tp))
+        if a is None:
+            skipped.append(f"{tp}: no pool attributes (VPSIZE unknown): not advised")
+            continue
+        s = Setting.of(a)
+        runs[tp], attrs[tp] = replay.PoolRun(s.size, s.policy, s.vpseqt), a
+    results = replay.analyse(trace, runs) if runs else {}
+    lru_runs = {tp: r for tp, r in runs.items() if str(attrs[tp].get("pgsteal") or "LRU").upper() == "LRU"}
+    fifo = replay.fifo_at_size(trace, lru_runs) if lru_runs else {}
+    states: dict[str, PoolState] = {}
+    for tp, res in results.items():
+        source, pool = _split(tp)
+        a, run = attrs[tp], runs[tp]
+        seconds = float(res["window"]["seconds"]) or 1.0
+        curve = res["curve"]
+        st = inputs.stats.get((source, pool))
+        secs = st["interval_seconds"] if st and st["interval_seconds"] > 0 else None
+        io = inputs.sync_io.get((source, pool))
+        objects = [
+            ObjectState(
+                name,
+                inputs.kinds.get(name, "TABLESPACE"),
+                o["refs"] / seconds,
+                o["sequential_share"],
+                o["working_set"]["avg_pages"],
+                o["working_set"]["max_pages"],
+                o["distinct_pages"],
+                _at(o["curve"], run.size),
+            )
+            for name, o in res["objects"].items()
+        ]
+        states[tp] = PoolState(
+            source=source,
+            pool=pool,
+            vpsize=run.size,
+            curve=Curve(
+                tuple(int(r["size_pages"]) for r in curve), tuple(float(r["sync_reads_per_s"] or 0) for r in curve)
+            ),
+            seconds=seconds,
+            platform="luw" if inputs.origins.get(source, "").startswith("luw") else "zos",
+            page_size=int(a.get("page_size") or 4096),
+            vpseqt=run.vpseqt,
+            dwqt=a.get("dwqt"),
+            vdwqt=a.get("vdwqt"),
+            pgsteal=str(a.get("pgsteal") or "LRU").upper(),
+            pgfix=bool(a.get("pgfix")),
+            frame_size=a.get("frame_size"),
+            policy=run.policy,
+            getpages_per_s=res["refs"] / seconds,
+            measured_sync_reads_per_s=st["sync_reads_random"] / secs if st and secs else None,
+            sync_io_seconds=io[0] / io[1] if io and io[1] else None,
+            pages_read_per_s=(
+                (
+                    st["sync_reads_random"]
+                    + st["sync_reads_sequential"]
+                    + st["seq_prefetch_pages"]
+                    + st["list_prefetch_pages"]
+                    + st["dyn_prefetch_pages"]
+                )
+                / secs
+                if st and secs
+                else None
+            ),
+            pages_written_per_s=st["pages_written"] / secs if st and secs else None,
+            write_ios_per_s=(st["sync_writes"] + st["async_writes"]) / secs if st and secs else None,
+            dwqt_reached=int(st["dwqt_reached"]) if st else None,
+            vdwqt_reached=int(st["vdwqt_reached"]) if st else None,
+            fifo_sync_reads_per_s=fifo.get(tp),
+            lru_sync_reads_per_s=_at(res.get("lru_curve", curve), run.size),
+            vpseqt_alternatives={
+                float(r["vpseqt"]): float(r["sync_reads_per_s"] or 0.0) for r in res.get("vpseqt_curve", [])
+            },
+            objects=objects,
+            warmup=bool(res["window"]["warmup"]),
+        )
+    return states, skipped
+
+
+def advise_dir(
+    directory: Path,
+    budget: Budget,
+    thresholds: Thresholds | None = None,
+    rules: Rules | None = None,
+    costs: Costs | None = None,
+) -> tuple[dict[str, Any], Inputs]:
+    """The advice document for a directory, and the inputs read (with their rejects)."""
+    t, r, c = thresholds or Thresholds(), rules or Rules(), costs or Costs()
+    inputs = read(directory)
+    trace = replay.load(directory / "trace.csv")
+    states, skipped = pool_states(inputs, trace)
+    if not states:
+        raise replay.TraceError(f"{directory}: no pool of the trace has attributes ({'; '.join(skipped)})")
+    sources = sorted({p.source for p in states.values()})
+    memory = {s: inputs.memory_of(s) for s in sources}
+    budgets: dict[str, Any] = {}
+    advice: list[Advice] = []
+    for s in sources:
+        mine = [p for p in states.values() if p.source == s]
+        budgets[s], sized = budget_advice(mine, memory[s], budget, t, c)
+        advice += sized
+        for p in mine:
+            advice += pool_advice(p, memory[s], t, c)
+    considered: list[dict[str, Any]] = []
+    for tp, p in states.items():
+        used = {q.pool for q in states.values() if q.source == p.source}
+        verified: list[tuple[Advice, dict[str, Any]]] = []
+        for prop in propose(p, free_pool_name(p.page_size, used), r):
+            placed, record = verify(trace, tp, prop, r, c, inputs.kinds)
+            considered.append(record)
+            if placed is not None:
+                verified.append((placed, record))
+        # Proposals for one pool are alternatives (each starts from the pool as it is): the best one.
+        verified.sort(key=lambda x: -float(x[0].predicted["avoided_sync_reads_per_s"]))
+        for _, record in verified[1:]:
+            record["why_not"] = f"an alternative to moving {', '.join(verified[0][0].objects)}, which saves more"
+        if verified:
+            advice.append(verified[0][0])
+    # One source: its budget is the document's; several: by source, summed.
+    budget_doc = budgets[sources[0]] if len(sources) == 1 else _merge(budgets)
+    doc = report(
+        budget_doc,
+        advice,
+        {
+            "placements_considered": considered,
+            "memory": {s: (m.__dict__ if m else None) for s, m in memory.items()},
+            "input": {
+                "directory": str(directory),
+                "getpages": len(trace.times),
+                "trace_rejected": trace.rejected,
+                "rejected": inputs.rejected,
+                "skipped": skipped,
+            },
+        },
+    )
+    return doc, inputs
+
+
+def _merge(budgets: dict[str, Any]) -> dict[str, Any]:
+    alloc = {k: v for b in budgets.values() for k, v in b.get("allocation", {}).items()}
+    return {
+        "allocation": alloc,
+        "avoided_sync_reads_per_s": sum(b.get("avoided_sync_reads_per_s", 0.0) for b in budgets.values()),
+        "avoided_sync_io_seconds_per_s": sum(b.get("avoided_sync_io_seconds_per_s", 0.0) for b in budgets.values()),
+        "by_source": budgets,
+    }

@@ -1,0 +1,166 @@
+"""Offline simulation from a trace: a pool as it runs, and pools as a proposal would lay them out.
+
+The trace is read once into arrays; every layout (objects to pools, pool sizes and settings)
+is a replay of the involved pools' getpages through the simulator, at each pool's own policy,
+over the whole trace (one window)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from poolsight.simulator.engine import PolicyName, SimConfig, Simulator
+from poolsight.simulator.trace import Names, TraceReader
+
+PANE_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class PoolRun:
+    """A pool as simulated: size, policy and VPSEQT."""
+
+    size: int
+    policy: PolicyName
+    vpseqt: float
+
+
+class TraceError(Exception):
+    pass
+
+
+@dataclass
+class Trace:
+    times: npt.NDArray[np.float64]
+    pool: npt.NDArray[np.int32]  # codes into pools ("source/pool" when the trace names sources)
+    obj: npt.NDArray[np.int32]  # codes into objects
+    pages: npt.NDArray[np.uint64]
+    access: npt.NDArray[np.uint8]
+    function: npt.NDArray[np.uint8]
+    pools: list[str]
+    objects: list[str]
+    rejected: int = 0
+
+    @property
+    def seconds(self) -> float:
+        return float(self.times.max() - self.times.min()) if len(self.times) else 0.0
+
+    @property
+    def panes(self) -> int:
+        if not len(self.times):
+            return 1
+        return int(math.floor(self.times.max() / PANE_SECONDS) - math.floor(self.times.min() / PANE_SECONDS)) + 1
+
+    def objects_of(self, pool: str) -> list[str]:
+        codes = np.unique(self.obj[self.pool == self.pools.index(pool)])
+        return [self.objects[int(c)] for c in codes]
+
+
+def load(path: Path) -> Trace:
+    """Every getpage of a trace file (the project CSV format), names coded once for the whole file."""
+    reader = TraceReader(path)
+    parts: dict[str, list[Any]] = {k: [] for k in ("t", "p", "o", "pg", "a", "f")}
+    pools: dict[str, int] = {}
+    objects: dict[str, int] = {}
+    for b in reader.batches():
+        plut = np.array([pools.setdefault(str(n), len(pools)) for n in b.pool_names.table], dtype=np.int32)
+        olut = np.array([objects.setdefault(str(n), len(objects)) for n in b.object_names.table], dtype=np.int32)
+        parts["t"].append(b.times)
+        parts["p"].append(plut[b.pool_names.codes])
+        parts["o"].append(olut[b.object_names.codes])
+        parts["pg"].append(b.pages)
+        parts["a"].append(b.access)
+        parts["f"].append(b.function)
+    if reader.accepted == 0:
+        first = f": {reader.errors[0]}" if reader.errors else ""
+        raise TraceError(f"{path}: no readable getpages{first}")
+    return Trace(
+        np.concatenate(parts["t"]),
+        np.concatenate(parts["p"]),
+        np.concatenate(parts["o"]),
+        np.concatenate(parts["pg"]),
+        np.concatenate(parts["a"]),
+        np.concatenate(parts["f"]),
+        list(pools),
+        list(objects),
+        reader.rejected,
+    )
+
+
+def analyse(trace: Trace, runs: dict[str, PoolRun]) -> dict[str, dict[str, Any]]:
+    """Each pool of `runs` as it runs now, over the whole trace: the simulator's result (curve on
+    the ladder at the pool's policy, LRU stack curve, the current size at other VPSEQT values,
+    objects, working sets)."""
+    sim = Simulator(SimConfig(pane_seconds=PANE_SECONDS, window_panes=trace.panes))
+    for name, r in runs.items():
+        sim.set_pool_policy(name, r.size, r.policy, r.vpseqt)
+    _feed(sim, trace, {trace.pools.index(n): n for n in runs}, {})
+    return {name: sim.result(name) for name in runs}
+
+
+def at_size(
+    trace: Trace, runs: dict[str, PoolRun], moves: dict[str, str] | None = None, from_pools: set[str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Sync reads/s (and per object) of each pool in `runs` at its size and policy, with the objects
+    in `moves` replayed into the pool named there. `from_pools`: the trace pools whose getpages
+    take part (default: those named in runs)."""
+    moves = moves or {}
+    sim = Simulator(SimConfig(pane_seconds=PANE_SECONDS, window_panes=trace.panes))
+    for name, r in runs.items():
+        sim.set_pool_policy(name, r.size, r.policy, r.vpseqt, sizes=[r.size])
+    sources = from_pools if from_pools is not None else set(runs) & set(trace.pools)
+    _feed(sim, trace, {trace.pools.index(n): n for n in sources}, moves)
+    out: dict[str, dict[str, Any]] = {}
+    for name, r in runs.items():
+        if name not in sim.pools():
+            out[name] = {"sync_reads_per_s": 0.0, "getpages_per_s": 0.0, "objects": {}}
+            continue
+        res = sim.result(name, [r.size])
+        seconds = res["window"]["seconds"] or 1.0
+        out[name] = {
+            "sync_reads_per_s": float(res["curve"][0]["sync_reads_per_s"] or 0.0),
+            "getpages_per_s": res["refs"] / seconds,
+            "objects": {o: v["curve"][0]["sync_reads_per_s"] for o, v in res["objects"].items()},
+        }
+    return out
+
+
+def fifo_at_size(trace: Trace, runs: dict[str, PoolRun]) -> dict[str, float]:
+    """Sync reads/s of each pool run with PGSTEAL FIFO at its current size."""
+    fifo = {n: PoolRun(r.size, "fifo", r.vpseqt) for n, r in runs.items()}
+    return {n: v["sync_reads_per_s"] for n, v in at_size(trace, fifo).items()}
+
+
+def _feed(sim: Simulator, trace: Trace, pools: dict[int, str], moves: dict[str, str]) -> None:
+    """The getpages of `pools` (trace code -> simulated pool name) in time order, each object in
+    the pool `moves` names for it (an object is named "pool object" or just "object")."""
+    if not pools:
+        return
+    codes = np.array(sorted(pools), dtype=np.int32)
+    sel = np.isin(trace.pool, codes)
+    # Target pool per (trace pool, object): a lookup table over the codes.
+    table = np.full((len(trace.pools), len(trace.objects)), -1, dtype=np.int32)
+    names: list[str] = []
+    for pc, pname in pools.items():
+        for oc, oname in enumerate(trace.objects):
+            target = moves.get(f"{trace.pools[pc]} {oname}", moves.get(oname, pname))
+            if target not in names:
+                names.append(target)
+            table[pc, oc] = names.index(target)
+    idx = np.nonzero(sel)[0]
+    step = 1 << 20
+    for i in range(0, len(idx), step):
+        part = idx[i : i + step]
+        target = table[trace.pool[part], trace.obj[part]]
+        sim.feed(
+            trace.times[part],
+            Names(target, np.array(names)),
+            Names(trace.obj[part], np.array(trace.objects)),
+            trace.pages[part],
+            trace.access[part],
+            trace.function[part],
+        )
