@@ -30,6 +30,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min", action="append", default=[], metavar="POOL=BUFFERS", help="a pool's smallest size")
     p.add_argument("--max", action="append", default=[], metavar="POOL=BUFFERS", help="a pool's largest size")
     p.add_argument("--source", help="online: only this source")
+    p.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="online: evaluate now from the tables and write the advice table (the advice service does this "
+        "every 5 minutes), then print it",
+    )
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the advice as JSON (- for standard output)")
 
 
@@ -67,6 +73,35 @@ def format_text(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _online(a: argparse.Namespace, budget: Any) -> int:
+    from poolsight.advice.online import evaluate, latest
+    from poolsight.infra.services import service_errors
+
+    try:
+        if a.evaluate:
+            rows, pools = evaluate(budget=budget if budget.asked else None, source=a.source)
+            print(f"evaluated {pools} pools: {len(rows)} rows written to the advice table", file=sys.stderr)
+            if pools == 0:
+                print("poolsight advise: no pool with a curve and a known VPSIZE to advise on", file=sys.stderr)
+                return 1
+        doc = latest(a.source)
+    except service_errors() as exc:
+        print(f"poolsight advise: Trino: {exc}", file=sys.stderr)
+        return 1
+    _print(doc, a.json)
+    return 0
+
+
+def _print(doc: dict[str, Any], path: Path | None) -> None:
+    print(format_text(doc))
+    if path is not None:
+        text = json.dumps(doc, indent=1, default=str)
+        if str(path) == "-":
+            print(text)
+        else:
+            path.write_text(text)
+
+
 def run(a: argparse.Namespace) -> int:
     from poolsight.advice.advisor import Budget
 
@@ -82,11 +117,7 @@ def run(a: argparse.Namespace) -> int:
         print(f"poolsight advise: {exc}", file=sys.stderr)
         return 2
     if a.directory is None:
-        print(
-            "poolsight advise: give a directory (offline); advice from the running jobs is not written yet",
-            file=sys.stderr,
-        )
-        return 2
+        return _online(a, budget)
     from poolsight.advice.offline import advise_dir
     from poolsight.advice.replay import TraceError
 
@@ -102,11 +133,5 @@ def run(a: argparse.Namespace) -> int:
         print(f"rejected {e}", file=sys.stderr)
     if inputs.rejected > 10:
         print(f"... and {inputs.rejected - 10} more rejected records", file=sys.stderr)
-    print(format_text(doc))
-    if a.json is not None:
-        text = json.dumps(doc, indent=1, default=str)
-        if str(a.json) == "-":
-            print(text)
-        else:
-            a.json.write_text(text)
+    _print(doc, a.json)
     return 0

@@ -32,7 +32,7 @@ from typing import Any, Literal
 import yaml
 
 from poolsight.infra.config import ConfigError, Settings, load_settings
-from poolsight.infra.services import alerts_heartbeat, trino_connection
+from poolsight.infra.services import alerts_heartbeat, service_errors, trino_connection
 from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
 from poolsight.sql.tables import BY_NAME
 from poolsight.sql.views import SCHEMA
@@ -536,13 +536,6 @@ class Outcome:
             "open": self.open_count,
             "errors": self.errors,
         }
-
-
-def service_errors() -> tuple[type[BaseException], ...]:
-    """What Trino unreachable or refusing raises (requests' errors are OSErrors)."""
-    import trino.exceptions
-
-    return (trino.exceptions.Error, trino.exceptions.HttpError, OSError)
 
 
 def read_alerts(cur: Any, *, everything: bool = False) -> list[Alert]:

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
+from poolsight.advice.online import LATEST_SQL as ADVICE_LATEST_SQL
 from poolsight.sql.tables import BY_NAME
 from poolsight.sql.views import SCHEMA
 
@@ -378,3 +379,28 @@ def data_health(run: Run, now: datetime, dead_letter_days: int = 7) -> dict[str,
         t["age_s"] = (now - t["newest"]).total_seconds() if t["newest"] is not None else None
     dead = run(DEAD_LETTERS_SQL, (now - timedelta(days=dead_letter_days),))
     return {"tables": sorted(tables, key=lambda t: t["table_name"]), "dead_letters": dead, "days": dead_letter_days}
+
+
+def advice(run: Run, source: str | None) -> dict[str, Any]:
+    """Each source's latest advice (advice_latest), its budget and confidence notes parsed."""
+    import json
+
+    rows = run(ADVICE_LATEST_SQL, (source, source))
+    budgets: dict[str, Any] = {}
+    out = []
+    for r in rows:
+        if r.get("budget"):
+            budgets[r["source"]] = json.loads(r["budget"])
+        conf = json.loads(r["confidence"]) if r.get("confidence") else {}
+        out.append(
+            {
+                k: r[k]
+                for k in (
+                    "evaluated_at", "window_end", "source", "pool", "kind", "objects", "summary",
+                    "avoided_sync_reads_per_s", "cpu_seconds_per_24h", "elapsed_seconds_per_24h", "sim_error",
+                    "command",
+                )
+            }
+            | {"confidence_note": conf.get("note")}
+        )  # fmt: skip
+    return {"advice": out, "budgets": budgets}

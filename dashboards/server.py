@@ -37,7 +37,7 @@ from .timerange import BadRequest, parse_time, time_range
 
 log = logging.getLogger("poolsight.dashboard")
 STATIC = Path(__file__).resolve().parent / "static"
-PAGES = ("overview", "pool", "objects", "object", "history", "checks", "health")
+PAGES = ("overview", "pool", "objects", "object", "history", "checks", "advice", "health")
 # Scripts and styles only from here; ECharts sets inline styles on its elements.
 CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
 
@@ -153,6 +153,10 @@ class Api:
         pool = params.get("pool") or None
         return queries.checks(self.reader.run, source and source[:200], pool and pool[:200], time_range(params))
 
+    def advice(self, params: dict[str, str]) -> dict[str, Any]:
+        source = params.get("source") or None
+        return queries.advice(self.reader.run, source and source[:200])
+
     def pools(self, params: dict[str, str]) -> dict[str, Any]:
         # The selector's list: a pool appears within a minute.
         return {"pools": queries.pools(self.cache.bind(self.reader.run, int(time.time() // 60)))}
@@ -171,10 +175,8 @@ def _range_json(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def make_handler(api: Api, assets: Path) -> type[BaseHTTPRequestHandler]:
-    endpoints: dict[str, Callable[[dict[str, str]], dict[str, Any]]] = {
-        name: getattr(api, name)
-        for name in ("overview", "pool", "objects", "object", "history", "checks", "health", "alerts", "pools")
-    }
+    names = ("overview", "pool", "objects", "object", "history", "checks", "advice", "health", "alerts", "pools")
+    endpoints: dict[str, Callable[[dict[str, str]], dict[str, Any]]] = {name: getattr(api, name) for name in names}
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "poolsight-dashboard"

@@ -1,7 +1,7 @@
 """The statistics job: what the subsystem measured. Pool, object I/O, GBP and backup
-statistics from Kafka, derived metrics from poolsight.simulator.metrics, the latest pool
-attributes joined per (source, pool) from keyed state; into pool_stats, object_io_stats,
-gbp_stats, backup_stats. The I/O events (read and write I/O batches) added up per pool,
+statistics and the host's memory from Kafka, derived metrics from poolsight.simulator.metrics,
+the latest pool attributes joined per (source, pool) from keyed state; into pool_stats,
+object_io_stats, gbp_stats, backup_stats, system_memory. The I/O events (read and write I/O batches) added up per pool,
 object, pane and I/O type in keyed state (io_panes.py) into io_pane. The collectors'
 dead-letter topic and undecodable records go into dead_letter.
 """
@@ -23,6 +23,7 @@ from poolsight.flink_jobs.statistics_rows import (
     backup_row,
     backup_thread_rows,
     gbp_row,
+    memory_row,
     ms,
     object_io_row,
     pool_stats_row,
@@ -31,8 +32,19 @@ from poolsight.names import ATTRIBUTES_TOPIC, DEADLETTER_TOPIC, IO_TOPIC, STATS_
 from poolsight.schemas.wire import AvroDecoder, DecodeError
 from poolsight.sql.tables import BY_NAME
 
-OUTPUTS = ("pool_stats", "object_io_stats", "io_pane", "gbp_stats", "backup_stats", "backup_thread", "dead_letter")
+OUTPUTS = (
+    "pool_stats",
+    "object_io_stats",
+    "io_pane",
+    "gbp_stats",
+    "backup_stats",
+    "backup_thread",
+    "system_memory",
+    "dead_letter",
+)
 COLLECTOR = "flink-statistics"
+# The pool attributes pool_stats rows carry (the latest seen for the key).
+ATTRIBUTE_KEYS = ("vpsize", "vpseqt", "dwqt", "vdwqt", "page_size", "pgsteal", "pgfix", "frame_size")
 NS = "poolsight.v1."
 # pool_stats is the main output; every other table is a side output.
 TAGS = {name: OutputTag(name, row_type(BY_NAME[name])) for name in OUTPUTS if name != "pool_stats"}
@@ -64,7 +76,7 @@ class Statistics(KeyedProcessFunction):  # type: ignore[misc]
             return
         try:
             if kind == "PoolAttributes":
-                self.attrs.update({k: rec.get(k) for k in ("vpsize", "vpseqt", "dwqt", "vdwqt", "page_size")})
+                self.attrs.update({k: rec.get(k) for k in ATTRIBUTE_KEYS})
             elif kind == "PoolStats":
                 yield to_row(BY_NAME["pool_stats"], pool_stats_row(rec, self.attrs.value()))
             elif kind == "ObjectIOStats":
@@ -72,6 +84,8 @@ class Statistics(KeyedProcessFunction):  # type: ignore[misc]
                     TAGS["object_io_stats"],
                     to_row(BY_NAME["object_io_stats"], object_io_row(rec, self.o.cpu_us_per_sync_read * 1e-6)),
                 )
+            elif kind == "SystemMemory":
+                yield TAGS["system_memory"], to_row(BY_NAME["system_memory"], memory_row(rec))
             elif kind == "GbpStats":
                 yield TAGS["gbp_stats"], to_row(BY_NAME["gbp_stats"], gbp_row(rec))
             elif kind == "BackupStats":

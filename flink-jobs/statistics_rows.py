@@ -34,7 +34,14 @@ def pool_stats_row(rec: dict[str, Any], attrs: dict[str, Any] | None) -> dict[st
         "dwqt": a.get("dwqt"),
         "vdwqt": a.get("vdwqt"),
         "page_size": a.get("page_size"),
+        "pgsteal": a.get("pgsteal"),
+        "pgfix": a.get("pgfix"),
+        "frame_size": a.get("frame_size"),
     }
+
+
+def memory_row(rec: dict[str, Any]) -> dict[str, Any]:
+    return _times(rec, "interval_start", "interval_end")
 
 
 def object_io_row(rec: dict[str, Any], cpu_seconds_per_read: float) -> dict[str, Any]:

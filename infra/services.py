@@ -597,6 +597,13 @@ def trino_rows(
         return [(str(d[0]), str(d[1])) for d in cur.description or ()], rows
 
 
+def service_errors() -> tuple[type[BaseException], ...]:
+    """What Trino unreachable or refusing raises (requests' errors are OSErrors)."""
+    import trino.exceptions
+
+    return (trino.exceptions.Error, trino.exceptions.HttpError, OSError)
+
+
 def health_trino(s: Settings) -> str:
     import trino
 
@@ -631,22 +638,47 @@ def health_trino(s: Settings) -> str:
 
 # ---------------------------------------------------------------- dashboard and alert evaluator
 
-# The evaluator writes this after every cycle (dashboards/alerts.py); its health is that it is recent.
-ALERTS_EVERY_SECONDS = 60.0
+# The evaluators (alerts: dashboards/alerts.py, advice: advice/online.py) write a heartbeat after
+# every cycle; their health is that it is recent.
+EVERY_SECONDS = {"alerts": 60.0, "advice": 300.0}
+
+
+def evaluator_every(name: str) -> float:
+    """Seconds between evaluations: each one scans the tables it reads, which competes for CPU
+    with the jobs on a small machine (POOLSIGHT_ALERTS_EVERY, POOLSIGHT_ADVICE_EVERY; the tests
+    evaluate on demand)."""
+    var = f"POOLSIGHT_{name.upper()}_EVERY"
+    raw = os.environ.get(var, "")
+    try:
+        return max(5.0, float(raw)) if raw else EVERY_SECONDS[name]
+    except ValueError:
+        raise Unhealthy(f"{var}={raw!r} is not a number of seconds") from None
+
+
+def heartbeat_path(s: Settings, name: str) -> Path:
+    return s.run_dir / name / "heartbeat.json"
 
 
 def alerts_every(s: Settings) -> float:
-    """Seconds between evaluations: each one scans the tables it watches, which competes for CPU
-    with the jobs on a small machine (POOLSIGHT_ALERTS_EVERY; the tests evaluate on demand)."""
-    raw = os.environ.get("POOLSIGHT_ALERTS_EVERY", "")
-    try:
-        return max(5.0, float(raw)) if raw else ALERTS_EVERY_SECONDS
-    except ValueError:
-        raise Unhealthy(f"POOLSIGHT_ALERTS_EVERY={raw!r} is not a number of seconds") from None
+    return evaluator_every("alerts")
 
 
 def alerts_heartbeat(s: Settings) -> Path:
-    return s.run_dir / "alerts" / "heartbeat.json"
+    return heartbeat_path(s, "alerts")
+
+
+def _health_beat(s: Settings, name: str, describe: Callable[[dict[str, Any]], str]) -> str:
+    path = heartbeat_path(s, name)
+    try:
+        beat = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise Unhealthy(f"no heartbeat yet ({path})") from exc
+    age = time.time() - float(beat.get("time", 0))
+    if age > 3 * evaluator_every(name) + 60:  # + one slow evaluation
+        raise Unhealthy(f"last evaluation {age:.0f} s ago")
+    if beat.get("error"):
+        raise Unhealthy(f"last evaluation failed: {str(beat['error'])[:200]}")
+    return f"{describe(beat)}, evaluated {age:.0f} s ago"
 
 
 def _python_launch(s: Settings, module: str, *args: str) -> Launch:
@@ -673,16 +705,16 @@ def prepare_alerts(s: Settings, inst: Installed) -> Launch:
 
 
 def health_alerts(s: Settings) -> str:
-    try:
-        beat = json.loads(alerts_heartbeat(s).read_text())
-    except (OSError, ValueError) as exc:
-        raise Unhealthy(f"no heartbeat yet ({alerts_heartbeat(s)})") from exc
-    age = time.time() - float(beat.get("time", 0))
-    if age > 3 * alerts_every(s) + 60:  # + one slow evaluation
-        raise Unhealthy(f"last evaluation {age:.0f} s ago")
-    if beat.get("error"):
-        raise Unhealthy(f"last evaluation failed: {str(beat['error'])[:200]}")
-    return f"{beat.get('rules')} rules, {beat.get('open')} open alerts, evaluated {age:.0f} s ago"
+    return _health_beat(s, "alerts", lambda b: f"{b.get('rules')} rules, {b.get('open')} open alerts")
+
+
+def prepare_advice(s: Settings, inst: Installed) -> Launch:
+    heartbeat_path(s, "advice").unlink(missing_ok=True)
+    return _python_launch(s, "poolsight.advice.online", "--every", str(evaluator_every("advice")))
+
+
+def health_advice(s: Settings) -> str:
+    return _health_beat(s, "advice", lambda b: f"{b.get('pools')} pools, {b.get('advice')} pieces of advice")
 
 
 SERVICES: tuple[Service, ...] = (
@@ -701,6 +733,7 @@ SERVICES: tuple[Service, ...] = (
     Service("trino", ("trino",), ("postgres",), 180, prepare_trino, health_trino),
     Service("dashboard", ("dashboard",), ("trino",), 60, prepare_dashboard, health_dashboard),
     Service("alerts", (), ("trino",), 90, prepare_alerts, health_alerts),
+    Service("advice", (), ("trino",), 90, prepare_advice, health_advice),
 )
 
 BY_NAME = {svc.name: svc for svc in SERVICES}

@@ -575,7 +575,12 @@ class KafkaSink:
             self.producer.send(kind, key, rec)
 
     def stats(self, schema: str, record: dict[str, Any]) -> None:
-        key = f"{record['source']}|{record.get('pool', record.get('gbp'))}"
+        # Keyed by source and pool (or GBP); host-wide records by source alone.
+        key = (
+            record["source"]
+            if schema == "system_memory"
+            else f"{record['source']}|{record.get('pool', record.get('gbp'))}"
+        )
         self.producer.send(schema, key, record)
 
     def close(self) -> None:

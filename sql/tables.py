@@ -336,6 +336,9 @@ POOL_STATS = Table(
         C("dwqt", "double", "DWQT % from the latest pool attributes."),
         C("vdwqt", "double", "VDWQT % from the latest pool attributes."),
         C("page_size", "int", "Page size in bytes from the latest pool attributes."),
+        C("pgsteal", "string", "PGSTEAL (LRU, FIFO or NONE) from the latest pool attributes."),
+        C("pgfix", "boolean", "PGFIX from the latest pool attributes."),
+        C("frame_size", "string", "Frame size (4K, 1M, 2G) from the latest pool attributes."),
     ),
     "interval_start",
     ("source", "pool", "interval_start"),
@@ -484,6 +487,40 @@ ALERT = Table(
     ("rule", "source", "pool", "opened_at"),
 )
 
+SYSTEM_MEMORY = Table(
+    "system_memory",
+    "Real storage and paging of the host per interval: growth of pools is never advised while it pages.",
+    tuple(_avro_columns("system_memory")),
+    "interval_start",
+    ("source", "interval_start"),
+)
+
+ADVICE = Table(
+    "advice",
+    "Advice with evidence (advice/): one row per piece of advice and evaluation; advice_latest shows the "
+    "latest evaluation of each source.",
+    (
+        C("evaluated_at", "timestamp", "Wall-clock time of the evaluation that gave the advice."),
+        C("window_end", "timestamp", "Event time the evaluation's data ends at (the pool's latest pane)."),
+        C("source", "string", "Subsystem or member."),
+        C("pool", "string", "The pool the advice is about."),
+        C("kind", "string", "budget, placement, vdwqt, vpseqt, pgfix, framesize, pgsteal or shrink."),
+        C("objects", "string", "Objects concerned, comma-separated (null if none)."),
+        C("summary", "string", "The advice in one line."),
+        C("avoided_sync_reads_per_s", "double", "Predicted sync reads per second avoided (negative: added)."),
+        C("cpu_seconds_per_24h", "double", "Predicted CPU seconds saved per 24 hours."),
+        C("elapsed_seconds_per_24h", "double", "Predicted elapsed (I/O wait) seconds saved per 24 hours."),
+        C("sim_error", "double", "Simulated / measured sync reads - 1 at the current size (confidence)."),
+        C("command", "string", "The commands to run, one per line."),
+        C("evidence", "string", "The numbers behind the advice and the tables they come from (JSON)."),
+        C("predicted", "string", "The predicted effect (JSON)."),
+        C("confidence", "string", "Simulation accuracy and window (JSON)."),
+        C("budget", "string", "The budget allocation of the evaluation, on its source's rows (JSON)."),
+    ),
+    "evaluated_at",
+    ("source", "evaluated_at", "pool", "kind"),
+)
+
 TABLES: tuple[Table, ...] = (
     POOL_PANE,
     OBJECT_PANE,
@@ -500,6 +537,8 @@ TABLES: tuple[Table, ...] = (
     BACKUP_THREAD,
     DEAD_LETTER,
     ALERT,
+    SYSTEM_MEMORY,
+    ADVICE,
 )
 BY_NAME = {t.name: t for t in TABLES}
 

@@ -302,3 +302,13 @@ FROM (
   -- Only intervals the panes cover whole, at one size.
   WHERE pane_seconds >= 0.99 * seconds AND size_pages = min_size
 ) u;
+
+-- The latest advice of each source: the rows of its latest evaluation (advice/online.py),
+-- each with its evidence, prediction, confidence and commands. Budget rows carry the source's
+-- whole allocation in `budget`.
+CREATE OR REPLACE VIEW ${schema}.advice_latest
+COMMENT 'Each source''s latest advice: kind, pool, objects, evidence, predicted effect, confidence, commands'
+AS SELECT a.*
+FROM ${schema}.advice a
+JOIN (SELECT source, max(evaluated_at) AS evaluated_at FROM ${schema}.advice GROUP BY source) l
+  ON a.source = l.source AND a.evaluated_at = l.evaluated_at;

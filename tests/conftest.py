@@ -39,6 +39,7 @@ os.environ.pop("POOLSIGHT_CONFIG", None)
 # The alert service's scans would compete with the jobs for the 2 cores all session long; the
 # alert tests evaluate on demand (`poolsight alerts evaluate`), the service still starts and beats.
 os.environ["POOLSIGHT_ALERTS_EVERY"] = "900"
+os.environ["POOLSIGHT_ADVICE_EVERY"] = "3600"  # likewise: `poolsight advise --evaluate` on demand
 
 POOLSIGHT = [sys.executable, "-m", "poolsight.cli"]
 

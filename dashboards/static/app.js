@@ -3,7 +3,7 @@
 // (textContent), never as HTML. The URL holds the state: source, pool, object, range.
 "use strict";
 
-const PAGES = { overview: "Overview", pool: "Pool", objects: "Objects", history: "History", checks: "Prediction checks", health: "Data health" };
+const PAGES = { overview: "Overview", pool: "Pool", objects: "Objects", history: "History", checks: "Prediction checks", advice: "Advice", health: "Data health" };
 const RANGES = ["15m", "1h", "6h", "24h", "7d", "30d", "90d", "1y"];
 const page = location.pathname.replace(/^\/+|\/+$/g, "") || "overview";
 const params = new URLSearchParams(location.search);
@@ -480,6 +480,31 @@ RENDER.checks = async () => {
       { name: "trace", type: "line", showSymbol: false, data: by("trace") },
       { name: "statistics", type: "line", step: "end", data: by("statistics") },
     ], "error", []);
+  }
+};
+
+RENDER.advice = async () => {
+  const d = await api("advice");
+  if (!d.advice.length) { emptyPage("No advice yet: the advice service evaluates every 5 minutes (or run poolsight advise --evaluate)."); return; }
+  const c = card("advice", "Advice", "The latest evaluation of each source: what to change, the predicted effect from the simulation at each pool's own policy, the simulation's accuracy at the current size, and the commands. Each piece of advice starts from the pools as they are now.", true);
+  for (const r of d.advice) r._key = `${r.source}/${r.pool || ""}/${r.kind}`;
+  table(c, "advice-table", [
+    { key: "source", label: "Source", text: true }, { key: "pool", label: "Pool", text: true },
+    { key: "kind", label: "Kind", text: true }, { key: "summary", label: "Advice", text: true },
+    { key: "avoided_sync_reads_per_s", label: "Avoided reads/s", fmt: (v) => num(v, 1) },
+    { key: "cpu_seconds_per_24h", label: "CPU s / 24 h", fmt: (v) => num(v, 0) },
+    { key: "elapsed_seconds_per_24h", label: "Elapsed s / 24 h", fmt: (v) => num(v, 0) },
+    { key: "sim_error", label: "Sim error", fmt: signedPct, cls: (v) => (v !== null && v !== undefined && Math.abs(v) > 0.1 ? "bad" : ""), title: "simulated / measured sync reads - 1 at the current size" },
+    { key: "command", label: "Commands", text: true, render: (r) => el("pre", { class: "cmd", text: r.command || "" }) },
+    { key: "evaluated_at", label: "Evaluated", text: true, fmt: time },
+  ], d.advice, { key: "avoided_sync_reads_per_s" });
+  for (const [source, b] of Object.entries(d.budgets)) {
+    const k = card(`budget-${source}`, `Memory budget of ${source}`, b.paging_guard ? `No growth: ${b.paging_guard}` : `${b.method || ""}; objective: ${b.objective}.`);
+    kv(k, `budget-kv-${source}`, [
+      ["frames (4K)", num(b.frames_4k), "frames"], ["redistribute", b.redistribute ? "yes" : "no", "redistribute"],
+      ["avoided sync reads/s", num(b.avoided_sync_reads_per_s, 1), "avoided"],
+      ...Object.entries(b.allocation || {}).map(([p, n]) => [p, (n > 0 ? "+" : "") + num(n) + " buffers", `alloc-${p}`]),
+    ]);
   }
 };
 

@@ -338,3 +338,29 @@ def test_a_range_without_data_shows_an_empty_page_not_an_error(member: str, tab:
     assert status == 200 and body["series"] == []
     tab.open(f"/pool?source={member}&pool=BP1&range=1h&to={urllib.parse.quote(to)}")
     assert tab.errors == []
+
+
+def test_advice_page_shows_the_latest_advice_trino_holds(member: str, tab: Tab) -> None:
+    r = poolsight("advise", "--evaluate", "--source", member, "--budget-buffers", "10000")
+    assert r.returncode == 0, r.stderr
+    rows = _query(
+        "SELECT pool, kind, avoided_sync_reads_per_s, command FROM iceberg.poolsight.advice_latest WHERE source = ?",
+        (member,),
+        user=TRINO_READER_USER,
+    )
+    assert rows and "budget" in {k for _, k, _, _ in rows}
+    page = tab.open(f"/advice?source={member}", shot="advice")
+    for pool, kind, avoided, command in rows:
+        row = f'#advice-table tr[data-key="{member}/{pool or ""}/{kind}"]'
+        shown = page.get_attribute(f'{row} td[data-col="avoided_sync_reads_per_s"]', "data-value")
+        if avoided is None:
+            assert shown == ""
+        else:
+            assert float(shown or "nan") == pytest.approx(avoided, rel=1e-12)
+        assert page.inner_text(f'{row} td[data-col="command"] pre') == command
+    budget = [b for (b,) in _query("SELECT budget FROM iceberg.poolsight.advice_latest WHERE source = ? AND "
+                                   "budget IS NOT NULL", (member,))]  # fmt: skip
+    allocation = json.loads(budget[0])["allocation"]
+    for pool, added in allocation.items():
+        assert page.inner_text(f'#budget-kv-{member} dd[data-key="alloc-{pool}"]') == f"+{added:,} buffers"
+    assert tab.errors == []

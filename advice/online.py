@@ -1,0 +1,313 @@
+"""Advice from the running system: pool states read from Trino (the simulation's curves at each
+pool's policy, its VPSEQT alternatives, statistics, objects, the host's memory), the rules and the
+budget applied, one row per piece of advice written to the `advice` table (`advice_latest` shows
+each source's latest evaluation). Run by the launcher as the `advice` service, or once with
+`poolsight advise --evaluate`.
+
+Online advice covers the budget and the settings rules; placements are verified from a trace
+(`poolsight advise DIR`) and FIFO needs a FIFO simulation of the pool, which the stream does not
+run for LRU pools yet."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from collections import defaultdict
+from datetime import UTC, datetime
+from typing import Any
+
+from poolsight.advice.advisor import Budget, budget_advice, pool_advice
+from poolsight.advice.model import Advice, Costs, Curve, Memory, ObjectState, PoolState
+from poolsight.advice.settings import Thresholds
+from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.services import evaluator_every, heartbeat_path, trino_rows
+from poolsight.names import TRINO_READER_USER
+from poolsight.sql.tables import BY_NAME
+from poolsight.sql.views import SCHEMA
+
+log = logging.getLogger("poolsight.advice")
+ADVICE = BY_NAME["advice"]
+WINDOW = "INTERVAL '15' MINUTE"  # the window sim_curve_latest shows
+COLUMNS = ADVICE.column_names()
+
+LATEST = f"""latest AS (
+  SELECT source, pool, max(pane_end) AS window_end FROM {SCHEMA}.pool_pane
+  WHERE (? IS NULL OR source = ?) GROUP BY source, pool)"""
+
+POOLS_SQL = f"""WITH {LATEST}
+SELECT p.source, p.pool, l.window_end, sum(p.getpages), sum(p.seconds),
+       sum(p.observed_sync_reads), count(p.observed_sync_reads), count(*),
+       max_by(p.model, p.pane_end), max_by(p.current_size, p.pane_end), max_by(p.vpseqt, p.pane_end),
+       bool_or(p.warmup)
+FROM {SCHEMA}.pool_pane p JOIN latest l ON p.source = l.source AND p.pool = l.pool
+WHERE p.pane_end > l.window_end - {WINDOW}
+GROUP BY p.source, p.pool, l.window_end"""
+
+CURVE_SQL = f"""SELECT source, pool, size_pages, sync_reads_per_s, sync_read_ms
+FROM {SCHEMA}.sim_curve_latest WHERE (? IS NULL OR source = ?) ORDER BY source, pool, size_pages"""
+
+VPSEQT_SQL = f"""WITH {LATEST}
+SELECT c.source, c.pool, c.vpseqt, sum(c.sync_reads) / nullif(sum(c.seconds), 0)
+FROM {SCHEMA}.sim_curve c JOIN latest l ON c.source = l.source AND c.pool = l.pool
+WHERE c.pane_end > l.window_end - {WINDOW} AND NOT coalesce(c.pool_policy, true) AND c.vpseqt IS NOT NULL
+GROUP BY c.source, c.pool, c.vpseqt"""
+
+STATS_SQL = f"""WITH {LATEST}
+SELECT s.source, s.pool, sum(s.interval_seconds), sum(coalesce(s.sync_reads_random, 0)),
+       sum(coalesce(s.sync_reads_random, 0) + coalesce(s.sync_reads_sequential, 0)
+           + coalesce(s.seq_prefetch_pages, 0) + coalesce(s.list_prefetch_pages, 0)
+           + coalesce(s.dyn_prefetch_pages, 0)),
+       sum(coalesce(s.pages_written, 0)), sum(coalesce(s.sync_writes, 0) + coalesce(s.async_writes, 0)),
+       sum(coalesce(s.dwqt_reached, 0)), sum(coalesce(s.vdwqt_reached, 0)),
+       max_by(s.page_size, s.interval_end), max_by(s.dwqt, s.interval_end), max_by(s.vdwqt, s.interval_end),
+       max_by(s.pgsteal, s.interval_end), max_by(s.pgfix, s.interval_end), max_by(s.frame_size, s.interval_end),
+       max_by(s.origin, s.interval_end)
+FROM {SCHEMA}.pool_stats s JOIN latest l ON s.source = l.source AND s.pool = l.pool
+WHERE s.interval_end > l.window_end - {WINDOW} AND s.interval_start < l.window_end
+GROUP BY s.source, s.pool"""
+
+OBJECTS_SQL = f"""WITH {LATEST}
+SELECT o.source, o.pool, o.object, sum(o.getpages),
+       sum(o.getpages_sequential + o.getpages_rid) * 1e0 / nullif(sum(o.getpages), 0),
+       avg(o.distinct_pages), max(o.distinct_pages), max(o.working_set_pages), sum(o.sim_sync_reads)
+FROM {SCHEMA}.object_pane o JOIN latest l ON o.source = l.source AND o.pool = l.pool
+WHERE o.pane_end > l.window_end - {WINDOW}
+GROUP BY o.source, o.pool, o.object"""
+
+MEMORY_SQL = f"""WITH {LATEST}, ends AS (SELECT source, max(window_end) AS window_end FROM latest GROUP BY source)
+SELECT m.source, count(*), max(m.pageins_per_second), min(m.real_storage_available_mb), max(m.real_storage_mb)
+FROM {SCHEMA}.system_memory m JOIN ends e ON m.source = e.source
+WHERE m.interval_end > e.window_end - {WINDOW} AND m.interval_start < e.window_end
+GROUP BY m.source"""
+
+
+def _rows(s: Settings, sql: str, source: str | None) -> list[list[Any]]:
+    n = sql.count("?")
+    return trino_rows(s, sql, (source,) * n)[1]
+
+
+def read_states(s: Settings, source: str | None = None) -> tuple[list[PoolState], dict[str, Memory], dict[str, Any]]:
+    """Each pool's state over its latest window, each source's memory, and the windows' ends."""
+    curves: dict[tuple[str, str], list[tuple[int, float]]] = defaultdict(list)
+    io_ms: dict[tuple[str, str], float] = {}
+    for src, pool, size, per_s, ms in _rows(s, CURVE_SQL, source):
+        curves[(src, pool)].append((int(size), float(per_s or 0.0)))
+        if ms is not None:
+            io_ms[(src, pool)] = float(ms)
+    vpseqts: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
+    for src, pool, v, per_s in _rows(s, VPSEQT_SQL, source):
+        if per_s is not None:
+            vpseqts[(src, pool)][float(v)] = float(per_s)
+    stats = {(r[0], r[1]): r[2:] for r in _rows(s, STATS_SQL, source)}
+    objects: dict[tuple[str, str], list[list[Any]]] = defaultdict(list)
+    for r in _rows(s, OBJECTS_SQL, source):
+        objects[(r[0], r[1])].append(r[2:])
+    memory = {r[0]: Memory(int(r[1]), _f(r[2]), _f(r[3]), _f(r[4])) for r in _rows(s, MEMORY_SQL, source)}
+    states: list[PoolState] = []
+    ends: dict[str, Any] = {}
+    for src, pool, end, getpages, seconds, observed, n_obs, n, model, size, vpseqt, warmup in _rows(
+        s, POOLS_SQL, source
+    ):
+        key = (src, pool)
+        if size is None or not curves.get(key) or not seconds:
+            continue  # no VPSIZE known yet, or no curve: nothing to advise from
+        secs = float(seconds)
+        st = stats.get(key)
+        ssecs = float(st[0]) if st and st[0] else None
+        pts = sorted(curves[key])
+        ends[src] = max(ends.get(src, end), end)
+        states.append(
+            PoolState(
+                source=src,
+                pool=pool,
+                vpsize=int(size),
+                curve=Curve(tuple(p for p, _ in pts), tuple(r for _, r in pts)),
+                seconds=secs,
+                platform="luw" if st and str(st[13] or "").startswith("luw") else "zos",
+                page_size=int(st[7]) if st and st[7] else 4096,
+                vpseqt=float(vpseqt) if vpseqt is not None else 80.0,
+                dwqt=_f(st[8]) if st else None,
+                vdwqt=_f(st[9]) if st else None,
+                pgsteal=str(st[10] or ("FIFO" if model == "fifo" else "LRU")).upper() if st else "LRU",
+                pgfix=bool(st[11]) if st else False,
+                frame_size=st[12] if st else None,
+                policy=str(model or "lru"),
+                getpages_per_s=float(getpages) / secs,
+                # The trace's own miss flags when every pane has them, else the statistics.
+                measured_sync_reads_per_s=(
+                    float(observed) / secs
+                    if n_obs == n and observed is not None
+                    else (float(st[1]) / ssecs if st and ssecs else None)
+                ),
+                sync_io_seconds=io_ms[key] / 1e3 if key in io_ms else None,
+                pages_read_per_s=float(st[2]) / ssecs if st and ssecs else None,
+                pages_written_per_s=float(st[3]) / ssecs if st and ssecs else None,
+                write_ios_per_s=float(st[4]) / ssecs if st and ssecs else None,
+                dwqt_reached=int(st[5]) if st else None,
+                vdwqt_reached=int(st[6]) if st else None,
+                vpseqt_alternatives=vpseqts.get(key, {}),
+                objects=[
+                    ObjectState(
+                        name,
+                        "TABLESPACE",
+                        float(gp) / secs,
+                        float(seq or 0.0),
+                        float(ws_avg or 0.0),
+                        float(ws_max or 0.0),
+                        int(window_pages or 0),
+                        float(sim or 0.0) / secs,
+                    )
+                    for name, gp, seq, ws_avg, ws_max, window_pages, sim in objects.get(key, [])
+                ],
+                warmup=bool(warmup),
+            )
+        )
+    return states, memory, ends
+
+
+def _f(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+def evaluate(
+    s: Settings | None = None,
+    budget: Budget | None = None,
+    source: str | None = None,
+    thresholds: Thresholds | None = None,
+    costs: Costs | None = None,
+    write: bool = True,
+) -> tuple[list[dict[str, Any]], int]:
+    """One evaluation: the rows written to `advice` (one per piece of advice; a source with none gets
+    a `none` row, so advice_latest never shows advice that no longer holds), and the pools read."""
+    s = s or load_settings()
+    t, c = thresholds or Thresholds(), costs or Costs()
+    budget = budget or Budget()
+    states, memory, ends = read_states(s, source)
+    now = datetime.now(UTC)
+    rows: list[dict[str, Any]] = []
+    for src in sorted({p.source for p in states}):
+        mine = [p for p in states if p.source == src]
+        doc, advice = budget_advice(mine, memory.get(src), budget, t, c)
+        for p in mine:
+            advice += pool_advice(p, memory.get(src), t, c)
+        if not advice:
+            rows.append(_row(now, ends[src], src, None, doc))
+        rows += [_row(now, ends[src], src, a, doc) for a in advice]
+    if write and rows:
+        marks = "(" + ", ".join("?" * len(COLUMNS)) + ")"
+        sql = f"INSERT INTO {ADVICE.qualified} ({', '.join(COLUMNS)}) VALUES " + ", ".join([marks] * len(rows))
+        trino_rows(s, sql, tuple(r[k] for r in rows for k in COLUMNS))
+    return rows, len(states)
+
+
+def _row(now: datetime, end: Any, source: str, a: Advice | None, budget: dict[str, Any]) -> dict[str, Any]:
+    if a is None:
+        return dict.fromkeys(COLUMNS) | {
+            "evaluated_at": now,
+            "window_end": end,
+            "source": source,
+            "kind": "none",
+            "summary": "no advice: nothing the rules and simulations found worth changing",
+            "budget": json.dumps(budget, default=str),
+        }
+    p = a.predicted
+    return {
+        "evaluated_at": now,
+        "window_end": end,
+        "source": source,
+        "pool": a.pool,
+        "kind": a.kind,
+        "objects": ", ".join(a.objects) or None,
+        "summary": a.summary,
+        "avoided_sync_reads_per_s": _f(p.get("avoided_sync_reads_per_s")),
+        "cpu_seconds_per_24h": _f(p.get("cpu_seconds_per_24h")),
+        "elapsed_seconds_per_24h": _f(p.get("elapsed_seconds_per_24h")),
+        "sim_error": _f(a.confidence.get("sim_error")),
+        "command": "\n".join(a.command),
+        "evidence": json.dumps(a.evidence, default=str),
+        "predicted": json.dumps(a.predicted, default=str),
+        "confidence": json.dumps(a.confidence, default=str),
+        "budget": json.dumps(budget, default=str) if a.kind == "budget" else None,
+    }
+
+
+LATEST_SQL = f"""SELECT {", ".join(COLUMNS)} FROM {SCHEMA}.advice_latest
+WHERE (? IS NULL OR source = ?) ORDER BY source, coalesce(avoided_sync_reads_per_s, 0) DESC, pool, kind"""
+
+
+def latest(source: str | None = None, s: Settings | None = None) -> dict[str, Any]:
+    """The latest advice of each source as the offline JSON document, read as the read-only user."""
+    s = s or load_settings()
+    names, rows = trino_rows(s, LATEST_SQL, (source, source), user=TRINO_READER_USER)
+    cols = [n for n, _ in names]
+    advice, budgets = [], {}
+    for r in rows:
+        d = dict(zip(cols, r, strict=True))
+        if d["budget"]:
+            budgets[d["source"]] = json.loads(d["budget"])
+        if d["kind"] == "none":
+            continue
+        advice.append(
+            {
+                "kind": d["kind"],
+                "source": d["source"],
+                "pool": d["pool"],
+                "objects": d["objects"].split(", ") if d["objects"] else [],
+                "summary": d["summary"],
+                "evidence": json.loads(d["evidence"]),
+                "predicted": json.loads(d["predicted"]),
+                "confidence": json.loads(d["confidence"]),
+                "command": d["command"].split("\n"),
+                "evaluated_at": str(d["evaluated_at"]),
+                "window_end": str(d["window_end"]),
+            }
+        )
+    budget = next(iter(budgets.values())) if len(budgets) == 1 else {"by_source": budgets}
+    return {"budget": budget, "advice": advice}
+
+
+def budget_from_env() -> Budget:
+    """The service's budget: POOLSIGHT_ADVICE_BUDGET_GB to add memory; without it, memory is only
+    moved between pools (redistribution), never added."""
+    gb = os.environ.get("POOLSIGHT_ADVICE_BUDGET_GB")
+    if gb:
+        return Budget(frames=int(float(gb) * 2**30 // 4096))
+    return Budget(redistribute=True)
+
+
+def run_loop(every: float, s: Settings, cycles: int | None = None) -> None:
+    n = 0
+    while cycles is None or n < cycles:
+        n += 1
+        started = time.monotonic()
+        beat: dict[str, Any] = {"time": time.time(), "pools": None, "advice": None, "error": None}
+        try:
+            rows, pools = evaluate(s, budget_from_env())
+            beat.update(pools=pools, advice=sum(r["kind"] != "none" for r in rows))
+            log.info("%d pools, %d rows of advice", pools, len(rows))
+        except Exception as exc:  # Trino down or refusing: the next cycle tries again
+            beat["error"] = f"{type(exc).__name__}: {exc}"
+            log.error("%s", beat["error"])
+        path = heartbeat_path(s, "advice")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(beat))
+        os.replace(tmp, path)
+        time.sleep(max(0.0, every - (time.monotonic() - started)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="poolsight.advice.online", description="the advice service")
+    p.add_argument("--every", type=float, default=None, help="seconds between evaluations")
+    a = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    run_loop(a.every or evaluator_every("advice"), load_settings())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""Advice from the running system: the statistics job stores the host's memory, `poolsight advise
+--evaluate` reads the simulation's curves and statistics from Trino and writes `advice`, and
+`advice_latest` shows the latest evaluation to the read-only user. Checked against the tables
+read here and a brute-force budget over the same curves; a paging host then gets no growth."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from poolsight.advice.budget import PoolCurve, brute_force
+from poolsight.infra.config import load_settings
+from poolsight.ingest.kafka_io import AvroProducer
+from poolsight.names import TRINO_READER_USER
+from tests.conftest import poolsight
+from tests.stack.conftest import query
+
+pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
+
+DURATION = 420
+BUDGET = 20000
+COMMAND = re.compile(r"^-ALTER BUFFERPOOL\(BP\w+\)( [A-Z]+\([0-9A-Z,]+\))+$")
+
+
+@pytest.fixture(scope="module")
+def member(jobs: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, int, int]:
+    """A mixed workload whose host reports its memory: (member, intervals, getpages)."""
+    name = f"AD{uuid.uuid4().hex[:6].upper()}"
+    sc = yaml.safe_load((Path(__file__).parents[2] / "ingest" / "scenarios" / "mixed.yaml").read_text())
+    sc["memory"] = {"real_storage_mb": 16000, "real_storage_available_mb": 6000, "pageins_per_second": 0.0}
+    path = tmp_path_factory.mktemp("advice") / "scenario.yaml"
+    path.write_text(yaml.safe_dump(sc))
+    start = (int(time.time()) // 60) * 60 - DURATION - 120
+    r = poolsight(
+        "generate", str(path), "--members", name, "--start-time", str(start), "--duration", str(DURATION),
+        "--event-rate", "4000", "--seed", "13",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    deadline, seen, memory = time.monotonic() + 300, -1, -1
+    while time.monotonic() < deadline:
+        [[seen]] = query("SELECT coalesce(sum(getpages), 0) FROM iceberg.poolsight.pool_pane WHERE source = ?", (name,))
+        [[memory]] = query("SELECT count(*) FROM iceberg.poolsight.system_memory WHERE source = ?", (name,))
+        if seen == out["getpages"] and memory == out["intervals"]:
+            break
+        time.sleep(3)
+    assert seen == out["getpages"], f"{seen} of {out['getpages']} getpages in pool_pane"
+    assert memory == out["intervals"], f"{memory} system_memory rows for {out['intervals']} intervals"
+    return name, out["intervals"], out["getpages"]
+
+
+def _evaluate(name: str, tmp_path: Path) -> dict[str, Any]:
+    out = tmp_path / "advice.json"
+    r = poolsight("advise", "--evaluate", "--source", name, "--budget-buffers", str(BUDGET), "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    return dict(json.loads(out.read_text()))
+
+
+def _curves(name: str) -> list[PoolCurve]:
+    """Each pool's curve as sim_curve_latest shows it, read here."""
+    rows = query(
+        "SELECT pool, size_pages, sync_reads_per_s, is_current, sync_read_ms FROM iceberg.poolsight.sim_curve_latest "
+        "WHERE source = ? ORDER BY pool, size_pages",
+        (name,),
+    )
+    out = []
+    for pool in sorted({r[0] for r in rows}):
+        mine = [r for r in rows if r[0] == pool]
+        [current] = [int(r[1]) for r in mine if r[3]]
+        ms = next(r[4] for r in mine if r[4] is not None)
+        out.append(
+            PoolCurve(pool, current, 1, tuple(int(r[1]) for r in mine), tuple(float(r[2]) for r in mine), ms / 1e3)
+        )
+    return out
+
+
+def test_advice_is_written_from_the_tables_and_its_budget_is_optimal(
+    member: tuple[str, int, int], tmp_path: Path
+) -> None:
+    name, _, _ = member
+    doc = _evaluate(name, tmp_path)
+    budget = doc["budget"]
+    curves = _curves(name)
+    # The value the allocation claims is the curves' own, and no combination of the simulated sizes
+    # does better (the advisor's candidates include those sizes and a grid between them).
+    value = sum(
+        (c.sync_at(c.current) - c.sync_at(c.current + budget["allocation"].get(c.key, 0))) * c.sync_io_seconds
+        for c in curves
+    )
+    assert budget["avoided_sync_io_seconds_per_s"] == pytest.approx(value, rel=1e-6)
+    best, _ = brute_force(curves, BUDGET, "time")
+    assert value >= best - 1e-9
+    assert 0 < sum(budget["allocation"].values()) <= BUDGET
+    # What the reader sees in advice_latest is what this evaluation wrote, nothing older.
+    rows = query(
+        "SELECT evaluated_at, pool, kind, command, avoided_sync_reads_per_s FROM iceberg.poolsight.advice_latest "
+        "WHERE source = ?",
+        (name,),
+        user=TRINO_READER_USER,
+    )
+    assert len({r[0] for r in rows}) == 1
+    assert sorted((r[1], r[2]) for r in rows) == sorted((a["pool"], a["kind"]) for a in doc["advice"])
+    for a in doc["advice"]:
+        for line in a["command"]:
+            assert COMMAND.match(line), line
+    sized = {a["pool"]: a for a in doc["advice"] if a["kind"] == "budget"}
+    assert set(sized) == {p for p, n in budget["allocation"].items() if n}
+    for pool, a in sized.items():
+        assert a["command"] == [f"-ALTER BUFFERPOOL({pool}) VPSIZE({budget['pools'][pool]['size_after']})"]
+    # VPSEQT advice reads the current size at other thresholds from sim_curve, as here.
+    for a in (a for a in doc["advice"] if a["kind"] == "vpseqt"):
+        v = float(a["command"][0].split("VPSEQT(")[1].rstrip(")"))
+        [[per_s]] = query(
+            "SELECT sum(c.sync_reads) / sum(c.seconds) FROM iceberg.poolsight.sim_curve c WHERE c.source = ? AND "
+            "c.pool = ? AND c.vpseqt = ? AND NOT c.pool_policy AND c.pane_end > (SELECT max(pane_end) - INTERVAL "
+            "'15' MINUTE FROM iceberg.poolsight.pool_pane WHERE source = ? AND pool = ?)",
+            (name, a["pool"], v, name, a["pool"]),
+        )
+        assert a["predicted"]["sync_reads_per_s_after"] == pytest.approx(per_s, rel=1e-9)
+    # Reading back (no evaluation) prints the same advice.
+    r = poolsight("advise", "--source", name, "--json", "-")
+    assert r.returncode == 0, r.stderr
+    back = json.loads(r.stdout[r.stdout.index("\n{") + 1 :])
+    assert sorted((a["pool"], a["kind"]) for a in back["advice"]) == sorted(
+        (a["pool"], a["kind"]) for a in doc["advice"]
+    )
+    assert back["budget"]["allocation"] == budget["allocation"]
+
+
+def test_a_paging_host_gets_no_growth(member: tuple[str, int, int], tmp_path: Path) -> None:
+    name, intervals, _ = member
+    [[start, end]] = query(
+        "SELECT min(interval_start), max(interval_end) FROM iceberg.poolsight.system_memory WHERE source = ?", (name,)
+    )
+    s = load_settings()
+    producer = AvroProducer(s.kafka_bootstrap, s.registry_url)
+    # The host starts paging in the last interval: 40 page-ins a second.
+    last = end - (end - start) / intervals
+    producer.send(
+        "system_memory",
+        name,
+        {
+            "source": name,
+            "interval_start": int(last.timestamp() * 1e6),
+            "interval_end": int(end.timestamp() * 1e6),
+            "real_storage_mb": 16000.0,
+            "real_storage_available_mb": 1200.0,
+            "db2_real_storage_mb": None,
+            "pageins_per_second": 40.0,
+            "aux_slots_used": None,
+        },
+    )
+    producer.flush()
+    deadline, n = time.monotonic() + 120, 0
+    while time.monotonic() < deadline and n <= intervals:
+        [[n]] = query("SELECT count(*) FROM iceberg.poolsight.system_memory WHERE source = ?", (name,))
+        time.sleep(2)
+    assert n == intervals + 1
+    doc = _evaluate(name, tmp_path)
+    assert doc["budget"]["allocation"] == {}
+    assert "40.0 page-ins/s" in doc["budget"]["paging_guard"]
+    assert not [a for a in doc["advice"] if a["kind"] in ("budget", "pgfix")]
+    kinds = {k for (k,) in query("SELECT kind FROM iceberg.poolsight.advice_latest WHERE source = ?", (name,))}
+    assert "budget" not in kinds and kinds  # the earlier growth advice is no longer the latest
