@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -68,10 +69,15 @@ class PoolState:
     vdwqt_reached: int | None = None
     # Other policies at the current size, simulated on the same getpages.
     fifo_sync_reads_per_s: float | None = None
+    # The pool's own policy on the same replay as the FIFO number (online: a replay of the recent
+    # getpages, cold at its start, so it is compared with itself, not with the warm stream curve).
+    fifo_baseline_sync_reads_per_s: float | None = None
     lru_sync_reads_per_s: float | None = None
     vpseqt_alternatives: dict[float, float] = field(default_factory=dict)  # VPSEQT -> sync reads/s
     objects: list[ObjectState] = field(default_factory=list)
     warmup: bool = False
+    window_start: datetime | None = None  # event time of the window the numbers are over (online)
+    window_end: datetime | None = None
 
     @property
     def key(self) -> str:

@@ -4,9 +4,9 @@ budget applied, one row per piece of advice written to the `advice` table (`advi
 each source's latest evaluation). Run by the launcher as the `advice` service, or once with
 `poolsight advise --evaluate`.
 
-Online advice covers the budget and the settings rules; placements are verified from a trace
-(`poolsight advise DIR`) and FIFO needs a FIFO simulation of the pool, which the stream does not
-run for LRU pools yet."""
+Placements and PGSTEAL FIFO need the objects' reference streams in other pools: the pools that
+call for one have their recent getpages read back from Kafka (advice/recent.py) and replayed in
+the proposed pools, as `poolsight advise DIR` replays a trace."""
 
 from __future__ import annotations
 
@@ -17,21 +17,27 @@ import os
 import sys
 import time
 from collections import defaultdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from poolsight.advice import replay
 from poolsight.advice.advisor import Budget, budget_advice, pool_advice
+from poolsight.advice.commands import free_pool_name
 from poolsight.advice.model import Advice, Costs, Curve, Memory, ObjectState, PoolState
+from poolsight.advice.placement import Rules, propose, verify
+from poolsight.advice.recent import recent_trace
 from poolsight.advice.settings import Thresholds
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.services import evaluator_every, heartbeat_path, trino_rows
 from poolsight.names import TRINO_READER_USER
+from poolsight.simulator.setting import Setting
 from poolsight.sql.tables import BY_NAME
 from poolsight.sql.views import SCHEMA
 
 log = logging.getLogger("poolsight.advice")
 ADVICE = BY_NAME["advice"]
-WINDOW = "INTERVAL '15' MINUTE"  # the window sim_curve_latest shows
+WINDOW_MINUTES = 15  # the window sim_curve_latest shows
+WINDOW = f"INTERVAL '{WINDOW_MINUTES}' MINUTE"
 COLUMNS = ADVICE.column_names()
 
 LATEST = f"""latest AS (
@@ -164,9 +170,65 @@ def read_states(s: Settings, source: str | None = None) -> tuple[list[PoolState]
                     for name, gp, seq, ws_avg, ws_max, window_pages, sim in objects.get(key, [])
                 ],
                 warmup=bool(warmup),
+                window_start=end - timedelta(minutes=WINDOW_MINUTES),
+                window_end=end,
             )
         )
     return states, memory, ends
+
+
+def _fifo_candidate(p: PoolState) -> bool:
+    """DOMAIN.md: FIFO can match LRU for pool-resident objects, or huge and purely random ones;
+    only those pools are replayed at FIFO (a replay costs a pass over the pool's recent getpages)."""
+    if p.pgsteal != "LRU" or not p.objects:
+        return False
+    pages = sum(o.distinct_pages for o in p.objects)
+    random = sum(o.getpages_per_s * (1 - o.sequential_share) for o in p.objects) / max(p.getpages_per_s, 1e-9)
+    return pages <= p.vpsize or (random >= 0.95 and pages >= 4 * p.vpsize)
+
+
+def replayed(s: Settings, states: list[PoolState], t: Thresholds, c: Costs) -> dict[str, list[Advice]]:
+    """Placements and FIFO, verified on the pools' recent getpages read back from Kafka (advice/recent.py):
+    the same replay as `poolsight advise DIR`. Sets the FIFO numbers on the states; returns the
+    placement advice per pool (the best verified proposal)."""
+    rules = Rules()
+    proposals = {}
+    for p in states:
+        used = {q.pool for q in states if q.source == p.source}
+        props = propose(p, free_pool_name(p.page_size, used), rules)
+        if props or _fifo_candidate(p):
+            proposals[p.key] = (p, props)
+    if not proposals:
+        return {}
+    windows = {(p.source, p.pool): (p.window_start, p.window_end) for p, _ in proposals.values()}
+    trace = recent_trace(s, windows, replay_lookback())
+    out: dict[str, list[Advice]] = {}
+    if trace is None:
+        return out
+    for key, (p, props) in proposals.items():
+        if key not in trace.pools:
+            continue
+        own = Setting.of({"vpsize": p.vpsize, "pgsteal": p.pgsteal, "vpseqt": p.vpseqt})
+        if _fifo_candidate(p):
+            run = replay.PoolRun(p.vpsize, own.policy, own.vpseqt)
+            p.fifo_baseline_sync_reads_per_s = replay.at_size(trace, {key: run})[key]["sync_reads_per_s"]
+            p.fifo_sync_reads_per_s = replay.fifo_at_size(trace, {key: run})[key]
+        best: Advice | None = None
+        for prop in props:
+            adv, _ = verify(trace, key, prop, rules, c, {})
+            if adv is not None and (
+                best is None or adv.predicted["avoided_sync_reads_per_s"] > best.predicted["avoided_sync_reads_per_s"]
+            ):
+                best = adv
+        if best is not None:
+            best.evidence["from"] = "the pool's recent getpages read back from Kafka and replayed in the proposed pools"
+            out[key] = [best]
+    return out
+
+
+def replay_lookback() -> float:
+    """Seconds of Kafka broker time read back for a replay (POOLSIGHT_ADVICE_LOOKBACK, default an hour)."""
+    return float(os.environ.get("POOLSIGHT_ADVICE_LOOKBACK") or 3600)
 
 
 def _f(v: Any) -> float | None:
@@ -187,6 +249,11 @@ def evaluate(
     t, c = thresholds or Thresholds(), costs or Costs()
     budget = budget or Budget()
     states, memory, ends = read_states(s, source)
+    try:
+        placements = replayed(s, states, t, c) if states else {}
+    except Exception as exc:  # Kafka or the registry unreachable: the rest of the advice still holds
+        log.warning("placements and FIFO not replayed: %s: %s", type(exc).__name__, exc)
+        placements = {}
     now = datetime.now(UTC)
     rows: list[dict[str, Any]] = []
     for src in sorted({p.source for p in states}):
@@ -194,6 +261,7 @@ def evaluate(
         doc, advice = budget_advice(mine, memory.get(src), budget, t, c)
         for p in mine:
             advice += pool_advice(p, memory.get(src), t, c)
+            advice += placements.get(p.key, [])
         if not advice:
             rows.append(_row(now, ends[src], src, None, doc))
         rows += [_row(now, ends[src], src, a, doc) for a in advice]
@@ -231,7 +299,7 @@ def _row(now: datetime, end: Any, source: str, a: Advice | None, budget: dict[st
         "evidence": json.dumps(a.evidence, default=str),
         "predicted": json.dumps(a.predicted, default=str),
         "confidence": json.dumps(a.confidence, default=str),
-        "budget": json.dumps(budget, default=str) if a.kind == "budget" else None,
+        "budget": json.dumps(budget, default=str),
     }
 
 

@@ -173,7 +173,9 @@ def fifo(p: PoolState, t: Thresholds, costs: Costs) -> list[Advice]:
     """PGSTEAL(FIFO) only where the FIFO simulation at the current size shows no more sync reads."""
     if p.platform != "zos" or p.pgsteal.upper() != "LRU" or p.fifo_sync_reads_per_s is None:
         return []
-    now = p.simulated_sync_reads_per_s
+    now = p.fifo_baseline_sync_reads_per_s
+    if now is None:
+        now = p.simulated_sync_reads_per_s
     if p.fifo_sync_reads_per_s > now * (1 + t.fifo_tolerance) + 1e-9:
         return []
     io = p.sync_io_seconds or costs.default_sync_io_seconds

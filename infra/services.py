@@ -511,6 +511,8 @@ def trino_access_rules() -> dict[str, object]:
             {"user": reader, "privileges": []},
             {"privileges": ["SELECT", "INSERT", "DELETE", "UPDATE", "OWNERSHIP", "GRANT_SELECT"]},
         ],
+        # The reader runs its own queries only: it may not list or kill anyone else's.
+        "queries": [{"user": reader, "allow": ["execute"]}, {"allow": ["execute", "kill", "view"]}],
         "system_information": [{"user": f"(?!{reader}$).*", "allow": ["read"]}],
     }
 

@@ -4,6 +4,7 @@ simple consumer loop). The wire format itself is poolsight.schemas.wire's."""
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -164,3 +165,51 @@ def consume(
     finally:
         consumer.close()
     return seen
+
+
+def read_since(bootstrap: str, topic: str, since_ms: int, handle: Callable[[Message], None]) -> int:
+    """Every record of `topic` written since `since_ms` (broker time, epoch ms) up to the end as it is
+    when called, all partitions, without a consumer group's commits; returns records read."""
+    from confluent_kafka import TopicPartition
+
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"poolsight-read-{uuid.uuid4().hex}", "enable.auto.commit": False}
+    )
+    try:
+        meta = consumer.list_topics(topic, timeout=10).topics[topic]
+        parts = [TopicPartition(topic, p, since_ms) for p in sorted(meta.partitions)]
+        starts = consumer.offsets_for_times(parts, timeout=10)
+        todo: dict[int, int] = {}
+        assign = []
+        for tp in starts:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, tp.partition), timeout=10)
+            if tp.offset >= 0 and tp.offset < high:  # -1: nothing written since
+                todo[tp.partition] = high
+                assign.append(TopicPartition(topic, tp.partition, tp.offset))
+        consumer.assign(assign)
+        seen = 0
+        deadline = time.monotonic() + 120
+        while todo and time.monotonic() < deadline:
+            msgs = consumer.consume(1000, 1.0)
+            if not msgs:  # control records (idempotent producers) can end a partition below its mark
+                for tp in consumer.position([TopicPartition(topic, q) for q in list(todo)]):
+                    if tp.offset >= todo[tp.partition]:
+                        del todo[tp.partition]
+            for msg in msgs:
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        continue
+                    raise RuntimeError(str(err))
+                p, offset = msg.partition(), msg.offset()
+                if p is None or offset is None or p not in todo:
+                    continue
+                handle(msg)
+                seen += 1
+                if offset + 1 >= todo[p]:
+                    del todo[p]
+        if todo:
+            raise RuntimeError(f"{topic}: partitions {sorted(todo)} not read to their end within 120 s")
+        return seen
+    finally:
+        consumer.close()

@@ -515,7 +515,7 @@ ADVICE = Table(
         C("evidence", "string", "The numbers behind the advice and the tables they come from (JSON)."),
         C("predicted", "string", "The predicted effect (JSON)."),
         C("confidence", "string", "Simulation accuracy and window (JSON)."),
-        C("budget", "string", "The budget allocation of the evaluation, on its source's rows (JSON)."),
+        C("budget", "string", "The budget allocation of the evaluation for the source, on each of its rows (JSON)."),
     ),
     "evaluated_at",
     ("source", "evaluated_at", "pool", "kind"),

@@ -304,8 +304,8 @@ FROM (
 ) u;
 
 -- The latest advice of each source: the rows of its latest evaluation (advice/online.py),
--- each with its evidence, prediction, confidence and commands. Budget rows carry the source's
--- whole allocation in `budget`.
+-- each with its evidence, prediction, confidence and commands; `budget` holds the source's whole
+-- allocation (and the paging guard's reason) on each row.
 CREATE OR REPLACE VIEW ${schema}.advice_latest
 COMMENT 'Each source''s latest advice: kind, pool, objects, evidence, predicted effect, confidence, commands'
 AS SELECT a.*

@@ -22,7 +22,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_play
 
 from poolsight.infra.config import load_settings
 from poolsight.infra.install import chromium
-from poolsight.names import TRINO_READER_USER
+from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
 from tests.conftest import TEST_VAR, poolsight
 from tests.stack.conftest import query as _query
 
@@ -330,6 +330,16 @@ def test_the_reader_user_can_only_select_in_the_poolsight_schema(member: str) ->
         assert err.value.error_name == "PERMISSION_DENIED", (sql, err.value)
     # The writer keeps its rights (the jobs' tables, the alert evaluator).
     assert _query("SELECT count(*) FROM system.runtime.nodes")[0][0] >= 1
+    # Trino's query list (REST, the web UI): the reader sees its own queries only, the writer all.
+    url = f"http://127.0.0.1:{load_settings().ports['trino']}/v1/query"
+
+    def users(user: str) -> set[str]:
+        req = urllib.request.Request(url, headers={"X-Trino-User": user})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return {q["session"]["user"] for q in json.loads(resp.read())}
+
+    assert users(TRINO_READER_USER) == {TRINO_READER_USER}
+    assert {TRINO_READER_USER, TRINO_WRITER_USER} <= users(TRINO_WRITER_USER)
 
 
 def test_a_range_without_data_shows_an_empty_page_not_an_error(member: str, tab: Tab) -> None:
