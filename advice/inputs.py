@@ -98,6 +98,7 @@ STAT_KEYS = (
     "async_writes",
     "dwqt_reached",
     "vdwqt_reached",
+    "write_engine_not_available",
 )
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from poolsight.simulator.similarity import similarity
+
 SECONDS_PER_DAY = 86_400.0
 FRAME_BYTES = 4096  # a buffer of page size P costs P / 4K frames (a 32K buffer = eight 4K ones)
 
@@ -67,6 +69,7 @@ class PoolState:
     write_ios_per_s: float | None = None
     dwqt_reached: int | None = None
     vdwqt_reached: int | None = None
+    write_engine_not_available: int | None = None
     # Other policies at the current size, simulated on the same getpages.
     fifo_sync_reads_per_s: float | None = None
     # The pool's own policy on the same replay as the FIFO number (online: a replay of the recent
@@ -78,6 +81,9 @@ class PoolState:
     warmup: bool = False
     window_start: datetime | None = None  # event time of the window the numbers are over (online)
     window_end: datetime | None = None
+    # The window's first half against its second (workload_similarity): a curve from a workload that
+    # changed within the window predicts neither.
+    similarity: dict[str, Any] | None = None
 
     @property
     def key(self) -> str:
@@ -151,8 +157,22 @@ def effect(saved_sync_reads_per_s: float, sync_io_seconds: float, costs: Costs) 
     }
 
 
-def confidence(p: PoolState, similarity: float | None = None) -> dict[str, Any]:
-    """How far the numbers can be trusted: the simulation against measurement at the current size."""
+def workload_similarity(
+    first: dict[tuple[str, str], float], second: dict[tuple[str, str], float], seconds: tuple[float, float]
+) -> dict[str, Any]:
+    """How alike the window's two halves are (simulator/similarity.py): getpages per (object, access)."""
+    s = similarity(first, second, *seconds)
+    return {
+        "score": s.score,
+        "objects_new": s.objects_new,
+        "objects_gone": s.objects_gone,
+        "getpage_rate_change": s.rate_change,
+    }
+
+
+def confidence(p: PoolState) -> dict[str, Any]:
+    """How far the numbers can be trusted: the simulation against measurement at the current size,
+    and how steady the workload was over the window."""
     acc = p.accuracy
     out: dict[str, Any] = {
         "sim_sync_reads_per_s": p.simulated_sync_reads_per_s,
@@ -161,8 +181,6 @@ def confidence(p: PoolState, similarity: float | None = None) -> dict[str, Any]:
         "window_seconds": p.seconds,
         "warmup": p.warmup,
     }
-    if similarity is not None:
-        out["workload_similarity"] = similarity
     if acc is None:
         out["note"] = "no measured sync reads to check the simulation against"
     elif abs(acc) <= 0.05:
@@ -174,4 +192,14 @@ def confidence(p: PoolState, similarity: float | None = None) -> dict[str, Any]:
         )
     if p.warmup:
         out["note"] += "; the window starts at the first getpage seen (cold start counts as misses)"
+    sim = p.similarity
+    if sim is not None and sim.get("score") is not None:
+        out["workload_similarity"] = sim
+        change = sim.get("getpage_rate_change")
+        steady = f"the window's halves are {sim['score']:.0%} alike"
+        if change is not None:
+            steady += f", getpage rate {change:+.0%}"
+        if sim.get("objects_new"):
+            steady += f", {len(sim['objects_new'])} objects new in the second half"
+        out["note"] += "; " + steady
     return out

@@ -11,7 +11,7 @@ from poolsight.advice import replay
 from poolsight.advice.advisor import Budget, budget_advice, pool_advice, report
 from poolsight.advice.commands import free_pool_name
 from poolsight.advice.inputs import Inputs, read
-from poolsight.advice.model import Advice, Costs, Curve, ObjectState, PoolState
+from poolsight.advice.model import Advice, Costs, Curve, ObjectState, PoolState, workload_similarity
 from poolsight.advice.placement import Rules, propose, verify
 from poolsight.advice.settings import Thresholds
 from poolsight.simulator.setting import Setting
@@ -100,6 +100,7 @@ def pool_states(inputs: Inputs, trace: replay.Trace) -> tuple[dict[str, PoolStat
             write_ios_per_s=(st["sync_writes"] + st["async_writes"]) / secs if st and secs else None,
             dwqt_reached=int(st["dwqt_reached"]) if st else None,
             vdwqt_reached=int(st["vdwqt_reached"]) if st else None,
+            write_engine_not_available=int(st["write_engine_not_available"]) if st else None,
             fifo_sync_reads_per_s=fifo.get(tp),
             lru_sync_reads_per_s=_at(res.get("lru_curve", curve), run.size),
             vpseqt_alternatives={
@@ -107,6 +108,7 @@ def pool_states(inputs: Inputs, trace: replay.Trace) -> tuple[dict[str, PoolStat
             },
             objects=objects,
             warmup=bool(res["window"]["warmup"]),
+            similarity=workload_similarity(*replay.halves(trace, tp)),
         )
     return states, skipped
 

@@ -23,7 +23,7 @@ from typing import Any
 from poolsight.advice import replay
 from poolsight.advice.advisor import Budget, budget_advice, pool_advice
 from poolsight.advice.commands import free_pool_name
-from poolsight.advice.model import Advice, Costs, Curve, Memory, ObjectState, PoolState
+from poolsight.advice.model import Advice, Costs, Curve, Memory, ObjectState, PoolState, workload_similarity
 from poolsight.advice.placement import Rules, propose, verify
 from poolsight.advice.recent import recent_trace
 from poolsight.advice.settings import Thresholds
@@ -71,7 +71,7 @@ SELECT s.source, s.pool, sum(s.interval_seconds), sum(coalesce(s.sync_reads_rand
        sum(coalesce(s.dwqt_reached, 0)), sum(coalesce(s.vdwqt_reached, 0)),
        max_by(s.page_size, s.interval_end), max_by(s.dwqt, s.interval_end), max_by(s.vdwqt, s.interval_end),
        max_by(s.pgsteal, s.interval_end), max_by(s.pgfix, s.interval_end), max_by(s.frame_size, s.interval_end),
-       max_by(s.origin, s.interval_end)
+       max_by(s.origin, s.interval_end), sum(coalesce(s.write_engine_not_available, 0))
 FROM {SCHEMA}.pool_stats s JOIN latest l ON s.source = l.source AND s.pool = l.pool
 WHERE s.interval_end > l.window_end - {WINDOW} AND s.interval_start < l.window_end
 GROUP BY s.source, s.pool"""
@@ -83,6 +83,13 @@ SELECT o.source, o.pool, o.object, sum(o.getpages),
 FROM {SCHEMA}.object_pane o JOIN latest l ON o.source = l.source AND o.pool = l.pool
 WHERE o.pane_end > l.window_end - {WINDOW}
 GROUP BY o.source, o.pool, o.object"""
+
+HALVES_SQL = f"""WITH {LATEST}
+SELECT o.source, o.pool, o.object, o.pane_end <= l.window_end - INTERVAL '{WINDOW_MINUTES * 30}' SECOND AS first,
+       sum(o.getpages_random), sum(o.getpages_sequential), sum(o.getpages_rid), sum(o.seconds)
+FROM {SCHEMA}.object_pane o JOIN latest l ON o.source = l.source AND o.pool = l.pool
+WHERE o.pane_end > l.window_end - {WINDOW}
+GROUP BY o.source, o.pool, o.object, o.pane_end <= l.window_end - INTERVAL '{WINDOW_MINUTES * 30}' SECOND"""
 
 MEMORY_SQL = f"""WITH {LATEST}, ends AS (SELECT source, max(window_end) AS window_end FROM latest GROUP BY source)
 SELECT m.source, count(*), max(m.pageins_per_second), min(m.real_storage_available_mb), max(m.real_storage_mb)
@@ -113,6 +120,14 @@ def read_states(s: Settings, source: str | None = None) -> tuple[list[PoolState]
     for r in _rows(s, OBJECTS_SQL, source):
         objects[(r[0], r[1])].append(r[2:])
     memory = {r[0]: Memory(int(r[1]), _f(r[2]), _f(r[3]), _f(r[4])) for r in _rows(s, MEMORY_SQL, source)}
+    mixes: dict[tuple[str, str], tuple[dict[Any, float], dict[Any, float], list[float]]] = {}
+    for src, pool, obj, first, rnd, seq, rid, secs in _rows(s, HALVES_SQL, source):
+        a, b, seconds = mixes.setdefault((src, pool), ({}, {}, [0.0, 0.0]))
+        for name, v in (("random", rnd), ("sequential", seq), ("rid", rid)):
+            if v:
+                (a if first else b)[(obj, name)] = float(v)
+        i = 0 if first else 1
+        seconds[i] = max(seconds[i], float(secs or 0.0))  # the half's panes: the object seen longest
     states: list[PoolState] = []
     ends: dict[str, Any] = {}
     for src, pool, end, getpages, seconds, observed, n_obs, n, model, size, vpseqt, warmup in _rows(
@@ -155,6 +170,7 @@ def read_states(s: Settings, source: str | None = None) -> tuple[list[PoolState]
                 write_ios_per_s=float(st[4]) / ssecs if st and ssecs else None,
                 dwqt_reached=int(st[5]) if st else None,
                 vdwqt_reached=int(st[6]) if st else None,
+                write_engine_not_available=int(st[14]) if st else None,
                 vpseqt_alternatives=vpseqts.get(key, {}),
                 objects=[
                     ObjectState(
@@ -172,6 +188,11 @@ def read_states(s: Settings, source: str | None = None) -> tuple[list[PoolState]
                 warmup=bool(warmup),
                 window_start=end - timedelta(minutes=WINDOW_MINUTES),
                 window_end=end,
+                similarity=(
+                    workload_similarity(mixes[key][0], mixes[key][1], (mixes[key][2][0], mixes[key][2][1]))
+                    if key in mixes
+                    else None
+                ),
             )
         )
     return states, memory, ends

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from poolsight.schemas.getpage import ACCESS_NAMES
 from poolsight.simulator.engine import PolicyName, SimConfig, Simulator
 from poolsight.simulator.trace import Names, TraceReader
 
@@ -133,6 +134,24 @@ def fifo_at_size(trace: Trace, runs: dict[str, PoolRun]) -> dict[str, float]:
     """Sync reads/s of each pool run with PGSTEAL FIFO at its current size."""
     fifo = {n: PoolRun(r.size, "fifo", r.vpseqt) for n, r in runs.items()}
     return {n: v["sync_reads_per_s"] for n, v in at_size(trace, fifo).items()}
+
+
+def halves(
+    trace: Trace, pool: str
+) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], float], tuple[float, float]]:
+    """The pool's getpages per (object, access type) in the first and second half of its time span."""
+    sel = (trace.pool == trace.pools.index(pool)) & (trace.function == 0)
+    t = trace.times[sel]
+    if not len(t):
+        return {}, {}, (0.0, 0.0)
+    lo, hi = float(t.min()), float(t.max())
+    mid = (lo + hi) / 2
+    key = trace.obj[sel].astype(np.int64) * 3 + np.minimum(trace.access[sel], 2)
+    out = []
+    for part in (t < mid, t >= mid):
+        counts = np.bincount(key[part], minlength=3 * len(trace.objects))
+        out.append({(trace.objects[k // 3], ACCESS_NAMES[k % 3]): float(c) for k, c in enumerate(counts.tolist()) if c})
+    return out[0], out[1], (mid - lo, hi - mid)
 
 
 def _feed(sim: Simulator, trace: Trace, pools: dict[int, str], moves: dict[str, str]) -> None:

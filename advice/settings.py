@@ -38,6 +38,11 @@ def write_thresholds(p: PoolState, t: Thresholds) -> list[Advice]:
         reasons.append(f"{ppw:.1f} pages per write (below {t.pages_per_write_low:g})")
     if dwqt_hits > vdwqt_hits:
         reasons.append(f"DWQT reached {dwqt_hits:,} times, VDWQT {vdwqt_hits:,} (DWQT should be the rare one)")
+    if p.write_engine_not_available:
+        reasons.append(
+            f"write engine not available {p.write_engine_not_available:,} times (writes come in bursts the engines "
+            "cannot take)"
+        )
     if not reasons or (p.vdwqt == 0 and ppw >= t.pages_per_write_low):
         return []
     return [
@@ -53,6 +58,7 @@ def write_thresholds(p: PoolState, t: Thresholds) -> list[Advice]:
                 "write_ios_per_s": p.write_ios_per_s,
                 "dwqt_reached": dwqt_hits,
                 "vdwqt_reached": vdwqt_hits,
+                "write_engine_not_available": p.write_engine_not_available,
                 "dwqt": p.dwqt,
                 "vdwqt": p.vdwqt,
                 "from": "pool_stats",

@@ -117,6 +117,9 @@ def test_the_scan_gets_its_own_pool_and_the_generator_confirms_the_prediction(
     assert placement["predicted"]["sync_reads_per_s_after"] == pytest.approx(total_after, rel=0.05)
     assert total_after < 0.95 * before["BP1"]  # and it is an improvement, measured
     assert f"move APP.HISTORY from BP1 to {new_pool}" in text
+    # The generator's workload does not change within the run: its halves are alike, nothing new.
+    sim = placement["confidence"]["workload_similarity"]
+    assert sim["score"] > 0.97 and sim["objects_new"] == [] and abs(sim["getpage_rate_change"]) < 0.05
 
 
 def test_a_pool_holding_all_its_pages_gets_no_memory_but_fifo_and_a_smaller_size(

@@ -38,6 +38,10 @@ def test_low_pages_per_write_lowers_vdwqt() -> None:
         pool(pages_written_per_s=400.0, write_ios_per_s=8.0, dwqt_reached=9, vdwqt_reached=2, vdwqt=5), T
     )
     assert "DWQT reached 9 times" in b.summary
+    [c] = rules.write_thresholds(
+        pool(pages_written_per_s=400.0, write_ios_per_s=8.0, write_engine_not_available=3, vdwqt=5), T
+    )
+    assert "write engine not available 3 times" in c.summary and c.evidence["write_engine_not_available"] == 3
     # LUW has no VDWQT.
     assert rules.write_thresholds(pool(pages_written_per_s=40.0, write_ios_per_s=8.0, platform="luw"), T) == []
 
