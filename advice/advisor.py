@@ -8,7 +8,7 @@ from typing import Any
 
 from poolsight.advice import settings as rules
 from poolsight.advice.budget import Objective, PoolCurve, allocate
-from poolsight.advice.commands import alter_bufferpool
+from poolsight.advice.commands import alter_bufferpool, zos_min_vpsize
 from poolsight.advice.model import Advice, Costs, Memory, PoolState, confidence, effect
 
 
@@ -69,7 +69,7 @@ def budget_advice(
             (sizes := _candidates(p, frames)),
             tuple(p.curve.at(x) for x in sizes),
             p.sync_io_seconds or costs.default_sync_io_seconds,
-            _limit(budget.min_size, p),
+            _limit(budget.min_size, p) or (zos_min_vpsize(p.pool, p.page_size) if p.platform == "zos" else None),
             _limit(budget.max_size, p),
         )
         for p in pools
@@ -77,7 +77,12 @@ def budget_advice(
     if not budget.asked or not curves or (frames == 0 and not budget.redistribute):
         out.update({"allocation": {}, "avoided_sync_reads_per_s": 0.0, "avoided_sync_io_seconds_per_s": 0.0})
         return out, []
-    alloc = allocate(curves, frames, budget.objective, shrink=budget.redistribute)
+    try:
+        alloc = allocate(curves, frames, budget.objective, shrink=budget.redistribute)
+    except ValueError as exc:  # limits no allocation can meet: say so, advise no size
+        out.update({"allocation": {}, "avoided_sync_reads_per_s": 0.0, "avoided_sync_io_seconds_per_s": 0.0})
+        out["error"] = str(exc)
+        return out, []
     out.update(
         {
             "allocation": {k: v for k, v in alloc.added_buffers.items() if v != 0},

@@ -46,16 +46,19 @@ class PoolCurve:
         return float(np.interp(size, [s for s, _ in pts], [r for _, r in pts]))
 
     def options(self, objective: Objective, shrink: bool) -> list[Option]:
-        """The current size and every simulated size within [min, max] (below now only when shrinking)."""
+        """Every size within [min, max] among the current size, the simulated sizes and the limits
+        themselves (below now only when shrinking, or when max says so). A current size outside the
+        limits is not an option: the pool must move into them."""
         lo = self.min_size if self.min_size is not None else (1 if shrink else self.current)
-        hi = self.max_size if self.max_size is not None else max(self.sizes)
+        hi = self.max_size if self.max_size is not None else max(max(self.sizes), self.current)
+        if not shrink and self.max_size is None:
+            lo = max(lo, self.current)
         base = self.sync_at(self.current)
         weight = self.sync_io_seconds if objective == "time" else 1.0
-        out = [Option(self.current, 0, 0.0)]
-        for s in sorted(set(self.sizes)):
-            if s == self.current or s < lo or s > hi or (s < self.current and not shrink):
-                continue
-            out.append(Option(s, (s - self.current) * self.frames_per_buffer, (base - self.sync_at(s)) * weight))
+        out = []
+        for s in sorted({*self.sizes, self.current, *(x for x in (self.min_size, self.max_size) if x is not None)}):
+            if lo <= s <= hi and (shrink or s >= self.current or (self.max_size is not None and s == hi)):
+                out.append(Option(s, (s - self.current) * self.frames_per_buffer, (base - self.sync_at(s)) * weight))
         return out
 
 
@@ -101,6 +104,11 @@ def allocate(
                 states.append(s)
                 best = s[1]
     feasible = [s for s in states if s[0] <= budget_frames]
+    if not feasible or any(not o for o in options):
+        raise ValueError(
+            f"no allocation within {budget_frames:,} frames meets the pools' limits "
+            "(a minimum above the current size costs frames; a maximum below it needs --redistribute)"
+        )
     cost, value, choice = max(feasible, key=lambda s: (s[1], -s[0]))
     return _allocation(pools, options, choice, cost, value, evaluated)
 

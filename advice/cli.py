@@ -52,15 +52,19 @@ def _limits(specs: list[str], flag: str) -> dict[str, int]:
 def format_text(doc: dict[str, Any]) -> str:
     lines = []
     b = doc.get("budget") or {}
-    if b.get("allocation") is not None and (b.get("frames_4k") or b.get("redistribute") or b.get("by_source")):
-        lines.append(
-            f"budget: {b.get('frames_4k', 0):,} 4K frames ({b.get('gb', 0):.2f} GB), objective {b.get('objective')}: "
-            f"avoids {b.get('avoided_sync_reads_per_s', 0):,.1f} sync reads/s"
-        )
-        for pool, added in sorted(b["allocation"].items()):
-            lines.append(f"  {pool:10} {added:+,} buffers")
-    if b.get("paging_guard"):
-        lines.append(f"no growth: {b['paging_guard']}")
+    for source, one in sorted(b["by_source"].items()) if "by_source" in b else [(None, b)]:
+        who = f"{source}: " if source else ""
+        if one.get("frames_4k") or one.get("redistribute"):
+            lines.append(
+                f"{who}budget: {one.get('frames_4k', 0):,} 4K frames ({one.get('gb', 0):.2f} GB), objective "
+                f"{one.get('objective')}: avoids {one.get('avoided_sync_reads_per_s', 0):,.1f} sync reads/s"
+            )
+            for pool, added in sorted((one.get("allocation") or {}).items()):
+                lines.append(f"  {pool:10} {added:+,} buffers")
+        if one.get("paging_guard"):
+            lines.append(f"{who}no growth: {one['paging_guard']}")
+        if one.get("error"):
+            lines.append(f"{who}no budget: {one['error']}")
     for a in doc.get("advice", []):
         lines.append(f"\n[{a['kind']}] {a['source']} {a['summary']}")
         conf = a.get("confidence", {}).get("note")
@@ -74,12 +78,14 @@ def format_text(doc: dict[str, Any]) -> str:
 
 
 def _online(a: argparse.Namespace, budget: Any) -> int:
-    from poolsight.advice.online import evaluate, latest
+    from poolsight.advice.online import budget_from_env, evaluate, latest
     from poolsight.infra.services import service_errors
 
     try:
         if a.evaluate:
-            rows, pools = evaluate(budget=budget if budget.asked else None, source=a.source)
+            # No budget given: the service's (POOLSIGHT_ADVICE_BUDGET_GB, else redistribution), so the
+            # advice table does not alternate between two budgets.
+            rows, pools = evaluate(budget=budget if budget.asked else budget_from_env(), source=a.source)
             print(f"evaluated {pools} pools: {len(rows)} rows written to the advice table", file=sys.stderr)
             if pools == 0:
                 print("poolsight advise: no pool with a curve and a known VPSIZE to advise on", file=sys.stderr)
@@ -115,6 +121,9 @@ def run(a: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         print(f"poolsight advise: {exc}", file=sys.stderr)
+        return 2
+    if (a.budget_buffers or 0) < 0 or (a.budget_gb or 0) < 0:
+        print("poolsight advise: a budget is memory to add: use --redistribute to move memory instead", file=sys.stderr)
         return 2
     if a.directory is None:
         return _online(a, budget)

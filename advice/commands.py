@@ -17,8 +17,14 @@ ZOS_POOLS = {
     16384: [f"BP16K{i}" for i in range(10)],
     32768: ["BP32K", *(f"BP32K{i}" for i in range(1, 10))],
 }
-# The smallest VPSIZE z/OS accepts per page size (BP0: 2000).
-ZOS_MIN_VPSIZE = {4096: 0, 8192: 1000, 16384: 500, 32768: 250}
+# The smallest VPSIZE z/OS accepts per page size (Db2 13: BP0 2000, 8K 1000, 16K 500, 32K 250).
+ZOS_MIN_VPSIZE = {4096: 1, 8192: 1000, 16384: 500, 32768: 250}
+
+
+def zos_min_vpsize(pool: str, page_size: int) -> int:
+    return 2000 if pool.upper() == "BP0" else ZOS_MIN_VPSIZE.get(page_size, 1)
+
+
 OBJECT_MOVE_NOTE = (
     "the new pool applies when the data sets are next opened: stop the object first "
     "(-STOP DATABASE(db) SPACENAM(space), then -START) or wait for its next open"
@@ -74,7 +80,15 @@ def move_object(platform: str, obj: str, kind: str, pool: str) -> str:
         return f"ALTER TABLESPACE {obj.rpartition('.')[2] or obj} BUFFERPOOL {pool}"
     if kind.upper().startswith("INDEX"):
         return f"ALTER INDEX {obj} BUFFERPOOL {pool}"
-    return f"ALTER TABLESPACE {obj} BUFFERPOOL {pool}"
+    return f"ALTER TABLESPACE {obj} BUFFERPOOL {pool}"  # also when the type is unknown (evidence says so)
+
+
+def page_size_of(pool: str) -> int:
+    """A z/OS pool's page size from its name (BP8K0: 8K, BP16K1: 16K, BP32K: 32K; else 4K)."""
+    for size, names in ZOS_POOLS.items():
+        if pool.upper() in names:
+            return size
+    return 4096
 
 
 def free_pool_name(page_size: int, used: set[str]) -> str | None:

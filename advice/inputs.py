@@ -99,6 +99,9 @@ STAT_KEYS = (
     "dwqt_reached",
     "vdwqt_reached",
     "write_engine_not_available",
+    "seq_prefetch_reads",
+    "list_prefetch_reads",
+    "dyn_prefetch_reads",
 )
 
 

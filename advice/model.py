@@ -58,13 +58,14 @@ class PoolState:
     vdwqt: float | None = None
     pgsteal: str = "LRU"
     pgfix: bool = False
-    frame_size: str | None = None
+    frame_size: int | None = None  # bytes (the attributes' frame_size)
     policy: str = "lru-vpseqt"
     getpages_per_s: float = 0.0
     measured_sync_reads_per_s: float | None = None
     sync_io_seconds: float | None = None  # measured average sync read wait
     # Statistics over the window (per second): pages read (sync + prefetch), pages written, write I/Os.
     pages_read_per_s: float | None = None
+    read_ios_per_s: float | None = None  # sync reads + prefetch read I/Os
     pages_written_per_s: float | None = None
     write_ios_per_s: float | None = None
     dwqt_reached: int | None = None

@@ -9,7 +9,7 @@ import numpy as np
 
 from poolsight.advice import replay
 from poolsight.advice.advisor import Budget, budget_advice, pool_advice, report
-from poolsight.advice.commands import free_pool_name
+from poolsight.advice.commands import free_pool_name, page_size_of
 from poolsight.advice.inputs import Inputs, read
 from poolsight.advice.model import Advice, Costs, Curve, ObjectState, PoolState, workload_similarity
 from poolsight.advice.placement import Rules, propose, verify
@@ -38,6 +38,9 @@ def pool_states(inputs: Inputs, trace: replay.Trace) -> tuple[dict[str, PoolStat
             skipped.append(f"{tp}: no pool attributes (VPSIZE unknown): not advised")
             continue
         s = Setting.of(a)
+        if s.size <= 0:
+            skipped.append(f"{tp}: VPSIZE {s.size}: not advised")
+            continue
         runs[tp], attrs[tp] = replay.PoolRun(s.size, s.policy, s.vpseqt), a
     results = replay.analyse(trace, runs) if runs else {}
     lru_runs = {tp: r for tp, r in runs.items() if str(attrs[tp].get("pgsteal") or "LRU").upper() == "LRU"}
@@ -73,13 +76,13 @@ def pool_states(inputs: Inputs, trace: replay.Trace) -> tuple[dict[str, PoolStat
             ),
             seconds=seconds,
             platform="luw" if inputs.origins.get(source, "").startswith("luw") else "zos",
-            page_size=int(a.get("page_size") or 4096),
+            page_size=int(a.get("page_size") or page_size_of(pool)),
             vpseqt=run.vpseqt,
             dwqt=a.get("dwqt"),
             vdwqt=a.get("vdwqt"),
             pgsteal=str(a.get("pgsteal") or "LRU").upper(),
             pgfix=bool(a.get("pgfix")),
-            frame_size=a.get("frame_size"),
+            frame_size=int(a["frame_size"]) if a.get("frame_size") else None,
             policy=run.policy,
             getpages_per_s=res["refs"] / seconds,
             measured_sync_reads_per_s=st["sync_reads_random"] / secs if st and secs else None,
@@ -97,6 +100,16 @@ def pool_states(inputs: Inputs, trace: replay.Trace) -> tuple[dict[str, PoolStat
                 else None
             ),
             pages_written_per_s=st["pages_written"] / secs if st and secs else None,
+            read_ios_per_s=(
+                st["sync_reads_random"]
+                + st["sync_reads_sequential"]
+                + st["seq_prefetch_reads"]
+                + st["list_prefetch_reads"]
+                + st["dyn_prefetch_reads"]
+            )
+            / secs
+            if st and secs
+            else None,
             write_ios_per_s=(st["sync_writes"] + st["async_writes"]) / secs if st and secs else None,
             dwqt_reached=int(st["dwqt_reached"]) if st else None,
             vdwqt_reached=int(st["vdwqt_reached"]) if st else None,
@@ -138,10 +151,14 @@ def advise_dir(
         for p in mine:
             advice += pool_advice(p, memory[s], t, c)
     considered: list[dict[str, Any]] = []
+    # Every pool the source has (attributes), and each new pool once: two placements never share one.
+    taken = {src: {pool for (s2, pool) in inputs.attributes if s2 == src} for src in sources}
     for tp, p in states.items():
-        used = {q.pool for q in states.values() if q.source == p.source}
         verified: list[tuple[Advice, dict[str, Any]]] = []
-        for prop in propose(p, free_pool_name(p.page_size, used), r):
+        new_pool = free_pool_name(p.page_size, taken[p.source])
+        if new_pool is not None:
+            taken[p.source].add(new_pool)
+        for prop in propose(p, new_pool, r):
             placed, record = verify(trace, tp, prop, r, c, inputs.kinds)
             considered.append(record)
             if placed is not None:
@@ -173,7 +190,8 @@ def advise_dir(
 
 
 def _merge(budgets: dict[str, Any]) -> dict[str, Any]:
-    alloc = {k: v for b in budgets.values() for k, v in b.get("allocation", {}).items()}
+    """Several sources: allocations keyed SOURCE/POOL (data-sharing members share pool names)."""
+    alloc = {f"{s}/{k}": v for s, b in budgets.items() for k, v in b.get("allocation", {}).items()}
     return {
         "allocation": alloc,
         "avoided_sync_reads_per_s": sum(b.get("avoided_sync_reads_per_s", 0.0) for b in budgets.values()),

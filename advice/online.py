@@ -22,7 +22,7 @@ from typing import Any
 
 from poolsight.advice import replay
 from poolsight.advice.advisor import Budget, budget_advice, pool_advice
-from poolsight.advice.commands import free_pool_name
+from poolsight.advice.commands import free_pool_name, page_size_of
 from poolsight.advice.model import Advice, Costs, Curve, Memory, ObjectState, PoolState, workload_similarity
 from poolsight.advice.placement import Rules, propose, verify
 from poolsight.advice.recent import recent_trace
@@ -56,10 +56,16 @@ GROUP BY p.source, p.pool, l.window_end"""
 CURVE_SQL = f"""SELECT source, pool, size_pages, sync_reads_per_s, sync_read_ms
 FROM {SCHEMA}.sim_curve_latest WHERE (? IS NULL OR source = ?) ORDER BY source, pool, size_pages"""
 
-VPSEQT_SQL = f"""WITH {LATEST}
+VPSEQT_SQL = f"""WITH {LATEST}, cur AS (
+  SELECT p.source, p.pool, max_by(p.current_size, p.pane_end) AS size
+  FROM {SCHEMA}.pool_pane p JOIN latest l ON p.source = l.source AND p.pool = l.pool AND p.pane_end = l.window_end
+  GROUP BY p.source, p.pool)
 SELECT c.source, c.pool, c.vpseqt, sum(c.sync_reads) / nullif(sum(c.seconds), 0)
-FROM {SCHEMA}.sim_curve c JOIN latest l ON c.source = l.source AND c.pool = l.pool
+FROM {SCHEMA}.sim_curve c
+JOIN latest l ON c.source = l.source AND c.pool = l.pool
+JOIN cur ON c.source = cur.source AND c.pool = cur.pool
 WHERE c.pane_end > l.window_end - {WINDOW} AND NOT coalesce(c.pool_policy, true) AND c.vpseqt IS NOT NULL
+  AND c.size_pages = cur.size  -- the current size only: an -ALTER of VPSIZE in the window changes the ladder
 GROUP BY c.source, c.pool, c.vpseqt"""
 
 STATS_SQL = f"""WITH {LATEST}
@@ -71,7 +77,10 @@ SELECT s.source, s.pool, sum(s.interval_seconds), sum(coalesce(s.sync_reads_rand
        sum(coalesce(s.dwqt_reached, 0)), sum(coalesce(s.vdwqt_reached, 0)),
        max_by(s.page_size, s.interval_end), max_by(s.dwqt, s.interval_end), max_by(s.vdwqt, s.interval_end),
        max_by(s.pgsteal, s.interval_end), max_by(s.pgfix, s.interval_end), max_by(s.frame_size, s.interval_end),
-       max_by(s.origin, s.interval_end), sum(coalesce(s.write_engine_not_available, 0))
+       max_by(s.origin, s.interval_end), sum(coalesce(s.write_engine_not_available, 0)),
+       sum(coalesce(s.sync_reads_random, 0) + coalesce(s.sync_reads_sequential, 0)
+           + coalesce(s.seq_prefetch_reads, 0) + coalesce(s.list_prefetch_reads, 0)
+           + coalesce(s.dyn_prefetch_reads, 0))
 FROM {SCHEMA}.pool_stats s JOIN latest l ON s.source = l.source AND s.pool = l.pool
 WHERE s.interval_end > l.window_end - {WINDOW} AND s.interval_start < l.window_end
 GROUP BY s.source, s.pool"""
@@ -90,6 +99,8 @@ SELECT o.source, o.pool, o.object, o.pane_end <= l.window_end - INTERVAL '{WINDO
 FROM {SCHEMA}.object_pane o JOIN latest l ON o.source = l.source AND o.pool = l.pool
 WHERE o.pane_end > l.window_end - {WINDOW}
 GROUP BY o.source, o.pool, o.object, o.pane_end <= l.window_end - INTERVAL '{WINDOW_MINUTES * 30}' SECOND"""
+
+KNOWN_POOLS_SQL = f"SELECT DISTINCT source, pool FROM {SCHEMA}.pool_stats"
 
 MEMORY_SQL = f"""WITH {LATEST}, ends AS (SELECT source, max(window_end) AS window_end FROM latest GROUP BY source)
 SELECT m.source, count(*), max(m.pageins_per_second), min(m.real_storage_available_mb), max(m.real_storage_mb)
@@ -134,7 +145,7 @@ def read_states(s: Settings, source: str | None = None) -> tuple[list[PoolState]
         s, POOLS_SQL, source
     ):
         key = (src, pool)
-        if size is None or not curves.get(key) or not seconds:
+        if size is None or int(size) <= 0 or not curves.get(key) or not seconds:
             continue  # no VPSIZE known yet, or no curve: nothing to advise from
         secs = float(seconds)
         st = stats.get(key)
@@ -149,13 +160,13 @@ def read_states(s: Settings, source: str | None = None) -> tuple[list[PoolState]
                 curve=Curve(tuple(p for p, _ in pts), tuple(r for _, r in pts)),
                 seconds=secs,
                 platform="luw" if st and str(st[13] or "").startswith("luw") else "zos",
-                page_size=int(st[7]) if st and st[7] else 4096,
+                page_size=int(st[7]) if st and st[7] else page_size_of(pool),
                 vpseqt=float(vpseqt) if vpseqt is not None else 80.0,
                 dwqt=_f(st[8]) if st else None,
                 vdwqt=_f(st[9]) if st else None,
                 pgsteal=str(st[10] or ("FIFO" if model == "fifo" else "LRU")).upper() if st else "LRU",
                 pgfix=bool(st[11]) if st else False,
-                frame_size=st[12] if st else None,
+                frame_size=int(st[12]) if st and st[12] else None,
                 policy=str(model or "lru"),
                 getpages_per_s=float(getpages) / secs,
                 # The trace's own miss flags when every pane has them, else the statistics.
@@ -167,6 +178,7 @@ def read_states(s: Settings, source: str | None = None) -> tuple[list[PoolState]
                 sync_io_seconds=io_ms[key] / 1e3 if key in io_ms else None,
                 pages_read_per_s=float(st[2]) / ssecs if st and ssecs else None,
                 pages_written_per_s=float(st[3]) / ssecs if st and ssecs else None,
+                read_ios_per_s=float(st[15]) / ssecs if st and ssecs else None,
                 write_ios_per_s=float(st[4]) / ssecs if st and ssecs else None,
                 dwqt_reached=int(st[5]) if st else None,
                 vdwqt_reached=int(st[6]) if st else None,
@@ -214,9 +226,17 @@ def replayed(s: Settings, states: list[PoolState], t: Thresholds, c: Costs) -> d
     placement advice per pool (the best verified proposal)."""
     rules = Rules()
     proposals = {}
+    # Every pool each source has had statistics or a curve for, and each new pool once.
+    taken: dict[str, set[str]] = defaultdict(set)
+    for src, pool in trino_rows(s, KNOWN_POOLS_SQL)[1]:
+        taken[src].add(pool)
     for p in states:
-        used = {q.pool for q in states if q.source == p.source}
-        props = propose(p, free_pool_name(p.page_size, used), rules)
+        taken[p.source].add(p.pool)
+    for p in states:
+        new_pool = free_pool_name(p.page_size, taken[p.source])
+        props = propose(p, new_pool, rules)
+        if props and new_pool is not None:
+            taken[p.source].add(new_pool)
         if props or _fifo_candidate(p):
             proposals[p.key] = (p, props)
     if not proposals:
@@ -236,7 +256,7 @@ def replayed(s: Settings, states: list[PoolState], t: Thresholds, c: Costs) -> d
             p.fifo_sync_reads_per_s = replay.fifo_at_size(trace, {key: run})[key]
         best: Advice | None = None
         for prop in props:
-            adv, _ = verify(trace, key, prop, rules, c, {})
+            adv, _ = verify(trace, key, prop, rules, c, {o: "UNKNOWN" for o in prop.moves})
             if adv is not None and (
                 best is None or adv.predicted["avoided_sync_reads_per_s"] > best.predicted["avoided_sync_reads_per_s"]
             ):

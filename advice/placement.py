@@ -123,12 +123,17 @@ def verify(
         )
         return None, record
     io = p.sync_io_seconds or costs.default_sync_io_seconds
-    commands = [
-        alter_bufferpool(p.platform, p.pool, VPSIZE=rest),
-        create_pool(p.platform, prop.new_pool, new_size, p.page_size)
-        + ("" if p.platform == "luw" or prop.new_vpseqt == 80 else f" VPSEQT({round(prop.new_vpseqt)})"),
-        *(move_object(p.platform, o, kinds.get(o, "TABLESPACE"), prop.new_pool) for o in prop.moves),
-    ]
+    try:
+        commands = [
+            alter_bufferpool(p.platform, p.pool, VPSIZE=rest),
+            create_pool(p.platform, prop.new_pool, new_size, p.page_size)
+            + ("" if p.platform == "luw" or prop.new_vpseqt == 80 else f" VPSEQT({round(prop.new_vpseqt)})"),
+            *(move_object(p.platform, o, kinds.get(o, "TABLESPACE"), prop.new_pool) for o in prop.moves),
+        ]
+    except ValueError as exc:  # a name no command can carry (e.g. DBID/OBID): say so, advise nothing
+        record["why_not"] = f"no command for it: {exc}"
+        return None, record
+    unknown = sorted(o for o in prop.moves if kinds.get(o, "TABLESPACE") == "UNKNOWN")
     advice = Advice(
         kind="placement",
         source=p.source,
@@ -138,7 +143,13 @@ def verify(
         f"{p.vpsize:,} buffers): {before['sync_reads_per_s']:,.1f} -> {total:,.1f} sync reads/s",
         evidence={
             "reason": prop.reason,
-            "note": OBJECT_MOVE_NOTE,
+            "note": OBJECT_MOVE_NOTE
+            + (
+                f"; the type of {', '.join(unknown)} is not known here: for an index space use "
+                "ALTER INDEX creator.name BUFFERPOOL instead"
+                if unknown
+                else ""
+            ),
             "objects": [
                 {
                     "object": o.name,

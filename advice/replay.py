@@ -108,26 +108,34 @@ def at_size(
 ) -> dict[str, dict[str, Any]]:
     """Sync reads/s (and per object) of each pool in `runs` at its size and policy, with the objects
     in `moves` replayed into the pool named there. `from_pools`: the trace pools whose getpages
-    take part (default: those named in runs)."""
+    take part (default: those named in runs). Every pool's rate is over the same span, that of the
+    getpages taking part: a pool given a burst of scans is not judged by the burst's length."""
     moves = moves or {}
     sim = Simulator(SimConfig(pane_seconds=PANE_SECONDS, window_panes=trace.panes))
     for name, r in runs.items():
         sim.set_pool_policy(name, r.size, r.policy, r.vpseqt, sizes=[r.size])
     sources = from_pools if from_pools is not None else set(runs) & set(trace.pools)
     _feed(sim, trace, {trace.pools.index(n): n for n in sources}, moves)
+    span = _span(trace, sources)
     out: dict[str, dict[str, Any]] = {}
     for name, r in runs.items():
         if name not in sim.pools():
             out[name] = {"sync_reads_per_s": 0.0, "getpages_per_s": 0.0, "objects": {}}
             continue
         res = sim.result(name, [r.size])
-        seconds = res["window"]["seconds"] or 1.0
         out[name] = {
-            "sync_reads_per_s": float(res["curve"][0]["sync_reads_per_s"] or 0.0),
-            "getpages_per_s": res["refs"] / seconds,
-            "objects": {o: v["curve"][0]["sync_reads_per_s"] for o, v in res["objects"].items()},
+            "sync_reads_per_s": float(res["curve"][0]["sync_reads"]) / span,
+            "getpages_per_s": res["refs"] / span,
+            "objects": {o: float(v["curve"][0]["sync_reads"]) / span for o, v in res["objects"].items()},
         }
     return out
+
+
+def _span(trace: Trace, pools: set[str]) -> float:
+    """Seconds from the first to the last getpage of these trace pools (as the simulator counts a window)."""
+    sel = np.isin(trace.pool, [trace.pools.index(n) for n in pools])
+    t = trace.times[sel]
+    return float(t.max() - t.min()) if len(t) > 1 and t.max() > t.min() else 1.0
 
 
 def fifo_at_size(trace: Trace, runs: dict[str, PoolRun]) -> dict[str, float]:

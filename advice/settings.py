@@ -14,7 +14,7 @@ class Thresholds:
     min_write_ios_per_s: float = 1.0  # too few writes say nothing about the write thresholds
     vpseqt_min_gain: float = 0.05  # a VPSEQT change must save 5 % of the pool's sync reads ...
     min_saving_per_s: float = 0.5  # ... and at least this many sync reads/s
-    pgfix_io_per_s: float = 500.0  # pages read + written per second that make page fixing pay (seed 000: 500+)
+    pgfix_io_per_s: float = 500.0  # read + write I/Os per second that make page fixing pay (seed 000: "500+ IO/Sec")
     pgfix_cpu_share: float = 0.08  # seed 000: about 8 % of the I/O's CPU saved
     cpu_seconds_per_io: float = 30e-6
     large_frame_min_buffers: int = 6656  # seed 002: 1 MB frames need at least this many buffers
@@ -115,8 +115,9 @@ def page_fix(p: PoolState, t: Thresholds, memory: Memory | None, paging: str | N
     if p.platform != "zos":
         return []
     out: list[Advice] = []
-    io = (p.pages_read_per_s or 0.0) + (p.pages_written_per_s or 0.0)
-    intensity = io / p.vpsize if p.vpsize else 0.0
+    pages = (p.pages_read_per_s or 0.0) + (p.pages_written_per_s or 0.0)
+    intensity = pages / p.vpsize if p.vpsize else 0.0  # seed 002: (pages read + written) / buffers
+    io = (p.read_ios_per_s or 0.0) + (p.write_ios_per_s or 0.0)
     pool_mb = p.vpsize * p.page_size / 2**20
     fixed = p.pgfix
     if not p.pgfix and io >= t.pgfix_io_per_s and paging is None:
@@ -129,9 +130,11 @@ def page_fix(p: PoolState, t: Thresholds, memory: Memory | None, paging: str | N
                     source=p.source,
                     pool=p.pool,
                     objects=[],
-                    summary=f"{p.pool}: page-fix ({io:,.0f} pages read and written per s, "
-                    f"I/O intensity {intensity:.3f}/buffer/s)",
+                    summary=f"{p.pool}: page-fix ({io:,.0f} read and write I/Os per s, "
+                    f"I/O intensity {intensity:.3f} pages/buffer/s)",
                     evidence={
+                        "read_ios_per_s": p.read_ios_per_s,
+                        "write_ios_per_s": p.write_ios_per_s,
                         "pages_read_per_s": p.pages_read_per_s,
                         "pages_written_per_s": p.pages_written_per_s,
                         "io_intensity_per_s": intensity,
@@ -150,7 +153,7 @@ def page_fix(p: PoolState, t: Thresholds, memory: Memory | None, paging: str | N
                 )
             )
             fixed = True
-    if fixed and p.vpsize >= t.large_frame_min_buffers and (p.frame_size or "4K").upper() != "1M":
+    if fixed and p.vpsize >= t.large_frame_min_buffers and (p.frame_size or 4096) < 1 << 20:
         out.append(
             Advice(
                 kind="framesize",

@@ -167,13 +167,20 @@ def consume(
     return seen
 
 
-def read_since(bootstrap: str, topic: str, since_ms: int, handle: Callable[[Message], None]) -> int:
+def read_since(
+    bootstrap: str, topic: str, since_ms: int, handle: Callable[[Message], None], timeout: float = 300.0
+) -> int:
     """Every record of `topic` written since `since_ms` (broker time, epoch ms) up to the end as it is
     when called, all partitions, without a consumer group's commits; returns records read."""
     from confluent_kafka import TopicPartition
 
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"poolsight-read-{uuid.uuid4().hex}", "enable.auto.commit": False}
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"poolsight-read-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",  # a start offset retention removed: from the oldest kept
+        }
     )
     try:
         meta = consumer.list_topics(topic, timeout=10).topics[topic]
@@ -188,10 +195,10 @@ def read_since(bootstrap: str, topic: str, since_ms: int, handle: Callable[[Mess
                 assign.append(TopicPartition(topic, tp.partition, tp.offset))
         consumer.assign(assign)
         seen = 0
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + timeout
         while todo and time.monotonic() < deadline:
             msgs = consumer.consume(1000, 1.0)
-            if not msgs:  # control records (idempotent producers) can end a partition below its mark
+            if not msgs:  # transaction markers can end a partition below its mark
                 for tp in consumer.position([TopicPartition(topic, q) for q in list(todo)]):
                     if tp.offset >= todo[tp.partition]:
                         del todo[tp.partition]
@@ -208,8 +215,9 @@ def read_since(bootstrap: str, topic: str, since_ms: int, handle: Callable[[Mess
                 seen += 1
                 if offset + 1 >= todo[p]:
                     del todo[p]
+                    consumer.pause([TopicPartition(topic, p)])  # done: its new records are not wanted
         if todo:
-            raise RuntimeError(f"{topic}: partitions {sorted(todo)} not read to their end within 120 s")
+            raise RuntimeError(f"{topic}: partitions {sorted(todo)} not read to their end within {timeout:.0f} s")
         return seen
     finally:
         consumer.close()

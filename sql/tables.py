@@ -338,7 +338,7 @@ POOL_STATS = Table(
         C("page_size", "int", "Page size in bytes from the latest pool attributes."),
         C("pgsteal", "string", "PGSTEAL (LRU, FIFO or NONE) from the latest pool attributes."),
         C("pgfix", "boolean", "PGFIX from the latest pool attributes."),
-        C("frame_size", "string", "Frame size (4K, 1M, 2G) from the latest pool attributes."),
+        C("frame_size", "int", "Frame size in bytes (4096, 1048576 or 2147483648) from the latest pool attributes."),
     ),
     "interval_start",
     ("source", "pool", "interval_start"),

@@ -96,3 +96,16 @@ def test_budget_units() -> None:
     assert frames_for(budget_buffers=20_000) == 20_000
     assert frames_for(budget_gb=1.0) == 262_144
     assert frames_for() == 0
+
+
+def test_limits_are_met_even_when_they_cost() -> None:
+    a = PoolCurve("A", 10_000, 1, (5_000, 10_000, 20_000), (300.0, 200.0, 100.0), 0.001, min_size=12_000)
+    b = PoolCurve("B", 10_000, 1, (5_000, 10_000, 20_000), (900.0, 300.0, 100.0), 0.001)
+    alloc = allocate([a, b], 2_000, "reads")
+    assert alloc.sizes == {"A": 12_000, "B": 10_000}  # A must grow to its minimum, whatever B would gain
+    shrunk = allocate([a, PoolCurve("C", 10_000, 1, (5_000, 10_000), (50.0, 50.0), 0.001, max_size=8_000)], 2_000,
+                      "reads", shrink=True)  # fmt: skip
+    # C is flat: it gives back all it may (ties go to the cheaper), A takes its minimum.
+    assert shrunk.sizes == {"A": 12_000, "C": 5_000} and shrunk.frames == 2_000 - 5_000
+    with pytest.raises(ValueError, match="limits"):
+        allocate([a], 1_000, "reads")

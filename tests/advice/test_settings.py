@@ -55,15 +55,21 @@ def test_vpseqt_only_when_the_simulation_saves_enough() -> None:
 
 
 def test_page_fix_needs_io_and_free_memory_and_frames_follow() -> None:
-    busy = pool(pages_read_per_s=900.0, pages_written_per_s=100.0)
-    kinds = [a.kind for a in rules.page_fix(busy, T, Memory(10, 0.0, 4000.0, 16000.0), None)]
-    assert kinds == ["pgfix", "framesize"]
+    busy = pool(read_ios_per_s=450.0, write_ios_per_s=100.0, pages_read_per_s=900.0, pages_written_per_s=100.0)
+    fix, frames = rules.page_fix(busy, T, Memory(10, 0.0, 4000.0, 16000.0), None)
+    assert (fix.kind, frames.kind) == ("pgfix", "framesize")
+    assert fix.predicted["cpu_seconds_per_24h"] == pytest.approx(550.0 * 30e-6 * 0.08 * 86400)
+    assert fix.evidence["io_intensity_per_s"] == pytest.approx(1000.0 / 20000)
     # 20,000 4K buffers are 78 MB: 50 MB free is not enough.
     assert rules.page_fix(busy, T, Memory(10, 0.0, 50.0, 16000.0), None) == []
     assert rules.page_fix(busy, T, None, "the system pages") == []
-    assert rules.page_fix(pool(pages_read_per_s=100.0), T, None, None) == []
+    # Many pages in few I/Os (prefetch): seed 000 counts I/Os.
+    assert rules.page_fix(pool(read_ios_per_s=20.0, pages_read_per_s=640.0), T, None, None) == []
     small = pool(vpsize=5000, pgfix=True)
     assert rules.page_fix(small, T, None, None) == []  # fixed, but below 6,656 buffers
+    assert rules.page_fix(pool(pgfix=True, frame_size=1 << 20), T, None, None) == []  # already 1 MB frames
+    [frames] = rules.page_fix(pool(pgfix=True, frame_size=4096), T, None, None)
+    assert frames.command == ["-ALTER BUFFERPOOL(BP1) PGFIX(YES) FRAMESIZE(1M)"]
 
 
 def test_paging_guard() -> None:
