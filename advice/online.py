@@ -268,8 +268,11 @@ def replayed(s: Settings, states: list[PoolState], t: Thresholds, c: Costs) -> d
 
 
 def replay_lookback() -> float:
-    """Seconds of Kafka broker time read back for a replay (POOLSIGHT_ADVICE_LOOKBACK, default an hour)."""
-    return float(os.environ.get("POOLSIGHT_ADVICE_LOOKBACK") or 3600)
+    """Seconds of Kafka broker time read back for a replay (POOLSIGHT_ADVICE_LOOKBACK): the 15-minute
+    window and some slack for a live source, whose records reach Kafka at about their event time. A
+    replay of old traces needs a longer one. Every record in it is read (and the wanted pools'
+    decoded): on a busy topic this is the evaluation's main cost."""
+    return float(os.environ.get("POOLSIGHT_ADVICE_LOOKBACK") or 1200)
 
 
 def _f(v: Any) -> float | None:
