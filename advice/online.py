@@ -27,19 +27,16 @@ from poolsight.advice.model import Advice, Costs, Curve, Memory, ObjectState, Po
 from poolsight.advice.placement import Rules, propose, verify
 from poolsight.advice.recent import recent_trace
 from poolsight.advice.settings import Thresholds
+from poolsight.advice.table import ADVICE, COLUMNS, LATEST_SQL
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.services import evaluator_every, heartbeat_path, trino_rows
 from poolsight.names import TRINO_READER_USER
 from poolsight.simulator.setting import Setting
-from poolsight.sql.tables import BY_NAME
 from poolsight.sql.views import SCHEMA
 
 log = logging.getLogger("poolsight.advice")
-ADVICE = BY_NAME["advice"]
 WINDOW_MINUTES = 15  # the window sim_curve_latest shows
 WINDOW = f"INTERVAL '{WINDOW_MINUTES}' MINUTE"
-COLUMNS = ADVICE.column_names()
-
 LATEST = f"""latest AS (
   SELECT source, pool, max(pane_end) AS window_end FROM {SCHEMA}.pool_pane
   WHERE (? IS NULL OR source = ?) GROUP BY source, pool)"""
@@ -345,10 +342,6 @@ def _row(now: datetime, end: Any, source: str, a: Advice | None, budget: dict[st
         "confidence": json.dumps(a.confidence, default=str),
         "budget": json.dumps(budget, default=str),
     }
-
-
-LATEST_SQL = f"""SELECT {", ".join(COLUMNS)} FROM {SCHEMA}.advice_latest
-WHERE (? IS NULL OR source = ?) ORDER BY source, coalesce(avoided_sync_reads_per_s, 0) DESC, pool, kind"""
 
 
 def latest(source: str | None = None, s: Settings | None = None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
-from poolsight.advice.online import LATEST_SQL as ADVICE_LATEST_SQL
+from poolsight.advice.table import LATEST_SQL as ADVICE_LATEST_SQL
 from poolsight.sql.tables import BY_NAME
 from poolsight.sql.views import SCHEMA
 
