@@ -22,6 +22,7 @@ from typing import Any
 
 from poolsight.advice import replay
 from poolsight.advice.advisor import Budget, budget_advice, pool_advice
+from poolsight.advice.budget import frames_for
 from poolsight.advice.commands import free_pool_name, page_size_of
 from poolsight.advice.model import Advice, Costs, Curve, Memory, ObjectState, PoolState, workload_similarity
 from poolsight.advice.placement import Rules, propose, verify
@@ -29,7 +30,7 @@ from poolsight.advice.recent import recent_trace
 from poolsight.advice.settings import Thresholds
 from poolsight.advice.table import ADVICE, COLUMNS, LATEST_SQL
 from poolsight.infra.config import Settings, load_settings
-from poolsight.infra.services import evaluator_every, heartbeat_path, trino_rows
+from poolsight.infra.services import evaluator_every, heartbeat_path, trino_rows, write_heartbeat
 from poolsight.names import TRINO_READER_USER
 from poolsight.simulator.setting import Setting
 from poolsight.sql.views import SCHEMA
@@ -234,20 +235,21 @@ def replayed(s: Settings, states: list[PoolState], t: Thresholds, c: Costs) -> d
         props = propose(p, new_pool, rules)
         if props and new_pool is not None:
             taken[p.source].add(new_pool)
-        if props or _fifo_candidate(p):
-            proposals[p.key] = (p, props)
+        fifo = _fifo_candidate(p)
+        if props or fifo:
+            proposals[p.key] = (p, props, fifo)
     if not proposals:
         return {}
-    windows = {(p.source, p.pool): (p.window_start, p.window_end) for p, _ in proposals.values()}
+    windows = {(p.source, p.pool): (p.window_start, p.window_end) for p, _, _ in proposals.values()}
     trace = recent_trace(s, windows, replay_lookback())
     out: dict[str, list[Advice]] = {}
     if trace is None:
         return out
-    for key, (p, props) in proposals.items():
+    for key, (p, props, fifo) in proposals.items():
         if key not in trace.pools:
             continue
         own = Setting.of({"vpsize": p.vpsize, "pgsteal": p.pgsteal, "vpseqt": p.vpseqt})
-        if _fifo_candidate(p):
+        if fifo:
             run = replay.PoolRun(p.vpsize, own.policy, own.vpseqt)
             p.fifo_baseline_sync_reads_per_s = replay.at_size(trace, {key: run})[key]["sync_reads_per_s"]
             p.fifo_sync_reads_per_s = replay.fifo_at_size(trace, {key: run})[key]
@@ -380,7 +382,7 @@ def budget_from_env() -> Budget:
     moved between pools (redistribution), never added."""
     gb = os.environ.get("POOLSIGHT_ADVICE_BUDGET_GB")
     if gb:
-        return Budget(frames=int(float(gb) * 2**30 // 4096))
+        return Budget(frames=frames_for(budget_gb=float(gb)))
     return Budget(redistribute=True)
 
 
@@ -389,7 +391,7 @@ def run_loop(every: float, s: Settings, cycles: int | None = None) -> None:
     while cycles is None or n < cycles:
         n += 1
         started = time.monotonic()
-        beat: dict[str, Any] = {"time": time.time(), "pools": None, "advice": None, "error": None}
+        beat: dict[str, Any] = {"pools": None, "advice": None, "error": None}
         try:
             rows, pools = evaluate(s, budget_from_env())
             beat.update(pools=pools, advice=sum(r["kind"] != "none" for r in rows))
@@ -397,11 +399,7 @@ def run_loop(every: float, s: Settings, cycles: int | None = None) -> None:
         except Exception as exc:  # Trino down or refusing: the next cycle tries again
             beat["error"] = f"{type(exc).__name__}: {exc}"
             log.error("%s", beat["error"])
-        path = heartbeat_path(s, "advice")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(beat))
-        os.replace(tmp, path)
+        write_heartbeat(heartbeat_path(s, "advice"), beat)
         time.sleep(max(0.0, every - (time.monotonic() - started)))
 
 

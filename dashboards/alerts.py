@@ -16,7 +16,6 @@ import argparse
 import json
 import logging
 import math
-import os
 import re
 import sys
 import time
@@ -32,7 +31,7 @@ from typing import Any, Literal
 import yaml
 
 from poolsight.infra.config import ConfigError, Settings, load_settings
-from poolsight.infra.services import alerts_heartbeat, service_errors, trino_connection
+from poolsight.infra.services import alerts_heartbeat, service_errors, trino_connection, write_heartbeat
 from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
 from poolsight.sql.tables import BY_NAME
 from poolsight.sql.views import SCHEMA
@@ -581,14 +580,6 @@ def evaluate(
     return Outcome(at, by_op["open"], by_op["update"], by_op["resolve"], count, errors)
 
 
-def write_heartbeat(path: Path, *, rules: int, open_count: int | None, error: str | None) -> None:
-    """Read by the launcher's health check (infra/services.py); replaced whole, never half written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"time": time.time(), "rules": rules, "open": open_count, "error": error}))
-    os.replace(tmp, path)
-
-
 def run_loop(rules_path: Path, every: float, settings: Settings, cycles: int | None = None) -> None:
     """Evaluate every `every` seconds for ever (or `cycles` times). The rules file is read again each
     cycle; a broken edit keeps the rules read before. Errors are logged and put in the heartbeat."""
@@ -619,7 +610,7 @@ def run_loop(rules_path: Path, every: float, settings: Settings, cycles: int | N
         for p in problems:
             log.error("%s", p)
         error = "; ".join(problems) or None
-        write_heartbeat(alerts_heartbeat(settings), rules=len(rules.rules), open_count=open_count, error=error)
+        write_heartbeat(alerts_heartbeat(settings), {"rules": len(rules.rules), "open": open_count, "error": error})
         if cycles is None or n < cycles:
             time.sleep(max(0.0, every - (time.monotonic() - started)))
 

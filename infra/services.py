@@ -661,8 +661,13 @@ def heartbeat_path(s: Settings, name: str) -> Path:
     return s.run_dir / name / "heartbeat.json"
 
 
-def alerts_every(s: Settings) -> float:
-    return evaluator_every("alerts")
+def write_heartbeat(path: Path, beat: dict[str, Any]) -> None:
+    """An evaluator's heartbeat (its time added), replaced whole, never half written: what
+    _health_beat reads."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"time": time.time(), **beat}))
+    os.replace(tmp, path)
 
 
 def alerts_heartbeat(s: Settings) -> Path:
@@ -703,7 +708,7 @@ def health_dashboard(s: Settings) -> str:
 
 def prepare_alerts(s: Settings, inst: Installed) -> Launch:
     alerts_heartbeat(s).unlink(missing_ok=True)
-    return _python_launch(s, "poolsight.dashboards.alerts", "run", "--every", str(alerts_every(s)))
+    return _python_launch(s, "poolsight.dashboards.alerts", "run", "--every", str(evaluator_every("alerts")))
 
 
 def health_alerts(s: Settings) -> str:
