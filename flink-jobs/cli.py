@@ -70,7 +70,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--idle-flush",
         type=float,
         default=10.0,
-        help="emit a pool's open pane after this many wall-clock seconds without its getpages (I/O panes: I/O events)",
+        help="emit a pool's open pane after this many wall-clock seconds without its getpages, once the job "
+        "has read everything produced until then (I/O panes: I/O events)",
     )
     m.add_argument(
         "--check-panes",

@@ -1,6 +1,8 @@
 """The simulation job: getpage batches from Kafka, one PoolTracker per (source, pool) in
 Flink keyed state, panes into the Iceberg tables pool_pane, object_pane, sim_curve,
-working_set, reuse_distance; late and undecodable records into dead_letter.
+working_set, reuse_distance; undecodable records into dead_letter. Getpages that come
+after their pane was written are simulated in the pane still open and counted in its
+late_getpages (tracker.py): nothing usable is turned away.
 
 State: the tracker lives in the Python worker's memory while the job runs; keyed
 state holds its latest snapshot plus the raw records fed since (with where to
@@ -21,9 +23,10 @@ from pyflink.common.typeinfo import Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, TimeDomain
 from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
 
+from poolsight.flink_jobs.caught_up import CaughtUp, ConsumerGroup, Offsets
 from poolsight.flink_jobs.common import dead_letter, environment, kafka_source, main, row_type, run_keyed, to_row
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
-from poolsight.flink_jobs.tracker import Emission, LateBatch, PoolTracker
+from poolsight.flink_jobs.tracker import Emission, PoolTracker
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.wire import AvroDecoder, DecodeError
@@ -45,15 +48,17 @@ ATTRIBUTES = "poolsight.v1.PoolAttributes"
 # pool_pane is the main output; every other table is a side output.
 TAGS = {name: OutputTag(name, row_type(BY_NAME[name])) for name in OUTPUTS if name != "pool_pane"}
 
+RECHECK_SECONDS = 2.0  # a quiet pool's pane waiting for the job to catch up asks again this often
 Record = GetpageBatch | dict[str, Any]  # a getpage batch, or a PoolAttributes record
 
 
 class Simulate(KeyedProcessFunction):  # type: ignore[misc]
     """One PoolTracker per (source, pool) key; see the module's doc for its state."""
 
-    def __init__(self, options: SimulationOptions) -> None:
+    def __init__(self, options: SimulationOptions, reads: ConsumerGroup | None = None) -> None:
         super().__init__()
         self.o = options
+        self.reads = reads  # None: quiet panes close on wall-clock time alone (no broker to ask)
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self.decoder = AvroDecoder(self.o.registry_url)
@@ -62,6 +67,12 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self.trackers: dict[str, PoolTracker] = {}
         self.since: dict[str, int] = {}  # getpages fed since the key's snapshot
         self.last_seen: dict[str, float] = {}
+        self.caught_up = CaughtUp(self.reads) if self.reads is not None else None
+        self.targets: dict[str, Offsets] = {}  # a quiet key's: the end offsets the job must reach first
+
+    def close(self) -> None:
+        if self.caught_up is not None:
+            self.caught_up.close()
 
     # -------------------------------------------------------- state
 
@@ -128,6 +139,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
                 return
         tr = self._tracker(key)
         self.last_seen[key] = time.time()
+        self.targets.pop(key, None)
         if isinstance(item, GetpageBatch) and tr.is_duplicate(item):
             return  # sent again by a producer restarted after its last checkpoint: fed before
         out: list[tuple[Emission, int]] = []
@@ -138,9 +150,6 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
 
         try:
             fed = self._apply(tr, item, 0, emitted)
-        except LateBatch as exc:
-            yield TAGS["dead_letter"], dead_letter(COLLECTOR, str(exc), raw, value, key, "start_time")
-            return
         except (ValueError, KeyError, TypeError) as exc:
             yield TAGS["dead_letter"], dead_letter(COLLECTOR, f"unusable {full}: {exc}", raw, value, key)
             return
@@ -158,10 +167,24 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         for e, _ in out:
             yield from self._rows(e)
 
-    def _idle_timer(self, key: str, ctx: Any) -> None:
+    def _idle_timer(self, key: str, ctx: Any, due: float | None = None) -> None:
         # Whole seconds, so a burst of records shares one timer per key.
-        due = self.last_seen.get(key, time.time()) + self.o.idle_flush_seconds
+        if due is None:
+            due = self.last_seen.get(key, time.time()) + self.o.idle_flush_seconds
         ctx.timer_service().register_processing_time_timer(math.ceil(due) * 1000)
+
+    def _read_all(self, key: str) -> bool:
+        """Whether the job has read every record produced up to some moment after the key went
+        quiet (caught_up.py): only then may wall-clock quiet close its pane."""
+        if self.caught_up is None:
+            return True
+        target = self.targets.get(key)
+        if target is None:
+            target = self.caught_up.target()
+            if target is None:
+                return False  # the broker cannot say: a pause is not the end of the pool's stream
+            self.targets[key] = target
+        return self.caught_up.reached(target)
 
     def on_timer(self, timestamp: int, ctx: Any) -> Any:
         key = ctx.get_current_key()
@@ -177,7 +200,11 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             tr.flush(before, emitted)
         elif time.time() - self.last_seen.get(key, 0.0) >= self.o.idle_flush_seconds - 1e-3:
             if tr.open_pane is not None:
-                tr.flush(tr.open_pane + 1, emitted)
+                if self._read_all(key):
+                    self.targets.pop(key, None)
+                    tr.flush(tr.open_pane + 1, emitted)
+                else:  # behind, or the broker away: ask again in a while (a checkpoint commits offsets)
+                    self._idle_timer(key, ctx, time.time() + RECHECK_SECONDS)
         elif tr.open_pane is not None:
             # Not idle long enough: records came since, or the tracker was just restored
             # after a failover (its timers fire at once, and no record may follow).
@@ -199,8 +226,10 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
 def submit(settings: Any, job: JobOptions, o: SimulationOptions, name: str = "poolsight-simulation") -> str:
     """Build the job and submit it to the session cluster; return its job id."""
     env, t_env = environment(settings, name, job)
-    kafka_source(t_env, settings, "getpage_source", [GETPAGE_TOPIC.name, ATTRIBUTES_TOPIC.name], job)
-    return run_keyed(env, t_env, "getpage_source", Simulate(o), "pool_pane", TAGS, name, "simulate")
+    topics = (GETPAGE_TOPIC.name, ATTRIBUTES_TOPIC.name)
+    kafka_source(t_env, settings, "getpage_source", list(topics), job)
+    reads = ConsumerGroup(settings.kafka_bootstrap, job.group, topics)
+    return run_keyed(env, t_env, "getpage_source", Simulate(o, reads), "pool_pane", TAGS, name, "simulate")
 
 
 def _main() -> None:

@@ -4,7 +4,9 @@ A PoolTracker takes GetpageBatch records of one (source, pool) in order, feeds
 the simulator, and closes panes: a pane is emitted when a getpage of a later
 pane arrives (so its content depends on the data only), or when the job says
 event time has passed it (watermark) or the pool has gone quiet. Getpages of a
-pane already emitted are late: the batch is refused with the reason. A batch
+pane already emitted are late: they are simulated in the pane still open (or the
+one after the last emitted) at its start, and counted in its late_getpages, so
+totals stay whole and the cache state follows every getpage. A batch
 whose sequence number and end time are both at or below the last batch fed is
 a duplicate (a collector or generator restarted after its last checkpoint sends
 what followed it again, with the same numbers) and is skipped; a producer that
@@ -39,10 +41,6 @@ from poolsight.simulator import CostModel, SimConfig, Simulator
 from poolsight.simulator.setting import Setting
 
 MAGIC = b"PSTRK001"
-
-
-class LateBatch(Exception):
-    """A batch with getpages in a pane that has already been emitted."""
 
 
 @dataclass
@@ -108,6 +106,7 @@ class PoolTracker:
         self.last_sequence: int | None = None  # of the last batch fed whole, and its end (epoch us)
         self.last_end_us: int | None = None
         self.duplicates = 0
+        self.late_getpages = 0  # in the open pane: getpages of panes already emitted
 
     # ------------------------------------------------------------ input
 
@@ -153,25 +152,23 @@ class PoolTracker:
             return t[order], panes[order], order
         return t, panes, None
 
-    def check(self, b: GetpageBatch, start: int = 0) -> None:
-        """Raise LateBatch if any getpage from `start` on falls in an emitted pane."""
-        _, panes, _ = self._ordered(b)
-        self._check(panes[start:], b)
+    def _floor(self) -> int | None:
+        """The earliest pane a getpage may still count in: the open one, else the one after the last emitted."""
+        if self.open_pane is not None:
+            return self.open_pane
+        return None if self.emitted_through is None else self.emitted_through + 1
 
-    def _check(self, panes: npt.NDArray[np.int64], b: GetpageBatch) -> None:
-        if len(panes) == 0:
-            return
-        floor = (
-            self.open_pane
-            if self.open_pane is not None
-            else (self.emitted_through + 1 if self.emitted_through is not None else None)
-        )
-        if floor is not None and int(panes.min()) < floor:
-            late = int((panes < floor).sum())
-            raise LateBatch(
-                f"late: {late} getpages in panes before {_iso(floor * self.pane_seconds)}, "
-                f"already emitted (batch sequence {b.sequence})"
-            )
+    def _late_into_open(
+        self, t: npt.NDArray[np.float64], panes: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.bool_] | None]:
+        """Getpages of panes already emitted move to the start of the earliest pane still open
+        (the batch stays in pane order: they were sorted first). Returns the mask of those moved."""
+        floor = self._floor()
+        if floor is None or len(panes) == 0 or int(panes.min()) >= floor:
+            return t, panes, None
+        late = panes < floor
+        t = np.where(late, floor * self.pane_seconds, t)
+        return t, np.where(late, floor, panes), late
 
     def is_duplicate(self, b: GetpageBatch) -> bool:
         return (
@@ -194,11 +191,13 @@ class PoolTracker:
     def _feed(self, batch: GetpageBatch, on_emit: OnEmit, start: int) -> int:
         t, panes, order = self._ordered(batch)
         t, panes = t[start:], panes[start:]
-        self._check(panes, batch)
+        t, panes, late = self._late_into_open(t, panes)
         n = len(t)
         if n == 0:
             return 0
         cols = self._columns(batch, order, start)
+        if late is not None:  # all in the first pane fed below: it is the floor
+            self.late_getpages += int((late & (cols["function"] == Function.GETPAGE)).sum())
         cuts = set((np.flatnonzero(panes[1:] != panes[:-1]) + 1).tolist())
         for at_us, _ in self.pending_settings:  # a setting takes effect at the first getpage at its time
             i = int(np.searchsorted(t, at_us / 1e6, side="left"))
@@ -300,7 +299,7 @@ class PoolTracker:
             "working_set_pages": ws_pool,
             "window_panes": kept,
             **at_cur,
-            "late_getpages": r["late_getpages"],
+            "late_getpages": r["late_getpages"] + self.late_getpages,
             "warmup": bool(r["window"]["warmup"]),
             "mode": r["mode"],
             "sampling_rate": float(r["sampling_rate"]),
@@ -395,6 +394,7 @@ class PoolTracker:
         self.batches = 0
         self.observed = {}
         self.observed_sync = 0
+        self.late_getpages = 0
         return em
 
     def _curve_rows(
@@ -481,6 +481,7 @@ class PoolTracker:
                 "pending_settings": [[at, asdict(st)] for at, st in self.pending_settings],
                 "fed_until_us": self.fed_until_us,
                 "observed_sync": self.observed_sync,
+                "late_getpages": self.late_getpages,
                 "checks": self.checks.to_dict(),
                 "check_panes": self.checks.check_panes,
                 "pool_policy": self.pool_policy,
@@ -503,6 +504,7 @@ class PoolTracker:
         tr.pending_settings = [(int(at), Setting(**x)) for at, x in h.get("pending_settings", [])]
         tr.fed_until_us = h.get("fed_until_us")
         tr.observed_sync = h.get("observed_sync", 0)
+        tr.late_getpages = h.get("late_getpages", 0)  # absent before late getpages were kept
         tr.checks.load(h.get("checks"))
         for k in (
             "open_pane",
@@ -517,10 +519,6 @@ class PoolTracker:
         tr.last_sequence, tr.last_end_us = h.get("last_sequence"), h.get("last_end_us")  # absent before 0.1
         tr.prev_object_pages = h.get("prev_object_pages")  # absent in older snapshots
         return tr
-
-
-def _iso(seconds: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def _getpages(r: dict[str, Any]) -> dict[str, Any]:

@@ -138,7 +138,12 @@ POOL_PANE = Table(
         C("working_set_pages", "bigint", "Pages whose latest reference is within the window ending at this pane."),
         C("window_panes", "int", "Panes in that window."),
         *AT_CURRENT,
-        C("late_getpages", "bigint", "Getpages that arrived after a later one of the same pool (out of order)."),
+        C(
+            "late_getpages",
+            "bigint",
+            "Getpages counted here that belong to an earlier pane: they came after it was written, "
+            "or after a later pane's getpages (out of order).",
+        ),
         C("warmup", "boolean", "True while the window reaches back to the first pane ever seen."),
         C("mode", "string", "Simulation mode: exact, shards or shards-fixed-size."),
         C("sampling_rate", "double", "SHARDS sampling rate (1 in exact mode)."),

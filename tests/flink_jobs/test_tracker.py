@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from poolsight.flink_jobs.tracker import Emission, LateBatch, PoolTracker
+from poolsight.flink_jobs.tracker import Emission, PoolTracker
 from poolsight.ingest.batching import make_batch
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.simulator import SimConfig, Simulator
@@ -110,13 +110,46 @@ def test_restore_from_an_emission_snapshot_continues_without_repeating() -> None
     assert [_strip(e) for e in rest] == [_strip(e) for e in whole[3:]]
 
 
-def test_a_batch_for_an_emitted_pane_is_late() -> None:
+def test_a_batch_for_an_emitted_pane_is_simulated_in_the_open_pane_and_counted_late() -> None:
+    tr = _trace()
+    batches = _batches(tr)
+    late = dataclasses.replace(batches[0], sequence=30)  # a new batch (sequence 30) with old times
+    ems = _run([*batches[:30], late, *batches[30:]])
+    open_pane = int(tr["t"][29_999] // 60)  # the pane open when it came
+    gp = tr["fun"] == 0
+    n_late = int(gp[:1000].sum())
+    assert {e.pane: e.pool_pane["late_getpages"] for e in ems if e.pool_pane["late_getpages"]} == {open_pane: n_late}
+    assert sum(e.pool_pane["getpages"] for e in ems) == int(gp.sum()) + n_late
+    in_pane = int(gp[(tr["t"] // 60).astype(int) == open_pane].sum())
+    assert next(e.pool_pane["getpages"] for e in ems if e.pane == open_pane) == in_pane + n_late
+    # The simulation saw them there: an offline run over the same getpages, the late ones at the pane's start.
+    order = np.r_[np.arange(30_000), np.arange(1000), np.arange(30_000, len(tr["t"]))]
+    t = tr["t"][order].copy()
+    t[30_000:31_000] = open_pane * 60.0
+    sim = Simulator(SimConfig(window_panes=1000))
+    sim.feed(t, "BP1", np.array(NAMES)[tr["obj"][order]], tr["page"][order], tr["acc"][order], tr["fun"][order])
+    for size in (250, 500, 1000):
+        want = sim.result("BP1", [size], panes=1000)["curve"][0]["misses"]
+        got = sum(r["misses"] for e in ems for r in e.sim_curve if r["size_pages"] == size)
+        assert got == pytest.approx(want, abs=1e-6)
+
+
+def test_a_late_batch_after_a_flush_opens_the_next_pane() -> None:
     batches = _batches(_trace())
     t = PoolTracker("S", "BP1")
+    ems: list[Emission] = []
     for b in batches[:30]:
-        t.feed(b, lambda e, _i: None)
-    with pytest.raises(LateBatch, match="late: 1000 getpages"):  # a new batch (sequence 30) with old times
-        t.feed(dataclasses.replace(batches[0], sequence=30), lambda e, _i: None)
+        t.feed(b, lambda e, _i: ems.append(e))
+    flushed = t.open_pane
+    assert flushed is not None and t.flush(flushed + 1, lambda e, _i: ems.append(e))  # the pool went quiet
+    late = dataclasses.replace(batches[5], sequence=30)
+    t.feed(late, lambda e, _i: ems.append(e))
+    assert t.open_pane == flushed + 1
+    restored = PoolTracker.restore(t.snapshot())  # the count survives a failover
+    restored.flush(10**12, lambda e, _i: ems.append(e))
+    assert ems[-1].pane == flushed + 1
+    n_late = int((late.function_codes() == 0).sum())
+    assert ems[-1].pool_pane["late_getpages"] == ems[-1].pool_pane["getpages"] == n_late
 
 
 def test_duplicates_after_a_producer_restart_are_skipped_and_a_new_run_is_fed() -> None:

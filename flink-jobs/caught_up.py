@@ -1,0 +1,119 @@
+"""Whether a job has read everything its topics held at some moment: the condition for
+closing a quiet pool's pane on wall-clock time.
+
+A pane closes on event time when a later getpage or the watermark passes it. When a
+pool simply stops, neither comes, so a quiet pool's pane is closed on wall-clock time;
+but a pool looks quiet too while the broker is down or unreachable, while the job is
+behind on a backlog, or while it restores after a failover. Closing then would turn
+what follows away as late. So the quiet pane waits until the job is known to be caught
+up: the end offsets of every partition of its topics are taken (the target), and the
+pane closes once the job's consumer group has committed offsets at or past them. Flink
+commits the group's offsets when a checkpoint completes, after every record before the
+checkpoint's barrier has been processed, so "committed past the target" means every
+record produced before the target was taken has been through the job. A broker that
+cannot be reached gives no target and no answer: the pane waits.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+Offsets = dict[tuple[str, int], int]
+
+
+@dataclass(frozen=True)
+class ConsumerGroup:
+    """Where a job reads: the brokers, its consumer group and its topics."""
+
+    bootstrap: str
+    group: str
+    topics: tuple[str, ...]
+
+
+class CaughtUp:
+    """End offsets and the group's committed offsets, each asked at most once per `cache_seconds`
+    (many pools go quiet together; one question to the broker answers them all)."""
+
+    def __init__(self, where: ConsumerGroup, timeout: float = 2.0, cache_seconds: float = 1.0) -> None:
+        self.where = where
+        self.timeout = timeout
+        self.cache_seconds = cache_seconds
+        self._consumer: Any = None
+        self._cache: dict[str, tuple[float, Offsets | None]] = {}
+
+    def target(self) -> Offsets | None:
+        """The end offset of every partition now; None if the broker cannot say."""
+        return self._cached("ends", self._ends)
+
+    def reached(self, target: Offsets) -> bool:
+        """Whether the group has committed at or past `target` on every partition."""
+        committed = self._cached("committed", self._committed)
+        if committed is None:
+            return False
+        return all(committed.get(tp, 0) >= end for tp, end in target.items())
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+
+    # ------------------------------------------------------------ the broker
+
+    def _cached(self, what: str, ask: Any) -> Offsets | None:
+        now = time.monotonic()
+        hit = self._cache.get(what)
+        if hit is not None and now - hit[0] < self.cache_seconds:
+            return hit[1]
+        try:
+            value: Offsets | None = ask()
+        except Exception:  # the broker down or unreachable, a timeout: no answer, the pane waits
+            value = None  # (the client stays: it reconnects by itself when the broker is back)
+        self._cache[what] = (time.monotonic(), value)
+        return value
+
+    def _client(self) -> Any:
+        if self._consumer is None:
+            from confluent_kafka import Consumer
+
+            # Never subscribes: it only asks for offsets, so it never joins the group.
+            self._consumer = Consumer(
+                {
+                    "bootstrap.servers": self.where.bootstrap,
+                    "group.id": self.where.group,
+                    "enable.auto.commit": False,
+                    "socket.timeout.ms": int(self.timeout * 1000),
+                }
+            )
+        return self._consumer
+
+    def _partitions(self) -> list[Any]:
+        from confluent_kafka import TopicPartition
+
+        meta = self._client().list_topics(timeout=self.timeout)
+        out = []
+        for name in self.where.topics:
+            topic = meta.topics.get(name)
+            if topic is None or topic.error is not None:
+                raise RuntimeError(f"topic {name}: {getattr(topic, 'error', 'missing')}")
+            out += [TopicPartition(name, p) for p in sorted(topic.partitions)]
+        return out
+
+    def _ends(self) -> Offsets:
+        c = self._client()
+        ends: Offsets = {}
+        for tp in self._partitions():
+            low, high = c.get_watermark_offsets(tp, timeout=self.timeout)
+            if high > low:  # an empty partition holds nothing to wait for
+                ends[(tp.topic, tp.partition)] = int(high)
+        return ends
+
+    def _committed(self) -> Offsets:
+        got = self._client().committed(self._partitions(), timeout=self.timeout)
+        out: Offsets = {}
+        for tp in got:
+            if tp.error is not None:
+                raise RuntimeError(f"{tp.topic}/{tp.partition}: {tp.error}")
+            out[(tp.topic, tp.partition)] = max(0, int(tp.offset))  # no commit yet: OFFSET_INVALID (< 0)
+        return out
