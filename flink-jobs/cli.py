@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="mark a Kafka partition idle after this many wall-clock seconds without records, so an "
         "empty one does not hold the watermark back (0: never). Idleness is wall-clock time: "
         "while a job catches up on a backlog a busy partition can look idle, the watermark jumps "
-        "and panes close early (their rest goes to dead_letter as late): use it only when every "
+        "and panes close early (their rest counts as late in the next pane): use it only when every "
         "partition is live. Without it panes close when their pool's next pane begins or after "
         "--idle-flush",
     )
@@ -44,6 +44,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--group",
         default="poolsight",
         help="consumer group prefix (<prefix>-simulation, <prefix>-statistics): a new one starts at --from",
+    )
+    s.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start over: do not resume from the savepoint or last checkpoint of the job this one replaces "
+        "(the consumer group's committed offsets still apply; what the old job held open is dropped)",
     )
     m = s.add_argument_group("simulation")
     m.add_argument("--mode", choices=["exact", "shards"], default="exact")
@@ -93,9 +99,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     m.add_argument("--sync-io-ms", type=float, help="average sync read I/O time, for elapsed-time savings")
     sub.add_parser("list", help="jobs on the cluster")
-    c = sub.add_parser("cancel", help="cancel a job by id, or every poolsight job")
+    c = sub.add_parser(
+        "cancel", help="stop a job by id, or every poolsight job, with a savepoint the next submit resumes from"
+    )
     c.add_argument("job_id", nargs="?")
     c.add_argument("--all", action="store_true")
+    c.add_argument(
+        "--no-savepoint",
+        dest="savepoint",
+        action="store_false",
+        help="cancel at once; the next submit resumes from the job's last checkpoint instead of a savepoint",
+    )
 
 
 def run(a: argparse.Namespace) -> int:
@@ -108,9 +122,12 @@ def run(a: argparse.Namespace) -> int:
         return 0
     if a.jobs_command == "cancel":
         if a.all:
-            ids = jobs.cancel_all(s)
+            ids = jobs.cancel_all(s, savepoint=a.savepoint)
         elif a.job_id:
-            jobs.cancel(s, a.job_id)
+            if a.savepoint:
+                jobs.stop(s, a.job_id)
+            else:
+                jobs.cancel(s, a.job_id)
             ids = [a.job_id]
         else:
             print("poolsight jobs cancel: give a job id or --all", file=sys.stderr)
@@ -161,7 +178,7 @@ def run(a: argparse.Namespace) -> int:
                 idle_flush_seconds=a.idle_flush,
             )
         try:
-            out[kind] = jobs.submit(s, kind, job, options)
+            out[kind] = jobs.submit(s, kind, job, options, fresh=a.fresh)
         except (RuntimeError, TimeoutError) as exc:
             print(f"poolsight jobs submit {kind}: {exc}", file=sys.stderr)
             return 1

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 def environment(s: Settings, name: str, opts: JobOptions) -> tuple[StreamExecutionEnvironment, StreamTableEnvironment]:
     """A streaming environment aimed at the session cluster, checkpointing exactly once."""
     from pyflink.common import Configuration
-    from pyflink.datastream import CheckpointingMode, StreamExecutionEnvironment
+    from pyflink.datastream import CheckpointingMode, ExternalizedCheckpointRetention, StreamExecutionEnvironment
     from pyflink.table import StreamTableEnvironment
 
     conf = Configuration()
@@ -33,16 +33,24 @@ def environment(s: Settings, name: str, opts: JobOptions) -> tuple[StreamExecuti
     conf.set_string("rest.address", HOST)
     conf.set_string("rest.port", str(s.ports["flink_rest"]))
     conf.set_string("pipeline.name", name)
+    if opts.restore_from:  # Kafka offsets, keyed state and the sinks' pending commits, together
+        conf.set_string("execution.state-recovery.path", opts.restore_from)
     # The Python workers run inside the TaskManager ("process"), not in this short-lived
     # client (PyFlink's "loopback" mode, which it picks when it thinks it runs locally).
     os.environ["_python_worker_execution_mode"] = "process"
     env = StreamExecutionEnvironment.get_execution_environment(conf)
     env.set_parallelism(opts.parallelism)
     env.enable_checkpointing(int(opts.checkpoint_seconds * 1000), CheckpointingMode.EXACTLY_ONCE)
+    # The job's own setting (the client's default would override the cluster's): a cancelled or
+    # crashed job's last checkpoint stays for the next submission to resume from (restore.py).
+    env.get_checkpoint_config().set_externalized_checkpoint_retention(
+        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
+    )
     t_env = StreamTableEnvironment.create(env)
     tconf = t_env.get_config()
-    for k in ("execution.target", "rest.address", "rest.port", "pipeline.name"):
-        tconf.set(k, conf.get_string(k, ""))
+    for k in ("execution.target", "rest.address", "rest.port", "pipeline.name", "execution.state-recovery.path"):
+        if conf.contains_key(k):
+            tconf.set(k, conf.get_string(k, ""))
     if opts.idle_source_seconds > 0:
         tconf.set("table.exec.source.idle-timeout", f"{int(opts.idle_source_seconds * 1000)} ms")
     t_env.execute_sql(iceberg_catalog_ddl(s))
@@ -167,6 +175,7 @@ def run_keyed(
         .key_by(key_of, key_type=Types.STRING())
         .process(function, output_type=row_type(BY_NAME[main_table]))
         .name(operator)
+        .uid(operator)  # its keyed state maps to the same operator in a resubmitted job
     )
     statements = t_env.create_statement_set()
     sink(t_env, statements, out, main_table)

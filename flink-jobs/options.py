@@ -24,6 +24,7 @@ class JobOptions:
     idle_source_seconds: float = 0.0  # 0: no partition is ever idle (see `jobs submit --idle-source`)
     start_from: str = "earliest"  # where a new consumer group starts: earliest or latest
     parallelism: int = 1  # the simulation is keyed by (source, pool): more slots help with many pools
+    restore_from: str | None = None  # a savepoint or retained checkpoint of the job this one replaces
 
 
 @dataclass(frozen=True)

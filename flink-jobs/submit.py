@@ -12,13 +12,14 @@ import subprocess
 import sys
 import time
 import urllib.request
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from poolsight.infra.config import HOST, Settings
 from poolsight.infra.install import flink_lib, pyflink_home
 from poolsight.infra.services import flink_env
 
+from . import restore
 from .options import JobOptions, SimulationOptions, StatisticsOptions
 
 JOBS = {
@@ -27,21 +28,37 @@ JOBS = {
 }
 
 
-def _rest(s: Settings, path: str, method: str = "GET") -> Any:
-    req = urllib.request.Request(f"http://{HOST}:{s.ports['flink_rest']}{path}", method=method)
+def _rest(s: Settings, path: str, method: str = "GET", body: dict[str, Any] | None = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(
+        f"http://{HOST}:{s.ports['flink_rest']}{path}",
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json"} if data else {},
+    )
     with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 (our own http:// URL)
-        body = resp.read()
-    return json.loads(body) if body else None
+        answer = resp.read()
+    return json.loads(answer) if answer else None
 
 
 def submit(
-    s: Settings, kind: str, job: JobOptions, options: SimulationOptions | StatisticsOptions, *, timeout: float = 300
+    s: Settings,
+    kind: str,
+    job: JobOptions,
+    options: SimulationOptions | StatisticsOptions,
+    *,
+    timeout: float = 300,
+    fresh: bool = False,
 ) -> str:
-    """Submit one job; returns the Flink job id once the cluster has it running."""
+    """Submit one job; returns the Flink job id once the cluster has it running. It resumes
+    from the state of the job it replaces (restore.py) unless `fresh`."""
     module, name = JOBS[kind]
     running = [j for j in list_jobs(s) if j["name"] == name and j["state"] in ("RUNNING", "CREATED", "RESTARTING")]
     if running:
         raise RuntimeError(f"{name} is already running as {running[0]['jid']}; cancel it first")
+    old = restore.read_record(s, name)
+    start = None if fresh else restore.resume_point(s, name, job.group)
+    job = replace(job, restore_from=None if start is None else str(start))
     proc = subprocess.run(
         [
             sys.executable,
@@ -65,7 +82,9 @@ def submit(
             f"submitting {name} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-4000:]}"
         )
     job_id = str(json.loads(lines[-1])["job_id"])
+    restore.write_record(s, name, job_id=job_id, group=job.group, savepoint=None, restored_from=job.restore_from)
     wait_running(s, job_id)
+    restore.prune(s, old, start)
     return job_id
 
 
@@ -96,7 +115,26 @@ def list_jobs(s: Settings) -> list[dict[str, Any]]:
     return list(_rest(s, "/jobs/overview")["jobs"])
 
 
+def stop(s: Settings, job_id: str, timeout: float = 180) -> str:
+    """Stop a job with a savepoint (no drain: open panes stay open in it); returns its location.
+    The job's name records it, so the next submission resumes from it."""
+    trigger = _rest(s, f"/jobs/{job_id}/stop", method="POST", body={"drain": False})["request-id"]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = _rest(s, f"/jobs/{job_id}/savepoints/{trigger}")
+        if r["status"]["id"] == "COMPLETED":
+            op = r.get("operation") or {}
+            if "location" not in op:
+                raise RuntimeError(f"stopping job {job_id} with a savepoint failed: {op.get('failure-cause')}")
+            name = _rest(s, f"/jobs/{job_id}")["name"]
+            restore.write_record(s, name, job_id=job_id, savepoint=str(op["location"]))
+            return str(op["location"])
+        time.sleep(0.5)
+    raise TimeoutError(f"no savepoint of job {job_id} after {timeout:.0f} s")
+
+
 def cancel(s: Settings, job_id: str, timeout: float = 60) -> None:
+    """Cancel without a savepoint: the next submission resumes from the job's last retained checkpoint."""
     _rest(s, f"/jobs/{job_id}?mode=cancel", method="PATCH")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -106,10 +144,16 @@ def cancel(s: Settings, job_id: str, timeout: float = 60) -> None:
     raise TimeoutError(f"job {job_id} still running {timeout:.0f} s after cancel")
 
 
-def cancel_all(s: Settings) -> list[str]:
-    """Cancel every running poolsight job; returns their ids."""
+def cancel_all(s: Settings, savepoint: bool = True) -> list[str]:
+    """Stop every running poolsight job, with a savepoint unless told not to; returns their ids."""
     names = {name for _, name in JOBS.values()}
     ids = [j["jid"] for j in list_jobs(s) if j["name"] in names and j["state"] in ("RUNNING", "CREATED", "RESTARTING")]
     for jid in ids:
+        if savepoint:
+            try:
+                stop(s, jid)
+                continue
+            except (OSError, RuntimeError, TimeoutError) as exc:  # e.g. restarting: no savepoint possible
+                print(f"job {jid}: no savepoint ({exc}); cancelled: resumes from its last checkpoint", file=sys.stderr)
         cancel(s, jid)
     return ids

@@ -22,16 +22,17 @@ def query(sql: str, params: tuple[Any, ...] = (), user: str | None = None) -> li
     return trino_rows(s, sql, params, user=user)[1] if user else trino_rows(s, sql, params)[1]
 
 
+# The jobs as the stack tests run them: checkpoints every 2 s; --check-panes 2: a prediction
+# is checked over the 2 whole panes after an -ALTER.
+SUBMIT = ("jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", str(IDLE_FLUSH), "--check-panes", "2")
+
+
 @pytest.fixture(scope="module")
 def jobs() -> Iterator[None]:
-    """The streaming jobs, submitted afresh for a module and cancelled after it.
-
-    Checkpoints every 2 s; --check-panes 2: a prediction is checked over the 2 whole panes after an -ALTER."""
-    poolsight("jobs", "cancel", "--all")
-    r = poolsight(
-        "jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", str(IDLE_FLUSH), "--check-panes", "2",
-        timeout=600,
-    )  # fmt: skip
+    """The streaming jobs, submitted afresh for a module (no state from the module before:
+    each module's keys are its own) and cancelled after it."""
+    poolsight("jobs", "cancel", "--all", "--no-savepoint")
+    r = poolsight(*SUBMIT, "--fresh", timeout=600)
     assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
     yield
-    poolsight("jobs", "cancel", "--all")
+    poolsight("jobs", "cancel", "--all", "--no-savepoint")

@@ -26,7 +26,7 @@ from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, Topic
 from poolsight.simulator.similarity import similarity
 from tests.conftest import POOLSIGHT, ROOT, poolsight
-from tests.stack.conftest import IDLE_FLUSH
+from tests.stack.conftest import IDLE_FLUSH, SUBMIT
 from tests.stack.conftest import query as _query
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
@@ -643,6 +643,47 @@ def test_killed_taskmanager_loses_and_doubles_nothing(jobs: None, tmp_path: Path
         (member,),
     )
     assert dup[0][0] == 0
+    curve = _query(
+        "SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current AND pool_policy "
+        "GROUP BY pool",
+        (member,),
+    )
+    assert {p: int(n) for p, n in curve} == truth
+
+
+def test_jobs_stopped_and_submitted_again_mid_stream_lose_and_double_nothing(jobs: None, tmp_path: Path) -> None:
+    """`jobs cancel` stops with a savepoint and `jobs submit` resumes from it; a cancel without
+    one resumes from the last retained checkpoint. Either way every total stays exact."""
+    member = f"R{uuid.uuid4().hex[:6].upper()}"
+    _generate(member, tmp_path)
+    truth = _truth(tmp_path / "trace.csv")
+    gen = subprocess.Popen(
+        [*POOLSIGHT, "generate", "day-posting", "--members", member, "--seed", "7", "--duration", "150",
+         "--event-rate", "8000", "--rate", "15000"],
+        cwd=ROOT,
+    )  # fmt: skip
+    panes = 0
+    for how in ([], ["--no-savepoint"]):
+        deadline = time.monotonic() + 120
+        count = "SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ?"
+        while (n := _query(count, (member,))[0][0]) <= panes:
+            assert time.monotonic() < deadline, "no new pane: " + _diagnosis()
+            time.sleep(0.5)
+        panes = n
+        if not how:
+            assert gen.poll() is None, "the generator finished before the stop: not the middle of the stream"
+        r = poolsight("jobs", "cancel", "--all", *how)
+        assert r.returncode == 0 and len(json.loads(r.stdout)["cancelled"]) == 2, r.stderr
+        r = poolsight(*SUBMIT, timeout=600)
+        assert r.returncode == 0, r.stderr
+    assert gen.wait(timeout=300) == 0
+    assert _wait_getpages(member, truth, timeout=400) == truth, _diagnosis()
+    dup = _query(
+        "SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
+        "GROUP BY pool, pane_start HAVING count(*) > 1)",
+        (member,),
+    )
+    assert dup == [[0]], dup
     curve = _query(
         "SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current AND pool_policy "
         "GROUP BY pool",
