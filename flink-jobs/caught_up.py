@@ -25,11 +25,13 @@ Offsets = dict[tuple[str, int], int]
 
 @dataclass(frozen=True)
 class ConsumerGroup:
-    """Where a job reads: the brokers, its consumer group and its topics."""
+    """Where a job reads: the brokers, its consumer group, its topics, and where a new group
+    starts (earliest or latest)."""
 
     bootstrap: str
     group: str
     topics: tuple[str, ...]
+    start_from: str = "earliest"
 
 
 class CaughtUp:
@@ -42,17 +44,37 @@ class CaughtUp:
         self.cache_seconds = cache_seconds
         self._consumer: Any = None
         self._cache: dict[str, tuple[float, Offsets | None]] = {}
+        self._baseline: Offsets | None = None  # end offsets when this reader first asked
+
+    def open(self) -> None:
+        """At the reader's start: a group started at `latest` never reads what is there now."""
+        if self.where.start_from == "latest":
+            self._baseline = self._cached("ends", self._ends)
 
     def target(self) -> Offsets | None:
-        """The end offset of every partition now; None if the broker cannot say."""
-        return self._cached("ends", self._ends)
+        """The end offset of every partition now, asked now (never from the cache: a target
+        taken before a pause would let the pane close before what was held back arrives);
+        None if the broker cannot say."""
+        self._cache.pop("ends", None)
+        ends = self._cached("ends", self._ends)
+        if ends is not None and self._baseline is None:
+            self._baseline = ends
+        return ends
 
     def reached(self, target: Offsets) -> bool:
         """Whether the group has committed at or past `target` on every partition."""
         committed = self._cached("committed", self._committed)
         if committed is None:
             return False
-        return all(committed.get(tp, 0) >= end for tp, end in target.items())
+        return all(self._committed_past(tp, end, committed) for tp, end in target.items())
+
+    def _committed_past(self, tp: tuple[str, int], end: int, committed: Offsets) -> bool:
+        if tp in committed:
+            return committed[tp] >= end
+        # Never committed. Flink commits a partition only once it has read from it, so a group
+        # started at `latest` leaves one that got nothing new uncommitted: nothing to wait for
+        # as long as it holds no more than when this reader first asked.
+        return self.where.start_from == "latest" and self._baseline is not None and self._baseline.get(tp, 0) >= end
 
     def close(self) -> None:
         if self._consumer is not None:
@@ -115,5 +137,6 @@ class CaughtUp:
         for tp in got:
             if tp.error is not None:
                 raise RuntimeError(f"{tp.topic}/{tp.partition}: {tp.error}")
-            out[(tp.topic, tp.partition)] = max(0, int(tp.offset))  # no commit yet: OFFSET_INVALID (< 0)
+            if tp.offset >= 0:  # no commit yet: OFFSET_INVALID (< 0), left out
+                out[(tp.topic, tp.partition)] = int(tp.offset)
         return out

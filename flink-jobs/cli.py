@@ -121,17 +121,18 @@ def run(a: argparse.Namespace) -> int:
             print(f"{j['jid']}  {j['state']:<11} {j['name']:<24} {j['duration'] / 1000:9.0f} s")
         return 0
     if a.jobs_command == "cancel":
-        if a.all:
-            ids = jobs.cancel_all(s, savepoint=a.savepoint)
-        elif a.job_id:
-            if a.savepoint:
-                jobs.stop(s, a.job_id)
-            else:
-                jobs.cancel(s, a.job_id)
-            ids = [a.job_id]
-        else:
+        if not (a.all or a.job_id):
             print("poolsight jobs cancel: give a job id or --all", file=sys.stderr)
             return 2
+        try:
+            if a.all:
+                ids = jobs.cancel_all(s, savepoint=a.savepoint)
+            else:
+                (jobs.stop if a.savepoint else jobs.cancel)(s, a.job_id)
+                ids = [a.job_id]
+        except (OSError, RuntimeError, TimeoutError) as exc:
+            print(f"poolsight jobs cancel: {exc}", file=sys.stderr)
+            return 1
         print(json.dumps({"cancelled": ids}))
         return 0
     try:

@@ -3,11 +3,17 @@
 Stopping and starting the jobs (an upgrade, a new option) must change no total: a new
 job that started from the consumer group's committed offsets alone would drop what the
 old one held in keyed state (each pool's open pane and the records since its snapshot).
-So every submission is recorded (`<data>/flink/jobs/<name>.json`: job id, consumer
-group, and the savepoint `jobs cancel` stopped it with), and the next submission of that
-name on the same group resumes from the newest of that savepoint and the old job's latest
-retained checkpoint (the cluster keeps it on cancellation and after a crash). Kafka offsets, keyed state and the
+So every submission is recorded per job name and consumer group
+(`<data>/flink/jobs/<name>@<group>.json`: job id, options, and the savepoint `jobs
+cancel` stopped it with), and the next submission of that name on that group resumes
+from the newest of that savepoint and the old job's latest retained checkpoint (the job
+retains it on cancellation; a crash leaves it). Kafka offsets, keyed state and the
 Iceberg committer's pending files all come back from the same snapshot: exactly once.
+Another group's record and snapshots are left alone (the demo runs on its own group).
+
+What cannot be resumed safely is refused (ResumeError, `--fresh` to start over): an old
+job whose snapshots are gone (anything older would write its results again), and changed
+options (the restored pools would keep the old ones).
 """
 
 from __future__ import annotations
@@ -27,22 +33,34 @@ def state_dir(s: Settings) -> Path:
     return s.data_dir / "flink"
 
 
-def _record_path(s: Settings, name: str) -> Path:
-    return state_dir(s) / "jobs" / f"{name}.json"
+def _record_path(s: Settings, name: str, group: str) -> Path:
+    return state_dir(s) / "jobs" / f"{name}@{re.sub(r'[^A-Za-z0-9_.-]', '_', group)}.json"
 
 
-def read_record(s: Settings, name: str) -> dict[str, Any]:
+def read_record(s: Settings, name: str, group: str) -> dict[str, Any]:
     try:
-        return dict(json.loads(_record_path(s, name).read_text()))
+        return dict(json.loads(_record_path(s, name, group).read_text()))
     except (OSError, ValueError):
         return {}
 
 
-def write_record(s: Settings, name: str, **fields: Any) -> None:
-    """Merge `fields` into the job name's record (atomically: a crash leaves the old one)."""
-    path = _record_path(s, name)
+def group_of(s: Settings, name: str, job_id: str) -> str | None:
+    """The consumer group a recorded job of this name ran on."""
+    for path in (state_dir(s) / "jobs").glob(f"{name}@*.json"):
+        try:
+            rec = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if rec.get("job_id") == job_id:
+            return str(rec.get("group"))
+    return None
+
+
+def write_record(s: Settings, name: str, group: str, **fields: Any) -> None:
+    """Merge `fields` into the record of the job name on that group (atomically: a crash leaves the old one)."""
+    path = _record_path(s, name, group)
     path.parent.mkdir(parents=True, exist_ok=True)
-    rec = {**read_record(s, name), **fields, "updated": time.time()}
+    rec = {**read_record(s, name, group), **fields, "group": group, "updated": time.time()}
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(rec, indent=1))
     tmp.replace(path)
@@ -76,32 +94,38 @@ def _owned(s: Settings, rec: dict[str, Any]) -> list[Path]:
 
 
 class ResumeError(RuntimeError):
-    """The job a name last ran as left no snapshot to resume from, though it may have written results."""
+    """The job this one replaces cannot be resumed safely (see the module's doc)."""
 
 
-def resume_point(s: Settings, name: str, group: str) -> Path | None:
-    """The newest snapshot of the job this name last ran as on the same consumer group: the
-    savepoint it was stopped with or its latest retained checkpoint; if it completed none,
-    what it had resumed from. A new group starts where its --from says, without state.
-
-    Raises ResumeError when the old job's checkpoints are gone: an older snapshot would
-    replay what it already wrote (`jobs submit --fresh` starts over instead)."""
-    rec = read_record(s, name)
-    if rec.get("group") != group or not rec.get("job_id"):
+def resume_point(
+    s: Settings, name: str, group: str, options: dict[str, Any], cluster: dict[str, Any] | None = None
+) -> Path | None:
+    """The newest snapshot of the job this name last ran as on this group: the savepoint it was
+    stopped with, its latest retained checkpoint, or what the cluster names as its latest
+    (`cluster`: the JobManager's /jobs/<id>/checkpoints, when it still knows the job); if the
+    cluster says it completed none, what it had resumed from. None for a group never run."""
+    rec = read_record(s, name, group)
+    if not rec.get("job_id"):
         return None
-    checkpoints = state_dir(s) / "checkpoints" / str(rec["job_id"])
+    if rec.get("options") not in (None, options):
+        changed = sorted(k for k in {**rec["options"], **options} if rec["options"].get(k) != options.get(k))
+        raise ResumeError(
+            f"{name}: options changed since job {rec['job_id']} ({', '.join(changed)}); its pools would keep "
+            "the old ones: submit with the old options, or with --fresh to start over"
+        )
     candidates = [d for d in (latest_checkpoint(s, str(rec["job_id"])),) if d is not None]
-    if rec.get("savepoint") and (sp := _metadata_dir(str(rec["savepoint"]))) is not None:
-        candidates.append(sp)
+    for where in (rec.get("savepoint"), *(cluster or {}).get("paths", [])):
+        if where and (d := _metadata_dir(str(where))) is not None:
+            candidates.append(d)
     if candidates:
         return max(candidates, key=lambda d: (d / "_metadata").stat().st_mtime)
-    if not checkpoints.is_dir():
-        raise ResumeError(
-            f"{name}: the checkpoints of job {rec['job_id']} are gone ({checkpoints}); "
-            "resuming from anything older would write its results twice: submit with --fresh to start over"
-        )
-    # It never completed a checkpoint, so it committed nothing: resume from where it started.
-    return _metadata_dir(str(rec["restored_from"])) if rec.get("restored_from") else None
+    if cluster is not None and cluster.get("completed") == 0:
+        # It never completed a checkpoint, so it committed nothing: resume from where it started.
+        return _metadata_dir(str(rec["restored_from"])) if rec.get("restored_from") else None
+    raise ResumeError(
+        f"{name}: no snapshot of job {rec['job_id']} is left to resume from; anything older would write "
+        "its results twice: submit with --fresh to start over"
+    )
 
 
 def prune(s: Settings, rec: dict[str, Any], keep: Path | None) -> None:

@@ -68,6 +68,8 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self.since: dict[str, int] = {}  # getpages fed since the key's snapshot
         self.last_seen: dict[str, float] = {}
         self.caught_up = CaughtUp(self.reads) if self.reads is not None else None
+        if self.caught_up is not None:
+            self.caught_up.open()
         self.targets: dict[str, Offsets] = {}  # a quiet key's: the end offsets the job must reach first
 
     def close(self) -> None:
@@ -228,7 +230,7 @@ def submit(settings: Any, job: JobOptions, o: SimulationOptions, name: str = "po
     env, t_env = environment(settings, name, job)
     topics = (GETPAGE_TOPIC.name, ATTRIBUTES_TOPIC.name)
     kafka_source(t_env, settings, "getpage_source", list(topics), job)
-    reads = ConsumerGroup(settings.kafka_bootstrap, job.group, topics)
+    reads = ConsumerGroup(settings.kafka_bootstrap, job.group, topics, job.start_from)
     return run_keyed(env, t_env, "getpage_source", Simulate(o, reads), "pool_pane", TAGS, name, "simulate")
 
 

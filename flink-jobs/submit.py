@@ -56,8 +56,9 @@ def submit(
     running = [j for j in list_jobs(s) if j["name"] == name and j["state"] in ("RUNNING", "CREATED", "RESTARTING")]
     if running:
         raise RuntimeError(f"{name} is already running as {running[0]['jid']}; cancel it first")
-    old = restore.read_record(s, name)
-    start = None if fresh else restore.resume_point(s, name, job.group)
+    old = restore.read_record(s, name, job.group)
+    opts = asdict(options)
+    start = None if fresh else restore.resume_point(s, name, job.group, opts, _checkpoints(s, old.get("job_id")))
     job = replace(job, restore_from=None if start is None else str(start))
     proc = subprocess.run(
         [
@@ -82,10 +83,26 @@ def submit(
             f"submitting {name} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-4000:]}"
         )
     job_id = str(json.loads(lines[-1])["job_id"])
-    restore.write_record(s, name, job_id=job_id, group=job.group, savepoint=None, restored_from=job.restore_from)
+    restore.write_record(
+        s, name, job.group, job_id=job_id, options=opts, savepoint=None, restored_from=job.restore_from
+    )
     wait_running(s, job_id)
     restore.prune(s, old, start)
     return job_id
+
+
+def _checkpoints(s: Settings, job_id: str | None) -> dict[str, Any] | None:
+    """What the JobManager says of a job's checkpoints (completed count, latest locations);
+    None when it no longer knows the job (restarted since) or cannot be asked."""
+    if not job_id:
+        return None
+    try:
+        info = _rest(s, f"/jobs/{job_id}/checkpoints")
+    except (OSError, ValueError):
+        return None
+    latest = info.get("latest") or {}
+    paths = [(latest.get(k) or {}).get("external_path") for k in ("completed", "savepoint")]
+    return {"completed": (info.get("counts") or {}).get("completed"), "paths": [p for p in paths if p]}
 
 
 def wait_running(s: Settings, job_id: str, timeout: float = 120) -> None:
@@ -118,7 +135,23 @@ def list_jobs(s: Settings) -> list[dict[str, Any]]:
 def stop(s: Settings, job_id: str, timeout: float = 180) -> str:
     """Stop a job with a savepoint (no drain: open panes stay open in it); returns its location.
     The job's name records it, so the next submission resumes from it."""
+    name = _rest(s, f"/jobs/{job_id}")["name"]
     trigger = _rest(s, f"/jobs/{job_id}/stop", method="POST", body={"drain": False})["request-id"]
+    try:
+        location = _savepoint_done(s, job_id, trigger, timeout)
+    except (OSError, ValueError, RuntimeError, TimeoutError):
+        # The savepoint may have completed all the same (and the finished job's checkpoints gone):
+        # record it if the cluster names it, so the next submission resumes from it.
+        latest = (_checkpoints(s, job_id) or {}).get("paths") or []
+        sp = next((p for p in latest if "savepoint" in p), None)
+        if sp is not None:
+            _record_savepoint(s, name, job_id, sp)
+        raise
+    _record_savepoint(s, name, job_id, location)
+    return location
+
+
+def _savepoint_done(s: Settings, job_id: str, trigger: str, timeout: float) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         r = _rest(s, f"/jobs/{job_id}/savepoints/{trigger}")
@@ -126,15 +159,21 @@ def stop(s: Settings, job_id: str, timeout: float = 180) -> str:
             op = r.get("operation") or {}
             if "location" not in op:
                 raise RuntimeError(f"stopping job {job_id} with a savepoint failed: {op.get('failure-cause')}")
-            name = _rest(s, f"/jobs/{job_id}")["name"]
-            restore.write_record(s, name, job_id=job_id, savepoint=str(op["location"]))
             return str(op["location"])
         time.sleep(0.5)
     raise TimeoutError(f"no savepoint of job {job_id} after {timeout:.0f} s")
 
 
+def _record_savepoint(s: Settings, name: str, job_id: str, location: str) -> None:
+    group = restore.group_of(s, name, job_id)
+    if group is not None:  # a job not submitted by poolsight has no record to resume by
+        restore.write_record(s, name, group, savepoint=location)
+
+
 def cancel(s: Settings, job_id: str, timeout: float = 60) -> None:
     """Cancel without a savepoint: the next submission resumes from the job's last retained checkpoint."""
+    if _rest(s, f"/jobs/{job_id}")["state"] in ("CANCELED", "FAILED", "FINISHED"):
+        return  # e.g. a stop whose answer was lost finished it
     _rest(s, f"/jobs/{job_id}?mode=cancel", method="PATCH")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

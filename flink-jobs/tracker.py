@@ -185,7 +185,8 @@ class PoolTracker:
             self.duplicates += 1
             return 0
         fed = self._feed(b, on_emit, start)
-        self.last_sequence, self.last_end_us = b.sequence, b.end_time
+        # A late batch's earlier end must not lower the mark a producer's resend is judged by.
+        self.last_sequence, self.last_end_us = b.sequence, max(self.last_end_us or 0, b.end_time)
         return fed
 
     def _feed(self, batch: GetpageBatch, on_emit: OnEmit, start: int) -> int:
