@@ -387,6 +387,9 @@ def budget_from_env() -> Budget:
 
 
 def run_loop(every: float, s: Settings, cycles: int | None = None) -> None:
+    # Alive before the first evaluation, which replays up to the lookback of the getpage topic
+    # and can take minutes on a busy one: `poolsight up` must not time out waiting for it.
+    write_heartbeat(heartbeat_path(s, "advice"), {"pools": None, "advice": None, "error": None})
     n = 0
     while cycles is None or n < cycles:
         n += 1

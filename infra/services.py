@@ -641,7 +641,7 @@ def health_trino(s: Settings) -> str:
 # ---------------------------------------------------------------- dashboard and alert evaluator
 
 # The evaluators (alerts: dashboards/alerts.py, advice: advice/online.py) write a heartbeat after
-# every cycle; their health is that it is recent.
+# every cycle (advice also at its start); their health is that it is recent.
 EVERY_SECONDS = {"alerts": 60.0, "advice": 300.0}
 
 
@@ -721,7 +721,15 @@ def prepare_advice(s: Settings, inst: Installed) -> Launch:
 
 
 def health_advice(s: Settings) -> str:
-    return _health_beat(s, "advice", lambda b: f"{b.get('pools')} pools, {b.get('advice')} pieces of advice")
+    return _health_beat(
+        s,
+        "advice",
+        lambda b: (
+            "first evaluation running"
+            if b.get("pools") is None
+            else f"{b.get('pools')} pools, {b.get('advice')} pieces of advice"
+        ),
+    )
 
 
 SERVICES: tuple[Service, ...] = (

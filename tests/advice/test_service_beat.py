@@ -1,0 +1,17 @@
+"""The advice service is alive before its first evaluation ends (which can take minutes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
+
+from poolsight.advice import online
+from poolsight.infra.config import Settings
+from poolsight.infra.services import health_advice
+
+
+def test_a_heartbeat_before_the_first_evaluation(tmp_path: Path) -> None:
+    s = cast(Settings, SimpleNamespace(run_dir=tmp_path))
+    online.run_loop(300, s, cycles=0)  # started, no evaluation finished yet
+    assert health_advice(s).startswith("first evaluation running, evaluated ")
