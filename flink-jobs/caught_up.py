@@ -35,35 +35,37 @@ class ConsumerGroup:
 
 
 class CaughtUp:
-    """End offsets and the group's committed offsets, each asked at most once per `cache_seconds`
-    (many pools go quiet together; one question to the broker answers them all)."""
+    """End offsets, asked afresh for every target, and the group's committed offsets, asked at
+    most once per `cache_seconds` (many pools wait together; one question answers them all)."""
 
     def __init__(self, where: ConsumerGroup, timeout: float = 2.0, cache_seconds: float = 1.0) -> None:
         self.where = where
         self.timeout = timeout
         self.cache_seconds = cache_seconds
         self._consumer: Any = None
-        self._cache: dict[str, tuple[float, Offsets | None]] = {}
+        self._committed_at: tuple[float, Offsets | None] | None = None  # (when asked, answer)
         self._baseline: Offsets | None = None  # end offsets when this reader first asked
 
     def open(self) -> None:
         """At the reader's start: a group started at `latest` never reads what is there now."""
         if self.where.start_from == "latest":
-            self._baseline = self._cached("ends", self._ends)
+            self._baseline = self._ask(self._ends)
 
     def target(self) -> Offsets | None:
-        """The end offset of every partition now, asked now (never from the cache: a target
-        taken before a pause would let the pane close before what was held back arrives);
-        None if the broker cannot say."""
-        self._cache.pop("ends", None)
-        ends = self._cached("ends", self._ends)
+        """The end offset of every partition now, asked now (never cached: a target taken before
+        a pause would let the pane close before what was held back arrives); None if the broker
+        cannot say."""
+        ends = self._ask(self._ends)
         if ends is not None and self._baseline is None:
             self._baseline = ends
         return ends
 
     def reached(self, target: Offsets) -> bool:
         """Whether the group has committed at or past `target` on every partition."""
-        committed = self._cached("committed", self._committed)
+        hit = self._committed_at
+        if hit is None or time.monotonic() - hit[0] >= self.cache_seconds:
+            hit = self._committed_at = (time.monotonic(), self._ask(self._committed))
+        committed = hit[1]
         if committed is None:
             return False
         return all(self._committed_past(tp, end, committed) for tp, end in target.items())
@@ -83,17 +85,13 @@ class CaughtUp:
 
     # ------------------------------------------------------------ the broker
 
-    def _cached(self, what: str, ask: Any) -> Offsets | None:
-        now = time.monotonic()
-        hit = self._cache.get(what)
-        if hit is not None and now - hit[0] < self.cache_seconds:
-            return hit[1]
+    @staticmethod
+    def _ask(question: Any) -> Offsets | None:
         try:
-            value: Offsets | None = ask()
+            answer: Offsets = question()
         except Exception:  # the broker down or unreachable, a timeout: no answer, the pane waits
-            value = None  # (the client stays: it reconnects by itself when the broker is back)
-        self._cache[what] = (time.monotonic(), value)
-        return value
+            return None  # (the client stays: it reconnects by itself when the broker is back)
+        return answer
 
     def _client(self) -> Any:
         if self._consumer is None:

@@ -66,8 +66,13 @@ def write_record(s: Settings, name: str, group: str, **fields: Any) -> None:
     tmp.replace(path)
 
 
+def _path(uri_or_path: str) -> Path:
+    """A local path from Flink's `file:/...` (or `file:///...`) location, or a path as it is."""
+    return Path(uri_or_path.removeprefix("file:").removeprefix("//"))
+
+
 def _metadata_dir(uri_or_path: str) -> Path | None:
-    p = Path(uri_or_path.removeprefix("file:").removeprefix("//"))
+    p = _path(uri_or_path)
     return p if (p / "_metadata").is_file() else None
 
 
@@ -85,7 +90,7 @@ def _owned(s: Settings, rec: dict[str, Any]) -> list[Path]:
     """The snapshots a record points at: its savepoint, its job's checkpoints, what it resumed from."""
     out = []
     if rec.get("savepoint"):
-        out.append(Path(str(rec["savepoint"]).removeprefix("file:").removeprefix("//")))
+        out.append(_path(str(rec["savepoint"])))
     if rec.get("job_id"):
         out.append(state_dir(s) / "checkpoints" / str(rec["job_id"]))
     if rec.get("restored_from"):
@@ -113,10 +118,9 @@ def resume_point(
             f"{name}: options changed since job {rec['job_id']} ({', '.join(changed)}); its pools would keep "
             "the old ones: submit with the old options, or with --fresh to start over"
         )
-    candidates = [d for d in (latest_checkpoint(s, str(rec["job_id"])),) if d is not None]
-    for where in (rec.get("savepoint"), *(cluster or {}).get("paths", [])):
-        if where and (d := _metadata_dir(str(where))) is not None:
-            candidates.append(d)
+    found = [latest_checkpoint(s, str(rec["job_id"]))]
+    found += [_metadata_dir(str(w)) for w in (rec.get("savepoint"), *(cluster or {}).get("paths", [])) if w]
+    candidates = [d for d in found if d is not None]
     if candidates:
         return max(candidates, key=lambda d: (d / "_metadata").stat().st_mtime)
     if cluster is not None and cluster.get("completed") == 0:
@@ -132,8 +136,6 @@ def prune(s: Settings, rec: dict[str, Any], keep: Path | None) -> None:
     """Remove the snapshots an old record points at, but the one a new job resumes from (each
     retained checkpoint is a full copy of the state; the cluster never removes them)."""
     for p in _owned(s, rec):
-        if keep is not None and (p == keep or p in keep.parents):
-            continue
         target = p.parent if p.name.startswith("chk-") else p  # a job's checkpoints go together
         inside = state_dir(s).resolve() in target.resolve().parents  # only what the cluster wrote
         if inside and (keep is None or target not in (keep, *keep.parents)):

@@ -101,8 +101,12 @@ def _checkpoints(s: Settings, job_id: str | None) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     latest = info.get("latest") or {}
-    paths = [(latest.get(k) or {}).get("external_path") for k in ("completed", "savepoint")]
-    return {"completed": (info.get("counts") or {}).get("completed"), "paths": [p for p in paths if p]}
+    completed, savepoint = ((latest.get(k) or {}).get("external_path") for k in ("completed", "savepoint"))
+    return {
+        "completed": (info.get("counts") or {}).get("completed"),
+        "paths": [p for p in (completed, savepoint) if p],
+        "savepoint": savepoint,
+    }
 
 
 def wait_running(s: Settings, job_id: str, timeout: float = 120) -> None:
@@ -142,9 +146,8 @@ def stop(s: Settings, job_id: str, timeout: float = 180) -> str:
     except (OSError, ValueError, RuntimeError, TimeoutError):
         # The savepoint may have completed all the same (and the finished job's checkpoints gone):
         # record it if the cluster names it, so the next submission resumes from it.
-        latest = (_checkpoints(s, job_id) or {}).get("paths") or []
-        sp = next((p for p in latest if "savepoint" in p), None)
-        if sp is not None:
+        sp = (_checkpoints(s, job_id) or {}).get("savepoint")
+        if sp:
             _record_savepoint(s, name, job_id, sp)
         raise
     _record_savepoint(s, name, job_id, location)

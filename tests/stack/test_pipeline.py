@@ -601,83 +601,31 @@ def _taskmanager_pid() -> int:
     return _service_pid("flink-taskmanager")
 
 
-def test_killed_taskmanager_loses_and_doubles_nothing(jobs: None, tmp_path: Path) -> None:
-    member = f"K{uuid.uuid4().hex[:6].upper()}"
+def _stream(member: str, tmp_path: Path, rate: int) -> tuple[dict[str, int], subprocess.Popen[bytes]]:
+    """The getpages per pool a paced day-posting stream of `member` will hold (its trace written
+    first, same seed), and the generator sending it to Kafka at `rate` getpages/s."""
     _generate(member, tmp_path)
-    truth = _truth(tmp_path / "trace.csv")
-    gen = subprocess.Popen(
-        [
-            *POOLSIGHT,
-            "generate",
-            "day-posting",
-            "--members",
-            member,
-            "--seed",
-            "7",
-            "--duration",
-            "150",
-            "--event-rate",
-            "8000",
-            "--rate",
-            "40000",
-        ],
-        cwd=ROOT,
-    )
-    # Some panes are committed, the rest is still in flight: kill -9 the TaskManager.
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        done = _query("SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[0][0]
-        if done >= 1:
-            break
-        time.sleep(0.5)
-    assert gen.poll() is None, "the generator finished before the kill: not the middle of the stream"
-    os.kill(_taskmanager_pid(), signal.SIGKILL)
-    r = poolsight("up", "flink-taskmanager")
-    assert r.returncode == 0, r.stderr
-    assert gen.wait(timeout=300) == 0
-    got = _wait_getpages(member, truth, timeout=400)
-    assert got == truth, _diagnosis()
-    dup = _query(
-        "SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
-        "GROUP BY pool, pane_start HAVING count(*) > 1)",
-        (member,),
-    )
-    assert dup[0][0] == 0
-    curve = _query(
-        "SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current AND pool_policy "
-        "GROUP BY pool",
-        (member,),
-    )
-    assert {p: int(n) for p, n in curve} == truth
-
-
-def test_jobs_stopped_and_submitted_again_mid_stream_lose_and_double_nothing(jobs: None, tmp_path: Path) -> None:
-    """`jobs cancel` stops with a savepoint and `jobs submit` resumes from it; a cancel without
-    one resumes from the last retained checkpoint. Either way every total stays exact."""
-    member = f"R{uuid.uuid4().hex[:6].upper()}"
-    _generate(member, tmp_path)
-    truth = _truth(tmp_path / "trace.csv")
     gen = subprocess.Popen(
         [*POOLSIGHT, "generate", "day-posting", "--members", member, "--seed", "7", "--duration", "150",
-         "--event-rate", "8000", "--rate", "15000"],
+         "--event-rate", "8000", "--rate", str(rate)],
         cwd=ROOT,
     )  # fmt: skip
-    panes = 0
-    for how in ([], ["--no-savepoint"]):
-        deadline = time.monotonic() + 120
-        count = "SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ?"
-        while (n := _query(count, (member,))[0][0]) <= panes:
-            assert time.monotonic() < deadline, "no new pane: " + _diagnosis()
-            time.sleep(0.5)
-        panes = n
-        if not how:
-            assert gen.poll() is None, "the generator finished before the stop: not the middle of the stream"
-        r = poolsight("jobs", "cancel", "--all", *how)
-        assert r.returncode == 0 and len(json.loads(r.stdout)["cancelled"]) == 2, r.stderr
-        r = poolsight(*SUBMIT, timeout=600)
-        assert r.returncode == 0, r.stderr
-    assert gen.wait(timeout=300) == 0
-    assert _wait_getpages(member, truth, timeout=400) == truth, _diagnosis()
+    return _truth(tmp_path / "trace.csv"), gen
+
+
+def _wait_panes(member: str, more_than: int, what: str) -> int:
+    """Until the source has more than `more_than` panes in pool_pane; returns how many."""
+    deadline = time.monotonic() + 120
+    while (
+        n := _query("SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[0][0]
+    ) <= more_than:
+        assert time.monotonic() < deadline, f"no pane {what}: " + _diagnosis()
+        time.sleep(0.5)
+    return int(n)
+
+
+def _assert_each_pane_once(member: str, truth: dict[str, int]) -> None:
+    """No pane written twice, and the pool-policy curve at the current size saw every getpage."""
     dup = _query(
         "SELECT count(*) FROM (SELECT pool, pane_start FROM iceberg.poolsight.pool_pane WHERE source = ? "
         "GROUP BY pool, pane_start HAVING count(*) > 1)",
@@ -692,21 +640,46 @@ def test_jobs_stopped_and_submitted_again_mid_stream_lose_and_double_nothing(job
     assert {p: int(n) for p, n in curve} == truth
 
 
+def test_killed_taskmanager_loses_and_doubles_nothing(jobs: None, tmp_path: Path) -> None:
+    member = f"K{uuid.uuid4().hex[:6].upper()}"
+    truth, gen = _stream(member, tmp_path, 40000)
+    # Some panes are committed, the rest is still in flight: kill -9 the TaskManager.
+    _wait_panes(member, 0, "before the kill")
+    assert gen.poll() is None, "the generator finished before the kill: not the middle of the stream"
+    os.kill(_taskmanager_pid(), signal.SIGKILL)
+    r = poolsight("up", "flink-taskmanager")
+    assert r.returncode == 0, r.stderr
+    assert gen.wait(timeout=300) == 0
+    got = _wait_getpages(member, truth, timeout=400)
+    assert got == truth, _diagnosis()
+    _assert_each_pane_once(member, truth)
+
+
+def test_jobs_stopped_and_submitted_again_mid_stream_lose_and_double_nothing(jobs: None, tmp_path: Path) -> None:
+    """`jobs cancel` stops with a savepoint and `jobs submit` resumes from it; a cancel without
+    one resumes from the last retained checkpoint. Either way every total stays exact."""
+    member = f"R{uuid.uuid4().hex[:6].upper()}"
+    truth, gen = _stream(member, tmp_path, 15000)
+    panes = 0
+    for how in ([], ["--no-savepoint"]):
+        panes = _wait_panes(member, panes, "since the last restart")
+        if not how:
+            assert gen.poll() is None, "the generator finished before the stop: not the middle of the stream"
+        r = poolsight("jobs", "cancel", "--all", *how)
+        assert r.returncode == 0 and len(json.loads(r.stdout)["cancelled"]) == 2, r.stderr
+        r = poolsight(*SUBMIT, timeout=600)
+        assert r.returncode == 0, r.stderr
+    assert gen.wait(timeout=300) == 0
+    assert _wait_getpages(member, truth, timeout=400) == truth, _diagnosis()
+    _assert_each_pane_once(member, truth)
+
+
 def test_a_paused_broker_delays_panes_and_loses_nothing(jobs: None, tmp_path: Path) -> None:
     """A broker that stops answering for longer than the idle flush (SIGSTOP: a hung host, a long
     pause) delays the panes and closes none early: nothing late, nothing dead-lettered."""
     member = f"P{uuid.uuid4().hex[:6].upper()}"
-    _generate(member, tmp_path)
-    truth = _truth(tmp_path / "trace.csv")
-    gen = subprocess.Popen(
-        [*POOLSIGHT, "generate", "day-posting", "--members", member, "--seed", "7", "--duration", "150",
-         "--event-rate", "8000", "--rate", "40000"],
-        cwd=ROOT,
-    )  # fmt: skip
-    deadline = time.monotonic() + 120
-    while _query("SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[0][0] < 1:
-        assert time.monotonic() < deadline, "no pane before the pause: " + _diagnosis()
-        time.sleep(0.5)
+    truth, gen = _stream(member, tmp_path, 40000)
+    _wait_panes(member, 0, "before the pause")
     assert gen.poll() is None, "the generator finished before the pause: not the middle of the stream"
     group = os.getpgid(_service_pid("kafka"))  # the broker's JVM and anything it started
     os.killpg(group, signal.SIGSTOP)
