@@ -60,7 +60,7 @@ browser: venv ## Debian's chromium for the dashboard's browser tests (Playwright
 
 test: install lint browser ## everything CI runs: lint, the kernel's cargo tests, unit tests, and tests against the real stack
 	$(CARGO) test $(CARGO_ARGS)
-	$(BIN)/pytest -q -ra
+	$(BIN)/pytest -q -ra --durations=25
 
 simulate-example: venv ## offline simulation of the CloudPhysics block trace (no services)
 	$(BIN)/poolsight simulate ../shared/data/traces/cloudPhysicsIO.csv --page-column lbn --time-column time \

@@ -133,8 +133,9 @@ def resume_point(
 
 
 def prune(s: Settings, rec: dict[str, Any], keep: Path | None) -> None:
-    """Remove the snapshots an old record points at, but the one a new job resumes from (each
-    retained checkpoint is a full copy of the state; the cluster never removes them)."""
+    """Remove the snapshots an old record points at, but the one a new job resumes from (the cluster
+    never removes retained checkpoints; a checkpoint's job folder goes whole, since an incremental
+    checkpoint refers to files in the folder's shared/)."""
     for p in _owned(s, rec):
         target = p.parent if p.name.startswith("chk-") else p  # a job's checkpoints go together
         inside = state_dir(s).resolve() in target.resolve().parents  # only what the cluster wrote

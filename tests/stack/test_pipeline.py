@@ -83,12 +83,49 @@ def _diagnosis() -> str:
         "SELECT source, substr(reason, 1, 120), count(*) FROM iceberg.poolsight.dead_letter "
         "GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 10"
     )
+    running = [j for j in _jobs() if j["state"] == "RUNNING"]
     return "\n".join(
         [
             *(f"{j['name']} {j['state']}: {exceptions(load_settings(), j['jid'])[:1500]}" for j in _jobs()),
+            *(f"{j['name']} checkpoints: {_checkpoint_summary(j['jid'])}" for j in running),
+            f"poolsight-simulation lag: {_lag('poolsight-simulation', (GETPAGE_TOPIC, ATTRIBUTES_TOPIC))}",
             *(f"dead letter {n}x {src}: {reason}" for src, reason, n in dead),
         ]
     )
+
+
+def _checkpoint_summary(job_id: str) -> str:
+    """Counts and the latest failure, from the JobManager: a job that never commits shows why."""
+    from poolsight.flink_jobs.submit import _rest
+
+    try:
+        info = _rest(load_settings(), f"/jobs/{job_id}/checkpoints")
+    except (OSError, ValueError) as e:
+        return f"unknown ({e})"
+    failed = (info.get("latest") or {}).get("failed") or {}
+    done = (info.get("latest") or {}).get("completed") or {}
+    return (
+        f"{info.get('counts')}; latest completed id {done.get('id')} took {done.get('end_to_end_duration')} ms; "
+        f"latest failure: {str(failed.get('failure_message'))[:300]}"
+    )
+
+
+def _lag(group: str, topics: tuple[Topic, ...]) -> dict[str, int | str]:
+    """Per partition: end offset minus the group's committed offset (the committed one if none)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": load_settings().kafka_bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        parts = [TopicPartition(t.name, p) for t in topics for p in range(t.partitions)]
+        out: dict[str, int | str] = {}
+        for tp in c.committed(parts, timeout=10):
+            _, end = c.get_watermark_offsets(tp, timeout=10)
+            out[f"{tp.topic}/{tp.partition}"] = end - tp.offset if tp.offset >= 0 else f"none of {end}"
+        return out
+    except Exception as e:  # a diagnosis must not hide the failure it explains
+        return {"error": str(e)}
+    finally:
+        c.close()
 
 
 @pytest.fixture(scope="module")
@@ -718,10 +755,11 @@ def test_a_failover_after_the_stream_ended_still_closes_the_last_pane(jobs: None
     _generate(member, tmp_path, duration=90)
     truth = _truth(tmp_path / "trace.csv")
     _generate(member, None, duration=90)
-    deadline = time.monotonic() + 300
+    started = time.monotonic()
     while not _all_committed("poolsight-simulation", (GETPAGE_TOPIC, ATTRIBUTES_TOPIC)):
-        assert time.monotonic() < deadline, "the simulation job never caught up: " + _diagnosis()
+        assert time.monotonic() < started + 300, "the simulation job never caught up: " + _diagnosis()
         time.sleep(0.5)
+    print(f"caught up {time.monotonic() - started:.0f} s after the stream ended")
     os.kill(_taskmanager_pid(), signal.SIGKILL)
     before = _query("SELECT coalesce(sum(getpages), 0) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[
         0
