@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import struct
+import time
 from typing import Any
 
 import fastavro
@@ -85,15 +86,25 @@ class AvroEncoder:
 
 
 class DecodeError(Exception):
-    pass
+    """The record itself cannot be used: it goes to dead_letter."""
+
+
+class RegistryUnavailable(RuntimeError):
+    """The registry gave no answer in time. Not the record's fault, so never a dead letter: the
+    caller fails and is retried (a Flink task restarts from its checkpoint and reads it again)."""
+
+
+REGISTRY_PATIENCE = 120.0  # seconds a decoder waits out a registry outage (under a checkpoint's timeout)
 
 
 class AvroDecoder:
     """Decodes Confluent-framed Avro with the writer's schema from the registry (cached by id)
     resolved to this version's reader schema."""
 
-    def __init__(self, registry_url: str) -> None:
+    def __init__(self, registry_url: str, patience: float = REGISTRY_PATIENCE) -> None:
         self._registry = registry_client(registry_url)
+        self._url = registry_url
+        self.patience = patience
         self._writers: dict[int, tuple[dict[str, Any], str]] = {}
         self._readers: dict[str, dict[str, Any]] = {}
         for name in schemas.NAMES:
@@ -108,11 +119,7 @@ class AvroDecoder:
         if magic != 0:
             raise DecodeError(f"magic byte {magic}, not 0: not Confluent wire format")
         if schema_id not in self._writers:
-            try:
-                text = self._registry.get_schema(schema_id).schema_str
-            except Exception as exc:
-                raise DecodeError(f"schema id {schema_id}: {exc}") from exc
-            raw = json.loads(str(text))
+            raw = json.loads(self._writer_schema(schema_id))
             writer_schema = fastavro.parse_schema(raw)
             if not isinstance(writer_schema, dict):
                 raise DecodeError(f"schema id {schema_id} is not a record schema")
@@ -124,3 +131,22 @@ class AvroDecoder:
         except Exception as exc:
             raise DecodeError(f"undecodable {full} body: {exc}") from exc
         return full, record  # type: ignore[return-value]
+
+    def _writer_schema(self, schema_id: int) -> str:
+        """The schema text of an id. The registry's 404 is the record's fault (DecodeError);
+        no answer at all (down, restarting, a timeout, a 5xx) is waited out for `patience` s."""
+        deadline = time.monotonic() + self.patience
+        delay = 0.25
+        while True:
+            try:
+                return str(self._registry.get_schema(schema_id).schema_str)
+            except Exception as exc:
+                if getattr(exc, "http_status_code", None) == 404:
+                    raise DecodeError(f"schema id {schema_id}: {exc}") from exc
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RegistryUnavailable(
+                        f"registry {self._url}: schema id {schema_id}: no answer in {self.patience:g} s: {exc}"
+                    ) from exc
+            time.sleep(min(delay, left))
+            delay = min(2 * delay, 5.0)

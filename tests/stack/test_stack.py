@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 import uuid
 from typing import Any
@@ -22,6 +23,7 @@ from poolsight.infra.flinksql import run_sql
 from poolsight.infra.process import port_in_use
 from poolsight.infra.services import SERVICES, trino_connection
 from poolsight.names import NAMESPACE, TOPICS
+from poolsight.schemas.wire import AvroDecoder, DecodeError
 from tests.conftest import poolsight
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
@@ -138,6 +140,43 @@ def test_avro_record_round_trips_through_registry() -> None:
     registry = SchemaRegistryClient({"url": load_settings().registry_url})
     assert json.loads(str(registry.get_schema(schema_id).schema_str))["name"] == "Smoke"
     assert f"{topic}-value" in registry.get_subjects()
+
+
+def test_a_decoder_waits_out_a_registry_outage_and_still_refuses_an_unknown_id() -> None:
+    """A schema id the decoder has not cached while the registry is down (a TaskManager restarted
+    during an outage): the record waits for the registry instead of going to dead_letter."""
+    topic = f"test.outage.{uuid.uuid4().hex[:8]}"
+    value = {"pool": "BP3", "getpages": 9, "pages": [7, 2**33]}
+    _produce_avro(topic, value)
+    [(raw, _)] = _consume_avro(topic, 1)
+    unknown = raw[:1] + (999_999).to_bytes(4, "big") + raw[5:]
+    decoder = AvroDecoder(load_settings().registry_url)
+    pid = _status()["registry"]["pid"]
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while _status()["registry"]["state"] != "stopped":
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    got: dict[str, Any] = {}
+
+    def decode() -> None:
+        try:
+            got["record"] = decoder.decode(raw)
+        except Exception as exc:  # the assertion below shows it
+            got["error"] = exc
+
+    worker = threading.Thread(target=decode, daemon=True)
+    worker.start()
+    worker.join(5)
+    assert worker.is_alive() and not got, got  # waiting, not refusing
+    r = poolsight("up")
+    assert r.returncode == 0, r.stderr
+    worker.join(60)
+    assert got == {"record": ("poolsight.test.Smoke", value)}
+    started = time.monotonic()
+    with pytest.raises(DecodeError, match="schema id 999999"):
+        decoder.decode(unknown)
+    assert time.monotonic() - started < 10  # the registry's answer, not a timeout
 
 
 def test_iceberg_table_written_by_flink_is_read_by_trino() -> None:
