@@ -16,11 +16,13 @@ cannot be reached gives no target and no answer: the pane waits.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
 
 Offsets = dict[tuple[str, int], int]
+LOG = logging.getLogger(__name__)  # a Python worker's log lands in the TaskManager's
 
 
 @dataclass(frozen=True)
@@ -38,11 +40,13 @@ class CaughtUp:
     """End offsets, asked afresh for every target, and the group's committed offsets, asked at
     most once per `cache_seconds` (many pools wait together; one question answers them all)."""
 
-    def __init__(self, where: ConsumerGroup, timeout: float = 2.0, cache_seconds: float = 1.0) -> None:
+    def __init__(self, where: ConsumerGroup, timeout: float = 5.0, cache_seconds: float = 1.0) -> None:
         self.where = where
         self.timeout = timeout
         self.cache_seconds = cache_seconds
         self._consumer: Any = None
+        self._failures = 0  # questions in a row without an answer
+        self._logged = 0.0  # when a failure was last logged
         self._committed_at: tuple[float, Offsets | None] | None = None  # (when asked, answer)
         self._baseline: Offsets | None = None  # end offsets when this reader first asked
 
@@ -85,12 +89,27 @@ class CaughtUp:
 
     # ------------------------------------------------------------ the broker
 
-    @staticmethod
-    def _ask(question: Any) -> Offsets | None:
+    def _ask(self, question: Any) -> Offsets | None:
         try:
             answer: Offsets = question()
-        except Exception:  # the broker down or unreachable, a timeout: no answer, the pane waits
-            return None  # (the client stays: it reconnects by itself when the broker is back)
+        except Exception as exc:  # the broker down or unreachable, a timeout: no answer, the pane waits
+            self._failures += 1
+            if time.monotonic() - self._logged >= 30:
+                self._logged = time.monotonic()
+                LOG.warning(
+                    "caught_up: %s of group %s: no answer (%d in a row): %s",
+                    question.__name__,
+                    self.where.group,
+                    self._failures,
+                    exc,
+                )
+            # A new client next time. Suspected: one whose broker stalled kept failing after the
+            # broker was back (CI: panes never closed after a SIGSTOP, the group's lag at 0).
+            self.close()
+            return None
+        if self._failures:
+            LOG.warning("caught_up: group %s answers again after %d failures", self.where.group, self._failures)
+            self._failures = 0
         return answer
 
     def _client(self) -> Any:
