@@ -1,0 +1,241 @@
+"""`make chaos`: each service killed with kill -9 while a fixed workload streams in, brought
+back with `poolsight up`; then the getpages per pool in Iceberg must equal what the generator
+produced, and dead_letter must hold nothing of it.
+
+The jobs run on a consumer group of their own (started at `latest`), so earlier data on the
+topics does not count. Each trial is a new member (source) of the generator: a fixed number
+of getpages at a fixed rate, the fault `--kill-after` seconds in, the service started again
+after `--down` seconds (60 s for the Kafka outage). A killed JobManager takes its jobs with
+it (no HA in a one-machine stack): they are submitted again as an operator would, resuming
+from their retained checkpoints (restore.py). `none` is the same workload without a fault:
+the reference for how long results take.
+
+Prints a table (fault, trial, produced, in Iceberg, dead-lettered, up seconds, seconds from
+the end of the stream until the totals were exact) and a JSON last line; exits 1 if any trial
+lost, doubled or dead-lettered a getpage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from poolsight.flink_jobs import submit as jobs
+from poolsight.flink_jobs.options import JobOptions, SimulationOptions, StatisticsOptions
+from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.launcher import status, up
+from poolsight.infra.services import trino_rows
+from poolsight.ingest.generator import Chunk, Generator, KafkaSink
+from poolsight.ingest.kafka_io import AvroProducer
+from poolsight.ingest.scenario import load
+from poolsight.schemas.getpage import Function
+
+# (fault, the service killed, seconds it stays down); None: no fault, the reference.
+FAULTS: dict[str, tuple[str | None, float | None]] = {
+    "none": (None, None),
+    "kafka": ("kafka", None),
+    "registry": ("registry", None),
+    "postgres": ("postgres", None),
+    "flink-jobmanager": ("flink-jobmanager", None),
+    "flink-taskmanager": ("flink-taskmanager", None),
+    "trino": ("trino", None),
+    "kafka-outage-60s": ("kafka", 60.0),
+}
+
+
+class CountingSink(KafkaSink):
+    """KafkaSink counting the getpages it sent per pool (the batches' getpage events): the truth
+    Iceberg is checked against."""
+
+    def __init__(self, producer: AvroProducer) -> None:
+        super().__init__(producer)
+        self.sent: Counter[str] = Counter()
+
+    def getpages(self, source: str, pool: str, c: Chunk, sel: npt.NDArray[np.bool_], names: list[str]) -> None:
+        super().getpages(source, pool, c, sel, names)
+        self.sent[pool] += int(np.count_nonzero(c.function[sel] == Function.GETPAGE))  # not SWI, REL
+
+
+@dataclass
+class Trial:
+    fault: str
+    trial: int
+    produced: int
+    in_iceberg: int
+    dead_lettered: int
+    up_seconds: float | None
+    complete_seconds: float | None  # from the end of the stream until the totals were exact
+    resubmitted: bool
+
+    def ok(self) -> bool:
+        return self.produced == self.in_iceberg and self.dead_lettered == 0
+
+
+def _per_pool(s: Settings, member: str) -> dict[str, int] | None:
+    try:
+        _, rows = trino_rows(
+            s, "SELECT pool, sum(getpages) FROM iceberg.poolsight.pool_pane WHERE source = ? GROUP BY pool", (member,)
+        )
+    except Exception:  # Trino down or starting (its own fault): ask again
+        return None
+    return {str(p): int(n) for p, n in rows}
+
+
+def _dead(s: Settings, member: str) -> int:
+    _, rows = trino_rows(s, "SELECT count(*) FROM iceberg.poolsight.dead_letter WHERE source LIKE ?", (f"{member}%",))
+    return int(rows[0][0])
+
+
+def _kill(s: Settings, service: str) -> None:
+    pid = next(r.pid for r in status(s) if r.name == service)
+    if pid is None:
+        raise RuntimeError(f"{service} is not running: nothing to kill")
+    os.kill(pid, signal.SIGKILL)
+
+
+def _running(s: Settings) -> set[str]:
+    try:
+        return {j["name"] for j in jobs.list_jobs(s) if j["state"] in ("RUNNING", "CREATED", "RESTARTING")}
+    except Exception:
+        return set()
+
+
+def _submit(s: Settings, job: JobOptions, fresh: bool) -> None:
+    jobs.submit(s, "simulation", job, SimulationOptions(s.registry_url, idle_flush_seconds=5.0), fresh=fresh)
+    jobs.submit(s, "statistics", job, StatisticsOptions(s.registry_url), fresh=fresh)
+
+
+def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: int) -> Trial:
+    service, down = FAULTS[fault]
+    member = f"C{uuid.uuid4().hex[:6].upper()}"
+    sc = load(a.scenario)
+    sc = type(sc)(**{**sc.__dict__, "members": [member]})
+    producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="chaos")
+    sink = CountingSink(producer)
+    gen = Generator(sc, seed=n + 1, event_rate=a.rate, start_time=float(int(time.time()) // 60 * 60))
+    done = threading.Event()
+
+    def stream() -> None:
+        try:
+            gen.run(sink, getpages=a.getpages, rate=a.rate)  # flushes the producer at its end
+        finally:
+            done.set()
+
+    writer = threading.Thread(target=stream, daemon=True)
+    writer.start()
+    up_seconds: float | None = None
+    resubmitted = False
+    if service is not None:
+        done.wait(a.kill_after)
+        _kill(s, service)
+        time.sleep(down if down is not None else a.down)
+        t0 = time.monotonic()
+        up(s)
+        up_seconds = round(time.monotonic() - t0, 1)
+        if not {name for _, name in jobs.JOBS.values()} <= _running(s):  # a restarted JobManager forgot them
+            _submit(s, job, fresh=False)
+            resubmitted = True
+    writer.join()
+    ended = time.monotonic()
+    want = dict(sink.sent)
+    got: dict[str, int] | None = None
+    complete: float | None = None
+    while time.monotonic() < ended + a.timeout:
+        got = _per_pool(s, member) or got
+        if got == want:
+            complete = round(time.monotonic() - ended, 1)
+            break
+        time.sleep(2)
+    if complete is not None:
+        time.sleep(a.settle)  # a doubled pane would show after the totals were first exact
+        got = _per_pool(s, member) or got
+    return Trial(
+        fault,
+        n,
+        sum(want.values()),
+        sum((got or {}).values()),
+        _dead(s, member),
+        up_seconds,
+        complete,
+        resubmitted,
+    )
+
+
+def _table(rows: list[Trial]) -> str:
+    head = (
+        f"{'fault':<18} {'trial':>5} {'produced':>10} {'in Iceberg':>11} {'dead':>5} {'up s':>6} {'exact after s':>13}"
+    )
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(
+            f"{r.fault:<18} {r.trial:>5} {r.produced:>10,} {r.in_iceberg:>11,} {r.dead_lettered:>5} "
+            f"{'-' if r.up_seconds is None else r.up_seconds:>6} "
+            f"{'never' if r.complete_seconds is None else r.complete_seconds:>13}"
+            + ("  (jobs resubmitted)" if r.resubmitted else "")
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--trials", type=int, default=1, help="times each fault is repeated")
+    p.add_argument("--faults", default=",".join(FAULTS), help=f"comma-separated, of: {', '.join(FAULTS)}")
+    p.add_argument("--getpages", type=int, default=600_000, help="getpages per trial")
+    p.add_argument("--rate", type=float, default=20_000.0, help="getpages per second, paced")
+    p.add_argument("--kill-after", type=float, default=10.0, help="seconds into the stream")
+    p.add_argument("--down", type=float, default=5.0, help="seconds a killed service stays down")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for exact totals")
+    p.add_argument("--settle", type=float, default=15.0, help="seconds to look again after exact totals")
+    p.add_argument("--scenario", default="day-posting")
+    a = p.parse_args(argv)
+    faults = [f for f in a.faults.split(",") if f]
+    unknown = [f for f in faults if f not in FAULTS]
+    if unknown:
+        p.error(f"unknown fault(s) {', '.join(unknown)}: use {', '.join(FAULTS)}")
+    s = load_settings()
+    up(s)
+    job = JobOptions(group=f"chaos-{uuid.uuid4().hex[:8]}", checkpoint_seconds=2.0, start_from="latest")
+    _submit(s, job, fresh=True)
+    rows: list[Trial] = []
+    try:
+        for n in range(a.trials):
+            for fault in faults:
+                rows.append(_trial(s, a, job, fault, n))
+                r = rows[-1]
+                print(
+                    f"{r.fault} #{r.trial}: {r.in_iceberg:,} of {r.produced:,} in Iceberg, "
+                    f"{r.dead_lettered} dead-lettered, exact after {r.complete_seconds} s",
+                    flush=True,
+                )
+    finally:
+        jobs.cancel_all(s, savepoint=False)
+    print(_table(rows))
+    worst = max((r.complete_seconds or float("inf") for r in rows if r.fault != "none"), default=None)
+    print(
+        json.dumps(
+            {
+                "trials": [asdict(r) for r in rows],
+                "all_exact": all(r.ok() for r in rows),
+                "lost_getpages": sum(max(r.produced - r.in_iceberg, 0) for r in rows),
+                "extra_getpages": sum(max(r.in_iceberg - r.produced, 0) for r in rows),
+                "dead_lettered": sum(r.dead_lettered for r in rows),
+                "worst_complete_seconds": worst,
+            }
+        )
+    )
+    sys.exit(0 if all(r.ok() for r in rows) else 1)
+
+
+if __name__ == "__main__":
+    main()
