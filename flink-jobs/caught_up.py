@@ -11,12 +11,15 @@ pane closes once the job's consumer group has committed offsets at or past them.
 commits the group's offsets when a checkpoint completes, after every record before the
 checkpoint's barrier has been processed, so "committed past the target" means every
 record produced before the target was taken has been through the job. A broker that
-cannot be reached gives no target and no answer: the pane waits.
+cannot be reached gives no target and no answer: the pane waits. The questions are asked
+by a thread of the reader's own, never by the operator, so a slow or stalled broker never
+stalls the job's processing.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -37,42 +40,59 @@ class ConsumerGroup:
 
 
 class CaughtUp:
-    """End offsets, asked afresh for every target, and the group's committed offsets, asked at
-    most once per `cache_seconds` (many pools wait together; one question answers them all)."""
+    """End offsets and the group's committed offsets, asked by a thread of its own every
+    `every` seconds, so the operator never waits on the broker (many pools wait together;
+    one answer serves them all). Each answer carries the wall-clock time it was asked."""
 
-    def __init__(self, where: ConsumerGroup, timeout: float = 5.0, cache_seconds: float = 1.0) -> None:
+    def __init__(self, where: ConsumerGroup, timeout: float = 5.0, every: float = 1.0) -> None:
         self.where = where
         self.timeout = timeout
-        self.cache_seconds = cache_seconds
+        self.every = every
         self._consumer: Any = None
         self._failures = 0  # questions in a row without an answer
         self._logged = 0.0  # when a failure was last logged
-        self._committed_at: tuple[float, Offsets | None] | None = None  # (when asked, answer)
-        self._baseline: Offsets | None = None  # end offsets when this reader first asked
+        self._lock = threading.Lock()
+        self._ends: tuple[float, Offsets] | None = None  # (wall time asked, answer)
+        self._committed: Offsets | None = None  # the latest answer: committed offsets only grow
+        self._baseline: Offsets | None = None  # end offsets at this reader's first answer
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def open(self) -> None:
-        """At the reader's start: a group started at `latest` never reads what is there now."""
-        if self.where.start_from == "latest":
-            self._baseline = self._ask(self._ends)
+        """Start asking (a group started at `latest` never reads what is there at the first answer)."""
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._refresh, name="caught-up", daemon=True)
+        self._thread.start()
 
-    def target(self) -> Offsets | None:
-        """The end offset of every partition now, asked now (never cached: a target taken before
-        a pause would let the pane close before what was held back arrives); None if the broker
-        cannot say."""
-        ends = self._ask(self._ends)
-        if ends is not None and self._baseline is None:
-            self._baseline = ends
-        return ends
+    def target(self, since: float) -> Offsets | None:
+        """The end offset of every partition, as asked at or after wall time `since` (when the
+        pool went quiet: a target from before a pause would let its pane close before what was
+        held back arrives); None until such an answer exists (the broker away: the pane waits)."""
+        with self._lock:
+            hit = self._ends
+        return dict(hit[1]) if hit is not None and hit[0] >= since else None
 
     def reached(self, target: Offsets) -> bool:
         """Whether the group has committed at or past `target` on every partition."""
-        hit = self._committed_at
-        if hit is None or time.monotonic() - hit[0] >= self.cache_seconds:
-            hit = self._committed_at = (time.monotonic(), self._ask(self._committed))
-        committed = hit[1]
+        with self._lock:
+            committed = self._committed
         if committed is None:
             return False
         return all(self._committed_past(tp, end, committed) for tp, end in target.items())
+
+    def _refresh(self) -> None:
+        while not self._stop.is_set():
+            asked = time.time()
+            ends = self._ask(self._end_offsets)
+            committed = self._ask(self._committed_offsets) if ends is not None else None
+            with self._lock:
+                if ends is not None:
+                    self._ends = (asked, ends)
+                    if self._baseline is None and self.where.start_from == "latest":
+                        self._baseline = ends
+                if committed is not None:
+                    self._committed = committed
+            self._stop.wait(self.every)
 
     def _committed_past(self, tp: tuple[str, int], end: int, committed: Offsets) -> bool:
         if tp in committed:
@@ -83,6 +103,14 @@ class CaughtUp:
         return self.where.start_from == "latest" and self._baseline is not None and self._baseline.get(tp, 0) >= end
 
     def close(self) -> None:
+        """Stop asking and let the client go."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=2 * self.timeout + self.every)
+            self._thread = None
+        self._drop_client()
+
+    def _drop_client(self) -> None:
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
@@ -105,7 +133,7 @@ class CaughtUp:
                 )
             # A new client next time. Suspected: one whose broker stalled kept failing after the
             # broker was back (CI: panes never closed after a SIGSTOP, the group's lag at 0).
-            self.close()
+            self._drop_client()
             return None
         if self._failures:
             LOG.warning("caught_up: group %s answers again after %d failures", self.where.group, self._failures)
@@ -139,7 +167,7 @@ class CaughtUp:
             out += [TopicPartition(name, p) for p in sorted(topic.partitions)]
         return out
 
-    def _ends(self) -> Offsets:
+    def _end_offsets(self) -> Offsets:
         c = self._client()
         ends: Offsets = {}
         for tp in self._partitions():
@@ -148,7 +176,7 @@ class CaughtUp:
                 ends[(tp.topic, tp.partition)] = int(high)
         return ends
 
-    def _committed(self) -> Offsets:
+    def _committed_offsets(self) -> Offsets:
         got = self._client().committed(self._partitions(), timeout=self.timeout)
         out: Offsets = {}
         for tp in got:

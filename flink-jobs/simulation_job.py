@@ -182,9 +182,9 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             return True
         target = self.targets.get(key)
         if target is None:
-            target = self.caught_up.target()
+            target = self.caught_up.target(since=self.last_seen.get(key, time.time()))
             if target is None:
-                return False  # the broker cannot say: a pause is not the end of the pool's stream
+                return False  # no answer since the key went quiet: a pause is not the end of its stream
             self.targets[key] = target
         return self.caught_up.reached(target)
 

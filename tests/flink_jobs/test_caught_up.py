@@ -1,10 +1,12 @@
-"""CaughtUp without a broker to ask: no answer is never "caught up", and the client that got no
-answer is dropped so the next question starts on a new one (the stack tests ask a real broker)."""
+"""CaughtUp without a broker to ask: no answer is never "caught up", the client that got no
+answer is dropped so the next question starts on a new one, and the operator never waits
+(the stack tests ask a real broker)."""
 
 from __future__ import annotations
 
 import logging
 import socket
+import time
 
 import pytest
 
@@ -17,18 +19,36 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])  # closed again on return: nothing listens there
 
 
-def test_no_broker_gives_no_target_no_answer_and_a_new_client_each_time(caplog: pytest.LogCaptureFixture) -> None:
+def test_no_broker_gives_no_target_and_no_answer_without_blocking(caplog: pytest.LogCaptureFixture) -> None:
     where = ConsumerGroup(f"127.0.0.1:{_closed_port()}", "g", ("t",))
-    c = CaughtUp(where, timeout=0.5)
+    c = CaughtUp(where, timeout=0.3, every=0.1)
     with caplog.at_level(logging.WARNING, logger="poolsight.flink_jobs.caught_up"):
-        assert c.target() is None
-        assert c._consumer is None  # dropped after the failure
-        assert c.reached({("t", 0): 5}) is False
-        assert c._consumer is None
-        assert c.target() is None
-    assert c._failures == 3
+        c.open()
+        try:
+            deadline = time.monotonic() + 10
+            while c._failures < 3:
+                assert time.monotonic() < deadline
+                started = time.monotonic()
+                assert c.target(since=0.0) is None
+                assert c.reached({("t", 0): 5}) is False
+                assert time.monotonic() - started < 0.05  # answered from memory, never from the broker
+                time.sleep(0.1)
+        finally:
+            c.close()
+    assert c._consumer is None and c._thread is None
     logged = [r.getMessage() for r in caplog.records]
-    assert len(logged) == 1 and "_ends of group g: no answer (1 in a row)" in logged[0]  # once per 30 s
+    assert logged and "_end_offsets of group g: no answer (1 in a row)" in logged[0]
+    assert len(logged) == 1  # at most once per 30 s
+
+
+def test_a_target_must_have_been_asked_after_the_pool_went_quiet() -> None:
+    c = CaughtUp(ConsumerGroup("unused:1", "g", ("t",)))
+    c._ends = (100.0, {("t", 0): 7})
+    assert c.target(since=99.0) == {("t", 0): 7}
+    assert c.target(since=100.5) is None  # asked before the pool's last record: wait for a newer answer
+    assert c.reached({("t", 0): 7}) is False  # no committed answer yet
+    c._committed = {("t", 0): 7}
+    assert c.reached({("t", 0): 7}) and not c.reached({("t", 0): 8})
 
 
 def test_a_partition_never_committed_counts_as_read_only_for_a_group_started_at_latest() -> None:
