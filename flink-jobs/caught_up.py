@@ -59,7 +59,10 @@ class CaughtUp:
         self._thread: threading.Thread | None = None
 
     def open(self) -> None:
-        """Start asking (a group started at `latest` never reads what is there at the first answer)."""
+        """Start asking. A group started at `latest` never reads what is there before its first
+        record: that is asked here, before the reader reads anything."""
+        if self.where.start_from == "latest":
+            self._baseline = self._ask(self._end_offsets)
         self._stop.clear()
         self._thread = threading.Thread(target=self._refresh, name="caught-up", daemon=True)
         self._thread.start()
@@ -81,18 +84,37 @@ class CaughtUp:
         return all(self._committed_past(tp, end, committed) for tp, end in target.items())
 
     def _refresh(self) -> None:
-        while not self._stop.is_set():
-            asked = time.time()
-            ends = self._ask(self._end_offsets)
-            committed = self._ask(self._committed_offsets) if ends is not None else None
-            with self._lock:
-                if ends is not None:
-                    self._ends = (asked, ends)
-                    if self._baseline is None and self.where.start_from == "latest":
-                        self._baseline = ends
-                if committed is not None:
-                    self._committed = committed
-            self._stop.wait(self.every)
+        """The thread's loop. It alone uses the client once started, and lets it go at its end."""
+        try:
+            while not self._stop.is_set():
+                try:
+                    self._refresh_once()
+                except Exception:  # never die silently: frozen answers would hold panes for ever
+                    LOG.exception("caught_up: refreshing the offsets of group %s", self.where.group)
+                    self._forget()
+                self._stop.wait(self.every)
+        finally:
+            self._drop_client()
+
+    def _refresh_once(self) -> None:
+        asked = time.time()
+        ends = self._ask(self._end_offsets)
+        committed = self._ask(self._committed_offsets) if ends is not None else None
+        if ends is None or committed is None:
+            # No answer now: forget the last one, so a pool that goes quiet while the broker is
+            # away waits for it instead of closing on offsets from before the outage.
+            self._forget()
+            return
+        with self._lock:
+            self._ends = (asked, ends)
+            self._committed = committed
+            if self._baseline is None and self.where.start_from == "latest":
+                self._baseline = ends  # open() could not ask: the first answer instead
+
+    def _forget(self) -> None:
+        with self._lock:
+            self._ends = None
+            self._committed = None
 
     def _committed_past(self, tp: tuple[str, int], end: int, committed: Offsets) -> bool:
         if tp in committed:
@@ -103,12 +125,13 @@ class CaughtUp:
         return self.where.start_from == "latest" and self._baseline is not None and self._baseline.get(tp, 0) >= end
 
     def close(self) -> None:
-        """Stop asking and let the client go."""
+        """Stop asking; the thread lets its client go when its current question ends."""
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=2 * self.timeout + self.every)
+        if self._thread is None:
+            self._drop_client()  # never started: open() alone may have used the client
+        elif self._thread is not threading.current_thread():
+            self._thread.join(timeout=3 * self.timeout + self.every)
             self._thread = None
-        self._drop_client()
 
     def _drop_client(self) -> None:
         if self._consumer is not None:

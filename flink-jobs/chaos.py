@@ -71,15 +71,29 @@ class CountingSink(KafkaSink):
 class Trial:
     fault: str
     trial: int
-    produced: int
-    in_iceberg: int
+    sent: dict[str, int]  # getpages per pool, as the generator handed them to the producer
+    in_iceberg_by_pool: dict[str, int]
     dead_lettered: int
     up_seconds: float | None
     complete_seconds: float | None  # from the end of the stream until the totals were exact
-    resubmitted: bool
+    resubmitted: list[str]  # jobs a restarted JobManager forgot, submitted again
+    error: str | None = None  # the generator's or producer's, if it failed
+
+    @property
+    def produced(self) -> int:
+        return sum(self.sent.values())
+
+    @property
+    def in_iceberg(self) -> int:
+        return sum(self.in_iceberg_by_pool.values())
 
     def ok(self) -> bool:
-        return self.produced == self.in_iceberg and self.dead_lettered == 0
+        return (
+            self.error is None
+            and self.complete_seconds is not None
+            and self.in_iceberg_by_pool == self.sent
+            and self.dead_lettered == 0
+        )
 
 
 def _per_pool(s: Settings, member: str) -> dict[str, int] | None:
@@ -104,16 +118,18 @@ def _kill(s: Settings, service: str) -> None:
     os.kill(pid, signal.SIGKILL)
 
 
-def _running(s: Settings) -> set[str]:
-    try:
-        return {j["name"] for j in jobs.list_jobs(s) if j["state"] in ("RUNNING", "CREATED", "RESTARTING")}
-    except Exception:
-        return set()
+def _alive(s: Settings) -> set[str]:
+    """Names of the jobs the cluster has in any state but an ended one."""
+    return {j["name"] for j in jobs.list_jobs(s) if j["state"] not in ("FINISHED", "CANCELED", "FAILED")}
 
 
-def _submit(s: Settings, job: JobOptions, fresh: bool) -> None:
-    jobs.submit(s, "simulation", job, SimulationOptions(s.registry_url, idle_flush_seconds=5.0), fresh=fresh)
-    jobs.submit(s, "statistics", job, StatisticsOptions(s.registry_url), fresh=fresh)
+def _submit(s: Settings, job: JobOptions, fresh: bool, kinds: tuple[str, ...] = tuple(jobs.JOBS)) -> None:
+    options: dict[str, SimulationOptions | StatisticsOptions] = {
+        "simulation": SimulationOptions(s.registry_url, idle_flush_seconds=5.0),
+        "statistics": StatisticsOptions(s.registry_url),
+    }
+    for kind in kinds:
+        jobs.submit(s, kind, job, options[kind], fresh=fresh)
 
 
 def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: int) -> Trial:
@@ -125,17 +141,20 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
     sink = CountingSink(producer)
     gen = Generator(sc, seed=n + 1, event_rate=a.rate, start_time=float(int(time.time()) // 60 * 60))
     done = threading.Event()
+    failed: list[str] = []
 
     def stream() -> None:
         try:
             gen.run(sink, getpages=a.getpages, rate=a.rate)  # flushes the producer at its end
+        except Exception as exc:  # reported in the trial: not the pipeline's loss
+            failed.append(f"{type(exc).__name__}: {exc}")
         finally:
             done.set()
 
     writer = threading.Thread(target=stream, daemon=True)
     writer.start()
     up_seconds: float | None = None
-    resubmitted = False
+    resubmitted: list[str] = []
     if service is not None:
         done.wait(a.kill_after)
         _kill(s, service)
@@ -143,9 +162,10 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
         t0 = time.monotonic()
         up(s)
         up_seconds = round(time.monotonic() - t0, 1)
-        if not {name for _, name in jobs.JOBS.values()} <= _running(s):  # a restarted JobManager forgot them
-            _submit(s, job, fresh=False)
-            resubmitted = True
+        alive = _alive(s)
+        resubmitted = [kind for kind, (_, name) in jobs.JOBS.items() if name not in alive]
+        if resubmitted:  # a restarted JobManager forgot them: submitted again, as an operator would
+            _submit(s, job, fresh=False, kinds=tuple(resubmitted))
     writer.join()
     ended = time.monotonic()
     want = dict(sink.sent)
@@ -160,16 +180,7 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
     if complete is not None:
         time.sleep(a.settle)  # a doubled pane would show after the totals were first exact
         got = _per_pool(s, member) or got
-    return Trial(
-        fault,
-        n,
-        sum(want.values()),
-        sum((got or {}).values()),
-        _dead(s, member),
-        up_seconds,
-        complete,
-        resubmitted,
-    )
+    return Trial(fault, n, want, got or {}, _dead(s, member), up_seconds, complete, resubmitted, *failed[:1])
 
 
 def _table(rows: list[Trial]) -> str:
@@ -182,7 +193,8 @@ def _table(rows: list[Trial]) -> str:
             f"{r.fault:<18} {r.trial:>5} {r.produced:>10,} {r.in_iceberg:>11,} {r.dead_lettered:>5} "
             f"{'-' if r.up_seconds is None else r.up_seconds:>6} "
             f"{'never' if r.complete_seconds is None else r.complete_seconds:>13}"
-            + ("  (jobs resubmitted)" if r.resubmitted else "")
+            + (f"  ({', '.join(r.resubmitted)} resubmitted)" if r.resubmitted else "")
+            + (f"  generator failed: {r.error}" if r.error else "")
         )
     return "\n".join(lines)
 
@@ -221,11 +233,12 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         jobs.cancel_all(s, savepoint=False)
     print(_table(rows))
-    worst = max((r.complete_seconds or float("inf") for r in rows if r.fault != "none"), default=None)
+    faulted = [r.complete_seconds for r in rows if r.fault != "none"]
+    worst = None if None in faulted or not faulted else max(x for x in faulted if x is not None)
     print(
         json.dumps(
             {
-                "trials": [asdict(r) for r in rows],
+                "trials": [{**asdict(r), "produced": r.produced, "in_iceberg": r.in_iceberg} for r in rows],
                 "all_exact": all(r.ok() for r in rows),
                 "lost_getpages": sum(max(r.produced - r.in_iceberg, 0) for r in rows),
                 "extra_getpages": sum(max(r.in_iceberg - r.produced, 0) for r in rows),

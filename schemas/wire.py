@@ -53,8 +53,11 @@ def event_time_ms(record: dict[str, Any]) -> int | None:
     return None
 
 
-def registry_client(url: str) -> SchemaRegistryClient:
-    return SchemaRegistryClient({"url": url, "timeout": 30})
+def registry_client(url: str, timeout: float = 30, retries: int | None = None) -> SchemaRegistryClient:
+    conf: dict[str, Any] = {"url": url, "timeout": timeout}
+    if retries is not None:
+        conf["max.retries"] = retries
+    return SchemaRegistryClient(conf)
 
 
 class AvroEncoder:
@@ -102,7 +105,9 @@ class AvroDecoder:
     resolved to this version's reader schema."""
 
     def __init__(self, registry_url: str, patience: float = REGISTRY_PATIENCE) -> None:
-        self._registry = registry_client(registry_url)
+        # No retries inside the client: its own (30 s a try) would stretch `patience` past a
+        # checkpoint's timeout; _writer_schema retries.
+        self._registry = registry_client(registry_url, timeout=10, retries=0)
         self._url = registry_url
         self.patience = patience
         self._writers: dict[int, tuple[dict[str, Any], str]] = {}

@@ -41,6 +41,17 @@ def test_no_broker_gives_no_target_and_no_answer_without_blocking(caplog: pytest
     assert len(logged) == 1  # at most once per 30 s
 
 
+def test_a_refresh_without_an_answer_forgets_the_last_one() -> None:
+    """A pool that goes quiet while the broker is away must wait, not close on offsets from before."""
+    c = CaughtUp(ConsumerGroup(f"127.0.0.1:{_closed_port()}", "g", ("t",)), timeout=0.3)
+    c._ends, c._committed = (time.time(), {("t", 0): 7}), {("t", 0): 7}
+    assert c.target(since=0.0) is not None and c.reached({("t", 0): 7})
+    c._refresh_once()
+    assert c.target(since=0.0) is None and not c.reached({("t", 0): 7})
+    c.close()
+    assert c._consumer is None
+
+
 def test_a_target_must_have_been_asked_after_the_pool_went_quiet() -> None:
     c = CaughtUp(ConsumerGroup("unused:1", "g", ("t",)))
     c._ends = (100.0, {("t", 0): 7})

@@ -39,15 +39,18 @@ def test_the_counting_sink_counts_per_pool_what_its_batches_carry() -> None:
     assert set(sink.sent) == set(sc.pools)
 
 
-def test_a_trial_is_exact_only_with_nothing_lost_doubled_or_dead_lettered() -> None:
-    ok = Trial("kafka", 0, 10, 10, 0, 4.2, 12.0, False)
-    assert ok.ok()
-    assert not Trial("kafka", 0, 10, 9, 0, 4.2, None, False).ok()
-    assert not Trial("kafka", 0, 10, 11, 0, 4.2, 3.0, False).ok()
-    assert not Trial("kafka", 0, 10, 10, 1, 4.2, 3.0, False).ok()
-    table = _table([ok, Trial("flink-jobmanager", 1, 10, 9, 0, 8.0, None, True)]).splitlines()
+def test_a_trial_is_exact_only_with_every_pool_exact_nothing_dead_lettered_and_no_failure() -> None:
+    sent = {"BP1": 6, "BP2": 4}
+    ok = Trial("kafka", 0, sent, dict(sent), 0, 4.2, 12.0, [])
+    assert ok.ok() and ok.produced == ok.in_iceberg == 10
+    assert not Trial("kafka", 0, sent, {"BP1": 5, "BP2": 4}, 0, 4.2, None, []).ok()  # lost
+    assert not Trial("kafka", 0, sent, {"BP1": 7, "BP2": 3}, 0, 4.2, 3.0, []).ok()  # same total, wrong pools
+    assert not Trial("kafka", 0, sent, dict(sent), 1, 4.2, 3.0, []).ok()  # dead-lettered
+    assert not Trial("kafka", 0, sent, dict(sent), 0, 4.2, 3.0, [], "KafkaException: x").ok()
+    table = _table([ok, Trial("flink-jobmanager", 1, sent, {"BP1": 6}, 0, 8.0, None, ["simulation"])]).splitlines()
     assert table[2].split()[:7] == ["kafka", "0", "10", "10", "0", "4.2", "12.0"]
-    assert table[3].split()[5:7] == ["8.0", "never"] and table[3].endswith("(jobs resubmitted)")
+    assert table[3].split()[2:7] == ["10", "6", "0", "8.0", "never"]
+    assert table[3].endswith("(simulation resubmitted)")
 
 
 def test_an_unknown_fault_is_refused_before_anything_starts(capsys: pytest.CaptureFixture[str]) -> None:

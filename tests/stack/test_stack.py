@@ -150,7 +150,7 @@ def test_a_decoder_waits_out_a_registry_outage_and_still_refuses_an_unknown_id()
     _produce_avro(topic, value)
     [(raw, _)] = _consume_avro(topic, 1)
     unknown = raw[:1] + (999_999).to_bytes(4, "big") + raw[5:]
-    decoder = AvroDecoder(load_settings().registry_url)
+    decoder = AvroDecoder(load_settings().registry_url, patience=600)  # longer than any `up` of the registry
     pid = _status()["registry"]["pid"]
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 30
