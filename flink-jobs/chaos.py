@@ -140,7 +140,6 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
     producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="chaos")
     sink = CountingSink(producer)
     gen = Generator(sc, seed=n + 1, event_rate=a.rate, start_time=float(int(time.time()) // 60 * 60))
-    done = threading.Event()
     failed: list[str] = []
 
     def stream() -> None:
@@ -148,15 +147,13 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
             gen.run(sink, getpages=a.getpages, rate=a.rate)  # flushes the producer at its end
         except Exception as exc:  # reported in the trial: not the pipeline's loss
             failed.append(f"{type(exc).__name__}: {exc}")
-        finally:
-            done.set()
 
     writer = threading.Thread(target=stream, daemon=True)
     writer.start()
     up_seconds: float | None = None
     resubmitted: list[str] = []
     if service is not None:
-        done.wait(a.kill_after)
+        writer.join(a.kill_after)  # sooner if the stream already ended
         _kill(s, service)
         time.sleep(down if down is not None else a.down)
         t0 = time.monotonic()

@@ -7,6 +7,7 @@ download cache is shared. The environment is set before anything reads settings.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -42,6 +43,13 @@ os.environ["POOLSIGHT_ALERTS_EVERY"] = "900"
 os.environ["POOLSIGHT_ADVICE_EVERY"] = "3600"  # likewise: `poolsight advise --evaluate` on demand
 
 POOLSIGHT = [sys.executable, "-m", "poolsight.cli"]
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then closed again on return)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def poolsight(*args: str, env: dict[str, str] | None = None, timeout: float = 1200) -> subprocess.CompletedProcess[str]:

@@ -7,7 +7,6 @@ answer 502 with the reason, and the health check 503, while pages and assets are
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import urllib.error
 import urllib.request
@@ -19,18 +18,13 @@ import pytest
 
 from poolsight.dashboards.server import CSP, serve
 from poolsight.infra.config import load_settings
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.conftest import free_port
 
 
 @pytest.fixture(scope="module")
 def base() -> Iterator[str]:
     s = load_settings()
-    s = replace(s, ports={**s.ports, "trino": _free_port()})  # nothing listens there
+    s = replace(s, ports={**s.ports, "trino": free_port()})  # nothing listens there
     server = serve(s, "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -5,22 +5,16 @@ answer is dropped so the next question starts on a new one, and the operator nev
 from __future__ import annotations
 
 import logging
-import socket
 import time
 
 import pytest
 
 from poolsight.flink_jobs.caught_up import CaughtUp, ConsumerGroup
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])  # closed again on return: nothing listens there
+from tests.conftest import free_port
 
 
 def test_no_broker_gives_no_target_and_no_answer_without_blocking(caplog: pytest.LogCaptureFixture) -> None:
-    where = ConsumerGroup(f"127.0.0.1:{_closed_port()}", "g", ("t",))
+    where = ConsumerGroup(f"127.0.0.1:{free_port()}", "g", ("t",))
     c = CaughtUp(where, timeout=0.3, every=0.1)
     with caplog.at_level(logging.WARNING, logger="poolsight.flink_jobs.caught_up"):
         c.open()
@@ -43,7 +37,7 @@ def test_no_broker_gives_no_target_and_no_answer_without_blocking(caplog: pytest
 
 def test_a_refresh_without_an_answer_forgets_the_last_one() -> None:
     """A pool that goes quiet while the broker is away must wait, not close on offsets from before."""
-    c = CaughtUp(ConsumerGroup(f"127.0.0.1:{_closed_port()}", "g", ("t",)), timeout=0.3)
+    c = CaughtUp(ConsumerGroup(f"127.0.0.1:{free_port()}", "g", ("t",)), timeout=0.3)
     c._ends, c._committed = (time.time(), {("t", 0): 7}), {("t", 0): 7}
     assert c.target(since=0.0) is not None and c.reached({("t", 0): 7})
     c._refresh_once()

@@ -3,22 +3,16 @@
 
 from __future__ import annotations
 
-import socket
 import time
 
 import pytest
 
 from poolsight.schemas.wire import WIRE, AvroDecoder, DecodeError, RegistryUnavailable
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])  # closed again on return: nothing listens there
+from tests.conftest import free_port
 
 
 def test_an_unreachable_registry_is_waited_for_then_named_never_a_decode_error() -> None:
-    url = f"http://127.0.0.1:{_closed_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     decoder = AvroDecoder(url, patience=1.5)
     started = time.monotonic()
     with pytest.raises(RegistryUnavailable) as err:
@@ -30,7 +24,7 @@ def test_an_unreachable_registry_is_waited_for_then_named_never_a_decode_error()
 
 
 def test_a_record_without_the_wire_header_is_refused_without_asking_the_registry() -> None:
-    decoder = AvroDecoder(f"http://127.0.0.1:{_closed_port()}", patience=60)
+    decoder = AvroDecoder(f"http://127.0.0.1:{free_port()}", patience=60)
     started = time.monotonic()
     with pytest.raises(DecodeError, match="magic byte 1"):
         decoder.decode(WIRE.pack(1, 42) + b"\x02")

@@ -120,22 +120,31 @@ def _checkpoint_summary(job_id: str) -> str:
     )
 
 
-def _lag(group: str, topics: tuple[Topic, ...]) -> dict[str, int | str]:
-    """Per partition: end offset minus the group's committed offset (the committed one if none)."""
+def _offsets(group: str, topics: tuple[Topic, ...]) -> list[tuple[str, int, int]]:
+    """(partition, the group's committed offset, end offset) for every partition of `topics`;
+    a partition the group never committed has a negative committed offset."""
     from confluent_kafka import Consumer, TopicPartition
 
     c = Consumer({"bootstrap.servers": load_settings().kafka_bootstrap, "group.id": group, "enable.auto.commit": False})
     try:
         parts = [TopicPartition(t.name, p) for t in topics for p in range(t.partitions)]
-        out: dict[str, int | str] = {}
-        for tp in c.committed(parts, timeout=10):
-            _, end = c.get_watermark_offsets(tp, timeout=10)
-            out[f"{tp.topic}/{tp.partition}"] = end - tp.offset if tp.offset >= 0 else f"none of {end}"
-        return out
-    except Exception as e:  # a diagnosis must not hide the failure it explains
-        return {"error": str(e)}
+        return [
+            (f"{tp.topic}/{tp.partition}", tp.offset, c.get_watermark_offsets(tp, timeout=10)[1])
+            for tp in c.committed(parts, timeout=10)
+        ]
     finally:
         c.close()
+
+
+def _lag(group: str, topics: tuple[Topic, ...]) -> dict[str, int | str]:
+    """Per partition: end offset minus the group's committed offset."""
+    try:
+        return {
+            part: end - committed if committed >= 0 else f"none of {end}"
+            for part, committed, end in _offsets(group, topics)
+        }
+    except Exception as e:  # a diagnosis must not hide the failure it explains
+        return {"error": str(e)}
 
 
 @pytest.fixture(scope="module")
@@ -745,18 +754,7 @@ def test_a_paused_broker_delays_panes_and_loses_nothing(jobs: None, tmp_path: Pa
 def _all_committed(group: str, topics: tuple[Topic, ...]) -> bool:
     """The consumer group's committed offsets reach the end of every partition: Flink
     commits them when a checkpoint completes, so everything produced is in one."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    c = Consumer({"bootstrap.servers": load_settings().kafka_bootstrap, "group.id": group, "enable.auto.commit": False})
-    try:
-        parts = [TopicPartition(t.name, p) for t in topics for p in range(t.partitions)]
-        for tp in c.committed(parts, timeout=10):
-            _, end = c.get_watermark_offsets(tp, timeout=10)
-            if end > 0 and tp.offset < end:
-                return False
-        return True
-    finally:
-        c.close()
+    return all(end == 0 or committed >= end for _, committed, end in _offsets(group, topics))
 
 
 def test_a_failover_after_the_stream_ended_still_closes_the_last_pane(jobs: None, tmp_path: Path) -> None:
