@@ -209,4 +209,29 @@ def sink(t_env: StreamTableEnvironment, statements: Any, stream: DataStream, tab
     table = BY_NAME[table_name]
     view = f"rows_{table_name}"
     t_env.create_temporary_view(view, t_env.from_data_stream(stream))
-    statements.add_insert_sql(flink_insert(table, f"`{CATALOG_NAME}`.`{NAMESPACE}`.`{table.name}`", view))
+    ensure_key(t_env, table)
+    target = f"`{CATALOG_NAME}`.`{NAMESPACE}`.`{table.name}`"
+    statements.add_insert_sql(flink_insert(table, target, view))
+
+
+def ensure_key(t_env: StreamTableEnvironment, table: Table) -> None:
+    """Make the table's key its Iceberg identifier fields (required columns), which the upsert
+    sink deletes on. Trino cannot set identifier fields, and Iceberg's Flink connector drops
+    a Flink table's primary key, so this goes through the Iceberg API. A table without a key
+    gets none: Iceberg's Flink writer would otherwise keep one row per key and checkpoint."""
+    from pyflink.java_gateway import get_gateway
+
+    from poolsight.infra.config import CATALOG_NAME
+    from poolsight.names import NAMESPACE
+
+    jvm = get_gateway().jvm
+    catalog = t_env._j_tenv.getCatalog(CATALOG_NAME).get().getCatalogLoader().loadCatalog()
+    iceberg = catalog.loadTable(jvm.org.apache.iceberg.catalog.TableIdentifier.parse(f"{NAMESPACE}.{table.name}"))
+    if set(iceberg.schema().identifierFieldNames()) == set(table.key):
+        return
+    update = iceberg.updateSchema().allowIncompatibleChanges()
+    names = jvm.java.util.ArrayList()
+    for column in table.key:
+        update = update.requireColumn(column)
+        names.add(column)
+    update.setIdentifierFields(names).commit()

@@ -42,6 +42,10 @@ class Table:
     columns: tuple[Column, ...]
     time_column: str  # partitioned by day of it
     sort: tuple[str, ...]
+    # The columns that identify a row. The jobs upsert on them (Iceberg equality deletes), so a
+    # row written again (a replay, a restarted or second job) replaces the first instead of
+    # adding to it. Empty: append-only. Must hold time_column (the partition's source).
+    key: tuple[str, ...] = ()
 
     @property
     def qualified(self) -> str:
@@ -166,6 +170,7 @@ POOL_PANE = Table(
     ),
     "pane_start",
     ("source", "pool", "pane_start"),
+    key=("source", "pool", "pane_start"),
 )
 
 OBJECT_PANE = Table(
@@ -184,6 +189,7 @@ OBJECT_PANE = Table(
     ),
     "pane_start",
     ("source", "pool", "pane_start", "object"),
+    key=("source", "pool", "pane_start", "object"),
 )
 
 SIM_CURVE = Table(
@@ -222,6 +228,9 @@ SIM_CURVE = Table(
     ),
     "pane_start",
     ("source", "pool", "pane_start", "model", "size_pages"),
+    # No key yet: a row is told apart by its vpseqt too (the what-if VPSEQT rows share model and
+    # size with the pool's own), and vpseqt is null for models without one, which an Iceberg
+    # identifier field cannot be. A job's replay appends its rows a second time.
 )
 
 SIM_ACCURACY_PANE = Table(
@@ -249,6 +258,7 @@ SIM_ACCURACY_PANE = Table(
     ),
     "window_end",
     ("source", "pool", "window_end"),
+    key=("source", "pool", "window_end"),
 )
 
 PREDICTION_CHECK = Table(
@@ -282,6 +292,7 @@ PREDICTION_CHECK = Table(
     ),
     "changed_at",
     ("source", "pool", "changed_at"),
+    key=("source", "pool", "changed_at", "setting"),
 )
 
 WORKING_SET = Table(
@@ -317,6 +328,7 @@ REUSE_DISTANCE = Table(
     ),
     "pane_start",
     ("source", "pool", "pane_start"),
+    key=("source", "pool", "pane_start", "access", "distance_lo"),
 )
 
 _INTERVAL = ("interval_start",)
@@ -347,6 +359,7 @@ POOL_STATS = Table(
     ),
     "interval_start",
     ("source", "pool", "interval_start"),
+    key=("source", "pool", "interval_start", "origin"),
 )
 
 OBJECT_IO_STATS = Table(
@@ -369,6 +382,7 @@ OBJECT_IO_STATS = Table(
     ),
     "interval_start",
     ("source", "pool", "interval_start", "object"),
+    key=("source", "pool", "interval_start", "object", "partition"),
 )
 
 IO_PANE = Table(
@@ -391,6 +405,7 @@ IO_PANE = Table(
     ),
     "pane_start",
     ("source", "pool", "pane_start", "object"),
+    key=("source", "pool", "pane_start", "object", "direction", "io_type"),
 )
 
 GBP_STATS = Table(
@@ -405,6 +420,7 @@ GBP_STATS = Table(
     ),
     "interval_start",
     ("source", "gbp", "interval_start"),
+    key=("source", "gbp", "interval_start"),
 )
 
 BACKUP_STATS = Table(
@@ -427,6 +443,7 @@ BACKUP_STATS = Table(
     ),
     "event_time",
     ("source", "event_time"),
+    key=("source", "event_time", "operation"),
 )
 
 BACKUP_THREAD = Table(
@@ -454,6 +471,7 @@ BACKUP_THREAD = Table(
     ),
     "event_time",
     ("source", "event_time", "kind", "thread"),
+    key=("source", "event_time", "kind", "thread"),
 )
 
 DEAD_LETTER = Table(
@@ -498,6 +516,7 @@ SYSTEM_MEMORY = Table(
     tuple(_avro_columns("system_memory")),
     "interval_start",
     ("source", "interval_start"),
+    key=("source", "interval_start"),
 )
 
 ADVICE = Table(
@@ -574,7 +593,10 @@ def missing_columns(t: Table, existing: set[str]) -> list[Column]:
 
 def flink_insert(t: Table, target: str, view: str) -> str:
     """INSERT from a Flink view whose columns are the table's, timestamps as epoch ms. Columns
-    are named, so a table that gained columns at its end (add_column_ddl) is written right."""
+    are named, so a table that gained columns at its end (add_column_ddl) is written right.
+    A keyed table is written in upsert mode: Iceberg's Flink sink then writes an equality delete
+    on the table's identifier fields (its key, see the jobs' ensure_key) with every row."""
     names = ", ".join(f"`{c.name}`" for c in t.columns)
     exprs = [f"TO_TIMESTAMP_LTZ(`{c.name}`, 3)" if c.type == "timestamp" else f"`{c.name}`" for c in t.columns]
-    return f"INSERT INTO {target} ({names}) SELECT {', '.join(exprs)} FROM `{view}`"
+    hint = " /*+ OPTIONS('upsert-enabled'='true') */" if t.key else ""
+    return f"INSERT INTO {target}{hint} ({names}) SELECT {', '.join(exprs)} FROM `{view}`"

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 
-from poolsight.sql.tables import BY_NAME, add_column_ddl, flink_insert, missing_columns
+from poolsight.sql.tables import BY_NAME, TABLES, add_column_ddl, flink_insert, missing_columns
 
 
 def test_flink_insert_names_every_column_and_converts_timestamps() -> None:
     t = BY_NAME["pool_stats"]
     sql = flink_insert(t, "`c`.`n`.`pool_stats`", "rows_pool_stats")
-    m = re.fullmatch(r"INSERT INTO `c`.`n`.`pool_stats` \((.*?)\) SELECT (.*) FROM `rows_pool_stats`", sql)
+    hint = re.escape("/*+ OPTIONS('upsert-enabled'='true') */")
+    m = re.fullmatch(rf"INSERT INTO `c`.`n`.`pool_stats` {hint} \((.*?)\) SELECT (.*) FROM `rows_pool_stats`", sql)
     assert m is not None
     assert m.group(1).split(", ") == [f"`{c}`" for c in t.column_names()]
     want = [f"TO_TIMESTAMP_LTZ(`{c.name}`, 3)" if c.type == "timestamp" else f"`{c.name}`" for c in t.columns]
@@ -26,3 +27,22 @@ def test_missing_columns_are_the_definitions_an_old_table_lacks() -> None:
     assert missing_columns(t, set(names)) == []
     ddl = add_column_ddl(t, missing_columns(t, old)[0])
     assert ddl.startswith(f"ALTER TABLE {t.qualified} ADD COLUMN IF NOT EXISTS {names[3]} ")
+
+
+def test_every_key_is_columns_of_its_table_and_holds_its_partition_source() -> None:
+    """Iceberg's upsert needs the partition's source column in the key; identifier fields cannot
+    be null (so working_set, whose pool row has a null object, and sim_curve have none yet)."""
+    keyed = {t.name for t in TABLES if t.key}
+    assert {"pool_pane", "object_pane", "io_pane", "pool_stats", "object_io_stats"} <= keyed
+    for t in TABLES:
+        if t.key:
+            assert set(t.key) <= set(t.column_names()), t.name
+            assert t.time_column in t.key, t.name
+            assert len(set(t.key)) == len(t.key), t.name
+
+
+def test_a_keyed_table_is_inserted_in_upsert_mode_and_the_others_appended() -> None:
+    keyed = flink_insert(BY_NAME["pool_pane"], "`c`.`n`.`pool_pane`", "rows_pool_pane")
+    assert keyed.startswith("INSERT INTO `c`.`n`.`pool_pane` /*+ OPTIONS('upsert-enabled'='true') */ (`source`, ")
+    appended = flink_insert(BY_NAME["dead_letter"], "`c`.`n`.`dead_letter`", "rows_dead_letter")
+    assert appended.startswith("INSERT INTO `c`.`n`.`dead_letter` (`source`, ")

@@ -785,6 +785,69 @@ def test_a_failover_after_the_stream_ended_still_closes_the_last_pane(jobs: None
     assert dup[0][0] == 0
 
 
+def _commit_offsets(group: str, offsets: list[tuple[str, int, int]]) -> None:
+    """Set a new consumer group's committed offsets (topic/partition, offset): where it starts."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": load_settings().kafka_bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        parts = [TopicPartition(tp.split("/")[0], int(tp.split("/")[1]), off) for tp, _, off in offsets]
+        c.commit(offsets=parts, asynchronous=False)
+    finally:
+        c.close()
+
+
+def test_a_second_job_on_a_new_group_rewrites_panes_and_doubles_nothing(jobs: None, tmp_path: Path) -> None:
+    """A simulation job on a consumer group of its own re-reads a source the first job already
+    wrote (the new group starts where the source's records begin, so the test reads no more of
+    the shared topic than that): the sinks upsert on each table's key, so every pane is replaced,
+    none added, and no total changes."""
+    topics = (GETPAGE_TOPIC, ATTRIBUTES_TOPIC)
+    before = _offsets("poolsight-simulation", topics)  # end offsets: where the source will begin
+    member = f"S{uuid.uuid4().hex[:6].upper()}"
+    _generate(member, tmp_path, duration=90)
+    truth = _truth(tmp_path / "trace.csv")
+    _generate(member, None, duration=90)
+    assert _wait_getpages(member, truth) == truth, _diagnosis()
+    panes = _query("SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[0][0]
+    objects = _query("SELECT count(*) FROM iceberg.poolsight.object_pane WHERE source = ?", (member,))[0][0]
+    assert panes > 0 and objects > 0
+    group = f"replay-{uuid.uuid4().hex[:6]}"
+    _commit_offsets(f"{group}-simulation", before)
+    r = poolsight("jobs", "cancel", "--all")
+    assert r.returncode == 0, r.stderr
+    replay_from = time.time()
+    try:
+        r = poolsight(*SUBMIT, "simulation", "--group", group, "--fresh", timeout=600)
+        assert r.returncode == 0, r.stderr
+        deadline = time.monotonic() + 300
+        # Every pane written again (emitted after the replay began), the last by the idle flush.
+        while (
+            _query(
+                "SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ? AND emitted_at >= from_unixtime(?)",
+                (member, replay_from),
+            )[0][0]
+            < panes
+        ):
+            assert time.monotonic() < deadline, "the second job never rewrote the panes: " + _diagnosis()
+            time.sleep(2)
+        assert _wait_getpages(member, truth, timeout=30) == truth, _diagnosis()
+        assert _query("SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[0][0] == panes
+        again = _query("SELECT count(*) FROM iceberg.poolsight.object_pane WHERE source = ?", (member,))[0][0]
+        assert again == objects
+        for table, key in (("pool_pane", "pool, pane_start"), ("object_pane", "pool, pane_start, object")):
+            dup = _query(
+                f"SELECT count(*) FROM (SELECT {key} FROM iceberg.poolsight.{table} WHERE source = ? "
+                f"GROUP BY {key} HAVING count(*) > 1)",
+                (member,),
+            )
+            assert dup == [[0]], (table, dup)
+    finally:
+        poolsight("jobs", "cancel", "--all", "--no-savepoint")
+        r = poolsight(*SUBMIT, timeout=600)  # the module's own group again, from its savepoint
+        assert r.returncode == 0, r.stderr
+
+
 def test_views_and_compare_agree_with_the_panes(workload: tuple[str, Path, dict[str, int]]) -> None:
     member, files, truth = workload
     assert _wait_getpages(member, truth) == truth, _diagnosis()
