@@ -218,7 +218,8 @@ def ensure_key(t_env: StreamTableEnvironment, table: Table) -> None:
     """Make the table's key its Iceberg identifier fields (required columns), which the upsert
     sink deletes on. Trino cannot set identifier fields, and Iceberg's Flink connector drops
     a Flink table's primary key, so this goes through the Iceberg API. A table without a key
-    gets none: Iceberg's Flink writer would otherwise keep one row per key and checkpoint."""
+    gets none: with identifier fields, Iceberg's Flink writer keeps only the last row per key
+    within a checkpoint even when not in upsert mode."""
     from pyflink.java_gateway import get_gateway
 
     from poolsight.infra.config import CATALOG_NAME

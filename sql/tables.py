@@ -322,7 +322,7 @@ REUSE_DISTANCE = Table(
         *KEY,
         *PANE,
         C("access", "string", "random, sequential or rid."),
-        C("distance_lo", "bigint", "Smallest LRU stack distance in the bucket (null: first reference, infinite)."),
+        C("distance_lo", "bigint", "Smallest LRU stack distance in the bucket (a power of two)."),
         C("distance_hi", "bigint", "Largest LRU stack distance in the bucket."),
         C("getpages", "double", "Getpages whose reuse distance falls in the bucket."),
     ),
@@ -405,7 +405,8 @@ IO_PANE = Table(
     ),
     "pane_start",
     ("source", "pool", "pane_start", "object"),
-    key=("source", "pool", "pane_start", "object", "direction", "io_type"),
+    # No key: a pane flushed on quiet gets another row for the same key when its events come
+    # later, and those rows add up (io_panes.py), so an upsert would lose counts.
 )
 
 GBP_STATS = Table(
@@ -420,7 +421,8 @@ GBP_STATS = Table(
     ),
     "interval_start",
     ("source", "gbp", "interval_start"),
-    key=("source", "gbp", "interval_start"),
+    # No key: LUW's member-wide exports (GBP, commits, CF waits) are rows of their own with
+    # gbp 'GBP' for the same interval, which purescale_summary adds up.
 )
 
 BACKUP_STATS = Table(
