@@ -1,6 +1,8 @@
 """What the launcher creates once a service answers: catalog role, tables, topics, namespaces.
 
-Every step is idempotent, and reads its names from poolsight.names.
+Every step is idempotent, and reads its names from poolsight.names. On external services only
+the product's own objects are created (topics, the JDBC catalog's tables, Iceberg namespaces,
+tables and views); roles and databases of an external PostgreSQL are its owner's business.
 """
 
 from __future__ import annotations
@@ -36,6 +38,13 @@ CATALOG_DDL = (
 
 
 def bootstrap_postgres(s: Settings) -> None:
+    if s.catalog_is_rest:  # the REST catalog keeps its own store
+        return
+    if "postgres" in s.external:  # the user gave the database, user and password
+        with pg_connect(s) as conn:
+            for ddl in CATALOG_DDL:
+                conn.execute(ddl)
+        return
     from psycopg import sql
 
     password = catalog_password(s)
@@ -57,11 +66,13 @@ def bootstrap_kafka(s: Settings) -> None:
 
     admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap})
     existing = set(admin.list_topics(timeout=10).topics)
+    # One broker here; an external cluster's own default.replication.factor (-1) there.
+    replication = -1 if "kafka" in s.external else 1
     wanted = [
         NewTopic(
             t.name,
             num_partitions=t.partitions,
-            replication_factor=1,
+            replication_factor=replication,
             config={"retention.ms": str(t.retention_ms), "max.message.bytes": "8388608"},
         )
         for t in TOPICS

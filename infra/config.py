@@ -1,8 +1,10 @@
-"""Launcher settings: ports, folders and Java homes.
+"""Launcher settings: ports, folders, Java homes and the address of every service.
 
 Defaults suit one machine; a `poolsight.toml` file (path in POOLSIGHT_CONFIG,
 else ./poolsight.toml, else <home>/poolsight.toml) overrides them, and POOLSIGHT_*
-environment variables override the file. Everything binds 127.0.0.1.
+environment variables override the file. Embedded services bind 127.0.0.1
+([bind].host, POOLSIGHT_BIND_HOST); a service given an address in [endpoints]
+(infra/endpoints.py) is external: nothing starts it, every client uses that address.
 
 State (downloads in `.cache/`, data, logs and run files in `var/`) lives in the
 poolsight home: POOLSIGHT_HOME if set; else the checkout the code runs from (an
@@ -18,7 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-HOST = "127.0.0.1"
+from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
+
+from .endpoints import ConfigError as ConfigError
+from .endpoints import Endpoints, bind_host, hostport, load_endpoints, url_host_port
+
+DEFAULT_BIND_HOST = "127.0.0.1"
 
 DEFAULT_PORTS: dict[str, int] = {
     "kafka": 9092,
@@ -31,10 +38,6 @@ DEFAULT_PORTS: dict[str, int] = {
     "trino": 8080,
     "dashboard": 8070,
 }
-
-
-class ConfigError(Exception):
-    """A setting that cannot be used, with the name of the setting."""
 
 
 @dataclass(frozen=True)
@@ -51,30 +54,68 @@ class Settings:
     flink_taskmanager_memory: str = "4096m"
     flink_jobmanager_memory: str = "1024m"
     flink_slots: int = 2
+    bind_host: str = DEFAULT_BIND_HOST  # every embedded service listens on and advertises this
+    endpoints: Endpoints = field(default_factory=Endpoints)
+
+    @property
+    def external(self) -> frozenset[str]:
+        """The services (infra/services.py names) configured as external: never started here."""
+        return self.endpoints.external()
+
+    def _embedded(self, port: str) -> str:
+        return hostport(self.bind_host, self.ports[port])
 
     @property
     def kafka_bootstrap(self) -> str:
-        return f"{HOST}:{self.ports['kafka']}"
+        return ",".join(self.endpoints.kafka) or self._embedded("kafka")
 
     @property
     def registry_url(self) -> str:
-        return f"http://{HOST}:{self.ports['registry']}/apis/ccompat/v7"
+        return self.endpoints.registry or f"http://{self._embedded('registry')}/apis/ccompat/v7"
 
     @property
     def flink_rest_url(self) -> str:
-        return f"http://{HOST}:{self.ports['flink_rest']}"
+        return self.endpoints.flink_rest or f"http://{self._embedded('flink_rest')}"
+
+    @property
+    def flink_rest_address(self) -> tuple[str, int]:
+        """(rest.address, rest.port) for PyFlink clients."""
+        return url_host_port(self.flink_rest_url)
 
     @property
     def trino_url(self) -> str:
-        return f"http://{HOST}:{self.ports['trino']}"
+        return self.endpoints.trino or f"http://{self._embedded('trino')}"
+
+    @property
+    def trino_user(self) -> str:
+        """Who the product's own statements run as on Trino (bootstrap, jobs' checks, maintain,
+        compare, the evaluators' writes); the dashboards read as TRINO_READER_USER."""
+        return self.endpoints.trino_user or TRINO_WRITER_USER
 
     @property
     def dashboard_url(self) -> str:
-        return f"http://{HOST}:{self.ports['dashboard']}"
+        return f"http://{self._embedded('dashboard')}"
+
+    @property
+    def catalog_is_rest(self) -> bool:
+        """True for an Iceberg REST catalog, False for the JDBC catalog in PostgreSQL."""
+        return self.endpoints.catalog_is_rest
+
+    @property
+    def catalog_uri(self) -> str:
+        """The Iceberg catalog as the engines address it: a JDBC URL or a REST catalog's URI."""
+        return self.endpoints.catalog or self.postgres_jdbc_url
 
     @property
     def postgres_jdbc_url(self) -> str:
-        return f"jdbc:postgresql://{HOST}:{self.ports['postgres']}/{CATALOG_DATABASE}"
+        """The JDBC catalog's database (meaningful unless the catalog is a REST catalog)."""
+        if self.endpoints.catalog and not self.catalog_is_rest:
+            return self.endpoints.catalog
+        return f"jdbc:postgresql://{self._embedded('postgres')}/{CATALOG_DATABASE}"
+
+    @property
+    def catalog_user(self) -> str:
+        return self.endpoints.catalog_user or CATALOG_ROLE
 
 
 # The Iceberg JDBC catalog: one name shared by Flink, Trino and Python.
@@ -168,6 +209,11 @@ def load_settings() -> Settings:
     if warehouse.startswith("s3://") and "endpoint" not in s3:
         raise ConfigError("an s3:// warehouse needs POOLSIGHT_S3_ENDPOINT or [s3].endpoint")
     mem = conf.get("memory", {})
+    bind = os.environ.get("POOLSIGHT_BIND_HOST") or conf.get("bind", {}).get("host") or DEFAULT_BIND_HOST
+    try:
+        bind = bind_host(str(bind))
+    except ConfigError as exc:
+        raise ConfigError(f"POOLSIGHT_BIND_HOST / [bind].host: {exc}") from None
     return Settings(
         home=root,
         cache_dir=folder("cache", root / ".cache"),
@@ -181,4 +227,6 @@ def load_settings() -> Settings:
         flink_taskmanager_memory=os.environ.get(
             "POOLSIGHT_FLINK_TM_MEMORY", mem.get("flink_taskmanager", Settings.flink_taskmanager_memory)
         ),
+        bind_host=bind,
+        endpoints=load_endpoints(conf.get("endpoints", {}), reader_user=TRINO_READER_USER),
     )

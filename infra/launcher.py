@@ -2,9 +2,11 @@
 
 `up` installs what is missing, starts what is not running in dependency
 order, waits for each service's real health check and creates the shared
-topics, catalog tables and namespaces. When a start fails it stops whatever
-this call started, so nothing half-started is left behind. `down` stops only
-processes whose PID files it wrote.
+topics, catalog tables and namespaces. A service configured as external
+(infra/endpoints.py) is neither installed nor started: `up` waits for it at its
+address and creates the product's own objects there. When a start fails it stops
+whatever this call started, so nothing half-started is left behind. `down` stops
+only processes whose PID files it wrote, so never an external service.
 """
 
 from __future__ import annotations
@@ -20,7 +22,18 @@ from pathlib import Path
 from .bootstrap import BOOTSTRAP
 from .config import Settings
 from .install import install_all
-from .process import alive, clean_leftovers, log_tail, port_in_use, port_owner, read_started, rss_bytes, spawn, stop
+from .process import (
+    alive,
+    can_bind,
+    clean_leftovers,
+    log_tail,
+    port_in_use,
+    port_owner,
+    read_started,
+    rss_bytes,
+    spawn,
+    stop,
+)
 from .services import SERVICES, Service, Unhealthy
 
 
@@ -33,10 +46,11 @@ class ServiceStatus:
     name: str
     address: str
     pid: int | None
-    state: str  # healthy | unhealthy | stopped | foreign
+    state: str  # healthy | unhealthy | stopped | foreign (external ones: healthy | unhealthy)
     detail: str
     rss_mb: float
     log: str
+    kind: str = "embedded"  # embedded (run by this launcher) | external (configured address)
 
 
 def log_path(s: Settings, name: str) -> Path:
@@ -58,8 +72,9 @@ def _say(msg: str) -> None:
 def _wait_healthy(s: Settings, svc: Service, *, started_pid_check: bool) -> str:
     deadline = time.monotonic() + svc.start_timeout
     last = "no answer yet"
+    external = svc.name in s.external
     while time.monotonic() < deadline:
-        if started_pid_check and not alive(read_started(s.run_dir, svc.name)):
+        if started_pid_check and not external and not alive(read_started(s.run_dir, svc.name)):
             raise LaunchError(
                 f"{svc.name} exited during start-up. Last lines of {log_path(s, svc.name)}:\n"
                 f"{log_tail(log_path(s, svc.name))}"
@@ -69,15 +84,30 @@ def _wait_healthy(s: Settings, svc: Service, *, started_pid_check: bool) -> str:
         except Unhealthy as exc:
             last = str(exc)
         time.sleep(1.0)
+    if external:
+        raise LaunchError(
+            f"external {svc.name} at {svc.address(s)} did not answer within {svc.start_timeout:.0f} s ({last})"
+        )
     raise LaunchError(
         f"{svc.name} did not become healthy within {svc.start_timeout:.0f} s ({last}). "
         f"Last lines of {log_path(s, svc.name)}:\n{log_tail(log_path(s, svc.name))}"
     )
 
 
-def up(s: Settings, names: list[str] | None = None) -> list[ServiceStatus]:
-    """Start every service (or the named ones and what they depend on) and wait for health."""
+def embedded_services(s: Settings, names: list[str] | None = None) -> list[Service]:
+    """What `up` starts: the named services (all if none) and their dependencies, in start order,
+    without those configured as external (it waits for those instead)."""
     wanted = _with_dependencies(names)
+    return [svc for svc in SERVICES if svc.name in wanted and svc.name not in s.external]
+
+
+def up(s: Settings, names: list[str] | None = None) -> list[ServiceStatus]:
+    """Start every service (or the named ones and what they depend on) and wait for health;
+    external ones are waited for at their configured address, never started."""
+    wanted = _with_dependencies(names)
+    embedded = {svc.name for svc in embedded_services(s, names)}
+    if embedded and not can_bind(s.bind_host):
+        raise LaunchError(f"bind host {s.bind_host} (POOLSIGHT_BIND_HOST / [bind].host) is no address of this machine")
     with _locked(s):
         inst = install_all(s)
         started_now: list[str] = []
@@ -86,7 +116,10 @@ def up(s: Settings, names: list[str] | None = None) -> list[ServiceStatus]:
                 if svc.name not in wanted:
                     continue
                 t0 = time.monotonic()
-                if alive(read_started(s.run_dir, svc.name)):
+                if svc.name not in embedded:
+                    detail = _wait_healthy(s, svc, started_pid_check=False)
+                    _say(f"{svc.name:18} external at {svc.address(s)}: {detail}")
+                elif alive(read_started(s.run_dir, svc.name)):
                     detail = _wait_healthy(s, svc, started_pid_check=True)
                     _say(f"{svc.name:18} already running: {detail}")
                 else:
@@ -95,9 +128,9 @@ def up(s: Settings, names: list[str] | None = None) -> list[ServiceStatus]:
                         _say(f"{svc.name:18} had died; stopped what it left running: PIDs {left}")
                     for key in svc.ports:
                         port = s.ports[key]
-                        if port_in_use(port):
+                        if port_in_use(port, s.bind_host):
                             raise LaunchError(
-                                f"cannot start {svc.name}: port {port} ({key}) on 127.0.0.1 is taken "
+                                f"cannot start {svc.name}: port {port} ({key}) on {s.bind_host} is taken "
                                 f"by {port_owner(port)}. Stop it, or choose another port with "
                                 f"POOLSIGHT_{key.upper()}_PORT."
                             )
@@ -149,7 +182,9 @@ def _with_dependencies(names: list[str] | None) -> set[str]:
 
 
 def down(s: Settings) -> list[str]:
-    """Stop, in reverse order, every service this launcher started; return their names."""
+    """Stop, in reverse order, every service this launcher started; return their names. Only
+    processes with our PID files are stopped: an external service is never touched (an embedded
+    one left from before it was configured external is ours, and stopped)."""
     stopped = []
     with _locked(s):
         for svc in reversed(SERVICES):
@@ -169,6 +204,22 @@ def status(s: Settings) -> list[ServiceStatus]:
             healthy = True
         except Unhealthy as exc:
             detail, healthy = str(exc), False
+        if svc.name in s.external:
+            if running and started:
+                detail += f"; an embedded {svc.name} started earlier still runs (PID {started.pid}): `down` stops it"
+            out.append(
+                ServiceStatus(
+                    name=svc.name,
+                    address=svc.address(s),
+                    pid=None,
+                    state="healthy" if healthy else "unhealthy",
+                    detail=detail,
+                    rss_mb=0.0,
+                    log="",
+                    kind="external",
+                )
+            )
+            continue
         if running:
             state = "healthy" if healthy else "unhealthy"
         else:
@@ -196,7 +247,10 @@ def status_dicts(rows: list[ServiceStatus]) -> list[dict[str, object]]:
 
 
 def format_status(rows: list[ServiceStatus]) -> str:
-    lines = [f"{'SERVICE':18} {'STATE':10} {'ADDRESS':16} {'PID':>7} {'RSS MB':>7}  DETAIL"]
+    width = max([16, *(len(r.address) for r in rows)])
+    lines = [f"{'SERVICE':18} {'KIND':8} {'STATE':10} {'ADDRESS':{width}} {'PID':>7} {'RSS MB':>7}  DETAIL"]
     for r in rows:
-        lines.append(f"{r.name:18} {r.state:10} {r.address:16} {r.pid or '-':>7} {r.rss_mb:7.0f}  {r.detail}")
+        lines.append(
+            f"{r.name:18} {r.kind:8} {r.state:10} {r.address:{width}} {r.pid or '-':>7} {r.rss_mb:7.0f}  {r.detail}"
+        )
     return "\n".join(lines)

@@ -17,8 +17,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import HOST
-
 
 @dataclass(frozen=True)
 class Started:
@@ -177,14 +175,27 @@ def _reap(pid: int) -> None:
         pass
 
 
-def port_in_use(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+def port_in_use(port: int, host: str) -> bool:
+    """Whether port is taken on host (the address the service would bind)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind((HOST, port))
+            sock.bind((host, port))
         except OSError as exc:
             return exc.errno == errno.EADDRINUSE
     return False
+
+
+def can_bind(host: str) -> bool:
+    """Whether host is an address of this machine (the embedded services bind it)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, 0))
+        except OSError:
+            return False
+    return True
 
 
 def port_owner(port: int) -> str:

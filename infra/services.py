@@ -1,7 +1,9 @@
 """The services of the stack: how each is configured, started and health-checked.
 
 Each service writes its configuration under run_dir/<name>, keeps its data
-under data_dir/<name>, logs to log_dir/<name>.log and binds 127.0.0.1 only.
+under data_dir/<name>, logs to log_dir/<name>.log and binds the bind host only
+(127.0.0.1 unless configured). A service configured as external (infra/endpoints.py)
+is never prepared here; its health check asks the configured address.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from poolsight.names import NAMESPACE, PROBE_TABLE, TRINO_CATALOG, TRINO_READER_USER, TRINO_WRITER_USER
+from poolsight.names import NAMESPACE, PROBE_TABLE, TRINO_CATALOG, TRINO_READER_USER
 
-from .config import CATALOG_DATABASE, CATALOG_NAME, CATALOG_ROLE, HOST, Settings
+from .config import CATALOG_NAME, ConfigError, Settings
+from .endpoints import external_catalog_password, hostport, jdbc_target, url_host_port
 from .install import Installed
 from .java import find_java
 from .versions import pins
@@ -52,11 +55,14 @@ class Service:
     start_timeout: float
     prepare: Callable[[Settings, Installed], Launch]
     health: Callable[[Settings], str]  # returns a short description; raises Unhealthy
+    endpoint: Callable[[Settings], str] | None = None  # its address when external; None: always embedded
 
     def address(self, s: Settings) -> str:
+        if self.endpoint is not None and self.name in s.external:
+            return self.endpoint(s)
         if not self.ports:  # e.g. the TaskManager: ephemeral ports, found through its JobManager
-            return HOST
-        return f"{HOST}:{s.ports[self.ports[0]]}"
+            return s.bind_host
+        return hostport(s.bind_host, s.ports[self.ports[0]])
 
 
 def _base_env(java_home: Path | None = None) -> dict[str, str]:
@@ -80,13 +86,22 @@ def _fresh_dir(path: Path) -> Path:
     return path
 
 
+def _need(path: Path | None, service: str) -> Path:
+    if path is None:  # install_all skips what is configured as external
+        raise Unhealthy(f"{service} is configured as external: it was not installed here")
+    return path
+
+
 # ---------------------------------------------------------------- PostgreSQL
 
 PG_USER = "postgres"
 
 
 def catalog_password(s: Settings) -> str:
-    """The catalog role's password: generated on first use, kept 0600 in the data folder."""
+    """The catalog user's password. An external catalog's comes from the environment or a file
+    (infra/endpoints.py); the embedded role's is generated on first use, kept 0600 in the data folder."""
+    if "postgres" in s.external:
+        return external_catalog_password(s.endpoints)
     path = s.data_dir / "secrets" / "catalog-password"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -118,6 +133,7 @@ def _chown(path: Path, user: str | None) -> None:
 
 
 def prepare_postgres(s: Settings, inst: Installed) -> Launch:
+    pg_bin = _need(inst.postgres_bin, "postgres")
     user = _pg_runas()
     data = s.data_dir / "postgres"
     sock = _fresh_dir(pg_socket_dir(s))
@@ -129,7 +145,7 @@ def prepare_postgres(s: Settings, inst: Installed) -> Launch:
         data.chmod(0o700)
         # Local socket: trust (the socket folder is 0700); TCP: passwords only.
         cmd = [
-            str(inst.postgres_bin / "initdb"),
+            str(pg_bin / "initdb"),
             "-D",
             str(data),
             "-U",
@@ -145,11 +161,11 @@ def prepare_postgres(s: Settings, inst: Installed) -> Launch:
             raise Unhealthy(f"initdb failed: {proc.stderr.strip()}")
     return Launch(
         command=[
-            str(inst.postgres_bin / "postgres"),
+            str(pg_bin / "postgres"),
             "-D",
             str(data),
             "-c",
-            f"listen_addresses={HOST}",
+            f"listen_addresses={s.bind_host}",
             "-p",
             str(s.ports["postgres"]),
             "-c",
@@ -175,63 +191,81 @@ def pg_connect(s: Settings, *, superuser: bool = False, dbname: str | None = Non
             autocommit=True,
             connect_timeout=5,
         )
+    # The JDBC catalog's database, embedded or external (libpq takes JDBC's sslmode as it is).
+    target = jdbc_target(s.postgres_jdbc_url)
+    tls: dict[str, Any] = {"sslmode": target.params["sslmode"]} if "sslmode" in target.params else {}
     return psycopg.connect(
-        host=HOST,
-        port=s.ports["postgres"],
-        user=CATALOG_ROLE,
+        host=target.host,
+        port=target.port,
+        user=s.catalog_user,
         password=catalog_password(s),
-        dbname=dbname or CATALOG_DATABASE,
+        dbname=dbname or target.database,
         autocommit=True,
         connect_timeout=5,
+        **tls,
     )
 
 
 def health_postgres(s: Settings) -> str:
     import psycopg
 
+    if s.catalog_is_rest:  # the catalog is an Iceberg REST service: no PostgreSQL at all
+        _http_get(f"{s.catalog_uri}/v1/config")
+        return "Iceberg REST catalog answers /v1/config"
+    external = "postgres" in s.external
     try:
-        with pg_connect(s, superuser=True) as conn:
+        with pg_connect(s, superuser=not external) as conn:
             version = conn.execute("SHOW server_version").fetchone()
     except psycopg.Error as exc:
         raise Unhealthy(f"PostgreSQL connection: {str(exc).strip()}") from exc
-    return f"PostgreSQL {version[0] if version else '?'}"
+    except ConfigError as exc:  # an external catalog without its password
+        raise Unhealthy(str(exc)) from exc
+    return f"PostgreSQL {version[0] if version else '?'}" + (f" as {s.catalog_user}" if external else "")
+
+
+def catalog_endpoint(s: Settings) -> str:
+    """The catalog's address for `status`: its URI without the JDBC parameters."""
+    return s.catalog_uri.split("?")[0]
 
 
 # ---------------------------------------------------------------- Kafka
+
+
+def kafka_server_properties(s: Settings) -> str:
+    """The embedded broker's server.properties (KRaft, one node, listening on the bind host)."""
+    broker, controller = hostport(s.bind_host, s.ports["kafka"]), hostport(s.bind_host, s.ports["kafka_controller"])
+    return "\n".join(
+        [
+            "process.roles=broker,controller",
+            "node.id=1",
+            f"controller.quorum.voters=1@{controller}",
+            f"listeners=PLAINTEXT://{broker},CONTROLLER://{controller}",
+            f"advertised.listeners=PLAINTEXT://{broker}",
+            "controller.listener.names=CONTROLLER",
+            "inter.broker.listener.name=PLAINTEXT",
+            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            f"log.dirs={s.data_dir / 'kafka'}",
+            "num.partitions=4",
+            "offsets.topic.replication.factor=1",
+            "transaction.state.log.replication.factor=1",
+            "transaction.state.log.min.isr=1",
+            "share.coordinator.state.topic.replication.factor=1",
+            "share.coordinator.state.topic.min.isr=1",
+            "group.initial.rebalance.delay.ms=0",
+            "auto.create.topics.enable=false",
+            "message.max.bytes=8388608",
+            "",
+        ]
+    )
 
 
 def prepare_kafka(s: Settings, inst: Installed) -> Launch:
     java = find_java(exact=int(pins()["java"]["flink"]), purpose="Kafka")
     conf = _fresh_dir(s.run_dir / "kafka")
     logs = s.data_dir / "kafka"
-    k, c = s.ports["kafka"], s.ports["kafka_controller"]
     props = conf / "server.properties"
-    props.write_text(
-        "\n".join(
-            [
-                "process.roles=broker,controller",
-                "node.id=1",
-                f"controller.quorum.voters=1@{HOST}:{c}",
-                f"listeners=PLAINTEXT://{HOST}:{k},CONTROLLER://{HOST}:{c}",
-                f"advertised.listeners=PLAINTEXT://{HOST}:{k}",
-                "controller.listener.names=CONTROLLER",
-                "inter.broker.listener.name=PLAINTEXT",
-                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-                f"log.dirs={logs}",
-                "num.partitions=4",
-                "offsets.topic.replication.factor=1",
-                "transaction.state.log.replication.factor=1",
-                "transaction.state.log.min.isr=1",
-                "share.coordinator.state.topic.replication.factor=1",
-                "share.coordinator.state.topic.min.isr=1",
-                "group.initial.rebalance.delay.ms=0",
-                "auto.create.topics.enable=false",
-                "message.max.bytes=8388608",
-                "",
-            ]
-        )
-    )
-    classpath = f"{inst.kafka_lib}/*"
+    props.write_text(kafka_server_properties(s))
+    classpath = f"{_need(inst.kafka_lib, 'kafka')}/*"
     env = _base_env(java.home)
     if not (logs / "meta.properties").exists():
         logs.mkdir(parents=True, exist_ok=True)
@@ -291,28 +325,29 @@ def health_kafka(s: Settings) -> str:
 # ---------------------------------------------------------------- Apicurio registry
 
 
+def registry_options(s: Settings) -> list[str]:
+    """The embedded registry's system properties: on the bind host, stored in (any) Kafka."""
+    return [
+        f"-Dquarkus.http.host={s.bind_host}",
+        f"-Dquarkus.http.port={s.ports['registry']}",
+        # The management interface is enabled at build time; keep it on the bind host.
+        f"-Dquarkus.management.host={s.bind_host}",
+        f"-Dquarkus.management.port={s.ports['registry_management']}",
+        "-Dquarkus.log.console.color=false",
+        "-Dapicurio.storage.kind=kafkasql",
+        f"-Dapicurio.kafkasql.bootstrap.servers={s.kafka_bootstrap}",
+        "-Dapicurio.ccompat.legacy-id-mode.enabled=true",
+        "-Dapicurio.rest.deletion.artifact.enabled=true",
+    ]
+
+
 def prepare_registry(s: Settings, inst: Installed) -> Launch:
     java = find_java(minimum=int(pins()["java"]["registry_min"]), purpose="Apicurio Registry")
+    home = _need(inst.registry_home, "registry")
     return Launch(
-        command=[
-            java.java,
-            "-Xms128m",
-            "-Xmx512m",
-            f"-Dquarkus.http.host={HOST}",
-            f"-Dquarkus.http.port={s.ports['registry']}",
-            # The management interface is enabled at build time; keep it on loopback.
-            f"-Dquarkus.management.host={HOST}",
-            f"-Dquarkus.management.port={s.ports['registry_management']}",
-            "-Dquarkus.log.console.color=false",
-            "-Dapicurio.storage.kind=kafkasql",
-            f"-Dapicurio.kafkasql.bootstrap.servers={s.kafka_bootstrap}",
-            "-Dapicurio.ccompat.legacy-id-mode.enabled=true",
-            "-Dapicurio.rest.deletion.artifact.enabled=true",
-            "-jar",
-            str(inst.registry_home / "quarkus-run.jar"),
-        ],
+        command=[java.java, "-Xms128m", "-Xmx512m", *registry_options(s), "-jar", str(home / "quarkus-run.jar")],
         env=_base_env(java.home),
-        cwd=inst.registry_home,
+        cwd=home,
     )
 
 
@@ -332,10 +367,13 @@ def flink_env(s: Settings, flink_home: Path, flink_lib: Path) -> dict[str, str]:
     """Environment for Flink processes and PyFlink clients (same jars, same config)."""
     java = find_java(exact=int(pins()["java"]["flink"]), purpose="Flink")
     env = _base_env(java.home)
+    conf = s.run_dir / "flink" / "conf"
+    if not (conf / "config.yaml").exists():  # Flink is external: the clients still read a config folder
+        write_flink_conf(s)
     env.update(
         FLINK_HOME=str(flink_home),
         FLINK_LIB_DIR=str(flink_lib),
-        FLINK_CONF_DIR=str(s.run_dir / "flink" / "conf"),
+        FLINK_CONF_DIR=str(conf),
         FLINK_LOG_DIR=str(s.log_dir),
         FLINK_PID_DIR=str(s.run_dir / "flink"),
     )
@@ -376,19 +414,18 @@ FLINK_MODULE_OPENS = tuple(
 )
 
 
-def write_flink_conf(s: Settings) -> Path:
-    import sys
-
-    conf = _fresh_dir(s.run_dir / "flink" / "conf")
+def flink_conf_entries(s: Settings) -> dict[str, object]:
+    """config.yaml of the embedded cluster, and of every PyFlink client (whose REST address is
+    the configured one: the embedded JobManager's, or an external cluster's)."""
     state = s.data_dir / "flink"
-    tmp = _fresh_dir(state / "tmp")
-    entries = {
-        "jobmanager.rpc.address": HOST,
+    rest_host, rest_port = s.flink_rest_address
+    return {
+        "jobmanager.rpc.address": s.bind_host,
         "jobmanager.rpc.port": s.ports["flink_rpc"],
-        "jobmanager.bind-host": HOST,
+        "jobmanager.bind-host": s.bind_host,
         "jobmanager.memory.process.size": s.flink_jobmanager_memory,
-        "taskmanager.host": HOST,
-        "taskmanager.bind-host": HOST,
+        "taskmanager.host": s.bind_host,
+        "taskmanager.bind-host": s.bind_host,
         "taskmanager.numberOfTaskSlots": s.flink_slots,
         "taskmanager.memory.process.size": s.flink_taskmanager_memory,
         # PyFlink's gRPC channel to the Python worker (records, keyed state) allocates direct
@@ -397,12 +434,12 @@ def write_flink_conf(s: Settings) -> Path:
         "taskmanager.memory.task.off-heap.size": "768m",
         # A checkpoint that cannot finish fails in time (3 tolerated, then the job restarts).
         "execution.checkpointing.timeout": "3 min",
-        "rest.address": HOST,
-        "rest.bind-address": HOST,
-        "rest.port": s.ports["flink_rest"],
+        "rest.address": rest_host,
+        "rest.bind-address": s.bind_host,
+        "rest.port": rest_port,
         "blob.server.port": 0,
         "parallelism.default": 1,
-        "io.tmp.dirs": str(tmp),
+        "io.tmp.dirs": str(state / "tmp"),
         # Keyed state off the heap, checkpoints incremental: a tracker's snapshot is tens of MB,
         # and on the heap (819 MB here) twenty of them left the JVM in GC with the job stalled,
         # each checkpoint a full 580 MB copy every 2 s. RocksDB writes only what changed.
@@ -420,6 +457,12 @@ def write_flink_conf(s: Settings) -> Path:
         # DataStream translation reflects into java.util.
         "env.java.opts.all": " ".join((*FLINK_MODULE_OPENS, "-XX:+UseG1GC", "-Djava.awt.headless=true")),
     }
+
+
+def write_flink_conf(s: Settings) -> Path:
+    conf = _fresh_dir(s.run_dir / "flink" / "conf")
+    entries = flink_conf_entries(s)
+    _fresh_dir(Path(str(entries["io.tmp.dirs"])))
     (conf / "config.yaml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in entries.items()))
     for name in ("log4j-console.properties", "log4j.properties", "log4j-cli.properties"):
         shutil.copyfile(CONF_DIR / "flink-log4j.properties", conf / name)
@@ -469,17 +512,27 @@ def health_flink_taskmanager(s: Settings) -> str:
 
 
 def trino_catalog_properties(s: Settings) -> str:
-    lines = [
-        "connector.name=iceberg",
-        "iceberg.catalog.type=jdbc",
-        f"iceberg.jdbc-catalog.catalog-name={CATALOG_NAME}",
-        "iceberg.jdbc-catalog.driver-class=org.postgresql.Driver",
-        f"iceberg.jdbc-catalog.connection-url={s.postgres_jdbc_url}",
-        f"iceberg.jdbc-catalog.connection-user={CATALOG_ROLE}",
-        # Resolved by Trino from its environment: the secret never sits in a file here.
-        "iceberg.jdbc-catalog.connection-password=${ENV:POOLSIGHT_CATALOG_PASSWORD}",
-        f"iceberg.jdbc-catalog.default-warehouse-dir={s.warehouse}",
-    ]
+    """The embedded Trino's `iceberg` catalog: the JDBC catalog (embedded or external PostgreSQL)
+    or an Iceberg REST catalog, over the configured warehouse."""
+    if s.catalog_is_rest:
+        lines = [
+            "connector.name=iceberg",
+            "iceberg.catalog.type=rest",
+            f"iceberg.rest-catalog.uri={s.catalog_uri}",
+            f"iceberg.rest-catalog.warehouse={s.warehouse}",
+        ]
+    else:
+        lines = [
+            "connector.name=iceberg",
+            "iceberg.catalog.type=jdbc",
+            f"iceberg.jdbc-catalog.catalog-name={CATALOG_NAME}",
+            "iceberg.jdbc-catalog.driver-class=org.postgresql.Driver",
+            f"iceberg.jdbc-catalog.connection-url={s.postgres_jdbc_url}",
+            f"iceberg.jdbc-catalog.connection-user={s.catalog_user}",
+            # Resolved by Trino from its environment: the secret never sits in a file here.
+            "iceberg.jdbc-catalog.connection-password=${ENV:POOLSIGHT_CATALOG_PASSWORD}",
+            f"iceberg.jdbc-catalog.default-warehouse-dir={s.warehouse}",
+        ]
     if s.warehouse.startswith("s3://"):
         lines += [
             "fs.native-s3.enabled=true",
@@ -521,38 +574,43 @@ def trino_access_rules() -> dict[str, object]:
     }
 
 
+def trino_config_properties(s: Settings, trino_home: Path, etc: Path) -> str:
+    """The embedded Trino's config.properties: one node, coordinator and worker, on the bind host."""
+    port = s.ports["trino"]
+    return "\n".join(
+        [
+            "coordinator=true",
+            "node-scheduler.include-coordinator=true",
+            f"http-server.http.port={port}",
+            f"discovery.uri=http://{hostport(s.bind_host, port)}",
+            f"plugin.dir={trino_home / 'plugin'}",
+            f"catalog.config-dir={etc / 'catalog'}",
+            "query.max-memory=1GB",
+            "query.max-memory-per-node=1GB",
+            f"access-control.config-files={etc / 'access-control.properties'}",
+            "",
+        ]
+    )
+
+
 def prepare_trino(s: Settings, inst: Installed) -> Launch:
     java = find_java(minimum=int(pins()["java"]["trino_min"]), purpose="Trino")
+    trino_home = _need(inst.trino_home, "trino")
     etc = _fresh_dir(s.run_dir / "trino" / "etc")
     catalogs = _fresh_dir(etc / "catalog")
     data = _fresh_dir(s.data_dir / "trino")
     node_id_file = data / "node-id"
     if not node_id_file.exists():
         node_id_file.write_text(str(uuid.uuid4()))
-    port = s.ports["trino"]
-    (etc / "config.properties").write_text(
-        "\n".join(
-            [
-                "coordinator=true",
-                "node-scheduler.include-coordinator=true",
-                f"http-server.http.port={port}",
-                f"discovery.uri=http://{HOST}:{port}",
-                f"plugin.dir={inst.trino_home / 'plugin'}",
-                f"catalog.config-dir={catalogs}",
-                "query.max-memory=1GB",
-                "query.max-memory-per-node=1GB",
-                f"access-control.config-files={etc / 'access-control.properties'}",
-                "",
-            ]
-        )
-    )
+    (etc / "config.properties").write_text(trino_config_properties(s, trino_home, etc))
     (catalogs / "iceberg.properties").write_text(trino_catalog_properties(s))
     (etc / "rules.json").write_text(json.dumps(trino_access_rules(), indent=2) + "\n")
     (etc / "access-control.properties").write_text(
         f"access-control.name=file\nsecurity.config-file={etc / 'rules.json'}\n"
     )
     env = _base_env(java.home)
-    env["POOLSIGHT_CATALOG_PASSWORD"] = catalog_password(s)
+    if not s.catalog_is_rest:
+        env["POOLSIGHT_CATALOG_PASSWORD"] = catalog_password(s)
     jvm = [
         ln.strip()
         for ln in (CONF_DIR / "trino-jvm.config").read_text().splitlines()
@@ -566,12 +624,12 @@ def prepare_trino(s: Settings, inst: Installed) -> Launch:
             "-Dnode.environment=poolsight",
             f"-Dnode.id={node_id_file.read_text().strip()}",
             f"-Dnode.data-dir={data}",
-            f"-Dnode.bind-ip={HOST}",
-            f"-Dnode.internal-address={HOST}",
+            f"-Dnode.bind-ip={s.bind_host}",
+            f"-Dnode.internal-address={s.bind_host}",
             f"-Dconfig={etc / 'config.properties'}",
             f"-Dlog.levels-file={CONF_DIR / 'trino-log.properties'}",
             "-cp",
-            f"{inst.trino_home / 'lib'}/*",
+            f"{trino_home / 'lib'}/*",
             "io.trino.server.TrinoServer",
         ],
         env=env,
@@ -579,13 +637,16 @@ def prepare_trino(s: Settings, inst: Installed) -> Launch:
     )
 
 
-def trino_connection(s: Settings, *, schema: str | None = None, user: str = TRINO_WRITER_USER):  # type: ignore[no-untyped-def]
+def trino_connection(s: Settings, *, schema: str | None = None, user: str | None = None):  # type: ignore[no-untyped-def]
+    """A DB-API connection to the configured Trino as `user` (default: s.trino_user, the writer)."""
     import trino
 
+    host, port = url_host_port(s.trino_url)
     return trino.dbapi.connect(  # type: ignore[no-untyped-call]
-        host=HOST,
-        port=s.ports["trino"],
-        user=user,
+        host=host,
+        port=port,
+        http_scheme=s.trino_url.split("://")[0],
+        user=user or s.trino_user,
         catalog="iceberg",
         schema=schema,
         request_timeout=30,
@@ -593,9 +654,10 @@ def trino_connection(s: Settings, *, schema: str | None = None, user: str = TRIN
 
 
 def trino_rows(
-    s: Settings, sql: str, params: tuple[Any, ...] = (), *, user: str = TRINO_WRITER_USER
+    s: Settings, sql: str, params: tuple[Any, ...] = (), *, user: str | None = None
 ) -> tuple[list[tuple[str, str]], list[list[Any]]]:
-    """Run one parameterised statement on Trino as `user`: ((name, Trino type) per column, rows)."""
+    """Run one parameterised statement on Trino as `user` (default: the writer, s.trino_user):
+    ((name, Trino type) per column, rows)."""
     with trino_connection(s, user=user) as conn:
         cur = conn.cursor()
         cur.execute(sql, params)
@@ -697,7 +759,7 @@ def _python_launch(s: Settings, module: str, *args: str) -> Launch:
 
 
 def prepare_dashboard(s: Settings, inst: Installed) -> Launch:
-    return _python_launch(s, "poolsight.dashboards.server", "--host", HOST, "--port", str(s.ports["dashboard"]))
+    return _python_launch(s, "poolsight.dashboards.server", "--host", s.bind_host, "--port", str(s.ports["dashboard"]))
 
 
 def health_dashboard(s: Settings) -> str:
@@ -736,10 +798,34 @@ def health_advice(s: Settings) -> str:
     )
 
 
+def _kafka_endpoint(s: Settings) -> str:
+    return s.kafka_bootstrap
+
+
+def _registry_endpoint(s: Settings) -> str:
+    return s.registry_url
+
+
+def _flink_endpoint(s: Settings) -> str:
+    return s.flink_rest_url
+
+
+def _trino_endpoint(s: Settings) -> str:
+    return s.trino_url
+
+
 SERVICES: tuple[Service, ...] = (
-    Service("postgres", ("postgres",), (), 60, prepare_postgres, health_postgres),
-    Service("kafka", ("kafka", "kafka_controller"), (), 90, prepare_kafka, health_kafka),
-    Service("registry", ("registry", "registry_management"), ("kafka",), 180, prepare_registry, health_registry),
+    Service("postgres", ("postgres",), (), 60, prepare_postgres, health_postgres, catalog_endpoint),
+    Service("kafka", ("kafka", "kafka_controller"), (), 90, prepare_kafka, health_kafka, _kafka_endpoint),
+    Service(
+        "registry",
+        ("registry", "registry_management"),
+        ("kafka",),
+        180,
+        prepare_registry,
+        health_registry,
+        _registry_endpoint,
+    ),
     Service(
         "flink-jobmanager",
         ("flink_rest", "flink_rpc"),
@@ -747,9 +833,18 @@ SERVICES: tuple[Service, ...] = (
         120,
         prepare_flink_jobmanager,
         health_flink_jobmanager,
+        _flink_endpoint,
     ),
-    Service("flink-taskmanager", (), ("flink-jobmanager",), 120, prepare_flink_taskmanager, health_flink_taskmanager),
-    Service("trino", ("trino",), ("postgres",), 180, prepare_trino, health_trino),
+    Service(
+        "flink-taskmanager",
+        (),
+        ("flink-jobmanager",),
+        120,
+        prepare_flink_taskmanager,
+        health_flink_taskmanager,
+        _flink_endpoint,
+    ),
+    Service("trino", ("trino",), ("postgres",), 180, prepare_trino, health_trino, _trino_endpoint),
     Service("dashboard", ("dashboard",), ("trino",), 60, prepare_dashboard, health_dashboard),
     Service("alerts", (), ("trino",), 90, prepare_alerts, health_alerts),
     Service("advice", (), ("trino",), 90, prepare_advice, health_advice),

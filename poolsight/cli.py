@@ -18,7 +18,7 @@ from poolsight.infra.launcher import LaunchError, down, format_status, status, s
 def _cmd_install(args: argparse.Namespace) -> int:
     inst = install_all(load_settings())
     for key, value in vars(inst).items():
-        print(f"{key:14} {value}")
+        print(f"{key:14} {value or 'external: not installed'}")
     return 0
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from poolsight.infra.config import DEFAULT_PORTS, HOST, load_settings
+from poolsight.infra.config import DEFAULT_BIND_HOST, DEFAULT_PORTS, load_settings
 from poolsight.infra.services import SERVICES, trino_access_rules, trino_catalog_properties
 from poolsight.infra.versions import pins
 
@@ -107,9 +107,9 @@ def test_trino_mounts_the_access_control() -> None:
 
 
 def test_python_services_reach_trino_on_loopback() -> None:
-    """infra/config.py fixes Trino's address at HOST: only in Trino's network namespace is that Trino."""
+    """Python services default to Trino at DEFAULT_BIND_HOST: only in Trino's network namespace is that Trino."""
     services = _compose()["services"]
-    assert HOST == "127.0.0.1"
+    assert DEFAULT_BIND_HOST == "127.0.0.1"
     for name in ("dashboard", "alerts"):
         svc = services[name]
         assert svc["network_mode"] == "service:trino", name
