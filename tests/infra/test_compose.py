@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
-from poolsight.infra.config import DEFAULT_BIND_HOST, DEFAULT_PORTS, load_settings
+from poolsight.infra.config import DEFAULT_PORTS, load_settings
 from poolsight.infra.services import SERVICES, trino_access_rules, trino_catalog_properties
 from poolsight.infra.versions import pins
 
@@ -106,27 +108,34 @@ def test_trino_mounts_the_access_control() -> None:
         assert (ROOT / source).is_file(), source
 
 
-def test_python_services_reach_trino_on_loopback() -> None:
-    """Python services default to Trino at DEFAULT_BIND_HOST: only in Trino's network namespace is that Trino."""
+def test_python_services_reach_the_others_by_name(monkeypatch: Any) -> None:
+    """poolsight's containers get every address as configuration (infra/endpoints.py): the
+    other services, by their compose names and container ports, are external to them."""
     services = _compose()["services"]
-    assert DEFAULT_BIND_HOST == "127.0.0.1"
-    for name in ("dashboard", "alerts"):
+    for name in ("dashboard", "alerts", "advice"):
         svc = services[name]
-        assert svc["network_mode"] == "service:trino", name
-        assert "ports" not in svc, f"{name} shares trino's network: its ports are published by trino"
+        assert "network_mode" not in svc, name
         assert svc["build"]["dockerfile"] == "infra/docker/poolsight.Dockerfile"
         dockerfile = (ROOT / svc["build"]["dockerfile"]).read_text()
         for arg in svc["build"]["args"]:
             assert f"ARG {arg}" in dockerfile, (name, arg)
+        for key in [k for k in os.environ if k.startswith("POOLSIGHT_")]:
+            monkeypatch.delenv(key)
+        for key, value in svc["environment"].items():
+            monkeypatch.setenv(key, str(value))
+        s = load_settings()
+        assert s.external == {"kafka", "registry", "flink-jobmanager", "flink-taskmanager", "trino"}, name
+        for url in (s.trino_url, s.registry_url, s.flink_rest_url, f"//{s.kafka_bootstrap}"):
+            assert urlsplit(url).hostname in services, (name, url)
+        # Ports inside the containers (published elsewhere on the host).
+        assert [urlsplit(u).port for u in (s.trino_url, s.registry_url, s.flink_rest_url)] == [8080, 8080, 8081]
+        assert s.kafka_bootstrap == "kafka:9092"  # the broker's advertised listener
+        assert services["kafka"]["environment"]["KAFKA_ADVERTISED_LISTENERS"] == "PLAINTEXT://kafka:9092"
 
 
 def test_dashboard_publishes_on_loopback_only() -> None:
-    services = _compose()["services"]
-    dashboard = services["dashboard"]
+    dashboard = _compose()["services"]["dashboard"]
     command = dashboard["command"]
     port = DEFAULT_PORTS["dashboard"]
     assert command[command.index("--port") + 1] == str(port)
-    # In another service's network namespace, that service publishes its port (compose forbids both).
-    mode = str(dashboard.get("network_mode", ""))
-    owner = mode.removeprefix("service:") if mode.startswith("service:") else "dashboard"
-    assert f"127.0.0.1:{port}:{port}" in services[owner]["ports"]
+    assert dashboard["ports"] == [f"127.0.0.1:{port}:{port}"]
