@@ -34,7 +34,7 @@ from .process import (
     spawn,
     stop,
 )
-from .services import SERVICES, Service, Unhealthy
+from .services import SERVICES, Service, Unhealthy, catalog_password
 
 
 class LaunchError(Exception):
@@ -108,6 +108,8 @@ def up(s: Settings, names: list[str] | None = None) -> list[ServiceStatus]:
     embedded = {svc.name for svc in embedded_services(s, names)}
     if embedded and not can_bind(s.bind_host):
         raise LaunchError(f"bind host {s.bind_host} (POOLSIGHT_BIND_HOST / [bind].host) is no address of this machine")
+    if "postgres" in wanted and "postgres" in s.external and not s.catalog_is_rest:
+        catalog_password(s)  # a missing password is a ConfigError now, not a health check timing out
     with _locked(s):
         inst = install_all(s)
         started_now: list[str] = []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from poolsight.infra import launcher
-from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.config import ConfigError, Settings, load_settings
 from poolsight.infra.install import Installed
 from poolsight.infra.services import SERVICES, Launch, Service, Unhealthy
 
@@ -90,6 +90,7 @@ def test_status_marks_external_services(monkeypatch: pytest.MonkeyPatch) -> None
 def test_up_waits_for_external_services_and_sets_them_up(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("POOLSIGHT_KAFKA_BOOTSTRAP", "broker.example:9092")
     monkeypatch.setenv("POOLSIGHT_CATALOG_URI", "jdbc:postgresql://pg.example:5432/lake")
+    monkeypatch.setenv("POOLSIGHT_CATALOG_PASSWORD", "secret")
     monkeypatch.setattr(launcher, "SERVICES", _fake_services({"kafka": "1 broker", "postgres": "PostgreSQL 16"}))
     monkeypatch.setattr(launcher, "install_all", lambda s: None)
     set_up: list[str] = []
@@ -114,6 +115,13 @@ def test_down_stops_only_what_it_started(monkeypatch: pytest.MonkeyPatch) -> Non
     # down acts on our PID files only (process.stop): an external service has none.
     assert launcher.down(s) == []
     assert not list(s.run_dir.glob("*.pid.json"))
+
+
+def test_up_asks_for_an_external_catalogs_password_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POOLSIGHT_CATALOG_URI", "jdbc:postgresql://pg.example:5432/lake")
+    monkeypatch.setattr(launcher, "install_all", lambda s: pytest.fail("installed before the settings were checked"))
+    with pytest.raises(ConfigError, match="needs a password"):
+        launcher.up(load_settings(), ["postgres"])
 
 
 def test_up_refuses_a_bind_host_that_is_not_here(monkeypatch: pytest.MonkeyPatch) -> None:
