@@ -16,8 +16,8 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from poolsight.infra.config import Settings
+from poolsight.infra.flink_service import flink_env
 from poolsight.infra.install import flink_lib, pyflink_home
-from poolsight.infra.services import flink_env
 
 from . import restore
 from .options import JobOptions, SimulationOptions, StatisticsOptions

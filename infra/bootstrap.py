@@ -14,6 +14,7 @@ from poolsight.sql.tables import TABLES, add_column_ddl, create_table_ddl, missi
 from poolsight.sql.views import view_statements
 
 from .config import CATALOG_DATABASE, CATALOG_ROLE, Settings
+from .kafka_service import min_insync_replicas, replication_factor
 from .services import Unhealthy, catalog_password, pg_connect, trino_connection
 
 # The Iceberg JDBC catalog's own tables, schema version V1 (with iceberg_type),
@@ -66,14 +67,19 @@ def bootstrap_kafka(s: Settings) -> None:
 
     admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap})
     existing = set(admin.list_topics(timeout=10).topics)
-    # One broker here; an external cluster's own default.replication.factor (-1) there.
-    replication = -1 if "kafka" in s.external else 1
+    extra: dict[str, str] = {}
+    if "kafka" in s.external:
+        replication = -1  # the cluster's own default.replication.factor (and min.insync.replicas)
+    else:  # one broker, or every topic on up to 3 of a local cluster's (kafka_service.py)
+        replication = replication_factor(s.kafka_brokers)
+        if min_insync_replicas(s.kafka_brokers) > 1:
+            extra["min.insync.replicas"] = str(min_insync_replicas(s.kafka_brokers))
     wanted = [
         NewTopic(
             t.name,
             num_partitions=t.partitions,
             replication_factor=replication,
-            config={"retention.ms": str(t.retention_ms), "max.message.bytes": "8388608"},
+            config={"retention.ms": str(t.retention_ms), "max.message.bytes": "8388608", **extra},
         )
         for t in TOPICS
         if t.name not in existing

@@ -5,6 +5,8 @@ else ./poolsight.toml, else <home>/poolsight.toml) overrides them, and POOLSIGHT
 environment variables override the file. Embedded services bind 127.0.0.1
 ([bind].host, POOLSIGHT_BIND_HOST); a service given an address in [endpoints]
 (infra/endpoints.py) is external: nothing starts it, every client uses that address.
+The embedded Kafka and Flink run one node each unless [kafka].brokers
+(POOLSIGHT_KAFKA_BROKERS) or [flink].taskmanagers (POOLSIGHT_FLINK_TASKMANAGERS) ask for more.
 
 State (downloads in `.cache/`, data, logs and run files in `var/`) lives in the
 poolsight home: POOLSIGHT_HOME if set; else the checkout the code runs from (an
@@ -39,6 +41,25 @@ DEFAULT_PORTS: dict[str, int] = {
     "dashboard": 8070,
 }
 
+# A local Kafka cluster: broker i (1-based) listens on the kafka port + KAFKA_PORT_STEP * (i - 1)
+# and its controller on the kafka_controller port + the same, so broker 1 keeps the configured
+# ports. At most MAX_NODES brokers, and as many TaskManagers.
+KAFKA_PORT_STEP = 10
+MAX_NODES = 9
+
+
+def kafka_port_keys(node: int) -> tuple[str, str]:
+    """The Settings.ports keys of broker `node`'s listener and controller listener."""
+    return ("kafka", "kafka_controller") if node == 1 else (f"kafka_{node}", f"kafka_controller_{node}")
+
+
+def port_variable(key: str) -> str:
+    """The setting that moves the port of Settings.ports[key] (a later broker's is derived)."""
+    base, _, node = key.rpartition("_")
+    if node.isdigit() and base in ("kafka", "kafka_controller"):
+        return f"POOLSIGHT_{base.upper()}_PORT (broker {node} adds {KAFKA_PORT_STEP * (int(node) - 1)})"
+    return f"POOLSIGHT_{key.upper()}_PORT"
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -56,6 +77,8 @@ class Settings:
     flink_slots: int = 2
     bind_host: str = DEFAULT_BIND_HOST  # every embedded service listens on and advertises this
     endpoints: Endpoints = field(default_factory=Endpoints)
+    kafka_brokers: int = 1  # embedded Kafka: KRaft nodes, each broker and controller
+    flink_taskmanagers: int = 1  # embedded Flink: TaskManagers of the session cluster
 
     @property
     def external(self) -> frozenset[str]:
@@ -67,7 +90,10 @@ class Settings:
 
     @property
     def kafka_bootstrap(self) -> str:
-        return ",".join(self.endpoints.kafka) or self._embedded("kafka")
+        """Every broker: the configured ones, or each embedded node's listener."""
+        if self.endpoints.kafka:
+            return ",".join(self.endpoints.kafka)
+        return ",".join(self._embedded(kafka_port_keys(i)[0]) for i in range(1, self.kafka_brokers + 1))
 
     @property
     def registry_url(self) -> str:
@@ -179,6 +205,28 @@ def _port(name: str, file_ports: dict[str, Any]) -> int:
     return port
 
 
+def _nodes(env_name: str, table: str, key: str, conf: dict[str, Any]) -> int:
+    raw: Any = os.environ.get(env_name) or conf.get(table, {}).get(key, 1)
+    try:
+        count = int(raw)
+    except (TypeError, ValueError):
+        count = 0
+    if isinstance(raw, bool) or not 1 <= count <= MAX_NODES or str(raw).strip() != str(count):
+        raise ConfigError(f"{env_name} / [{table}].{key}: {raw!r} is not a whole number from 1 to {MAX_NODES}")
+    return count
+
+
+def _kafka_node_ports(ports: dict[str, int], brokers: int) -> dict[str, int]:
+    """The derived ports of brokers 2..n (see KAFKA_PORT_STEP)."""
+    out: dict[str, int] = {}
+    for node in range(2, brokers + 1):
+        for base, key in zip(kafka_port_keys(1), kafka_port_keys(node), strict=True):
+            out[key] = ports[base] + KAFKA_PORT_STEP * (node - 1)
+            if out[key] > 65535:
+                raise ConfigError(f"{port_variable(key)}: broker {node}'s port {out[key]} is out of range")
+    return out
+
+
 def load_settings() -> Settings:
     """Settings from defaults, the config file and the environment, in that order."""
     conf = _config_file()
@@ -192,6 +240,11 @@ def load_settings() -> Settings:
     var = root / "var"
     data_dir = folder("data", var / "data")
     ports = {name: _port(name, conf.get("ports", {})) for name in DEFAULT_PORTS}
+    endpoints = load_endpoints(conf.get("endpoints", {}), reader_user=TRINO_READER_USER)
+    brokers = _nodes("POOLSIGHT_KAFKA_BROKERS", "kafka", "brokers", conf)
+    taskmanagers = _nodes("POOLSIGHT_FLINK_TASKMANAGERS", "flink", "taskmanagers", conf)
+    if not endpoints.kafka:  # an external cluster's brokers are its own
+        ports.update(_kafka_node_ports(ports, brokers))
     dupes = {p for p in ports.values() if list(ports.values()).count(p) > 1}
     if dupes:
         raise ConfigError(f"ports configured twice: {sorted(dupes)}")
@@ -228,5 +281,7 @@ def load_settings() -> Settings:
             "POOLSIGHT_FLINK_TM_MEMORY", mem.get("flink_taskmanager", Settings.flink_taskmanager_memory)
         ),
         bind_host=bind,
-        endpoints=load_endpoints(conf.get("endpoints", {}), reader_user=TRINO_READER_USER),
+        endpoints=endpoints,
+        kafka_brokers=brokers,
+        flink_taskmanagers=taskmanagers,
     )

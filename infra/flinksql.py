@@ -14,8 +14,9 @@ import subprocess
 import sys
 
 from .config import CATALOG_NAME, Settings
+from .flink_service import flink_env
 from .install import flink_lib, pyflink_home
-from .services import catalog_password, flink_env
+from .services import catalog_password
 
 
 def _literal(value: str) -> str:

@@ -3,7 +3,9 @@
 Each service writes its configuration under run_dir/<name>, keeps its data
 under data_dir/<name>, logs to log_dir/<name>.log and binds the bind host only
 (127.0.0.1 unless configured). A service configured as external (infra/endpoints.py)
-is never prepared here; its health check asks the configured address.
+is never prepared here; its health check asks the configured address. Kafka's nodes
+are defined in kafka_service.py, Flink's in flink_service.py; `services_for` is the
+stack as configured (several brokers or TaskManagers if asked).
 """
 
 from __future__ import annotations
@@ -17,10 +19,8 @@ import subprocess
 import sys
 import time
 import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,69 +28,15 @@ from poolsight.names import NAMESPACE, PROBE_TABLE, TRINO_CATALOG, TRINO_READER_
 
 from .config import CATALOG_NAME, ConfigError, Settings
 from .endpoints import external_catalog_password, hostport, jdbc_target, url_host_port
+from .flink_service import flink_endpoint, health_flink_jobmanager, prepare_flink_jobmanager, taskmanager_node
 from .install import Installed
 from .java import find_java
+from .kafka_service import kafka_node
+from .service_base import CONF_DIR, base_env, fresh_dir, http_get, need
+from .service_base import Launch as Launch
+from .service_base import Service as Service
+from .service_base import Unhealthy as Unhealthy
 from .versions import pins
-
-CONF_DIR = Path(__file__).with_name("conf")
-
-
-class Unhealthy(Exception):
-    pass
-
-
-@dataclass(frozen=True)
-class Launch:
-    command: list[str]
-    env: dict[str, str]
-    cwd: Path
-    user: str | None = None
-
-
-@dataclass(frozen=True)
-class Service:
-    name: str
-    ports: tuple[str, ...]  # keys of Settings.ports this service binds
-    depends: tuple[str, ...]
-    start_timeout: float
-    prepare: Callable[[Settings, Installed], Launch]
-    health: Callable[[Settings], str]  # returns a short description; raises Unhealthy
-    endpoint: Callable[[Settings], str] | None = None  # its address when external; None: always embedded
-
-    def address(self, s: Settings) -> str:
-        if self.endpoint is not None and self.name in s.external:
-            return self.endpoint(s)
-        if not self.ports:  # e.g. the TaskManager: ephemeral ports, found through its JobManager
-            return s.bind_host
-        return hostport(s.bind_host, s.ports[self.ports[0]])
-
-
-def _base_env(java_home: Path | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAVA_", "_JAVA", "FLINK_"))}
-    if java_home is not None:
-        env["JAVA_HOME"] = str(java_home)
-        env["PATH"] = f"{java_home}/bin:{env.get('PATH', '/usr/bin:/bin')}"
-    return env
-
-
-def _http_get(url: str, timeout: float = 5.0) -> bytes:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (our own http:// URLs)
-            return bytes(resp.read())
-    except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        raise Unhealthy(f"GET {url}: {exc}") from exc
-
-
-def _fresh_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def _need(path: Path | None, service: str) -> Path:
-    if path is None:  # install_all skips what is configured as external
-        raise Unhealthy(f"{service} is configured as external: it was not installed here")
-    return path
-
 
 # ---------------------------------------------------------------- PostgreSQL
 
@@ -133,10 +79,10 @@ def _chown(path: Path, user: str | None) -> None:
 
 
 def prepare_postgres(s: Settings, inst: Installed) -> Launch:
-    pg_bin = _need(inst.postgres_bin, "postgres")
+    pg_bin = need(inst.postgres_bin, "postgres")
     user = _pg_runas()
     data = s.data_dir / "postgres"
-    sock = _fresh_dir(pg_socket_dir(s))
+    sock = fresh_dir(pg_socket_dir(s))
     _chown(sock, user)
     sock.chmod(0o700)
     if not (data / "PG_VERSION").exists():
@@ -173,7 +119,7 @@ def prepare_postgres(s: Settings, inst: Installed) -> Launch:
             "-c",
             "logging_collector=off",
         ],
-        env=_base_env(),
+        env=base_env(),
         cwd=data,
         user=user,
     )
@@ -210,7 +156,7 @@ def health_postgres(s: Settings) -> str:
     import psycopg
 
     if s.catalog_is_rest:  # the catalog is an Iceberg REST service: no PostgreSQL at all
-        _http_get(f"{s.catalog_uri}/v1/config")
+        http_get(f"{s.catalog_uri}/v1/config")
         return "Iceberg REST catalog answers /v1/config"
     external = "postgres" in s.external
     try:
@@ -226,100 +172,6 @@ def health_postgres(s: Settings) -> str:
 def catalog_endpoint(s: Settings) -> str:
     """The catalog's address for `status`: its URI without the JDBC parameters."""
     return s.catalog_uri.split("?")[0]
-
-
-# ---------------------------------------------------------------- Kafka
-
-
-def kafka_server_properties(s: Settings) -> str:
-    """The embedded broker's server.properties (KRaft, one node, listening on the bind host)."""
-    broker, controller = hostport(s.bind_host, s.ports["kafka"]), hostport(s.bind_host, s.ports["kafka_controller"])
-    return "\n".join(
-        [
-            "process.roles=broker,controller",
-            "node.id=1",
-            f"controller.quorum.voters=1@{controller}",
-            f"listeners=PLAINTEXT://{broker},CONTROLLER://{controller}",
-            f"advertised.listeners=PLAINTEXT://{broker}",
-            "controller.listener.names=CONTROLLER",
-            "inter.broker.listener.name=PLAINTEXT",
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-            f"log.dirs={s.data_dir / 'kafka'}",
-            "num.partitions=4",
-            "offsets.topic.replication.factor=1",
-            "transaction.state.log.replication.factor=1",
-            "transaction.state.log.min.isr=1",
-            "share.coordinator.state.topic.replication.factor=1",
-            "share.coordinator.state.topic.min.isr=1",
-            "group.initial.rebalance.delay.ms=0",
-            "auto.create.topics.enable=false",
-            "message.max.bytes=8388608",
-            "",
-        ]
-    )
-
-
-def prepare_kafka(s: Settings, inst: Installed) -> Launch:
-    java = find_java(exact=int(pins()["java"]["flink"]), purpose="Kafka")
-    conf = _fresh_dir(s.run_dir / "kafka")
-    logs = s.data_dir / "kafka"
-    props = conf / "server.properties"
-    props.write_text(kafka_server_properties(s))
-    classpath = f"{_need(inst.kafka_lib, 'kafka')}/*"
-    env = _base_env(java.home)
-    if not (logs / "meta.properties").exists():
-        logs.mkdir(parents=True, exist_ok=True)
-        cluster_id = (
-            subprocess.run(
-                [java.java, "-cp", classpath, "kafka.tools.StorageTool", "random-uuid"],
-                capture_output=True,
-                text=True,
-                check=True,
-                env=env,
-            )
-            .stdout.strip()
-            .splitlines()[-1]
-        )
-        proc = subprocess.run(
-            [java.java, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)],
-            capture_output=True,
-            text=True,
-            env=env,
-        )
-        if proc.returncode != 0:
-            raise Unhealthy(f"formatting Kafka storage failed: {proc.stdout}{proc.stderr}")
-    return Launch(
-        command=[
-            java.java,
-            "-Xms256m",
-            "-Xmx768m",
-            "-XX:+UseG1GC",
-            "-Djava.awt.headless=true",
-            f"-Dlog4j2.configurationFile={CONF_DIR / 'kafka-log4j2.properties'}",
-            f"-Dkafka.logs.dir={s.log_dir}",
-            "-cp",
-            classpath,
-            "kafka.Kafka",
-            str(props),
-        ],
-        env=env,
-        cwd=conf,
-    )
-
-
-def health_kafka(s: Settings) -> str:
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient
-
-    # log_level 0: a refused connection is the answer here, not something to print.
-    admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap, "socket.timeout.ms": 3000, "log_level": 0})
-    try:
-        meta = admin.list_topics(timeout=5)
-    except KafkaException as exc:
-        raise Unhealthy(f"Kafka metadata request: {exc}") from exc
-    if not meta.brokers:
-        raise Unhealthy("Kafka metadata: no brokers")
-    return f"{len(meta.brokers)} broker, {len(meta.topics)} topics"
 
 
 # ---------------------------------------------------------------- Apicurio registry
@@ -343,169 +195,21 @@ def registry_options(s: Settings) -> list[str]:
 
 def prepare_registry(s: Settings, inst: Installed) -> Launch:
     java = find_java(minimum=int(pins()["java"]["registry_min"]), purpose="Apicurio Registry")
-    home = _need(inst.registry_home, "registry")
+    home = need(inst.registry_home, "registry")
     return Launch(
         command=[java.java, "-Xms128m", "-Xmx512m", *registry_options(s), "-jar", str(home / "quarkus-run.jar")],
-        env=_base_env(java.home),
+        env=base_env(java.home),
         cwd=home,
     )
 
 
 def health_registry(s: Settings) -> str:
-    body = _http_get(f"{s.registry_url}/subjects")
+    body = http_get(f"{s.registry_url}/subjects")
     try:
         subjects = json.loads(body)
     except ValueError as exc:
         raise Unhealthy(f"registry answered non-JSON: {body[:80]!r}") from exc
     return f"{len(subjects)} subjects"
-
-
-# ---------------------------------------------------------------- Flink
-
-
-def flink_env(s: Settings, flink_home: Path, flink_lib: Path) -> dict[str, str]:
-    """Environment for Flink processes and PyFlink clients (same jars, same config)."""
-    java = find_java(exact=int(pins()["java"]["flink"]), purpose="Flink")
-    env = _base_env(java.home)
-    conf = s.run_dir / "flink" / "conf"
-    if not (conf / "config.yaml").exists():  # Flink is external: the clients still read a config folder
-        write_flink_conf(s)
-    env.update(
-        FLINK_HOME=str(flink_home),
-        FLINK_LIB_DIR=str(flink_lib),
-        FLINK_CONF_DIR=str(conf),
-        FLINK_LOG_DIR=str(s.log_dir),
-        FLINK_PID_DIR=str(s.run_dir / "flink"),
-    )
-    return env
-
-
-FLINK_MODULE_OPENS = tuple(
-    [
-        f"--add-exports={m}=ALL-UNNAMED"
-        for m in (
-            "java.base/sun.net.util",
-            "java.rmi/sun.rmi.registry",
-            "jdk.compiler/com.sun.tools.javac.api",
-            "jdk.compiler/com.sun.tools.javac.file",
-            "jdk.compiler/com.sun.tools.javac.parser",
-            "jdk.compiler/com.sun.tools.javac.tree",
-            "jdk.compiler/com.sun.tools.javac.util",
-            "java.security.jgss/sun.security.krb5",
-        )
-    ]
-    + [
-        f"--add-opens=java.base/{p}=ALL-UNNAMED"
-        for p in (
-            "java.lang",
-            "java.net",
-            "java.io",
-            "java.nio",
-            "sun.nio.ch",
-            "java.lang.reflect",
-            "java.text",
-            "java.time",
-            "java.util",
-            "java.util.concurrent",
-            "java.util.concurrent.atomic",
-            "java.util.concurrent.locks",
-        )
-    ]
-)
-
-
-def flink_conf_entries(s: Settings) -> dict[str, object]:
-    """config.yaml of the embedded cluster, and of every PyFlink client (whose REST address is
-    the configured one: the embedded JobManager's, or an external cluster's)."""
-    state = s.data_dir / "flink"
-    rest_host, rest_port = s.flink_rest_address
-    return {
-        "jobmanager.rpc.address": s.bind_host,
-        "jobmanager.rpc.port": s.ports["flink_rpc"],
-        "jobmanager.bind-host": s.bind_host,
-        "jobmanager.memory.process.size": s.flink_jobmanager_memory,
-        "taskmanager.host": s.bind_host,
-        "taskmanager.bind-host": s.bind_host,
-        "taskmanager.numberOfTaskSlots": s.flink_slots,
-        "taskmanager.memory.process.size": s.flink_taskmanager_memory,
-        # PyFlink's gRPC channel to the Python worker (records, keyed state) allocates direct
-        # buffers: with only network + framework off-heap (~400 MB) a busy job ran out
-        # (OutOfMemoryError in netty) and hung with its checkpoints stuck.
-        "taskmanager.memory.task.off-heap.size": "768m",
-        # A checkpoint that cannot finish fails in time (3 tolerated, then the job restarts).
-        "execution.checkpointing.timeout": "3 min",
-        "rest.address": rest_host,
-        "rest.bind-address": s.bind_host,
-        "rest.port": rest_port,
-        "blob.server.port": 0,
-        "parallelism.default": 1,
-        "io.tmp.dirs": str(state / "tmp"),
-        # Keyed state off the heap, checkpoints incremental: a tracker's snapshot is tens of MB,
-        # and on the heap (819 MB here) twenty of them left the JVM in GC with the job stalled,
-        # each checkpoint a full 580 MB copy every 2 s. RocksDB writes only what changed.
-        "state.backend.type": "rocksdb",
-        "execution.checkpointing.incremental": True,
-        "execution.checkpointing.dir": (state / "checkpoints").as_uri(),
-        "execution.checkpointing.savepoint-dir": (state / "savepoints").as_uri(),
-        # A checkpoint that fails on a busy 2-core machine is retried, not a job restart.
-        "execution.checkpointing.tolerable-failed-checkpoints": 3,
-        "jobmanager.execution.failover-strategy": "region",
-        "restart-strategy.type": "exponential-delay",
-        "python.executable": sys.executable,
-        "python.client.executable": sys.executable,
-        # Flink's own module opens (its default config.yaml) plus ours: PyFlink's
-        # DataStream translation reflects into java.util.
-        "env.java.opts.all": " ".join((*FLINK_MODULE_OPENS, "-XX:+UseG1GC", "-Djava.awt.headless=true")),
-    }
-
-
-def write_flink_conf(s: Settings) -> Path:
-    conf = _fresh_dir(s.run_dir / "flink" / "conf")
-    entries = flink_conf_entries(s)
-    _fresh_dir(Path(str(entries["io.tmp.dirs"])))
-    (conf / "config.yaml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in entries.items()))
-    for name in ("log4j-console.properties", "log4j.properties", "log4j-cli.properties"):
-        shutil.copyfile(CONF_DIR / "flink-log4j.properties", conf / name)
-    return conf
-
-
-def prepare_flink_jobmanager(s: Settings, inst: Installed) -> Launch:
-    write_flink_conf(s)
-    return Launch(
-        command=["bash", str(inst.flink_home / "bin" / "jobmanager.sh"), "start-foreground"],
-        env=flink_env(s, inst.flink_home, inst.flink_lib),
-        cwd=s.run_dir / "flink",
-    )
-
-
-def prepare_flink_taskmanager(s: Settings, inst: Installed) -> Launch:
-    write_flink_conf(s)
-    return Launch(
-        command=["bash", str(inst.flink_home / "bin" / "taskmanager.sh"), "start-foreground"],
-        env=flink_env(s, inst.flink_home, inst.flink_lib),
-        cwd=s.run_dir / "flink",
-    )
-
-
-def _flink_overview(s: Settings) -> dict[str, object]:
-    body = _http_get(f"{s.flink_rest_url}/overview")
-    try:
-        return dict(json.loads(body))
-    except ValueError as exc:
-        raise Unhealthy(f"Flink REST answered non-JSON: {body[:80]!r}") from exc
-
-
-def health_flink_jobmanager(s: Settings) -> str:
-    o = _flink_overview(s)
-    return f"Flink {o.get('flink-version')}, {o.get('jobs-running')} jobs running"
-
-
-def health_flink_taskmanager(s: Settings) -> str:
-    o = _flink_overview(s)
-    tms = int(str(o.get("taskmanagers", 0)))
-    if tms < 1:
-        raise Unhealthy("no TaskManager registered with the JobManager")
-    return f"{tms} TaskManager, {o.get('slots-available')}/{o.get('slots-total')} slots free"
 
 
 # ---------------------------------------------------------------- Trino
@@ -595,10 +299,10 @@ def trino_config_properties(s: Settings, trino_home: Path, etc: Path) -> str:
 
 def prepare_trino(s: Settings, inst: Installed) -> Launch:
     java = find_java(minimum=int(pins()["java"]["trino_min"]), purpose="Trino")
-    trino_home = _need(inst.trino_home, "trino")
-    etc = _fresh_dir(s.run_dir / "trino" / "etc")
-    catalogs = _fresh_dir(etc / "catalog")
-    data = _fresh_dir(s.data_dir / "trino")
+    trino_home = need(inst.trino_home, "trino")
+    etc = fresh_dir(s.run_dir / "trino" / "etc")
+    catalogs = fresh_dir(etc / "catalog")
+    data = fresh_dir(s.data_dir / "trino")
     node_id_file = data / "node-id"
     if not node_id_file.exists():
         node_id_file.write_text(str(uuid.uuid4()))
@@ -608,7 +312,7 @@ def prepare_trino(s: Settings, inst: Installed) -> Launch:
     (etc / "access-control.properties").write_text(
         f"access-control.name=file\nsecurity.config-file={etc / 'rules.json'}\n"
     )
-    env = _base_env(java.home)
+    env = base_env(java.home)
     if not s.catalog_is_rest:
         env["POOLSIGHT_CATALOG_PASSWORD"] = catalog_password(s)
     jvm = [
@@ -755,7 +459,7 @@ def _health_beat(s: Settings, name: str, describe: Callable[[dict[str, Any]], st
 
 
 def _python_launch(s: Settings, module: str, *args: str) -> Launch:
-    return Launch(command=[sys.executable, "-m", module, *args], env=_base_env(), cwd=s.home)
+    return Launch(command=[sys.executable, "-m", module, *args], env=base_env(), cwd=s.home)
 
 
 def prepare_dashboard(s: Settings, inst: Installed) -> Launch:
@@ -764,7 +468,7 @@ def prepare_dashboard(s: Settings, inst: Installed) -> Launch:
 
 def health_dashboard(s: Settings) -> str:
     try:
-        body = json.loads(_http_get(f"{s.dashboard_url}/healthz"))
+        body = json.loads(http_get(f"{s.dashboard_url}/healthz"))
     except urllib.error.HTTPError as exc:
         raise Unhealthy(f"dashboard /healthz: HTTP {exc.code}") from exc
     except ValueError as exc:
@@ -798,25 +502,18 @@ def health_advice(s: Settings) -> str:
     )
 
 
-def _kafka_endpoint(s: Settings) -> str:
-    return s.kafka_bootstrap
-
-
 def _registry_endpoint(s: Settings) -> str:
     return s.registry_url
-
-
-def _flink_endpoint(s: Settings) -> str:
-    return s.flink_rest_url
 
 
 def _trino_endpoint(s: Settings) -> str:
     return s.trino_url
 
 
+# The stack with one Kafka node and one TaskManager, in start order (services_for: as configured).
 SERVICES: tuple[Service, ...] = (
     Service("postgres", ("postgres",), (), 60, prepare_postgres, health_postgres, catalog_endpoint),
-    Service("kafka", ("kafka", "kafka_controller"), (), 90, prepare_kafka, health_kafka, _kafka_endpoint),
+    kafka_node(1, 1),
     Service(
         "registry",
         ("registry", "registry_management"),
@@ -833,17 +530,9 @@ SERVICES: tuple[Service, ...] = (
         120,
         prepare_flink_jobmanager,
         health_flink_jobmanager,
-        _flink_endpoint,
+        flink_endpoint,
     ),
-    Service(
-        "flink-taskmanager",
-        (),
-        ("flink-jobmanager",),
-        120,
-        prepare_flink_taskmanager,
-        health_flink_taskmanager,
-        _flink_endpoint,
-    ),
+    taskmanager_node(1, 1),
     Service("trino", ("trino",), ("postgres",), 180, prepare_trino, health_trino, _trino_endpoint),
     Service("dashboard", ("dashboard",), ("trino",), 60, prepare_dashboard, health_dashboard),
     Service("alerts", (), ("trino",), 90, prepare_alerts, health_alerts),
@@ -851,3 +540,19 @@ SERVICES: tuple[Service, ...] = (
 )
 
 BY_NAME = {svc.name: svc for svc in SERVICES}
+
+
+def services_for(s: Settings, base: tuple[Service, ...] = SERVICES) -> tuple[Service, ...]:
+    """The stack as configured: the embedded Kafka as [kafka].brokers nodes, the embedded Flink
+    with [flink].taskmanagers TaskManagers, each in place of the single one; with one of each
+    (the default), `base` itself. An external service stays one row."""
+    nodes: dict[str, list[Service]] = {}
+    if s.kafka_brokers > 1 and "kafka" not in s.external:
+        nodes["kafka"] = [kafka_node(i, s.kafka_brokers) for i in range(1, s.kafka_brokers + 1)]
+    if s.flink_taskmanagers > 1 and "flink-taskmanager" not in s.external:
+        nodes["flink-taskmanager"] = [
+            taskmanager_node(i, s.flink_taskmanagers) for i in range(1, s.flink_taskmanagers + 1)
+        ]
+    if not nodes:
+        return base
+    return tuple(node for svc in base for node in nodes.get(svc.name, [svc]))

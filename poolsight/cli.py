@@ -69,7 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(func=func)
         if name == "up":
-            p.add_argument("services", nargs="*", help="only these services (and their dependencies)")
+            p.add_argument(
+                "services", nargs="*", help="only these services and their dependencies (a cluster's nodes together)"
+            )
         if name == "status":
             p.add_argument("--json", action="store_true", help="print JSON instead of a table")
         if name == "simulate":

@@ -9,14 +9,10 @@ from pathlib import Path
 import pytest
 
 from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.flink_service import flink_conf_entries
 from poolsight.infra.flinksql import iceberg_catalog_ddl
-from poolsight.infra.services import (
-    flink_conf_entries,
-    kafka_server_properties,
-    registry_options,
-    trino_catalog_properties,
-    trino_config_properties,
-)
+from poolsight.infra.kafka_service import kafka_server_properties
+from poolsight.infra.services import registry_options, trino_catalog_properties, trino_config_properties
 
 
 @pytest.fixture(autouse=True)
