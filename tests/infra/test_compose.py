@@ -139,3 +139,57 @@ def test_dashboard_publishes_on_loopback_only() -> None:
     port = DEFAULT_PORTS["dashboard"]
     assert command[command.index("--port") + 1] == str(port)
     assert dashboard["ports"] == [f"127.0.0.1:{port}:{port}"]
+
+
+def _cluster() -> dict[str, Any]:
+    data = yaml.safe_load((ROOT / "docker-compose.cluster.yml").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def _environment(name: str) -> dict[str, str]:
+    """A service's environment with the cluster option (compose merges it key by key)."""
+    base, over = _compose()["services"], _cluster()["services"]
+    env = {**base.get(name, {}).get("environment", {}), **over.get(name, {}).get("environment", {})}
+    return {k: str(v) for k, v in env.items()}
+
+
+def test_cluster_option_is_one_kraft_quorum_of_three(monkeypatch: Any) -> None:
+    from poolsight.infra.kafka_service import kafka_server_properties
+
+    base, over = _compose()["services"], _cluster()["services"]
+    names = sorted(n for n in over if n == "kafka" or n.startswith("kafka-"))
+    assert names == ["kafka", "kafka-2", "kafka-3"]
+    envs = {n: _environment(n) for n in names}
+    ids = {n: int(env["KAFKA_NODE_ID"]) for n, env in envs.items()}
+    assert sorted(ids.values()) == [1, 2, 3]
+    voters = {f"{ids[n]}@{n}:9093" for n in names}
+    assert len({env["CLUSTER_ID"] for env in envs.values()}) == 1
+    # The replication settings of the native 3-broker cluster (infra/kafka_service.py).
+    monkeypatch.setenv("POOLSIGHT_KAFKA_BROKERS", "3")
+    native = dict(ln.split("=", 1) for ln in kafka_server_properties(load_settings()).splitlines() if ln)
+    replication = {k: v for k, v in native.items() if "replication.factor" in k or "min.isr" in k or "insync" in k}
+    assert len(replication) == 7
+    volumes = set()
+    for n, env in envs.items():
+        assert set(env["KAFKA_CONTROLLER_QUORUM_VOTERS"].split(",")) == voters, n
+        assert env["KAFKA_PROCESS_ROLES"] == "broker,controller"
+        assert env["KAFKA_ADVERTISED_LISTENERS"] == f"PLAINTEXT://{n}:9092"
+        assert set(env["KAFKA_LISTENERS"].split(",")) == {"PLAINTEXT://:9092", "CONTROLLER://:9093"}
+        for key, value in replication.items():
+            assert env["KAFKA_" + key.upper().replace(".", "_")] == value, (n, key)
+        image = over[n].get("image", base.get(n, {}).get("image"))
+        assert image == pins()["kafka"]["image"], n
+        mounts = [str(v).split(":") for v in over[n].get("volumes", base.get(n, {}).get("volumes", []))]
+        [volume] = [src for src, target, *_ in mounts if target == env["KAFKA_LOG_DIRS"]]
+        volumes.add(volume)
+        assert "ports" not in over[n] and all(str(p).startswith("127.0.0.1:") for p in base.get(n, {}).get("ports", []))
+    assert len(volumes) == 3 and volumes <= set(_compose()["volumes"]) | set(_cluster()["volumes"])
+    # Every client of Kafka is given all three brokers.
+    bootstrap = ",".join(f"{n}:9092" for n in names)
+    assert _environment("registry")["APICURIO_KAFKASQL_BOOTSTRAP_SERVERS"] == bootstrap
+    for name in ("dashboard", "alerts", "advice"):
+        assert _environment(name)["POOLSIGHT_KAFKA_BOOTSTRAP"] == bootstrap, name
+    # Two TaskManagers: replicas of one service, which publishes nothing and has no fixed name.
+    assert over["flink-taskmanager"]["deploy"]["replicas"] == 2
+    assert not {"ports", "container_name"} & set(base["flink-taskmanager"])
