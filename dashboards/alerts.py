@@ -32,7 +32,7 @@ import yaml
 
 from poolsight.infra.config import ConfigError, Settings, load_settings
 from poolsight.infra.services import alerts_heartbeat, service_errors, trino_connection, write_heartbeat
-from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
+from poolsight.names import TRINO_READER_USER
 from poolsight.sql.tables import BY_NAME
 from poolsight.sql.views import SCHEMA
 
@@ -552,7 +552,7 @@ def evaluate(
     firing: dict[Key, Firing] = {}
     evaluated: set[str] = set()
     errors: list[str] = []
-    with trino_connection(settings or load_settings(), user=TRINO_WRITER_USER) as conn:
+    with trino_connection(settings or load_settings()) as conn:  # the writer: it records alerts
         cur = conn.cursor()
         open_alerts = read_alerts(cur)
         for rule in rules.rules:

@@ -1,8 +1,9 @@
 """The dashboard's web server: pages, their JSON APIs and static assets, reading Trino as the reader user.
 
-`python -m poolsight.dashboards.server` (the launcher's `dashboard` service). Binds 127.0.0.1 unless
-told otherwise. Every asset is served from here (the checkout's static/ folder and the cached,
-checksum-verified ECharts): no CDN. Values from the URL reach Trino only as query parameters.
+`python -m poolsight.dashboards.server` (the launcher's `dashboard` service). Binds the bind host
+(127.0.0.1 unless configured) unless told otherwise. Every asset is served from here (the checkout's
+static/ folder and the cached, checksum-verified ECharts): no CDN. Values from the URL reach Trino
+only as query parameters.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from poolsight.infra.config import HOST, Settings, load_settings
+from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.install import dashboard_assets
 from poolsight.infra.services import trino_rows
 from poolsight.names import TRINO_READER_USER
@@ -265,7 +266,7 @@ def serve(settings: Settings, host: str, port: int) -> ThreadingHTTPServer:
 def main(argv: list[str] | None = None) -> int:
     settings = load_settings()
     p = argparse.ArgumentParser(prog="poolsight.dashboards.server", description=__doc__)
-    p.add_argument("--host", default=HOST, help="bind address (default 127.0.0.1)")
+    p.add_argument("--host", default=settings.bind_host, help=f"bind address (default {settings.bind_host})")
     p.add_argument("--port", type=int, default=settings.ports["dashboard"])
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from poolsight.flink_jobs.options import JobOptions
-from poolsight.infra.config import HOST, Settings
+from poolsight.infra.config import Settings
 from poolsight.infra.flinksql import iceberg_catalog_ddl
 from poolsight.names import EVENT_TIME_HEADER
 from poolsight.schemas.wire import MAX_RAW
@@ -30,8 +30,9 @@ def environment(s: Settings, name: str, opts: JobOptions) -> tuple[StreamExecuti
 
     conf = Configuration()
     conf.set_string("execution.target", "remote")
-    conf.set_string("rest.address", HOST)
-    conf.set_string("rest.port", str(s.ports["flink_rest"]))
+    address, port = s.flink_rest_address  # the embedded JobManager's, or an external cluster's
+    conf.set_string("rest.address", address)
+    conf.set_string("rest.port", str(port))
     conf.set_string("pipeline.name", name)
     if opts.restore_from:  # Kafka offsets, keyed state and the sinks' pending commits, together
         conf.set_string("execution.state-recovery.path", opts.restore_from)

@@ -29,7 +29,7 @@ from poolsight.infra.config import Settings
 
 
 def state_dir(s: Settings) -> Path:
-    """Where the cluster writes checkpoints and savepoints (infra/services.py write_flink_conf)."""
+    """Where the cluster writes checkpoints and savepoints (infra/flink_service.py write_flink_conf)."""
     return s.data_dir / "flink"
 
 

@@ -15,9 +15,9 @@ import urllib.request
 from dataclasses import asdict, replace
 from typing import Any
 
-from poolsight.infra.config import HOST, Settings
+from poolsight.infra.config import Settings
+from poolsight.infra.flink_service import flink_env
 from poolsight.infra.install import flink_lib, pyflink_home
-from poolsight.infra.services import flink_env
 
 from . import restore
 from .options import JobOptions, SimulationOptions, StatisticsOptions
@@ -30,13 +30,13 @@ JOBS = {
 
 def _rest(s: Settings, path: str, method: str = "GET", body: dict[str, Any] | None = None) -> Any:
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(
-        f"http://{HOST}:{s.ports['flink_rest']}{path}",
+    req = urllib.request.Request(  # noqa: S310 (flink_rest_url is checked to be http://)
+        f"{s.flink_rest_url}{path}",
         data=data,
         method=method,
         headers={"Content-Type": "application/json"} if data else {},
     )
-    with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 (our own http:// URL)
+    with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 (see above)
         answer = resp.read()
     return json.loads(answer) if answer else None
 

@@ -1,6 +1,8 @@
 """What the launcher creates once a service answers: catalog role, tables, topics, namespaces.
 
-Every step is idempotent, and reads its names from poolsight.names.
+Every step is idempotent, and reads its names from poolsight.names. On external services only
+the product's own objects are created (topics, the JDBC catalog's tables, Iceberg namespaces,
+tables and views); roles and databases of an external PostgreSQL are its owner's business.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from poolsight.sql.tables import TABLES, add_column_ddl, create_table_ddl, missi
 from poolsight.sql.views import view_statements
 
 from .config import CATALOG_DATABASE, CATALOG_ROLE, Settings
+from .kafka_service import min_insync_replicas, replication_factor
 from .services import Unhealthy, catalog_password, pg_connect, trino_connection
 
 # The Iceberg JDBC catalog's own tables, schema version V1 (with iceberg_type),
@@ -36,6 +39,13 @@ CATALOG_DDL = (
 
 
 def bootstrap_postgres(s: Settings) -> None:
+    if s.catalog_is_rest:  # the REST catalog keeps its own store
+        return
+    if "postgres" in s.external:  # the user gave the database, user and password
+        with pg_connect(s) as conn:
+            for ddl in CATALOG_DDL:
+                conn.execute(ddl)
+        return
     from psycopg import sql
 
     password = catalog_password(s)
@@ -57,12 +67,19 @@ def bootstrap_kafka(s: Settings) -> None:
 
     admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap})
     existing = set(admin.list_topics(timeout=10).topics)
+    extra: dict[str, str] = {}
+    if "kafka" in s.external:
+        replication = -1  # the cluster's own default.replication.factor (and min.insync.replicas)
+    else:  # one broker, or every topic on up to 3 of a local cluster's (kafka_service.py)
+        replication = replication_factor(s.kafka_brokers)
+        if min_insync_replicas(s.kafka_brokers) > 1:
+            extra["min.insync.replicas"] = str(min_insync_replicas(s.kafka_brokers))
     wanted = [
         NewTopic(
             t.name,
             num_partitions=t.partitions,
-            replication_factor=1,
-            config={"retention.ms": str(t.retention_ms), "max.message.bytes": "8388608"},
+            replication_factor=replication,
+            config={"retention.ms": str(t.retention_ms), "max.message.bytes": "8388608", **extra},
         )
         for t in TOPICS
         if t.name not in existing

@@ -1,8 +1,12 @@
-"""Launcher settings: ports, folders and Java homes.
+"""Launcher settings: ports, folders, Java homes and the address of every service.
 
 Defaults suit one machine; a `poolsight.toml` file (path in POOLSIGHT_CONFIG,
 else ./poolsight.toml, else <home>/poolsight.toml) overrides them, and POOLSIGHT_*
-environment variables override the file. Everything binds 127.0.0.1.
+environment variables override the file. Embedded services bind 127.0.0.1
+([bind].host, POOLSIGHT_BIND_HOST); a service given an address in [endpoints]
+(infra/endpoints.py) is external: nothing starts it, every client uses that address.
+The embedded Kafka and Flink run one node each unless [kafka].brokers
+(POOLSIGHT_KAFKA_BROKERS) or [flink].taskmanagers (POOLSIGHT_FLINK_TASKMANAGERS) ask for more.
 
 State (downloads in `.cache/`, data, logs and run files in `var/`) lives in the
 poolsight home: POOLSIGHT_HOME if set; else the checkout the code runs from (an
@@ -18,7 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-HOST = "127.0.0.1"
+from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
+
+from .endpoints import ConfigError as ConfigError
+from .endpoints import Endpoints, bind_host, hostport, load_endpoints, url_host_port
+
+DEFAULT_BIND_HOST = "127.0.0.1"
 
 DEFAULT_PORTS: dict[str, int] = {
     "kafka": 9092,
@@ -32,9 +41,24 @@ DEFAULT_PORTS: dict[str, int] = {
     "dashboard": 8070,
 }
 
+# A local Kafka cluster: broker i (1-based) listens on the kafka port + KAFKA_PORT_STEP * (i - 1)
+# and its controller on the kafka_controller port + the same, so broker 1 keeps the configured
+# ports. At most MAX_NODES brokers, and as many TaskManagers.
+KAFKA_PORT_STEP = 10
+MAX_NODES = 9
 
-class ConfigError(Exception):
-    """A setting that cannot be used, with the name of the setting."""
+
+def kafka_port_keys(node: int) -> tuple[str, str]:
+    """The Settings.ports keys of broker `node`'s listener and controller listener."""
+    return ("kafka", "kafka_controller") if node == 1 else (f"kafka_{node}", f"kafka_controller_{node}")
+
+
+def port_variable(key: str) -> str:
+    """The setting that moves the port of Settings.ports[key] (a later broker's is derived)."""
+    base, _, node = key.rpartition("_")
+    if node.isdigit() and base in ("kafka", "kafka_controller"):
+        return f"POOLSIGHT_{base.upper()}_PORT (broker {node} adds {KAFKA_PORT_STEP * (int(node) - 1)})"
+    return f"POOLSIGHT_{key.upper()}_PORT"
 
 
 @dataclass(frozen=True)
@@ -51,30 +75,73 @@ class Settings:
     flink_taskmanager_memory: str = "4096m"
     flink_jobmanager_memory: str = "1024m"
     flink_slots: int = 2
+    bind_host: str = DEFAULT_BIND_HOST  # every embedded service listens on and advertises this
+    endpoints: Endpoints = field(default_factory=Endpoints)
+    kafka_brokers: int = 1  # embedded Kafka: KRaft nodes, each broker and controller
+    flink_taskmanagers: int = 1  # embedded Flink: TaskManagers of the session cluster
+
+    @property
+    def external(self) -> frozenset[str]:
+        """The services (infra/services.py names) configured as external: never started here."""
+        return self.endpoints.external()
+
+    def _embedded(self, port: str) -> str:
+        return hostport(self.bind_host, self.ports[port])
 
     @property
     def kafka_bootstrap(self) -> str:
-        return f"{HOST}:{self.ports['kafka']}"
+        """Every broker: the configured ones, or each embedded node's listener."""
+        if self.endpoints.kafka:
+            return ",".join(self.endpoints.kafka)
+        return ",".join(self._embedded(kafka_port_keys(i)[0]) for i in range(1, self.kafka_brokers + 1))
 
     @property
     def registry_url(self) -> str:
-        return f"http://{HOST}:{self.ports['registry']}/apis/ccompat/v7"
+        return self.endpoints.registry or f"http://{self._embedded('registry')}/apis/ccompat/v7"
 
     @property
     def flink_rest_url(self) -> str:
-        return f"http://{HOST}:{self.ports['flink_rest']}"
+        return self.endpoints.flink_rest or f"http://{self._embedded('flink_rest')}"
+
+    @property
+    def flink_rest_address(self) -> tuple[str, int]:
+        """(rest.address, rest.port) for PyFlink clients."""
+        return url_host_port(self.flink_rest_url)
 
     @property
     def trino_url(self) -> str:
-        return f"http://{HOST}:{self.ports['trino']}"
+        return self.endpoints.trino or f"http://{self._embedded('trino')}"
+
+    @property
+    def trino_user(self) -> str:
+        """Who the product's own statements run as on Trino (bootstrap, jobs' checks, maintain,
+        compare, the evaluators' writes); the dashboards read as TRINO_READER_USER."""
+        return self.endpoints.trino_user or TRINO_WRITER_USER
 
     @property
     def dashboard_url(self) -> str:
-        return f"http://{HOST}:{self.ports['dashboard']}"
+        return f"http://{self._embedded('dashboard')}"
+
+    @property
+    def catalog_is_rest(self) -> bool:
+        """True for an Iceberg REST catalog, False for the JDBC catalog in PostgreSQL."""
+        return self.endpoints.catalog_is_rest
+
+    @property
+    def catalog_uri(self) -> str:
+        """The Iceberg catalog as the engines address it: a JDBC URL or a REST catalog's URI."""
+        return self.endpoints.catalog or self.postgres_jdbc_url
 
     @property
     def postgres_jdbc_url(self) -> str:
-        return f"jdbc:postgresql://{HOST}:{self.ports['postgres']}/{CATALOG_DATABASE}"
+        """The JDBC catalog's database (meaningful unless the catalog is a REST catalog)."""
+        if self.endpoints.catalog and not self.catalog_is_rest:
+            return self.endpoints.catalog
+        return f"jdbc:postgresql://{self._embedded('postgres')}/{CATALOG_DATABASE}"
+
+    @property
+    def catalog_user(self) -> str:
+        return self.endpoints.catalog_user or CATALOG_ROLE
 
 
 # The Iceberg JDBC catalog: one name shared by Flink, Trino and Python.
@@ -138,6 +205,28 @@ def _port(name: str, file_ports: dict[str, Any]) -> int:
     return port
 
 
+def _nodes(env_name: str, table: str, key: str, conf: dict[str, Any]) -> int:
+    raw: Any = os.environ.get(env_name) or conf.get(table, {}).get(key, 1)
+    try:
+        count = int(raw)
+    except (TypeError, ValueError):
+        count = 0
+    if isinstance(raw, bool) or not 1 <= count <= MAX_NODES or str(raw).strip() != str(count):
+        raise ConfigError(f"{env_name} / [{table}].{key}: {raw!r} is not a whole number from 1 to {MAX_NODES}")
+    return count
+
+
+def _kafka_node_ports(ports: dict[str, int], brokers: int) -> dict[str, int]:
+    """The derived ports of brokers 2..n (see KAFKA_PORT_STEP)."""
+    out: dict[str, int] = {}
+    for node in range(2, brokers + 1):
+        for base, key in zip(kafka_port_keys(1), kafka_port_keys(node), strict=True):
+            out[key] = ports[base] + KAFKA_PORT_STEP * (node - 1)
+            if out[key] > 65535:
+                raise ConfigError(f"{port_variable(key)}: broker {node}'s port {out[key]} is out of range")
+    return out
+
+
 def load_settings() -> Settings:
     """Settings from defaults, the config file and the environment, in that order."""
     conf = _config_file()
@@ -151,6 +240,11 @@ def load_settings() -> Settings:
     var = root / "var"
     data_dir = folder("data", var / "data")
     ports = {name: _port(name, conf.get("ports", {})) for name in DEFAULT_PORTS}
+    endpoints = load_endpoints(conf.get("endpoints", {}), reader_user=TRINO_READER_USER)
+    brokers = _nodes("POOLSIGHT_KAFKA_BROKERS", "kafka", "brokers", conf)
+    taskmanagers = _nodes("POOLSIGHT_FLINK_TASKMANAGERS", "flink", "taskmanagers", conf)
+    if not endpoints.kafka:  # an external cluster's brokers are its own
+        ports.update(_kafka_node_ports(ports, brokers))
     dupes = {p for p in ports.values() if list(ports.values()).count(p) > 1}
     if dupes:
         raise ConfigError(f"ports configured twice: {sorted(dupes)}")
@@ -168,6 +262,11 @@ def load_settings() -> Settings:
     if warehouse.startswith("s3://") and "endpoint" not in s3:
         raise ConfigError("an s3:// warehouse needs POOLSIGHT_S3_ENDPOINT or [s3].endpoint")
     mem = conf.get("memory", {})
+    bind = os.environ.get("POOLSIGHT_BIND_HOST") or conf.get("bind", {}).get("host") or DEFAULT_BIND_HOST
+    try:
+        bind = bind_host(str(bind))
+    except ConfigError as exc:
+        raise ConfigError(f"POOLSIGHT_BIND_HOST / [bind].host: {exc}") from None
     return Settings(
         home=root,
         cache_dir=folder("cache", root / ".cache"),
@@ -181,4 +280,8 @@ def load_settings() -> Settings:
         flink_taskmanager_memory=os.environ.get(
             "POOLSIGHT_FLINK_TM_MEMORY", mem.get("flink_taskmanager", Settings.flink_taskmanager_memory)
         ),
+        bind_host=bind,
+        endpoints=endpoints,
+        kafka_brokers=brokers,
+        flink_taskmanagers=taskmanagers,
     )

@@ -2,8 +2,9 @@
 
 `run_sql` starts a separate Python process (PyFlink's client JVM needs the
 cluster's jars and configuration in its environment before it starts); the
-process registers the JDBC Iceberg catalog under the shared catalog name and
-executes the statements in order, waiting for each INSERT to finish.
+process registers the Iceberg catalog (JDBC or REST, as configured) under the
+shared catalog name and executes the statements in order, waiting for each
+INSERT to finish.
 """
 
 from __future__ import annotations
@@ -12,22 +13,33 @@ import json
 import subprocess
 import sys
 
-from .config import CATALOG_NAME, CATALOG_ROLE, Settings
+from .config import CATALOG_NAME, Settings
+from .flink_service import flink_env
 from .install import flink_lib, pyflink_home
-from .services import catalog_password, flink_env
+from .services import catalog_password
+
+
+def _literal(value: str) -> str:
+    """A SQL string literal: a quote inside (an external catalog's password) is doubled."""
+    return "'" + value.replace("'", "''") + "'"
 
 
 def iceberg_catalog_ddl(s: Settings) -> str:
-    """Flink's CREATE CATALOG for the shared JDBC catalog (same name Trino uses)."""
-    props = {
-        "type": "iceberg",
-        "catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
-        "uri": s.postgres_jdbc_url,
-        "jdbc.user": CATALOG_ROLE,
-        "jdbc.password": catalog_password(s),
-        "jdbc.schema-version": "V1",
-        "warehouse": s.warehouse,
-    }
+    """Flink's CREATE CATALOG for the shared catalog (same name Trino uses): the JDBC catalog in
+    PostgreSQL, or an Iceberg REST catalog."""
+    props: dict[str, str]
+    if s.catalog_is_rest:
+        props = {"type": "iceberg", "catalog-type": "rest", "uri": s.catalog_uri, "warehouse": s.warehouse}
+    else:
+        props = {
+            "type": "iceberg",
+            "catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
+            "uri": s.postgres_jdbc_url,
+            "jdbc.user": s.catalog_user,
+            "jdbc.password": catalog_password(s),
+            "jdbc.schema-version": "V1",
+            "warehouse": s.warehouse,
+        }
     if s.warehouse.startswith("s3://"):
         props.update(
             {
@@ -37,7 +49,7 @@ def iceberg_catalog_ddl(s: Settings) -> str:
                 "client.region": s.s3.get("region", "us-east-1"),
             }
         )
-    body = ", ".join(f"'{k}'='{v}'" for k, v in props.items())
+    body = ", ".join(f"{_literal(k)}={_literal(v)}" for k, v in props.items())
     return f"CREATE CATALOG {CATALOG_NAME} WITH ({body})"
 
 
@@ -60,15 +72,15 @@ def run_sql(s: Settings, statements: list[str], *, timeout: float = 600) -> str:
 def _main() -> None:
     from pyflink.table import EnvironmentSettings, TableEnvironment
 
-    from .config import HOST, load_settings
+    from .config import load_settings
 
     statements = json.loads(sys.stdin.read())
-    s = load_settings()
+    address, port = load_settings().flink_rest_address
     env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
     conf = env.get_config()
     conf.set("execution.target", "remote")
-    conf.set("rest.address", HOST)
-    conf.set("rest.port", str(s.ports["flink_rest"]))
+    conf.set("rest.address", address)
+    conf.set("rest.port", str(port))
     for stmt in statements:
         result = env.execute_sql(stmt)
         if stmt.lstrip().upper().startswith("INSERT"):

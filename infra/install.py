@@ -16,13 +16,15 @@ from .versions import pin, pins
 
 @dataclass(frozen=True)
 class Installed:
-    kafka_lib: Path
-    registry_home: Path
-    trino_home: Path
-    trino_cli: Path
-    flink_lib: Path
+    """Where each piece of software is; None for a service configured as external (not installed)."""
+
+    kafka_lib: Path | None
+    registry_home: Path | None
+    trino_home: Path | None
+    trino_cli: Path | None
+    flink_lib: Path  # PyFlink clients need it even when the cluster is external
     flink_home: Path
-    postgres_bin: Path
+    postgres_bin: Path | None
     dashboard_assets: Path
 
 
@@ -162,15 +164,17 @@ def _is_root() -> bool:
 
 
 def install_all(s: Settings) -> Installed:
-    """Everything the launcher runs; a second call downloads nothing."""
-    trino, cli = trino_home(s)
+    """Everything the launcher runs, but for the services configured as external; a second call
+    downloads nothing."""
+    ext = s.external
+    trino, cli = trino_home(s) if "trino" not in ext else (None, None)
     return Installed(
-        kafka_lib=kafka_lib(s),
-        registry_home=registry_home(s),
+        kafka_lib=kafka_lib(s) if "kafka" not in ext else None,
+        registry_home=registry_home(s) if "registry" not in ext else None,
         trino_home=trino,
         trino_cli=cli,
         flink_lib=flink_lib(s),
         flink_home=pyflink_home(),
-        postgres_bin=postgres_bin(),
+        postgres_bin=postgres_bin() if "postgres" not in ext else None,
         dashboard_assets=dashboard_assets(s),
     )

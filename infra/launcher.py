@@ -2,14 +2,19 @@
 
 `up` installs what is missing, starts what is not running in dependency
 order, waits for each service's real health check and creates the shared
-topics, catalog tables and namespaces. When a start fails it stops whatever
-this call started, so nothing half-started is left behind. `down` stops only
-processes whose PID files it wrote.
+topics, catalog tables and namespaces. A service configured as external
+(infra/endpoints.py) is neither installed nor started: `up` waits for it at its
+address and creates the product's own objects there. When a start fails it stops
+whatever this call started, so nothing half-started is left behind. `down` stops
+only processes whose PID files it wrote, so never an external service. The nodes of a
+local cluster (several Kafka brokers or TaskManagers: services.services_for) are one
+group: wanted together, started together before any is waited for, stopped together.
 """
 
 from __future__ import annotations
 
 import fcntl
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -18,10 +23,21 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .bootstrap import BOOTSTRAP
-from .config import Settings
-from .install import install_all
-from .process import alive, clean_leftovers, log_tail, port_in_use, port_owner, read_started, rss_bytes, spawn, stop
-from .services import SERVICES, Service, Unhealthy
+from .config import Settings, port_variable
+from .install import Installed, install_all
+from .process import (
+    alive,
+    can_bind,
+    clean_leftovers,
+    log_tail,
+    port_in_use,
+    port_owner,
+    read_started,
+    rss_bytes,
+    spawn,
+    stop_many,
+)
+from .services import SERVICES, Service, Unhealthy, catalog_password, services_for
 
 
 class LaunchError(Exception):
@@ -33,10 +49,11 @@ class ServiceStatus:
     name: str
     address: str
     pid: int | None
-    state: str  # healthy | unhealthy | stopped | foreign
+    state: str  # healthy | unhealthy | stopped | foreign (external ones: healthy | unhealthy)
     detail: str
     rss_mb: float
     log: str
+    kind: str = "embedded"  # embedded (run by this launcher) | external (configured address)
 
 
 def log_path(s: Settings, name: str) -> Path:
@@ -58,8 +75,9 @@ def _say(msg: str) -> None:
 def _wait_healthy(s: Settings, svc: Service, *, started_pid_check: bool) -> str:
     deadline = time.monotonic() + svc.start_timeout
     last = "no answer yet"
+    external = svc.name in s.external
     while time.monotonic() < deadline:
-        if started_pid_check and not alive(read_started(s.run_dir, svc.name)):
+        if started_pid_check and not external and not alive(read_started(s.run_dir, svc.name)):
             raise LaunchError(
                 f"{svc.name} exited during start-up. Last lines of {log_path(s, svc.name)}:\n"
                 f"{log_tail(log_path(s, svc.name))}"
@@ -69,70 +87,115 @@ def _wait_healthy(s: Settings, svc: Service, *, started_pid_check: bool) -> str:
         except Unhealthy as exc:
             last = str(exc)
         time.sleep(1.0)
+    if external:
+        raise LaunchError(
+            f"external {svc.name} at {svc.address(s)} did not answer within {svc.start_timeout:.0f} s ({last})"
+        )
     raise LaunchError(
         f"{svc.name} did not become healthy within {svc.start_timeout:.0f} s ({last}). "
         f"Last lines of {log_path(s, svc.name)}:\n{log_tail(log_path(s, svc.name))}"
     )
 
 
+def stack(s: Settings) -> tuple[Service, ...]:
+    """The services as configured, in start order (SERVICES with each cluster's nodes)."""
+    return services_for(s, SERVICES)
+
+
+def embedded_services(s: Settings, names: list[str] | None = None) -> list[Service]:
+    """What `up` starts: the named services (all if none) and their dependencies, in start order,
+    without those configured as external (it waits for those instead)."""
+    services = stack(s)
+    wanted = _with_dependencies(services, names)
+    return [svc for svc in services if svc.name in wanted and svc.name not in s.external]
+
+
+def _start(s: Settings, svc: Service, inst: Installed) -> None:
+    """Start one service that is not running (clearing what a dead run of it left)."""
+    left = clean_leftovers(read_started(s.run_dir, svc.name))
+    if left:
+        _say(f"{svc.name:18} had died; stopped what it left running: PIDs {left}")
+    for key in svc.ports:
+        port = s.ports[key]
+        if port_in_use(port, s.bind_host):
+            raise LaunchError(
+                f"cannot start {svc.name}: port {port} ({key}) on {s.bind_host} is taken "
+                f"by {port_owner(port)}. Stop it, or choose another port with {port_variable(key)}."
+            )
+    try:
+        launch = svc.prepare(s, inst)
+    except Unhealthy as exc:
+        raise LaunchError(f"cannot prepare {svc.name}: {exc}") from exc
+    spawn(
+        svc.name,
+        launch.command,
+        env=launch.env,
+        cwd=launch.cwd,
+        log_file=log_path(s, svc.name),
+        run_dir=s.run_dir,
+        user=launch.user,
+    )
+
+
 def up(s: Settings, names: list[str] | None = None) -> list[ServiceStatus]:
-    """Start every service (or the named ones and what they depend on) and wait for health."""
-    wanted = _with_dependencies(names)
+    """Start every service (or the named ones and what they depend on) and wait for health;
+    external ones are waited for at their configured address, never started."""
+    services = stack(s)
+    wanted = _with_dependencies(services, names)
+    embedded = {svc.name for svc in services if svc.name in wanted and svc.name not in s.external}
+    if embedded and not can_bind(s.bind_host):
+        raise LaunchError(f"bind host {s.bind_host} (POOLSIGHT_BIND_HOST / [bind].host) is no address of this machine")
+    if "postgres" in wanted and "postgres" in s.external and not s.catalog_is_rest:
+        catalog_password(s)  # a missing password is a ConfigError now, not a health check timing out
     with _locked(s):
         inst = install_all(s)
         started_now: list[str] = []
+
+        def start(svc: Service) -> None:
+            _start(s, svc, inst)
+            started_now.append(svc.name)
+
         try:
-            for svc in SERVICES:
+            for svc in services:
                 if svc.name not in wanted:
                     continue
                 t0 = time.monotonic()
-                if alive(read_started(s.run_dir, svc.name)):
+                peers = [p for p in services if svc.group and p.group == svc.group and p.name in wanted]
+                for peer in peers:  # every stopped node of the cluster, before any is waited for
+                    if peer.name in embedded and peer.name not in started_now:
+                        if not alive(read_started(s.run_dir, peer.name)):
+                            start(peer)
+                if svc.name not in embedded:
+                    detail = _wait_healthy(s, svc, started_pid_check=False)
+                    _say(f"{svc.name:18} external at {svc.address(s)}: {detail}")
+                elif svc.name in started_now:
+                    detail = _wait_healthy(s, svc, started_pid_check=True)
+                    _say(f"{svc.name:18} started in {time.monotonic() - t0:5.1f} s: {detail}")
+                elif alive(read_started(s.run_dir, svc.name)):
                     detail = _wait_healthy(s, svc, started_pid_check=True)
                     _say(f"{svc.name:18} already running: {detail}")
                 else:
-                    left = clean_leftovers(read_started(s.run_dir, svc.name))
-                    if left:
-                        _say(f"{svc.name:18} had died; stopped what it left running: PIDs {left}")
-                    for key in svc.ports:
-                        port = s.ports[key]
-                        if port_in_use(port):
-                            raise LaunchError(
-                                f"cannot start {svc.name}: port {port} ({key}) on 127.0.0.1 is taken "
-                                f"by {port_owner(port)}. Stop it, or choose another port with "
-                                f"POOLSIGHT_{key.upper()}_PORT."
-                            )
-                    try:
-                        launch = svc.prepare(s, inst)
-                    except Unhealthy as exc:
-                        raise LaunchError(f"cannot prepare {svc.name}: {exc}") from exc
-                    spawn(
-                        svc.name,
-                        launch.command,
-                        env=launch.env,
-                        cwd=launch.cwd,
-                        log_file=log_path(s, svc.name),
-                        run_dir=s.run_dir,
-                        user=launch.user,
-                    )
-                    started_now.append(svc.name)
+                    start(svc)
                     detail = _wait_healthy(s, svc, started_pid_check=True)
                     _say(f"{svc.name:18} started in {time.monotonic() - t0:5.1f} s: {detail}")
-                if svc.name in BOOTSTRAP:
+                # A cluster is set up once all its nodes answer (a topic's replicas need its brokers).
+                setup = svc.group or svc.name
+                if setup in BOOTSTRAP and (not peers or svc.name == peers[-1].name):
                     try:
-                        BOOTSTRAP[svc.name](s)
+                        BOOTSTRAP[setup](s)
                     except Exception as exc:
-                        raise LaunchError(f"setting up {svc.name} failed: {exc}") from exc
+                        raise LaunchError(f"setting up {setup} failed: {exc}") from exc
                     _wait_healthy(s, svc, started_pid_check=True)  # health may cover what was just set up
         except BaseException:
             for name in reversed(started_now):
                 _say(f"stopping {name} (started by this failed `up`)")
-                stop(s.run_dir, name)
+            _stop_in_groups(s, services, list(reversed(started_now)))
             raise
     return status(s)
 
 
-def _with_dependencies(names: list[str] | None) -> set[str]:
-    by_name = {svc.name: svc for svc in SERVICES}
+def _with_dependencies(services: tuple[Service, ...], names: list[str] | None) -> set[str]:
+    by_name = {svc.name: svc for svc in services}
     if not names:
         return set(by_name)
     unknown = [n for n in names if n not in by_name]
@@ -144,24 +207,58 @@ def _with_dependencies(names: list[str] | None) -> set[str]:
         name = todo.pop()
         if name not in out:
             out.add(name)
-            todo.extend(by_name[name].depends)
+            svc = by_name[name]
+            todo.extend(svc.depends)
+            todo.extend(p.name for p in services if svc.group and p.group == svc.group)  # a cluster is whole
     return out
 
 
+# Nodes 2.. of a cluster (kafka_service.py, flink_service.py): PID files `down` stops even when
+# the configuration no longer asks for that many.
+_NODE = re.compile(r"(kafka|flink-taskmanager)-\d+")
+
+
 def down(s: Settings) -> list[str]:
-    """Stop, in reverse order, every service this launcher started; return their names."""
-    stopped = []
+    """Stop, in reverse order, every service this launcher started; return their names. Only
+    processes with our PID files are stopped: an external service is never touched (an embedded
+    one left from before it was configured external is ours, and stopped). A cluster's nodes
+    stop together: each broker's clean shutdown needs a majority of the quorum still running."""
+    services = stack(s)
+    known = {svc.name for svc in services}
     with _locked(s):
-        for svc in reversed(SERVICES):
-            if stop(s.run_dir, svc.name):
-                _say(f"stopped {svc.name}")
-                stopped.append(svc.name)
+        extra = sorted(
+            name
+            for p in s.run_dir.glob("*.pid.json")
+            if _NODE.fullmatch(name := p.name.removesuffix(".pid.json")) and name not in known
+        )
+        stopped = stop_many(s.run_dir, extra)
+        for name in stopped:
+            _say(f"stopped {name}")
+        return stopped + _stop_in_groups(s, services, [svc.name for svc in reversed(services)], say=True)
+
+
+def _stop_in_groups(s: Settings, services: tuple[Service, ...], names: list[str], say: bool = False) -> list[str]:
+    """Stop `names` in this order, each cluster's nodes together (at its first node in the list);
+    return those that ran."""
+    group = {svc.name: svc.group for svc in services}
+    batches: list[list[str]] = []
+    for name in names:
+        g = group.get(name, "")
+        batch = [n for n in names if group.get(n, "") == g] if g else [name]
+        if batch not in batches:
+            batches.append(batch)
+    stopped: list[str] = []
+    for batch in batches:
+        for name in stop_many(s.run_dir, batch):
+            if say:
+                _say(f"stopped {name}")
+            stopped.append(name)
     return stopped
 
 
 def status(s: Settings) -> list[ServiceStatus]:
     out = []
-    for svc in SERVICES:
+    for svc in stack(s):
         started = read_started(s.run_dir, svc.name)
         running = alive(started)
         try:
@@ -169,6 +266,22 @@ def status(s: Settings) -> list[ServiceStatus]:
             healthy = True
         except Unhealthy as exc:
             detail, healthy = str(exc), False
+        if svc.name in s.external:
+            if running and started:
+                detail += f"; an embedded {svc.name} started earlier still runs (PID {started.pid}): `down` stops it"
+            out.append(
+                ServiceStatus(
+                    name=svc.name,
+                    address=svc.address(s),
+                    pid=None,
+                    state="healthy" if healthy else "unhealthy",
+                    detail=detail,
+                    rss_mb=0.0,
+                    log="",
+                    kind="external",
+                )
+            )
+            continue
         if running:
             state = "healthy" if healthy else "unhealthy"
         else:
@@ -196,7 +309,10 @@ def status_dicts(rows: list[ServiceStatus]) -> list[dict[str, object]]:
 
 
 def format_status(rows: list[ServiceStatus]) -> str:
-    lines = [f"{'SERVICE':18} {'STATE':10} {'ADDRESS':16} {'PID':>7} {'RSS MB':>7}  DETAIL"]
+    width = max([16, *(len(r.address) for r in rows)])
+    lines = [f"{'SERVICE':18} {'KIND':8} {'STATE':10} {'ADDRESS':{width}} {'PID':>7} {'RSS MB':>7}  DETAIL"]
     for r in rows:
-        lines.append(f"{r.name:18} {r.state:10} {r.address:16} {r.pid or '-':>7} {r.rss_mb:7.0f}  {r.detail}")
+        lines.append(
+            f"{r.name:18} {r.kind:8} {r.state:10} {r.address:{width}} {r.pid or '-':>7} {r.rss_mb:7.0f}  {r.detail}"
+        )
     return "\n".join(lines)

@@ -17,8 +17,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import HOST
-
 
 @dataclass(frozen=True)
 class Started:
@@ -139,26 +137,40 @@ def clean_leftovers(started: Started | None, *, timeout: float = 10.0) -> list[i
 def stop(run_dir: Path, name: str, *, timeout: float = 30.0) -> bool:
     """Stop the process group we started for name, and what is left of it if its own process
     died. False when nothing of ours ran."""
-    started = read_started(run_dir, name)
-    path = pidfile(run_dir, name)
-    if not alive(started):
-        left = clean_leftovers(started)
-        path.unlink(missing_ok=True)
-        return bool(left)
-    assert started is not None
-    _signal_group(started.pid, signal.SIGTERM)
+    return bool(stop_many(run_dir, [name], timeout=timeout))
+
+
+def stop_many(run_dir: Path, names: list[str], *, timeout: float = 30.0) -> list[str]:
+    """Stop the services `names` together: SIGTERM to each one's process group first, then wait
+    for all (SIGKILL after `timeout`), so none waits for peers already gone (a KRaft node's clean
+    shutdown needs most of its quorum). Returns the names of which something of ours ran."""
+    running: dict[str, Started] = {}
+    stopped: set[str] = set()
+    for name in names:
+        started = read_started(run_dir, name)
+        if alive(started):
+            assert started is not None
+            running[name] = started
+            _signal_group(started.pid, signal.SIGTERM)
+        else:
+            if clean_leftovers(started):
+                stopped.add(name)
+            pidfile(run_dir, name).unlink(missing_ok=True)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and alive(started):
-        _reap(started.pid)
+    while time.monotonic() < deadline and any(alive(st) for st in running.values()):
+        for st in running.values():
+            _reap(st.pid)
         time.sleep(0.2)
-    if alive(started):
-        _signal_group(started.pid, signal.SIGKILL)
-        while alive(started):
-            _reap(started.pid)
-            time.sleep(0.1)
-    clean_leftovers(started)  # members that left the process group but not the session
-    path.unlink(missing_ok=True)
-    return True
+    for name, st in running.items():
+        if alive(st):
+            _signal_group(st.pid, signal.SIGKILL)
+            while alive(st):
+                _reap(st.pid)
+                time.sleep(0.1)
+        clean_leftovers(st)  # members that left the process group but not the session
+        pidfile(run_dir, name).unlink(missing_ok=True)
+        stopped.add(name)
+    return [n for n in names if n in stopped]
 
 
 def _signal_group(pid: int, sig: int) -> None:
@@ -177,14 +189,27 @@ def _reap(pid: int) -> None:
         pass
 
 
-def port_in_use(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+def port_in_use(port: int, host: str) -> bool:
+    """Whether port is taken on host (the address the service would bind)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind((HOST, port))
+            sock.bind((host, port))
         except OSError as exc:
             return exc.errno == errno.EADDRINUSE
     return False
+
+
+def can_bind(host: str) -> bool:
+    """Whether host is an address of this machine (the embedded services bind it)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, 0))
+        except OSError:
+            return False
+    return True
 
 
 def port_owner(port: int) -> str:

@@ -1,7 +1,11 @@
 """The services of the stack: how each is configured, started and health-checked.
 
 Each service writes its configuration under run_dir/<name>, keeps its data
-under data_dir/<name>, logs to log_dir/<name>.log and binds 127.0.0.1 only.
+under data_dir/<name>, logs to log_dir/<name>.log and binds the bind host only
+(127.0.0.1 unless configured). A service configured as external (infra/endpoints.py)
+is never prepared here; its health check asks the configured address. Kafka's nodes
+are defined in kafka_service.py, Flink's in flink_service.py; `services_for` is the
+stack as configured (several brokers or TaskManagers if asked).
 """
 
 from __future__ import annotations
@@ -15,70 +19,24 @@ import subprocess
 import sys
 import time
 import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from poolsight.names import NAMESPACE, PROBE_TABLE, TRINO_CATALOG, TRINO_READER_USER, TRINO_WRITER_USER
+from poolsight.names import NAMESPACE, PROBE_TABLE, TRINO_CATALOG, TRINO_READER_USER
 
-from .config import CATALOG_DATABASE, CATALOG_NAME, CATALOG_ROLE, HOST, Settings
+from .config import CATALOG_NAME, ConfigError, Settings
+from .endpoints import external_catalog_password, hostport, jdbc_target, url_host_port
+from .flink_service import flink_endpoint, health_flink_jobmanager, prepare_flink_jobmanager, taskmanager_node
 from .install import Installed
 from .java import find_java
+from .kafka_service import kafka_node
+from .service_base import CONF_DIR, base_env, fresh_dir, http_get, need
+from .service_base import Launch as Launch
+from .service_base import Service as Service
+from .service_base import Unhealthy as Unhealthy
 from .versions import pins
-
-CONF_DIR = Path(__file__).with_name("conf")
-
-
-class Unhealthy(Exception):
-    pass
-
-
-@dataclass(frozen=True)
-class Launch:
-    command: list[str]
-    env: dict[str, str]
-    cwd: Path
-    user: str | None = None
-
-
-@dataclass(frozen=True)
-class Service:
-    name: str
-    ports: tuple[str, ...]  # keys of Settings.ports this service binds
-    depends: tuple[str, ...]
-    start_timeout: float
-    prepare: Callable[[Settings, Installed], Launch]
-    health: Callable[[Settings], str]  # returns a short description; raises Unhealthy
-
-    def address(self, s: Settings) -> str:
-        if not self.ports:  # e.g. the TaskManager: ephemeral ports, found through its JobManager
-            return HOST
-        return f"{HOST}:{s.ports[self.ports[0]]}"
-
-
-def _base_env(java_home: Path | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAVA_", "_JAVA", "FLINK_"))}
-    if java_home is not None:
-        env["JAVA_HOME"] = str(java_home)
-        env["PATH"] = f"{java_home}/bin:{env.get('PATH', '/usr/bin:/bin')}"
-    return env
-
-
-def _http_get(url: str, timeout: float = 5.0) -> bytes:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (our own http:// URLs)
-            return bytes(resp.read())
-    except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        raise Unhealthy(f"GET {url}: {exc}") from exc
-
-
-def _fresh_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
 
 # ---------------------------------------------------------------- PostgreSQL
 
@@ -86,7 +44,10 @@ PG_USER = "postgres"
 
 
 def catalog_password(s: Settings) -> str:
-    """The catalog role's password: generated on first use, kept 0600 in the data folder."""
+    """The catalog user's password. An external catalog's comes from the environment or a file
+    (infra/endpoints.py); the embedded role's is generated on first use, kept 0600 in the data folder."""
+    if "postgres" in s.external:
+        return external_catalog_password(s.endpoints)
     path = s.data_dir / "secrets" / "catalog-password"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -118,9 +79,10 @@ def _chown(path: Path, user: str | None) -> None:
 
 
 def prepare_postgres(s: Settings, inst: Installed) -> Launch:
+    pg_bin = need(inst.postgres_bin, "postgres")
     user = _pg_runas()
     data = s.data_dir / "postgres"
-    sock = _fresh_dir(pg_socket_dir(s))
+    sock = fresh_dir(pg_socket_dir(s))
     _chown(sock, user)
     sock.chmod(0o700)
     if not (data / "PG_VERSION").exists():
@@ -129,7 +91,7 @@ def prepare_postgres(s: Settings, inst: Installed) -> Launch:
         data.chmod(0o700)
         # Local socket: trust (the socket folder is 0700); TCP: passwords only.
         cmd = [
-            str(inst.postgres_bin / "initdb"),
+            str(pg_bin / "initdb"),
             "-D",
             str(data),
             "-U",
@@ -145,11 +107,11 @@ def prepare_postgres(s: Settings, inst: Installed) -> Launch:
             raise Unhealthy(f"initdb failed: {proc.stderr.strip()}")
     return Launch(
         command=[
-            str(inst.postgres_bin / "postgres"),
+            str(pg_bin / "postgres"),
             "-D",
             str(data),
             "-c",
-            f"listen_addresses={HOST}",
+            f"listen_addresses={s.bind_host}",
             "-p",
             str(s.ports["postgres"]),
             "-c",
@@ -157,7 +119,7 @@ def prepare_postgres(s: Settings, inst: Installed) -> Launch:
             "-c",
             "logging_collector=off",
         ],
-        env=_base_env(),
+        env=base_env(),
         cwd=data,
         user=user,
     )
@@ -175,149 +137,74 @@ def pg_connect(s: Settings, *, superuser: bool = False, dbname: str | None = Non
             autocommit=True,
             connect_timeout=5,
         )
+    # The JDBC catalog's database, embedded or external (libpq takes JDBC's sslmode as it is).
+    target = jdbc_target(s.postgres_jdbc_url)
+    tls: dict[str, Any] = {"sslmode": target.params["sslmode"]} if "sslmode" in target.params else {}
     return psycopg.connect(
-        host=HOST,
-        port=s.ports["postgres"],
-        user=CATALOG_ROLE,
+        host=target.host,
+        port=target.port,
+        user=s.catalog_user,
         password=catalog_password(s),
-        dbname=dbname or CATALOG_DATABASE,
+        dbname=dbname or target.database,
         autocommit=True,
         connect_timeout=5,
+        **tls,
     )
 
 
 def health_postgres(s: Settings) -> str:
     import psycopg
 
+    if s.catalog_is_rest:  # the catalog is an Iceberg REST service: no PostgreSQL at all
+        http_get(f"{s.catalog_uri}/v1/config")
+        return "Iceberg REST catalog answers /v1/config"
+    external = "postgres" in s.external
     try:
-        with pg_connect(s, superuser=True) as conn:
+        with pg_connect(s, superuser=not external) as conn:
             version = conn.execute("SHOW server_version").fetchone()
     except psycopg.Error as exc:
         raise Unhealthy(f"PostgreSQL connection: {str(exc).strip()}") from exc
-    return f"PostgreSQL {version[0] if version else '?'}"
+    except ConfigError as exc:  # an external catalog without its password
+        raise Unhealthy(str(exc)) from exc
+    return f"PostgreSQL {version[0] if version else '?'}" + (f" as {s.catalog_user}" if external else "")
 
 
-# ---------------------------------------------------------------- Kafka
-
-
-def prepare_kafka(s: Settings, inst: Installed) -> Launch:
-    java = find_java(exact=int(pins()["java"]["flink"]), purpose="Kafka")
-    conf = _fresh_dir(s.run_dir / "kafka")
-    logs = s.data_dir / "kafka"
-    k, c = s.ports["kafka"], s.ports["kafka_controller"]
-    props = conf / "server.properties"
-    props.write_text(
-        "\n".join(
-            [
-                "process.roles=broker,controller",
-                "node.id=1",
-                f"controller.quorum.voters=1@{HOST}:{c}",
-                f"listeners=PLAINTEXT://{HOST}:{k},CONTROLLER://{HOST}:{c}",
-                f"advertised.listeners=PLAINTEXT://{HOST}:{k}",
-                "controller.listener.names=CONTROLLER",
-                "inter.broker.listener.name=PLAINTEXT",
-                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-                f"log.dirs={logs}",
-                "num.partitions=4",
-                "offsets.topic.replication.factor=1",
-                "transaction.state.log.replication.factor=1",
-                "transaction.state.log.min.isr=1",
-                "share.coordinator.state.topic.replication.factor=1",
-                "share.coordinator.state.topic.min.isr=1",
-                "group.initial.rebalance.delay.ms=0",
-                "auto.create.topics.enable=false",
-                "message.max.bytes=8388608",
-                "",
-            ]
-        )
-    )
-    classpath = f"{inst.kafka_lib}/*"
-    env = _base_env(java.home)
-    if not (logs / "meta.properties").exists():
-        logs.mkdir(parents=True, exist_ok=True)
-        cluster_id = (
-            subprocess.run(
-                [java.java, "-cp", classpath, "kafka.tools.StorageTool", "random-uuid"],
-                capture_output=True,
-                text=True,
-                check=True,
-                env=env,
-            )
-            .stdout.strip()
-            .splitlines()[-1]
-        )
-        proc = subprocess.run(
-            [java.java, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)],
-            capture_output=True,
-            text=True,
-            env=env,
-        )
-        if proc.returncode != 0:
-            raise Unhealthy(f"formatting Kafka storage failed: {proc.stdout}{proc.stderr}")
-    return Launch(
-        command=[
-            java.java,
-            "-Xms256m",
-            "-Xmx768m",
-            "-XX:+UseG1GC",
-            "-Djava.awt.headless=true",
-            f"-Dlog4j2.configurationFile={CONF_DIR / 'kafka-log4j2.properties'}",
-            f"-Dkafka.logs.dir={s.log_dir}",
-            "-cp",
-            classpath,
-            "kafka.Kafka",
-            str(props),
-        ],
-        env=env,
-        cwd=conf,
-    )
-
-
-def health_kafka(s: Settings) -> str:
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient
-
-    # log_level 0: a refused connection is the answer here, not something to print.
-    admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap, "socket.timeout.ms": 3000, "log_level": 0})
-    try:
-        meta = admin.list_topics(timeout=5)
-    except KafkaException as exc:
-        raise Unhealthy(f"Kafka metadata request: {exc}") from exc
-    if not meta.brokers:
-        raise Unhealthy("Kafka metadata: no brokers")
-    return f"{len(meta.brokers)} broker, {len(meta.topics)} topics"
+def catalog_endpoint(s: Settings) -> str:
+    """The catalog's address for `status`: its URI without the JDBC parameters."""
+    return s.catalog_uri.split("?")[0]
 
 
 # ---------------------------------------------------------------- Apicurio registry
 
 
+def registry_options(s: Settings) -> list[str]:
+    """The embedded registry's system properties: on the bind host, stored in (any) Kafka."""
+    return [
+        f"-Dquarkus.http.host={s.bind_host}",
+        f"-Dquarkus.http.port={s.ports['registry']}",
+        # The management interface is enabled at build time; keep it on the bind host.
+        f"-Dquarkus.management.host={s.bind_host}",
+        f"-Dquarkus.management.port={s.ports['registry_management']}",
+        "-Dquarkus.log.console.color=false",
+        "-Dapicurio.storage.kind=kafkasql",
+        f"-Dapicurio.kafkasql.bootstrap.servers={s.kafka_bootstrap}",
+        "-Dapicurio.ccompat.legacy-id-mode.enabled=true",
+        "-Dapicurio.rest.deletion.artifact.enabled=true",
+    ]
+
+
 def prepare_registry(s: Settings, inst: Installed) -> Launch:
     java = find_java(minimum=int(pins()["java"]["registry_min"]), purpose="Apicurio Registry")
+    home = need(inst.registry_home, "registry")
     return Launch(
-        command=[
-            java.java,
-            "-Xms128m",
-            "-Xmx512m",
-            f"-Dquarkus.http.host={HOST}",
-            f"-Dquarkus.http.port={s.ports['registry']}",
-            # The management interface is enabled at build time; keep it on loopback.
-            f"-Dquarkus.management.host={HOST}",
-            f"-Dquarkus.management.port={s.ports['registry_management']}",
-            "-Dquarkus.log.console.color=false",
-            "-Dapicurio.storage.kind=kafkasql",
-            f"-Dapicurio.kafkasql.bootstrap.servers={s.kafka_bootstrap}",
-            "-Dapicurio.ccompat.legacy-id-mode.enabled=true",
-            "-Dapicurio.rest.deletion.artifact.enabled=true",
-            "-jar",
-            str(inst.registry_home / "quarkus-run.jar"),
-        ],
-        env=_base_env(java.home),
-        cwd=inst.registry_home,
+        command=[java.java, "-Xms128m", "-Xmx512m", *registry_options(s), "-jar", str(home / "quarkus-run.jar")],
+        env=base_env(java.home),
+        cwd=home,
     )
 
 
 def health_registry(s: Settings) -> str:
-    body = _http_get(f"{s.registry_url}/subjects")
+    body = http_get(f"{s.registry_url}/subjects")
     try:
         subjects = json.loads(body)
     except ValueError as exc:
@@ -325,161 +212,31 @@ def health_registry(s: Settings) -> str:
     return f"{len(subjects)} subjects"
 
 
-# ---------------------------------------------------------------- Flink
-
-
-def flink_env(s: Settings, flink_home: Path, flink_lib: Path) -> dict[str, str]:
-    """Environment for Flink processes and PyFlink clients (same jars, same config)."""
-    java = find_java(exact=int(pins()["java"]["flink"]), purpose="Flink")
-    env = _base_env(java.home)
-    env.update(
-        FLINK_HOME=str(flink_home),
-        FLINK_LIB_DIR=str(flink_lib),
-        FLINK_CONF_DIR=str(s.run_dir / "flink" / "conf"),
-        FLINK_LOG_DIR=str(s.log_dir),
-        FLINK_PID_DIR=str(s.run_dir / "flink"),
-    )
-    return env
-
-
-FLINK_MODULE_OPENS = tuple(
-    [
-        f"--add-exports={m}=ALL-UNNAMED"
-        for m in (
-            "java.base/sun.net.util",
-            "java.rmi/sun.rmi.registry",
-            "jdk.compiler/com.sun.tools.javac.api",
-            "jdk.compiler/com.sun.tools.javac.file",
-            "jdk.compiler/com.sun.tools.javac.parser",
-            "jdk.compiler/com.sun.tools.javac.tree",
-            "jdk.compiler/com.sun.tools.javac.util",
-            "java.security.jgss/sun.security.krb5",
-        )
-    ]
-    + [
-        f"--add-opens=java.base/{p}=ALL-UNNAMED"
-        for p in (
-            "java.lang",
-            "java.net",
-            "java.io",
-            "java.nio",
-            "sun.nio.ch",
-            "java.lang.reflect",
-            "java.text",
-            "java.time",
-            "java.util",
-            "java.util.concurrent",
-            "java.util.concurrent.atomic",
-            "java.util.concurrent.locks",
-        )
-    ]
-)
-
-
-def write_flink_conf(s: Settings) -> Path:
-    import sys
-
-    conf = _fresh_dir(s.run_dir / "flink" / "conf")
-    state = s.data_dir / "flink"
-    tmp = _fresh_dir(state / "tmp")
-    entries = {
-        "jobmanager.rpc.address": HOST,
-        "jobmanager.rpc.port": s.ports["flink_rpc"],
-        "jobmanager.bind-host": HOST,
-        "jobmanager.memory.process.size": s.flink_jobmanager_memory,
-        "taskmanager.host": HOST,
-        "taskmanager.bind-host": HOST,
-        "taskmanager.numberOfTaskSlots": s.flink_slots,
-        "taskmanager.memory.process.size": s.flink_taskmanager_memory,
-        # PyFlink's gRPC channel to the Python worker (records, keyed state) allocates direct
-        # buffers: with only network + framework off-heap (~400 MB) a busy job ran out
-        # (OutOfMemoryError in netty) and hung with its checkpoints stuck.
-        "taskmanager.memory.task.off-heap.size": "768m",
-        # A checkpoint that cannot finish fails in time (3 tolerated, then the job restarts).
-        "execution.checkpointing.timeout": "3 min",
-        "rest.address": HOST,
-        "rest.bind-address": HOST,
-        "rest.port": s.ports["flink_rest"],
-        "blob.server.port": 0,
-        "parallelism.default": 1,
-        "io.tmp.dirs": str(tmp),
-        # Keyed state off the heap, checkpoints incremental: a tracker's snapshot is tens of MB,
-        # and on the heap (819 MB here) twenty of them left the JVM in GC with the job stalled,
-        # each checkpoint a full 580 MB copy every 2 s. RocksDB writes only what changed.
-        "state.backend.type": "rocksdb",
-        "execution.checkpointing.incremental": True,
-        "execution.checkpointing.dir": (state / "checkpoints").as_uri(),
-        "execution.checkpointing.savepoint-dir": (state / "savepoints").as_uri(),
-        # A checkpoint that fails on a busy 2-core machine is retried, not a job restart.
-        "execution.checkpointing.tolerable-failed-checkpoints": 3,
-        "jobmanager.execution.failover-strategy": "region",
-        "restart-strategy.type": "exponential-delay",
-        "python.executable": sys.executable,
-        "python.client.executable": sys.executable,
-        # Flink's own module opens (its default config.yaml) plus ours: PyFlink's
-        # DataStream translation reflects into java.util.
-        "env.java.opts.all": " ".join((*FLINK_MODULE_OPENS, "-XX:+UseG1GC", "-Djava.awt.headless=true")),
-    }
-    (conf / "config.yaml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in entries.items()))
-    for name in ("log4j-console.properties", "log4j.properties", "log4j-cli.properties"):
-        shutil.copyfile(CONF_DIR / "flink-log4j.properties", conf / name)
-    return conf
-
-
-def prepare_flink_jobmanager(s: Settings, inst: Installed) -> Launch:
-    write_flink_conf(s)
-    return Launch(
-        command=["bash", str(inst.flink_home / "bin" / "jobmanager.sh"), "start-foreground"],
-        env=flink_env(s, inst.flink_home, inst.flink_lib),
-        cwd=s.run_dir / "flink",
-    )
-
-
-def prepare_flink_taskmanager(s: Settings, inst: Installed) -> Launch:
-    write_flink_conf(s)
-    return Launch(
-        command=["bash", str(inst.flink_home / "bin" / "taskmanager.sh"), "start-foreground"],
-        env=flink_env(s, inst.flink_home, inst.flink_lib),
-        cwd=s.run_dir / "flink",
-    )
-
-
-def _flink_overview(s: Settings) -> dict[str, object]:
-    body = _http_get(f"{s.flink_rest_url}/overview")
-    try:
-        return dict(json.loads(body))
-    except ValueError as exc:
-        raise Unhealthy(f"Flink REST answered non-JSON: {body[:80]!r}") from exc
-
-
-def health_flink_jobmanager(s: Settings) -> str:
-    o = _flink_overview(s)
-    return f"Flink {o.get('flink-version')}, {o.get('jobs-running')} jobs running"
-
-
-def health_flink_taskmanager(s: Settings) -> str:
-    o = _flink_overview(s)
-    tms = int(str(o.get("taskmanagers", 0)))
-    if tms < 1:
-        raise Unhealthy("no TaskManager registered with the JobManager")
-    return f"{tms} TaskManager, {o.get('slots-available')}/{o.get('slots-total')} slots free"
-
-
 # ---------------------------------------------------------------- Trino
 
 
 def trino_catalog_properties(s: Settings) -> str:
-    lines = [
-        "connector.name=iceberg",
-        "iceberg.catalog.type=jdbc",
-        f"iceberg.jdbc-catalog.catalog-name={CATALOG_NAME}",
-        "iceberg.jdbc-catalog.driver-class=org.postgresql.Driver",
-        f"iceberg.jdbc-catalog.connection-url={s.postgres_jdbc_url}",
-        f"iceberg.jdbc-catalog.connection-user={CATALOG_ROLE}",
-        # Resolved by Trino from its environment: the secret never sits in a file here.
-        "iceberg.jdbc-catalog.connection-password=${ENV:POOLSIGHT_CATALOG_PASSWORD}",
-        f"iceberg.jdbc-catalog.default-warehouse-dir={s.warehouse}",
-    ]
+    """The embedded Trino's `iceberg` catalog: the JDBC catalog (embedded or external PostgreSQL)
+    or an Iceberg REST catalog, over the configured warehouse."""
+    if s.catalog_is_rest:
+        lines = [
+            "connector.name=iceberg",
+            "iceberg.catalog.type=rest",
+            f"iceberg.rest-catalog.uri={s.catalog_uri}",
+            f"iceberg.rest-catalog.warehouse={s.warehouse}",
+        ]
+    else:
+        lines = [
+            "connector.name=iceberg",
+            "iceberg.catalog.type=jdbc",
+            f"iceberg.jdbc-catalog.catalog-name={CATALOG_NAME}",
+            "iceberg.jdbc-catalog.driver-class=org.postgresql.Driver",
+            f"iceberg.jdbc-catalog.connection-url={s.postgres_jdbc_url}",
+            f"iceberg.jdbc-catalog.connection-user={s.catalog_user}",
+            # Resolved by Trino from its environment: the secret never sits in a file here.
+            "iceberg.jdbc-catalog.connection-password=${ENV:POOLSIGHT_CATALOG_PASSWORD}",
+            f"iceberg.jdbc-catalog.default-warehouse-dir={s.warehouse}",
+        ]
     if s.warehouse.startswith("s3://"):
         lines += [
             "fs.native-s3.enabled=true",
@@ -521,38 +278,43 @@ def trino_access_rules() -> dict[str, object]:
     }
 
 
+def trino_config_properties(s: Settings, trino_home: Path, etc: Path) -> str:
+    """The embedded Trino's config.properties: one node, coordinator and worker, on the bind host."""
+    port = s.ports["trino"]
+    return "\n".join(
+        [
+            "coordinator=true",
+            "node-scheduler.include-coordinator=true",
+            f"http-server.http.port={port}",
+            f"discovery.uri=http://{hostport(s.bind_host, port)}",
+            f"plugin.dir={trino_home / 'plugin'}",
+            f"catalog.config-dir={etc / 'catalog'}",
+            "query.max-memory=1GB",
+            "query.max-memory-per-node=1GB",
+            f"access-control.config-files={etc / 'access-control.properties'}",
+            "",
+        ]
+    )
+
+
 def prepare_trino(s: Settings, inst: Installed) -> Launch:
     java = find_java(minimum=int(pins()["java"]["trino_min"]), purpose="Trino")
-    etc = _fresh_dir(s.run_dir / "trino" / "etc")
-    catalogs = _fresh_dir(etc / "catalog")
-    data = _fresh_dir(s.data_dir / "trino")
+    trino_home = need(inst.trino_home, "trino")
+    etc = fresh_dir(s.run_dir / "trino" / "etc")
+    catalogs = fresh_dir(etc / "catalog")
+    data = fresh_dir(s.data_dir / "trino")
     node_id_file = data / "node-id"
     if not node_id_file.exists():
         node_id_file.write_text(str(uuid.uuid4()))
-    port = s.ports["trino"]
-    (etc / "config.properties").write_text(
-        "\n".join(
-            [
-                "coordinator=true",
-                "node-scheduler.include-coordinator=true",
-                f"http-server.http.port={port}",
-                f"discovery.uri=http://{HOST}:{port}",
-                f"plugin.dir={inst.trino_home / 'plugin'}",
-                f"catalog.config-dir={catalogs}",
-                "query.max-memory=1GB",
-                "query.max-memory-per-node=1GB",
-                f"access-control.config-files={etc / 'access-control.properties'}",
-                "",
-            ]
-        )
-    )
+    (etc / "config.properties").write_text(trino_config_properties(s, trino_home, etc))
     (catalogs / "iceberg.properties").write_text(trino_catalog_properties(s))
     (etc / "rules.json").write_text(json.dumps(trino_access_rules(), indent=2) + "\n")
     (etc / "access-control.properties").write_text(
         f"access-control.name=file\nsecurity.config-file={etc / 'rules.json'}\n"
     )
-    env = _base_env(java.home)
-    env["POOLSIGHT_CATALOG_PASSWORD"] = catalog_password(s)
+    env = base_env(java.home)
+    if not s.catalog_is_rest:
+        env["POOLSIGHT_CATALOG_PASSWORD"] = catalog_password(s)
     jvm = [
         ln.strip()
         for ln in (CONF_DIR / "trino-jvm.config").read_text().splitlines()
@@ -566,12 +328,12 @@ def prepare_trino(s: Settings, inst: Installed) -> Launch:
             "-Dnode.environment=poolsight",
             f"-Dnode.id={node_id_file.read_text().strip()}",
             f"-Dnode.data-dir={data}",
-            f"-Dnode.bind-ip={HOST}",
-            f"-Dnode.internal-address={HOST}",
+            f"-Dnode.bind-ip={s.bind_host}",
+            f"-Dnode.internal-address={s.bind_host}",
             f"-Dconfig={etc / 'config.properties'}",
             f"-Dlog.levels-file={CONF_DIR / 'trino-log.properties'}",
             "-cp",
-            f"{inst.trino_home / 'lib'}/*",
+            f"{trino_home / 'lib'}/*",
             "io.trino.server.TrinoServer",
         ],
         env=env,
@@ -579,13 +341,16 @@ def prepare_trino(s: Settings, inst: Installed) -> Launch:
     )
 
 
-def trino_connection(s: Settings, *, schema: str | None = None, user: str = TRINO_WRITER_USER):  # type: ignore[no-untyped-def]
+def trino_connection(s: Settings, *, schema: str | None = None, user: str | None = None):  # type: ignore[no-untyped-def]
+    """A DB-API connection to the configured Trino as `user` (default: s.trino_user, the writer)."""
     import trino
 
+    host, port = url_host_port(s.trino_url)
     return trino.dbapi.connect(  # type: ignore[no-untyped-call]
-        host=HOST,
-        port=s.ports["trino"],
-        user=user,
+        host=host,
+        port=port,
+        http_scheme=s.trino_url.split("://")[0],
+        user=user or s.trino_user,
         catalog="iceberg",
         schema=schema,
         request_timeout=30,
@@ -593,9 +358,10 @@ def trino_connection(s: Settings, *, schema: str | None = None, user: str = TRIN
 
 
 def trino_rows(
-    s: Settings, sql: str, params: tuple[Any, ...] = (), *, user: str = TRINO_WRITER_USER
+    s: Settings, sql: str, params: tuple[Any, ...] = (), *, user: str | None = None
 ) -> tuple[list[tuple[str, str]], list[list[Any]]]:
-    """Run one parameterised statement on Trino as `user`: ((name, Trino type) per column, rows)."""
+    """Run one parameterised statement on Trino as `user` (default: the writer, s.trino_user):
+    ((name, Trino type) per column, rows)."""
     with trino_connection(s, user=user) as conn:
         cur = conn.cursor()
         cur.execute(sql, params)
@@ -693,16 +459,16 @@ def _health_beat(s: Settings, name: str, describe: Callable[[dict[str, Any]], st
 
 
 def _python_launch(s: Settings, module: str, *args: str) -> Launch:
-    return Launch(command=[sys.executable, "-m", module, *args], env=_base_env(), cwd=s.home)
+    return Launch(command=[sys.executable, "-m", module, *args], env=base_env(), cwd=s.home)
 
 
 def prepare_dashboard(s: Settings, inst: Installed) -> Launch:
-    return _python_launch(s, "poolsight.dashboards.server", "--host", HOST, "--port", str(s.ports["dashboard"]))
+    return _python_launch(s, "poolsight.dashboards.server", "--host", s.bind_host, "--port", str(s.ports["dashboard"]))
 
 
 def health_dashboard(s: Settings) -> str:
     try:
-        body = json.loads(_http_get(f"{s.dashboard_url}/healthz"))
+        body = json.loads(http_get(f"{s.dashboard_url}/healthz"))
     except urllib.error.HTTPError as exc:
         raise Unhealthy(f"dashboard /healthz: HTTP {exc.code}") from exc
     except ValueError as exc:
@@ -736,10 +502,27 @@ def health_advice(s: Settings) -> str:
     )
 
 
+def _registry_endpoint(s: Settings) -> str:
+    return s.registry_url
+
+
+def _trino_endpoint(s: Settings) -> str:
+    return s.trino_url
+
+
+# The stack with one Kafka node and one TaskManager, in start order (services_for: as configured).
 SERVICES: tuple[Service, ...] = (
-    Service("postgres", ("postgres",), (), 60, prepare_postgres, health_postgres),
-    Service("kafka", ("kafka", "kafka_controller"), (), 90, prepare_kafka, health_kafka),
-    Service("registry", ("registry", "registry_management"), ("kafka",), 180, prepare_registry, health_registry),
+    Service("postgres", ("postgres",), (), 60, prepare_postgres, health_postgres, catalog_endpoint),
+    kafka_node(1, 1),
+    Service(
+        "registry",
+        ("registry", "registry_management"),
+        ("kafka",),
+        180,
+        prepare_registry,
+        health_registry,
+        _registry_endpoint,
+    ),
     Service(
         "flink-jobmanager",
         ("flink_rest", "flink_rpc"),
@@ -747,12 +530,29 @@ SERVICES: tuple[Service, ...] = (
         120,
         prepare_flink_jobmanager,
         health_flink_jobmanager,
+        flink_endpoint,
     ),
-    Service("flink-taskmanager", (), ("flink-jobmanager",), 120, prepare_flink_taskmanager, health_flink_taskmanager),
-    Service("trino", ("trino",), ("postgres",), 180, prepare_trino, health_trino),
+    taskmanager_node(1, 1),
+    Service("trino", ("trino",), ("postgres",), 180, prepare_trino, health_trino, _trino_endpoint),
     Service("dashboard", ("dashboard",), ("trino",), 60, prepare_dashboard, health_dashboard),
     Service("alerts", (), ("trino",), 90, prepare_alerts, health_alerts),
     Service("advice", (), ("trino",), 90, prepare_advice, health_advice),
 )
 
 BY_NAME = {svc.name: svc for svc in SERVICES}
+
+
+def services_for(s: Settings, base: tuple[Service, ...] = SERVICES) -> tuple[Service, ...]:
+    """The stack as configured: the embedded Kafka as [kafka].brokers nodes, the embedded Flink
+    with [flink].taskmanagers TaskManagers, each in place of the single one; with one of each
+    (the default), `base` itself. An external service stays one row."""
+    nodes: dict[str, list[Service]] = {}
+    if s.kafka_brokers > 1 and "kafka" not in s.external:
+        nodes["kafka"] = [kafka_node(i, s.kafka_brokers) for i in range(1, s.kafka_brokers + 1)]
+    if s.flink_taskmanagers > 1 and "flink-taskmanager" not in s.external:
+        nodes["flink-taskmanager"] = [
+            taskmanager_node(i, s.flink_taskmanagers) for i in range(1, s.flink_taskmanagers + 1)
+        ]
+    if not nodes:
+        return base
+    return tuple(node for svc in base for node in nodes.get(svc.name, [svc]))

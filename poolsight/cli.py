@@ -18,7 +18,7 @@ from poolsight.infra.launcher import LaunchError, down, format_status, status, s
 def _cmd_install(args: argparse.Namespace) -> int:
     inst = install_all(load_settings())
     for key, value in vars(inst).items():
-        print(f"{key:14} {value}")
+        print(f"{key:14} {value or 'external: not installed'}")
     return 0
 
 
@@ -69,7 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(func=func)
         if name == "up":
-            p.add_argument("services", nargs="*", help="only these services (and their dependencies)")
+            p.add_argument(
+                "services", nargs="*", help="only these services and their dependencies (a cluster's nodes together)"
+            )
         if name == "status":
             p.add_argument("--json", action="store_true", help="print JSON instead of a table")
         if name == "simulate":

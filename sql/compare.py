@@ -15,7 +15,6 @@ from typing import Any
 
 from poolsight.infra.config import load_settings
 from poolsight.infra.services import trino_connection
-from poolsight.names import TRINO_WRITER_USER
 from poolsight.simulator.similarity import similarity
 from poolsight.sql.tables import BY_NAME
 
@@ -79,10 +78,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def compare(
-    source: str, pool: str, ranges: list[tuple[datetime, datetime]], *, user: str = TRINO_WRITER_USER
+    source: str, pool: str, ranges: list[tuple[datetime, datetime]], *, user: str | None = None
 ) -> list[dict[str, Any]]:
     """One dict per range: METRICS plus `curve` {size factor: (hit ratio, sync reads/s)}.
-    The dashboard reads as the read-only user."""
+    The dashboard reads as the read-only user; `poolsight compare` as the configured Trino user."""
     out: list[dict[str, Any]] = []
     with trino_connection(load_settings(), user=user) as conn:
         cur = conn.cursor()

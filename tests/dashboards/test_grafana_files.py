@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from poolsight.infra.config import DEFAULT_PORTS, HOST
+from poolsight.infra.config import DEFAULT_BIND_HOST, DEFAULT_PORTS
 from poolsight.names import NAMESPACE, TRINO_CATALOG, TRINO_READER_USER
 from poolsight.sql.tables import TABLES
 from poolsight.sql.views import VIEWS_SQL
@@ -179,7 +179,7 @@ def test_the_datasource_reads_as_the_reader_user_without_secrets() -> None:
     ds = datasource()
     assert load(DATASOURCES)["apiVersion"] == 1
     assert (ds["name"], ds["uid"], ds["type"]) == ("poolsight-trino", "poolsight-trino", PLUGIN)
-    assert ds["url"] == f"http://{HOST}:{DEFAULT_PORTS['trino']}"
+    assert ds["url"] == f"http://{DEFAULT_BIND_HOST}:{DEFAULT_PORTS['trino']}"
     # The plugin takes the Trino user from the basic-auth user (pkg/trino/models/settings.go).
     assert ds["basicAuth"] is True and ds["basicAuthUser"] == TRINO_READER_USER
     assert "secureJsonData" not in ds and "password" not in json.dumps(ds).lower()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
-from poolsight.infra.config import DEFAULT_PORTS, HOST, load_settings
+from poolsight.infra.config import DEFAULT_PORTS, load_settings
 from poolsight.infra.services import SERVICES, trino_access_rules, trino_catalog_properties
 from poolsight.infra.versions import pins
 
@@ -106,27 +108,88 @@ def test_trino_mounts_the_access_control() -> None:
         assert (ROOT / source).is_file(), source
 
 
-def test_python_services_reach_trino_on_loopback() -> None:
-    """infra/config.py fixes Trino's address at HOST: only in Trino's network namespace is that Trino."""
+def test_python_services_reach_the_others_by_name(monkeypatch: Any) -> None:
+    """poolsight's containers get every address as configuration (infra/endpoints.py): the
+    other services, by their compose names and container ports, are external to them."""
     services = _compose()["services"]
-    assert HOST == "127.0.0.1"
-    for name in ("dashboard", "alerts"):
+    for name in ("dashboard", "alerts", "advice"):
         svc = services[name]
-        assert svc["network_mode"] == "service:trino", name
-        assert "ports" not in svc, f"{name} shares trino's network: its ports are published by trino"
+        assert "network_mode" not in svc, name
         assert svc["build"]["dockerfile"] == "infra/docker/poolsight.Dockerfile"
         dockerfile = (ROOT / svc["build"]["dockerfile"]).read_text()
         for arg in svc["build"]["args"]:
             assert f"ARG {arg}" in dockerfile, (name, arg)
+        for key in [k for k in os.environ if k.startswith("POOLSIGHT_")]:
+            monkeypatch.delenv(key)
+        for key, value in svc["environment"].items():
+            monkeypatch.setenv(key, str(value))
+        s = load_settings()
+        assert s.external == {"kafka", "registry", "flink-jobmanager", "flink-taskmanager", "trino"}, name
+        for url in (s.trino_url, s.registry_url, s.flink_rest_url, f"//{s.kafka_bootstrap}"):
+            assert urlsplit(url).hostname in services, (name, url)
+        # Ports inside the containers (published elsewhere on the host).
+        assert [urlsplit(u).port for u in (s.trino_url, s.registry_url, s.flink_rest_url)] == [8080, 8080, 8081]
+        assert s.kafka_bootstrap == "kafka:9092"  # the broker's advertised listener
+        assert services["kafka"]["environment"]["KAFKA_ADVERTISED_LISTENERS"] == "PLAINTEXT://kafka:9092"
 
 
 def test_dashboard_publishes_on_loopback_only() -> None:
-    services = _compose()["services"]
-    dashboard = services["dashboard"]
+    dashboard = _compose()["services"]["dashboard"]
     command = dashboard["command"]
     port = DEFAULT_PORTS["dashboard"]
     assert command[command.index("--port") + 1] == str(port)
-    # In another service's network namespace, that service publishes its port (compose forbids both).
-    mode = str(dashboard.get("network_mode", ""))
-    owner = mode.removeprefix("service:") if mode.startswith("service:") else "dashboard"
-    assert f"127.0.0.1:{port}:{port}" in services[owner]["ports"]
+    assert dashboard["ports"] == [f"127.0.0.1:{port}:{port}"]
+
+
+def _cluster() -> dict[str, Any]:
+    data = yaml.safe_load((ROOT / "docker-compose.cluster.yml").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def _environment(name: str) -> dict[str, str]:
+    """A service's environment with the cluster option (compose merges it key by key)."""
+    base, over = _compose()["services"], _cluster()["services"]
+    env = {**base.get(name, {}).get("environment", {}), **over.get(name, {}).get("environment", {})}
+    return {k: str(v) for k, v in env.items()}
+
+
+def test_cluster_option_is_one_kraft_quorum_of_three(monkeypatch: Any) -> None:
+    from poolsight.infra.kafka_service import kafka_server_properties
+
+    base, over = _compose()["services"], _cluster()["services"]
+    names = sorted(n for n in over if n == "kafka" or n.startswith("kafka-"))
+    assert names == ["kafka", "kafka-2", "kafka-3"]
+    envs = {n: _environment(n) for n in names}
+    ids = {n: int(env["KAFKA_NODE_ID"]) for n, env in envs.items()}
+    assert sorted(ids.values()) == [1, 2, 3]
+    voters = {f"{ids[n]}@{n}:9093" for n in names}
+    assert len({env["CLUSTER_ID"] for env in envs.values()}) == 1
+    # The replication settings of the native 3-broker cluster (infra/kafka_service.py).
+    monkeypatch.setenv("POOLSIGHT_KAFKA_BROKERS", "3")
+    native = dict(ln.split("=", 1) for ln in kafka_server_properties(load_settings()).splitlines() if ln)
+    replication = {k: v for k, v in native.items() if "replication.factor" in k or "min.isr" in k or "insync" in k}
+    assert len(replication) == 7
+    volumes = set()
+    for n, env in envs.items():
+        assert set(env["KAFKA_CONTROLLER_QUORUM_VOTERS"].split(",")) == voters, n
+        assert env["KAFKA_PROCESS_ROLES"] == "broker,controller"
+        assert env["KAFKA_ADVERTISED_LISTENERS"] == f"PLAINTEXT://{n}:9092"
+        assert set(env["KAFKA_LISTENERS"].split(",")) == {"PLAINTEXT://:9092", "CONTROLLER://:9093"}
+        for key, value in replication.items():
+            assert env["KAFKA_" + key.upper().replace(".", "_")] == value, (n, key)
+        image = over[n].get("image", base.get(n, {}).get("image"))
+        assert image == pins()["kafka"]["image"], n
+        mounts = [str(v).split(":") for v in over[n].get("volumes", base.get(n, {}).get("volumes", []))]
+        [volume] = [src for src, target, *_ in mounts if target == env["KAFKA_LOG_DIRS"]]
+        volumes.add(volume)
+        assert "ports" not in over[n] and all(str(p).startswith("127.0.0.1:") for p in base.get(n, {}).get("ports", []))
+    assert len(volumes) == 3 and volumes <= set(_compose()["volumes"]) | set(_cluster()["volumes"])
+    # Every client of Kafka is given all three brokers.
+    bootstrap = ",".join(f"{n}:9092" for n in names)
+    assert _environment("registry")["APICURIO_KAFKASQL_BOOTSTRAP_SERVERS"] == bootstrap
+    for name in ("dashboard", "alerts", "advice"):
+        assert _environment(name)["POOLSIGHT_KAFKA_BOOTSTRAP"] == bootstrap, name
+    # Two TaskManagers: replicas of one service, which publishes nothing and has no fixed name.
+    assert over["flink-taskmanager"]["deploy"]["replicas"] == 2
+    assert not {"ports", "container_name"} & set(base["flink-taskmanager"])

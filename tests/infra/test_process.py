@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from poolsight.infra.process import alive, read_started, session_members, spawn, stop
+from poolsight.infra.process import alive, read_started, session_members, spawn, stop, stop_many
 
 # A "service" whose child (a PyFlink worker, say) outlives it, in a process group of its own but
 # the service's session: the leader prints its child's PID.
@@ -60,3 +60,41 @@ def test_stop_of_a_live_service_takes_its_whole_session(tmp_path: Path) -> None:
     child = _child(log)
     assert stop(tmp_path, "svc", timeout=5) is True
     assert not _running(child) and not _running(started.pid)
+
+
+def test_stop_many_signals_every_service_before_it_waits(tmp_path: Path) -> None:
+    """Like the nodes of a KRaft quorum: `slow` exits on SIGTERM only once `quick` has stopped
+    too. Stopped one after the other, `slow` would wait for the timeout and be killed."""
+    marker = tmp_path / "quick-stopped"
+    quick = (
+        "import pathlib, signal, sys, time\n"
+        f"signal.signal(signal.SIGTERM, lambda *a: (pathlib.Path({str(marker)!r}).touch(), sys.exit(0)))\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    slow = (
+        "import pathlib, signal, sys, time\n"
+        "def term(*a):\n"
+        f"    while not pathlib.Path({str(marker)!r}).exists(): time.sleep(0.05)\n"
+        "    print('clean exit', flush=True); sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, term)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    for name, code in (("slow", slow), ("quick", quick)):
+        spawn(
+            name,
+            [sys.executable, "-c", code],
+            env=dict(os.environ),
+            cwd=tmp_path,
+            log_file=tmp_path / name,
+            run_dir=tmp_path,
+        )
+    deadline = time.monotonic() + 20
+    while not all("ready" in (tmp_path / n).read_text() for n in ("slow", "quick")):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    t0 = time.monotonic()
+    assert stop_many(tmp_path, ["slow", "quick", "never-started"], timeout=15) == ["slow", "quick"]
+    assert time.monotonic() - t0 < 10 and "clean exit" in (tmp_path / "slow").read_text()
+    assert read_started(tmp_path, "slow") is None and read_started(tmp_path, "quick") is None

@@ -59,7 +59,7 @@ def test_failed_start_stops_what_this_up_started(isolated: dict[str, str]) -> No
     assert r.returncode == 2, r.stderr
     assert "trino exited during start-up" in r.stderr
     assert "stopping postgres (started by this failed `up`)" in r.stderr
-    assert not port_in_use(ISOLATED_PORTS["POSTGRES"])
+    assert not port_in_use(ISOLATED_PORTS["POSTGRES"], load_settings().bind_host)
     run_dir = Path(isolated["POOLSIGHT_RUN_DIR"])
     assert read_started(run_dir, "postgres") is None and read_started(run_dir, "trino") is None
 
@@ -69,4 +69,5 @@ def test_second_install_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> Non
     install_all(load_settings())  # whatever is missing, fetched now
     monkeypatch.setenv("POOLSIGHT_MAVEN_REPOSITORY", "http://127.0.0.1:9/unreachable")
     inst = install_all(load_settings())
+    assert inst.trino_home is not None and inst.kafka_lib is not None  # nothing is configured external
     assert (inst.trino_home / "lib").is_dir() and any(inst.kafka_lib.glob("kafka_*.jar"))

@@ -218,7 +218,7 @@ def test_down_then_up_keeps_data() -> None:
     assert r.returncode == 0, r.stderr
     s = load_settings()
     assert all(row["state"] == "stopped" for row in _status().values())
-    assert not any(port_in_use(p) for p in s.ports.values())
+    assert not any(port_in_use(p, s.bind_host) for p in s.ports.values())
 
     t0 = time.monotonic()
     r = poolsight("up")

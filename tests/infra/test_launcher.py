@@ -1,0 +1,130 @@
+"""The launcher with external services: what `up` starts, waits for and sets up, and what
+`status` and `down` show and touch. No service runs: health checks and installs are faked."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from poolsight.infra import launcher
+from poolsight.infra.config import ConfigError, Settings, load_settings
+from poolsight.infra.install import Installed
+from poolsight.infra.services import SERVICES, Launch, Service, Unhealthy
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for key in list(os.environ):
+        if key.startswith("POOLSIGHT_"):
+            monkeypatch.delenv(key)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("POOLSIGHT_HOME", str(tmp_path / "home"))
+
+
+def _names(services: list[Service]) -> list[str]:
+    return [svc.name for svc in services]
+
+
+def test_all_embedded_by_default() -> None:
+    assert _names(launcher.embedded_services(load_settings())) == [svc.name for svc in SERVICES]
+
+
+def test_external_services_are_not_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POOLSIGHT_KAFKA_BOOTSTRAP", "b1:9092,b2:9092")
+    monkeypatch.setenv("POOLSIGHT_FLINK_REST_URL", "http://flink:8081")
+    monkeypatch.setenv("POOLSIGHT_CATALOG_URI", "jdbc:postgresql://pg:5432/lake")
+    s = load_settings()
+    assert _names(launcher.embedded_services(s)) == ["registry", "trino", "dashboard", "alerts", "advice"]
+    # Named services bring their dependencies, but never an external one.
+    assert _names(launcher.embedded_services(s, ["registry"])) == ["registry"]
+    assert _names(launcher.embedded_services(s, ["dashboard"])) == ["trino", "dashboard"]
+    assert _names(launcher.embedded_services(s, ["flink-taskmanager"])) == []
+
+
+def _fake_services(health: dict[str, str | None]) -> tuple[Service, ...]:
+    """The real services' names, ports, dependencies and endpoints with a health answer each
+    (None: Unhealthy) and a prepare that must not run."""
+
+    def prepare(s: Settings, inst: Installed) -> Launch:
+        raise AssertionError("nothing is started in these tests")
+
+    def answer(name: str):  # type: ignore[no-untyped-def]
+        def check(s: Settings) -> str:
+            if health.get(name) is None:
+                raise Unhealthy(f"{name}: no answer")
+            return str(health[name])
+
+        return check
+
+    return tuple(
+        Service(svc.name, svc.ports, svc.depends, 0.5, prepare, answer(svc.name), svc.endpoint) for svc in SERVICES
+    )
+
+
+def test_status_marks_external_services(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POOLSIGHT_KAFKA_BOOTSTRAP", "b1:9092,b2:9092")
+    monkeypatch.setenv("POOLSIGHT_TRINO_URL", "http://trino.example:8080")
+    monkeypatch.setattr(launcher, "SERVICES", _fake_services({"kafka": "3 brokers"}))
+    rows = {r.name: r for r in launcher.status(load_settings())}
+    assert (rows["kafka"].kind, rows["kafka"].state, rows["kafka"].detail) == ("external", "healthy", "3 brokers")
+    assert rows["kafka"].address == "b1:9092,b2:9092" and rows["kafka"].pid is None
+    assert (rows["trino"].kind, rows["trino"].state, rows["trino"].address) == (
+        "external",
+        "unhealthy",
+        "http://trino.example:8080",
+    )
+    assert (rows["postgres"].kind, rows["postgres"].state, rows["postgres"].address) == (
+        "embedded",
+        "stopped",
+        "127.0.0.1:5433",
+    )
+    dicts = {d["name"]: d for d in launcher.status_dicts(list(rows.values()))}
+    assert dicts["kafka"]["kind"] == "external" and dicts["registry"]["kind"] == "embedded"
+    table = launcher.format_status(list(rows.values())).splitlines()
+    assert table[0].split()[:4] == ["SERVICE", "KIND", "STATE", "ADDRESS"]
+    assert any(line.split()[:4] == ["kafka", "external", "healthy", "b1:9092,b2:9092"] for line in table)
+
+
+def test_up_waits_for_external_services_and_sets_them_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POOLSIGHT_KAFKA_BOOTSTRAP", "broker.example:9092")
+    monkeypatch.setenv("POOLSIGHT_CATALOG_URI", "jdbc:postgresql://pg.example:5432/lake")
+    monkeypatch.setenv("POOLSIGHT_CATALOG_PASSWORD", "secret")
+    monkeypatch.setattr(launcher, "SERVICES", _fake_services({"kafka": "1 broker", "postgres": "PostgreSQL 16"}))
+    monkeypatch.setattr(launcher, "install_all", lambda s: None)
+    set_up: list[str] = []
+    monkeypatch.setattr(launcher, "BOOTSTRAP", {"kafka": lambda s: set_up.append("kafka")})
+    monkeypatch.setattr(launcher, "spawn", lambda *a, **k: pytest.fail("spawned an external service"))
+    rows = {r.name: r for r in launcher.up(load_settings(), ["kafka", "postgres"])}
+    assert set_up == ["kafka"]  # topics are the product's own: created on the external broker
+    assert rows["kafka"].state == "healthy" and rows["kafka"].kind == "external"
+
+
+def test_up_names_an_external_service_that_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POOLSIGHT_KAFKA_BOOTSTRAP", "broker.example:9092")
+    monkeypatch.setattr(launcher, "SERVICES", _fake_services({}))
+    monkeypatch.setattr(launcher, "install_all", lambda s: None)
+    with pytest.raises(launcher.LaunchError, match=r"external kafka at broker.example:9092 did not answer"):
+        launcher.up(load_settings(), ["kafka"])
+
+
+def test_down_stops_only_what_it_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POOLSIGHT_KAFKA_BOOTSTRAP", "broker.example:9092")
+    s = load_settings()
+    # down acts on our PID files only (process.stop): an external service has none.
+    assert launcher.down(s) == []
+    assert not list(s.run_dir.glob("*.pid.json"))
+
+
+def test_up_asks_for_an_external_catalogs_password_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POOLSIGHT_CATALOG_URI", "jdbc:postgresql://pg.example:5432/lake")
+    monkeypatch.setattr(launcher, "install_all", lambda s: pytest.fail("installed before the settings were checked"))
+    with pytest.raises(ConfigError, match="needs a password"):
+        launcher.up(load_settings(), ["postgres"])
+
+
+def test_up_refuses_a_bind_host_that_is_not_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POOLSIGHT_BIND_HOST", "192.0.2.1")  # TEST-NET-1: no machine has it
+    with pytest.raises(launcher.LaunchError, match=r"bind host 192\.0\.2\.1"):
+        launcher.up(load_settings(), ["postgres"])

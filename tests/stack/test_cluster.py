@@ -1,0 +1,275 @@
+"""Proved on clusters: a 3-broker KRaft Kafka and a Flink session cluster with 2 TaskManagers,
+each a poolsight home of its own on another loopback address, used by the jobs as external
+services. One broker is killed with kill -9 mid-stream and started again: every getpage is in
+Iceberg exactly once and nothing is dead-lettered.
+
+The registry, the catalog (PostgreSQL), the warehouse and Trino are the session's stack: the
+jobs on the cluster write where the session's Trino reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.kafka_service import node_name
+from poolsight.infra.services import catalog_password
+from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, TOPICS, Topic
+from tests.conftest import POOLSIGHT, ROOT, poolsight
+from tests.stack.conftest import SUBMIT
+from tests.stack.conftest import query as _query
+from tests.stack.test_pipeline import _assert_each_pane_once, _generate, _truth, _wait_getpages
+
+pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
+
+BROKERS, TASKMANAGERS, PARALLELISM = 3, 2, 2  # 2 jobs x parallelism 2 = the 4 slots of 2 TaskManagers
+KAFKA_HOST, FLINK_HOST = "127.0.0.2", "127.0.0.3"
+# Ports of their own (tests/conftest.py TEST_PORTS is the session's stack, test_launcher_failures
+# uses 2xxxx); broker i adds 10 * (i - 1) to the Kafka ports (infra/config.py KAFKA_PORT_STEP).
+KAFKA_PORTS = {"KAFKA": 39092, "KAFKA_CONTROLLER": 39093}
+FLINK_PORTS = {"FLINK_REST": 38082, "FLINK_RPC": 36123}
+DURATION, RATE = 120, 12000  # seconds of event time (8000 events/s), getpages/s: an 80 s stream
+DOWN_SECONDS = 15  # longer than the controller's broker session timeout (9 s): leaders move
+
+
+def _home(root: Path, host: str, ports: dict[str, int], **env: str) -> dict[str, str]:
+    """The environment of a poolsight home of its own under root: its folders, its bind host and
+    ports; the session's download cache."""
+    return {
+        "POOLSIGHT_HOME": str(root),
+        "POOLSIGHT_CACHE_DIR": str(load_settings().cache_dir),
+        "POOLSIGHT_DATA_DIR": str(root / "var" / "data"),
+        "POOLSIGHT_RUN_DIR": str(root / "var" / "run"),
+        "POOLSIGHT_LOG_DIR": str(root / "var" / "log"),
+        "POOLSIGHT_BIND_HOST": host,
+        **{f"POOLSIGHT_{k}_PORT": str(v) for k, v in ports.items()},
+        **env,
+    }
+
+
+def _settings(env: dict[str, str]) -> Settings:
+    """The settings a process with `env` on top of this one's reads."""
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in env.items():
+            mp.setenv(key, value)
+        return load_settings()
+
+
+class Cluster:
+    """The two homes and the client's environment that names them as external."""
+
+    def __init__(self, root: Path) -> None:
+        main = load_settings()
+        self.kafka_env = _home(root / "kafka", KAFKA_HOST, KAFKA_PORTS, POOLSIGHT_KAFKA_BROKERS=str(BROKERS))
+        # The JobManager needs the catalog: the session's PostgreSQL, as an external catalog.
+        self.flink_env = _home(
+            root / "flink",
+            FLINK_HOST,
+            FLINK_PORTS,
+            POOLSIGHT_FLINK_TASKMANAGERS=str(TASKMANAGERS),
+            POOLSIGHT_CATALOG_URI=main.postgres_jdbc_url,
+            POOLSIGHT_CATALOG_PASSWORD=catalog_password(main),
+        )
+        self.kafka = _settings(self.kafka_env)
+        self.flink = _settings(self.flink_env)
+        self.client_env = {
+            "POOLSIGHT_KAFKA_BOOTSTRAP": self.kafka.kafka_bootstrap,
+            "POOLSIGHT_FLINK_REST_URL": self.flink.flink_rest_url,
+        }
+        self.client = _settings(self.client_env)
+        self.group = f"cluster{uuid.uuid4().hex[:6]}"  # <group>-simulation, <group>-statistics
+
+    def status(self, env: dict[str, str]) -> dict[str, dict[str, Any]]:
+        r = poolsight("status", "--json", env=env, timeout=120)
+        return {row["name"]: row for row in json.loads(r.stdout)["services"]}
+
+
+def _up(env: dict[str, str], service: str, log_dir: str) -> None:
+    r = poolsight("up", service, env=env, timeout=400)
+    assert r.returncode == 0, f"poolsight up {service} failed:\n{r.stdout}\n{r.stderr}\nlogs in {log_dir}"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    c = Cluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        _up(c.kafka_env, "kafka", c.kafka_env["POOLSIGHT_LOG_DIR"])
+        _up(c.flink_env, "flink-taskmanager", c.flink_env["POOLSIGHT_LOG_DIR"])
+        yield c
+    finally:
+        poolsight("jobs", "cancel", "--all", "--no-savepoint", env=c.client_env, timeout=180)
+        downs = [poolsight("down", env=env, timeout=300) for env in (c.flink_env, c.kafka_env)]
+    failed = [f"{r.stdout}{r.stderr}" for r in downs if r.returncode != 0]
+    assert not failed, f"poolsight down failed: {failed}"
+
+
+def _admin(c: Cluster) -> Any:
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient({"bootstrap.servers": c.kafka.kafka_bootstrap, "socket.timeout.ms": 10000})
+
+
+def _isr(c: Cluster) -> dict[str, list[int]]:
+    """In-sync replicas of every partition of the product's topics."""
+    meta = _admin(c).list_topics(timeout=10)
+    return {
+        f"{t.name}/{p}": sorted(part.isrs) for t in TOPICS for p, part in sorted(meta.topics[t.name].partitions.items())
+    }
+
+
+def _offsets(c: Cluster, group: str, topics: tuple[Topic, ...]) -> list[tuple[str, int, int]]:
+    """(partition, the group's committed offset, end offset) on the cluster."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": c.kafka.kafka_bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        parts = [TopicPartition(t.name, p) for t in topics for p in range(t.partitions)]
+        return [
+            (f"{tp.topic}/{tp.partition}", tp.offset, consumer.get_watermark_offsets(tp, timeout=10)[1])
+            for tp in consumer.committed(parts, timeout=10)
+        ]
+    finally:
+        consumer.close()
+
+
+def _log_lines(env: dict[str, str], service: str, needles: tuple[str, ...], last: int) -> list[str]:
+    try:
+        lines = (Path(env["POOLSIGHT_LOG_DIR"]) / f"{service}.log").read_text(errors="replace").splitlines()
+    except OSError as e:
+        return [f"{service}.log: {e}"]
+    return [f"{service}.log: {x[:300]}" for x in lines if any(n in x for n in needles)][-last:]
+
+
+def _diagnosis(c: Cluster) -> str:
+    """The jobs on the cluster, their checkpoints and lag, the brokers' ISRs, the TaskManagers'
+    complaints and what went to dead_letter: shown when a wait ends short."""
+    from poolsight.flink_jobs.submit import _rest, exceptions, list_jobs
+
+    out: list[str] = []
+    try:
+        for j in list_jobs(c.client):
+            counts = _rest(c.client, f"/jobs/{j['jid']}/checkpoints").get("counts")
+            out.append(f"{j['name']} {j['state']} checkpoints {counts}: {exceptions(c.client, j['jid'])[:1200]}")
+    except Exception as e:  # a diagnosis must not hide the failure it explains
+        out.append(f"Flink: {e}")
+    for attempt in (_offsets_text, _isr_text):
+        try:
+            out.append(attempt(c))
+        except Exception as e:
+            out.append(f"{attempt.__name__}: {e}")
+    for i in range(1, TASKMANAGERS + 1):
+        name = "flink-taskmanager" if i == 1 else f"flink-taskmanager-{i}"
+        out += _log_lines(c.flink_env, name, ("caught_up", "ERROR", "Exception"), 8)
+    dead = _query(
+        "SELECT source, substr(reason, 1, 120), count(*) FROM iceberg.poolsight.dead_letter "
+        "GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 5"
+    )
+    out += [f"dead letter {n}x {src}: {reason}" for src, reason, n in dead]
+    return "\n".join(out)
+
+
+def _offsets_text(c: Cluster) -> str:
+    lag = {p: end - done if done >= 0 else f"none of {end}" for p, done, end in _offsets(c, *_sim_group(c))}
+    return f"{c.group}-simulation lag: {lag}"
+
+
+def _isr_text(c: Cluster) -> str:
+    return f"in-sync replicas: {_isr(c)}"
+
+
+def _sim_group(c: Cluster) -> tuple[str, tuple[Topic, ...]]:
+    return f"{c.group}-simulation", (GETPAGE_TOPIC, ATTRIBUTES_TOPIC)
+
+
+def test_every_node_runs_on_its_own_address(cluster: Cluster) -> None:
+    c = cluster
+    kafka = c.status(c.kafka_env)
+    nodes = [node_name(i) for i in range(1, BROKERS + 1)]
+    assert [kafka[n]["address"] for n in nodes] == c.kafka.kafka_bootstrap.split(",")
+    assert all(kafka[n]["state"] == "healthy" and kafka[n]["pid"] for n in nodes), kafka
+    assert len({kafka[n]["pid"] for n in nodes}) == BROKERS
+    flink = c.status(c.flink_env)
+    tms = ["flink-taskmanager", *(f"flink-taskmanager-{i}" for i in range(2, TASKMANAGERS + 1))]
+    assert all(flink[n]["state"] == "healthy" for n in ("flink-jobmanager", *tms)), flink
+    assert flink["flink-jobmanager"]["address"] == f"{FLINK_HOST}:{FLINK_PORTS['FLINK_REST']}"
+    assert flink["postgres"]["kind"] == "external" and flink["postgres"]["state"] == "healthy"
+    from poolsight.flink_jobs.submit import _rest
+
+    overview = _rest(c.client, "/overview")
+    assert (overview["taskmanagers"], overview["slots-total"]) == (TASKMANAGERS, TASKMANAGERS * c.flink.flink_slots)
+
+
+def test_topics_have_three_replicas_and_need_two_in_sync(cluster: Cluster) -> None:
+    from confluent_kafka.admin import ConfigResource, ResourceType  # type: ignore[attr-defined]
+
+    c = cluster
+    meta = _admin(c).list_topics(timeout=10)
+    for t in TOPICS:
+        parts = meta.topics[t.name].partitions
+        assert len(parts) == t.partitions, t.name
+        assert all(len(p.replicas) == 3 for p in parts.values()), (t.name, {i: p.replicas for i, p in parts.items()})
+    futures = _admin(c).describe_configs([ConfigResource(ResourceType.TOPIC, t.name) for t in TOPICS])
+    for resource, future in futures.items():
+        assert future.result(timeout=30)["min.insync.replicas"].value == "2", resource
+
+
+def test_a_broker_killed_mid_stream_loses_nothing(cluster: Cluster, tmp_path: Path) -> None:
+    c = cluster
+    r = poolsight(
+        *SUBMIT, "--parallelism", str(PARALLELISM), "--group", c.group, "--fresh", env=c.client_env, timeout=600
+    )
+    assert r.returncode == 0, f"jobs submit on the cluster failed:\n{r.stdout}\n{r.stderr}"
+    from poolsight.flink_jobs.submit import _rest
+
+    for job_id in json.loads(r.stdout).values():
+        vertices = _rest(c.client, f"/jobs/{job_id}")["vertices"]
+        assert max(v["parallelism"] for v in vertices) == PARALLELISM, vertices
+    member = f"B{uuid.uuid4().hex[:6].upper()}"
+    _generate(member, tmp_path, duration=DURATION)  # the trace, same seed, to files
+    truth = _truth(tmp_path / "trace.csv")
+    gen = subprocess.Popen(
+        [*POOLSIGHT, "generate", "day-posting", "--members", member, "--seed", "7", "--duration", str(DURATION),
+         "--event-rate", "8000", "--rate", str(RATE)],
+        cwd=ROOT,
+        env={**os.environ, **c.client_env},
+    )  # fmt: skip
+    try:
+        # The jobs read from the cluster and a checkpoint committed their offsets: mid-stream.
+        deadline = time.monotonic() + 120
+        while not any(done > 0 for _, done, _ in _offsets(c, *_sim_group(c))):
+            assert time.monotonic() < deadline, "the jobs committed nothing in 120 s:\n" + _diagnosis(c)
+            assert gen.poll() is None, f"the generator ended ({gen.returncode}) before the jobs read anything"
+            time.sleep(1)
+        assert gen.poll() is None, "the generator finished before the kill: not the middle of the stream"
+        # The leader of the getpage topic's first partition (each broker leads some partitions).
+        leader = _admin(c).list_topics(timeout=10).topics[GETPAGE_TOPIC.name].partitions[0].leader
+        victim = node_name(leader)
+        pid = c.status(c.kafka_env)[victim]["pid"]
+        os.kill(pid, signal.SIGKILL)
+        print(f"killed {victim} (node {leader}, PID {pid}) at offsets {_offsets_text(c)}")
+        time.sleep(DOWN_SECONDS)
+        assert c.status(c.kafka_env)[victim]["state"] == "stopped"
+        _up(c.kafka_env, "kafka", c.kafka_env["POOLSIGHT_LOG_DIR"])
+        assert gen.wait(timeout=300) == 0, "the generator failed: a record was not acknowledged"
+    finally:
+        if gen.poll() is None:
+            gen.kill()
+    deadline = time.monotonic() + 120
+    while any(len(isr) < 3 for isr in _isr(c).values()):  # the restarted broker caught up
+        assert time.monotonic() < deadline, "the restarted broker never rejoined every ISR:\n" + _diagnosis(c)
+        time.sleep(2)
+    got = _wait_getpages(member, truth, timeout=300)
+    assert got == truth, f"in Iceberg {got}, sent {truth}:\n" + _diagnosis(c)
+    dead = _query("SELECT count(*) FROM iceberg.poolsight.dead_letter WHERE source LIKE ?", (f"{member}%",))
+    assert dead == [[0]], dead
+    _assert_each_pane_once(member, truth)
