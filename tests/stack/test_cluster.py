@@ -212,13 +212,13 @@ def test_every_node_runs_on_its_own_address(cluster: Cluster) -> None:
 def test_topics_have_three_replicas_and_need_two_in_sync(cluster: Cluster) -> None:
     from confluent_kafka.admin import ConfigResource, ResourceType  # type: ignore[attr-defined]
 
-    c = cluster
-    meta = _admin(c).list_topics(timeout=10)
+    admin = _admin(cluster)  # held: a destroyed client fails its pending futures
+    meta = admin.list_topics(timeout=10)
     for t in TOPICS:
         parts = meta.topics[t.name].partitions
         assert len(parts) == t.partitions, t.name
         assert all(len(p.replicas) == 3 for p in parts.values()), (t.name, {i: p.replicas for i, p in parts.items()})
-    futures = _admin(c).describe_configs([ConfigResource(ResourceType.TOPIC, t.name) for t in TOPICS])
+    futures = admin.describe_configs([ConfigResource(ResourceType.TOPIC, t.name) for t in TOPICS])
     for resource, future in futures.items():
         assert future.result(timeout=30)["min.insync.replicas"].value == "2", resource
 
