@@ -22,7 +22,7 @@ from poolsight.infra.config import load_settings
 from poolsight.infra.install import chromium
 from poolsight.infra.launcher import up
 from poolsight.infra.services import trino_rows
-from poolsight.sql.tables import BY_NAME
+from poolsight.sql.tables import BY_NAME, SIZES_CURVE
 
 from . import queries
 from .timerange import TimeRange
@@ -70,13 +70,13 @@ def load_day(end: datetime) -> int:
         (source, pool, pane_start, pane_end, seconds, size_pages, size_factor, is_current, refs, hits, misses,
          hit_ratio, miss_ratio, sync_reads, prefetch_pages, sync_reads_per_s, prefetch_pages_per_s,
          avoided_sync_reads_per_s, cpu_seconds_saved_per_s, elapsed_seconds_saved_per_s, model,
-         model_sampling_rate, pool_policy, cpu_us_per_sync_read, vpseqt)
+         model_sampling_rate, pool_policy, cpu_us_per_sync_read, vpseqt, curve)
         SELECT ?, ?, t, t + INTERVAL '1' MINUTE, 60e0, CAST({VPSIZE} * f AS bigint), f, f = 1e0,
                CAST(gps * 60 AS bigint), gps * 60 * (1 - miss / sqrt(f)), gps * 60 * miss / sqrt(f),
                1 - miss / sqrt(f), miss / sqrt(f), gps * 24 * miss / sqrt(f), gps * 36 * miss / sqrt(f),
                gps * 0.4 * miss / sqrt(f), gps * 0.6 * miss / sqrt(f), gps * 0.4 * miss * (1 - 1 / sqrt(f)),
                gps * 0.4 * miss * (1 - 1 / sqrt(f)) * 30e-6, gps * 0.4 * miss * (1 - 1 / sqrt(f)) * 1e-3,
-               'lru-vpseqt', 1e0, true, 30e0, 80e0
+               'lru-vpseqt', 1e0, true, 30e0, 80e0, '{SIZES_CURVE}'
         FROM ({panes}) CROSS JOIN UNNEST(ARRAY[{sizes}]) AS z(f)""",
         (SOURCE, POOL, start),
     )

@@ -39,6 +39,7 @@ from poolsight.flink_jobs.checks import Checks, PaneFacts
 from poolsight.schemas.getpage import ACCESS_NAMES, Access, Function, GetpageBatch, micros
 from poolsight.simulator import CostModel, SimConfig, Simulator
 from poolsight.simulator.setting import Setting
+from poolsight.sql.tables import POOL_SCOPE, SIZES_CURVE, object_scope, vpseqt_curve_name
 
 MAGIC = b"PSTRK001"
 
@@ -318,6 +319,7 @@ class PoolTracker:
             {
                 **key,
                 "object": None,
+                "scope": POOL_SCOPE,
                 "pane_pages": pane_pages,
                 "window_pages": ws_pool,
                 "window_panes": kept,
@@ -347,6 +349,7 @@ class PoolTracker:
                 {
                     **key,
                     "object": name,
+                    "scope": object_scope(name),
                     "pane_pages": obj_pages,
                     "window_pages": ws_obj.get(name, 0),
                     "window_panes": kept,
@@ -362,7 +365,11 @@ class PoolTracker:
             em.sim_curve.extend(self._curve_rows(key, r, curve, name, rate, own, cpu_us, pct))
         # The current size at other VPSEQT values: not the pool's setting, what an -ALTER would do.
         for c in r.get("vpseqt_curve", []):
-            em.sim_curve.extend(self._curve_rows(key, r, [c], model, model_rate, False, cpu_us, c["vpseqt"]))
+            em.sim_curve.extend(
+                self._curve_rows(
+                    key, r, [c], model, model_rate, False, cpu_us, c["vpseqt"], vpseqt_curve_name(c["vpseqt"])
+                )
+            )
         vpseqt_curve = {float(c["vpseqt"]): float(c["sync_reads"]) for c in r.get("vpseqt_curve", [])}
         if vpseqt_curve and own_vpseqt is not None and at_cur["sim_sync_reads"] is not None:
             vpseqt_curve[float(own_vpseqt)] = float(at_cur["sim_sync_reads"])
@@ -408,6 +415,7 @@ class PoolTracker:
         own: bool,
         cpu_us: float,
         vpseqt: float | None = None,
+        curve_name: str = SIZES_CURVE,
     ) -> list[dict[str, Any]]:
         cur = self.current_size
         rows = []
@@ -442,6 +450,7 @@ class PoolTracker:
                     "pool_policy": own,
                     "cpu_us_per_sync_read": cpu_us,
                     "vpseqt": vpseqt,
+                    "curve": curve_name,
                 }
             )
         return rows

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from poolsight.names import NAMESPACE, NAMESPACES, PROBE_TABLE, TOPICS, TRINO_CATALOG
-from poolsight.sql.tables import TABLES, add_column_ddl, create_table_ddl, missing_columns
+from poolsight.sql.tables import TABLES, add_column_ddl, backfill_dml, create_table_ddl, missing_columns
 from poolsight.sql.views import view_statements
 
 from .config import CATALOG_DATABASE, CATALOG_ROLE, Settings
@@ -118,6 +118,10 @@ def bootstrap_trino(s: Settings) -> None:
             for column in missing_columns(table, existing.get(table.name, set())):
                 cur.execute(add_column_ddl(table, column))
                 cur.fetchall()
+                # A key column must not be null in the rows from before it (jobs' ensure_key).
+                if (update := backfill_dml(table, column)) is not None:
+                    cur.execute(update)
+                    cur.fetchall()
         for name, statement in view_statements():
             try:
                 cur.execute(statement)

@@ -33,6 +33,9 @@ class Column:
     name: str
     type: str  # a key of TRINO_TYPES; timestamps travel from the jobs as epoch milliseconds
     doc: str
+    # SQL over the row's other columns giving the value rows written before the column existed
+    # get: a key column must not be null (Iceberg identifier fields are required).
+    backfill: str | None = None
 
 
 @dataclass(frozen=True)
@@ -55,10 +58,10 @@ class Table:
         return [c.name for c in self.columns]
 
 
-def C(name: str, type_: str, doc: str) -> Column:
+def C(name: str, type_: str, doc: str, backfill: str | None = None) -> Column:
     if type_ not in TRINO_TYPES:
         raise ValueError(f"column {name}: unknown type {type_}")
-    return Column(name, type_, doc)
+    return Column(name, type_, doc, backfill)
 
 
 def _avro_columns(schema: str, skip: tuple[str, ...] = ()) -> list[Column]:
@@ -90,6 +93,24 @@ def _avro_columns(schema: str, skip: tuple[str, ...] = ()) -> list[Column]:
             raise ValueError(f"{schema}.{f['name']}: no column type for Avro {t}")
         out.append(C(f["name"], kind, f.get("doc", "")))
     return out
+
+
+# Values of the key columns sim_curve.curve and working_set.scope: the jobs write them, and the
+# backfill gives them to rows written before the columns existed.
+SIZES_CURVE = "sizes"
+POOL_SCOPE = "pool"
+OBJECT_SCOPE_PREFIX = "object:"
+VPSEQT_CURVE_SQL = "'vpseqt:' || format('%s', vpseqt)"
+
+
+def vpseqt_curve_name(vpseqt: float) -> str:
+    """sim_curve.curve of a what-if VPSEQT row (VPSEQT_CURVE_SQL spells it in Trino)."""
+    return f"vpseqt:{float(vpseqt)!r}"
+
+
+def object_scope(name: str) -> str:
+    """working_set.scope of an object's row."""
+    return OBJECT_SCOPE_PREFIX + name
 
 
 KEY = (
@@ -225,12 +246,19 @@ SIM_CURVE = Table(
             "VPSEQT the lru-vpseqt row simulates: the pool's own on pool_policy rows; another value on rows of "
             "the current size that show what an -ALTER of VPSEQT would do (pool_policy false). Null for other models.",
         ),
+        C(
+            "curve",
+            "string",
+            "Which curve the row is on: 'sizes' (the model over candidate sizes) or 'vpseqt:<value>' (the current "
+            "size at another VPSEQT, a what-if row). With model and size_pages it names the row.",
+            backfill=f"CASE WHEN NOT pool_policy AND vpseqt IS NOT NULL THEN {VPSEQT_CURVE_SQL} "
+            f"ELSE '{SIZES_CURVE}' END",
+        ),
     ),
     "pane_start",
     ("source", "pool", "pane_start", "model", "size_pages"),
-    # No key yet: a row is told apart by its vpseqt too (the what-if VPSEQT rows share model and
-    # size with the pool's own), and vpseqt is null for models without one, which an Iceberg
-    # identifier field cannot be. A job's replay appends its rows a second time.
+    # vpseqt cannot be in the key (null for models without one): curve tells what-if rows apart.
+    key=("source", "pool", "pane_start", "model", "curve", "size_pages"),
 )
 
 SIM_ACCURACY_PANE = Table(
@@ -310,9 +338,17 @@ WORKING_SET = Table(
             "bigint",
             "Change of pane_pages from the previous pane (an object it did not touch had 0); NULL at first.",
         ),
+        C(
+            "scope",
+            "string",
+            "'pool' on the whole pool's row, 'object:<name>' on an object's: the row's key (object is null on the "
+            "pool's row, which an Iceberg identifier field cannot be).",
+            backfill=f"CASE WHEN object IS NULL THEN '{POOL_SCOPE}' ELSE '{OBJECT_SCOPE_PREFIX}' || object END",
+        ),
     ),
     "pane_start",
     ("source", "pool", "pane_start"),
+    key=("source", "pool", "pane_start", "scope"),
 )
 
 REUSE_DISTANCE = Table(
@@ -586,6 +622,14 @@ def create_table_ddl(t: Table) -> str:
 def add_column_ddl(t: Table, c: Column) -> str:
     """Trino DDL adding a column this module defines to a table created before it existed."""
     return f"ALTER TABLE {t.qualified} ADD COLUMN IF NOT EXISTS {c.name} {TRINO_TYPES[c.type]} COMMENT {_quote(c.doc)}"
+
+
+def backfill_dml(t: Table, c: Column) -> str | None:
+    """Trino DML giving a just-added column its value in the rows written before it (None: they
+    keep null)."""
+    if c.backfill is None:
+        return None
+    return f"UPDATE {t.qualified} SET {c.name} = {c.backfill} WHERE {c.name} IS NULL"
 
 
 def missing_columns(t: Table, existing: set[str]) -> list[Column]:

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import re
 
-from poolsight.sql.tables import BY_NAME, TABLES, add_column_ddl, flink_insert, missing_columns
+from poolsight.sql.tables import (
+    BY_NAME,
+    TABLES,
+    add_column_ddl,
+    backfill_dml,
+    flink_insert,
+    missing_columns,
+    object_scope,
+    vpseqt_curve_name,
+)
 
 
 def test_flink_insert_names_every_column_and_converts_timestamps() -> None:
@@ -31,10 +40,12 @@ def test_missing_columns_are_the_definitions_an_old_table_lacks() -> None:
 
 def test_every_key_is_columns_of_its_table_and_holds_its_partition_source() -> None:
     """Iceberg's upsert needs the partition's source column in the key; identifier fields cannot
-    be null (so working_set, whose pool row has a null object, and sim_curve have none yet)."""
+    be null (so working_set's key has scope, not the pool row's null object, and sim_curve's has
+    curve, not the null vpseqt)."""
     keyed = {t.name for t in TABLES if t.key}
-    assert {"pool_pane", "object_pane", "pool_stats", "object_io_stats"} <= keyed
-    assert not keyed & {"io_pane", "gbp_stats", "sim_curve", "working_set"}  # rows that add up or null keys
+    assert {"pool_pane", "object_pane", "pool_stats", "object_io_stats", "sim_curve", "working_set"} <= keyed
+    assert not keyed & {"io_pane", "gbp_stats", "dead_letter"}  # rows that add up, or wall-clock rows
+    assert "object" not in BY_NAME["working_set"].key and "vpseqt" not in BY_NAME["sim_curve"].key
     for t in TABLES:
         if t.key:
             assert set(t.key) <= set(t.column_names()), t.name
@@ -47,3 +58,23 @@ def test_a_keyed_table_is_inserted_in_upsert_mode_and_the_others_appended() -> N
     assert keyed.startswith("INSERT INTO `c`.`n`.`pool_pane` /*+ OPTIONS('upsert-enabled'='true') */ (`source`, ")
     appended = flink_insert(BY_NAME["dead_letter"], "`c`.`n`.`dead_letter`", "rows_dead_letter")
     assert appended.startswith("INSERT INTO `c`.`n`.`dead_letter` (`source`, ")
+
+
+def test_a_key_column_added_later_is_backfilled_from_the_rows_other_columns() -> None:
+    """Rows from before sim_curve.curve and working_set.scope get the values the jobs write now
+    (the key must not be null), and only those rows."""
+    ws, sc = BY_NAME["working_set"], BY_NAME["sim_curve"]
+    scope = next(c for c in ws.columns if c.name == "scope")
+    assert backfill_dml(ws, scope) == (
+        f"UPDATE {ws.qualified} SET scope = CASE WHEN object IS NULL THEN 'pool' ELSE 'object:' || object END "
+        "WHERE scope IS NULL"
+    )
+    assert object_scope("DB1.TS1") == "object:DB1.TS1"
+    curve = next(c for c in sc.columns if c.name == "curve")
+    assert backfill_dml(sc, curve) == (
+        f"UPDATE {sc.qualified} SET curve = CASE WHEN NOT pool_policy AND vpseqt IS NOT NULL "
+        "THEN 'vpseqt:' || format('%s', vpseqt) ELSE 'sizes' END WHERE curve IS NULL"
+    )
+    # Java's %s of a double (Trino's format) and Python's repr agree on these values.
+    assert [vpseqt_curve_name(v) for v in (40, 80.0, 12.5)] == ["vpseqt:40.0", "vpseqt:80.0", "vpseqt:12.5"]
+    assert backfill_dml(ws, next(c for c in ws.columns if c.name == "pane_pages")) is None
