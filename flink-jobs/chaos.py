@@ -6,8 +6,8 @@ The jobs run on a consumer group of their own (started at `latest`), so earlier 
 topics does not count. Each trial is a new member (source) of the generator: a fixed number
 of getpages at a fixed rate, the fault `--kill-after` seconds in, the service started again
 after `--down` seconds (60 s for the Kafka outage). A killed JobManager takes its jobs with
-it (no HA in a one-machine stack): they are submitted again as an operator would, resuming
-from their retained checkpoints (restore.py). `none` is the same workload without a fault:
+it (no HA in a one-machine stack): after `up`, the jobs it forgot are submitted again as
+`poolsight up` does (resume.py), resuming from their retained checkpoints. `none` is the same workload without a fault:
 the reference for how long results take.
 
 Prints a table (fault, trial, produced, in Iceberg, dead-lettered, up seconds, seconds from
@@ -33,6 +33,7 @@ import numpy.typing as npt
 
 from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions, StatisticsOptions
+from poolsight.flink_jobs.resume import resume_forgotten
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.launcher import status, up
 from poolsight.infra.services import trino_rows
@@ -77,7 +78,7 @@ class Trial:
     up_seconds: float | None
     complete_seconds: float | None  # from the end of the stream until the totals were exact
     resubmitted: list[str]  # jobs a restarted JobManager forgot, submitted again
-    error: str | None = None  # the generator's or producer's, if it failed
+    error: str | None = None  # the generator's or producer's, or jobs not running after up
 
     @property
     def produced(self) -> int:
@@ -123,12 +124,12 @@ def _alive(s: Settings) -> set[str]:
     return {j["name"] for j in jobs.list_jobs(s) if j["state"] not in ("FINISHED", "CANCELED", "FAILED")}
 
 
-def _submit(s: Settings, job: JobOptions, fresh: bool, kinds: tuple[str, ...] = tuple(jobs.JOBS)) -> None:
+def _submit(s: Settings, job: JobOptions, fresh: bool) -> None:
     options: dict[str, SimulationOptions | StatisticsOptions] = {
         "simulation": SimulationOptions(s.registry_url, idle_flush_seconds=5.0),
         "statistics": StatisticsOptions(s.registry_url),
     }
-    for kind in kinds:
+    for kind in jobs.JOBS:
         jobs.submit(s, kind, job, options[kind], fresh=fresh)
 
 
@@ -159,10 +160,10 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
         t0 = time.monotonic()
         up(s)
         up_seconds = round(time.monotonic() - t0, 1)
-        alive = _alive(s)
-        resubmitted = [kind for kind, (_, name) in jobs.JOBS.items() if name not in alive]
-        if resubmitted:  # a restarted JobManager forgot them: submitted again, as an operator would
-            _submit(s, job, fresh=False, kinds=tuple(resubmitted))
+        resubmitted = resume_forgotten(s)  # as `poolsight up` does after the services
+        missing = [name for _, name in jobs.JOBS.values() if name not in _alive(s)]
+        if missing:
+            failed.append(f"not running after up: {', '.join(missing)}")
     writer.join()
     ended = time.monotonic()
     want = dict(sink.sent)
@@ -190,8 +191,8 @@ def _table(rows: list[Trial]) -> str:
             f"{r.fault:<18} {r.trial:>5} {r.produced:>10,} {r.in_iceberg:>11,} {r.dead_lettered:>5} "
             f"{'-' if r.up_seconds is None else r.up_seconds:>6} "
             f"{'never' if r.complete_seconds is None else r.complete_seconds:>13}"
-            + (f"  ({', '.join(r.resubmitted)} resubmitted)" if r.resubmitted else "")
-            + (f"  generator failed: {r.error}" if r.error else "")
+            + (f"  ({', '.join(r.resubmitted)} resumed by up)" if r.resubmitted else "")
+            + (f"  failed: {r.error}" if r.error else "")
         )
     return "\n".join(lines)
 

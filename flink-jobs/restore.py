@@ -56,6 +56,17 @@ def group_of(s: Settings, name: str, job_id: str) -> str | None:
     return None
 
 
+def records(s: Settings, name: str) -> list[dict[str, Any]]:
+    """Every group's record of the job name."""
+    out = []
+    for path in sorted((state_dir(s) / "jobs").glob(f"{name}@*.json")):
+        try:
+            out.append(dict(json.loads(path.read_text())))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 def write_record(s: Settings, name: str, group: str, **fields: Any) -> None:
     """Merge `fields` into the record of the job name on that group (atomically: a crash leaves the old one)."""
     path = _record_path(s, name, group)

@@ -83,8 +83,18 @@ def submit(
             f"submitting {name} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-4000:]}"
         )
     job_id = str(json.loads(lines[-1])["job_id"])
+    # What `up` needs to submit it again if a restarted JobManager forgets it (resume.py).
     restore.write_record(
-        s, name, job.group, job_id=job_id, options=opts, savepoint=None, restored_from=job.restore_from
+        s,
+        name,
+        job.group,
+        job_id=job_id,
+        options=opts,
+        savepoint=None,
+        restored_from=job.restore_from,
+        job={**asdict(job), "restore_from": None},
+        running=True,
+        submitted=time.time(),
     )
     wait_running(s, job_id)
     restore.prune(s, old, start)
@@ -170,11 +180,23 @@ def _savepoint_done(s: Settings, job_id: str, trigger: str, timeout: float) -> s
 def _record_savepoint(s: Settings, name: str, job_id: str, location: str) -> None:
     group = restore.group_of(s, name, job_id)
     if group is not None:  # a job not submitted by poolsight has no record to resume by
-        restore.write_record(s, name, group, savepoint=location)
+        restore.write_record(s, name, group, savepoint=location, running=False)
+
+
+def _record_cancelled(s: Settings, job_id: str) -> None:
+    """A cancelled job is not meant to run: `up` does not submit it again (resume.py)."""
+    try:
+        name = _rest(s, f"/jobs/{job_id}")["name"]
+    except (OSError, ValueError, KeyError):
+        return
+    group = restore.group_of(s, name, job_id)
+    if group is not None:
+        restore.write_record(s, name, group, running=False)
 
 
 def cancel(s: Settings, job_id: str, timeout: float = 60) -> None:
     """Cancel without a savepoint: the next submission resumes from the job's last retained checkpoint."""
+    _record_cancelled(s, job_id)
     if _rest(s, f"/jobs/{job_id}")["state"] in ("CANCELED", "FAILED", "FINISHED"):
         return  # e.g. a stop whose answer was lost finished it
     _rest(s, f"/jobs/{job_id}?mode=cancel", method="PATCH")

@@ -23,8 +23,14 @@ def _cmd_install(args: argparse.Namespace) -> int:
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
-    rows = up(load_settings(), args.services or None)
+    s = load_settings()
+    rows = up(s, args.services or None)
     print(format_status(rows))
+    healthy = {r.name for r in rows if r.state == "healthy"}
+    if args.resume_jobs and {"flink-jobmanager", "flink-taskmanager"} <= healthy:
+        from poolsight.flink_jobs.resume import resume_forgotten
+
+        resume_forgotten(s)  # what a restarted JobManager forgot
     return 0 if all(r.state == "healthy" for r in rows if not args.services or r.name in args.services) else 1
 
 
@@ -71,6 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "up":
             p.add_argument(
                 "services", nargs="*", help="only these services and their dependencies (a cluster's nodes together)"
+            )
+            p.add_argument(
+                "--no-resume-jobs",
+                dest="resume_jobs",
+                action="store_false",
+                help="do not submit again the jobs a restarted JobManager forgot (see flink-jobs/resume.py)",
             )
         if name == "status":
             p.add_argument("--json", action="store_true", help="print JSON instead of a table")

@@ -67,7 +67,8 @@ def poolsight(*args: str, env: dict[str, str] | None = None, timeout: float = 12
 @pytest.fixture(scope="session")
 def stack() -> Iterator[None]:
     """The whole stack, started by the launcher; stopped at the end of the session."""
-    r = poolsight("up")
+    # Each module submits its own jobs: none an interrupted session left are resumed.
+    r = poolsight("up", "--no-resume-jobs")
     assert r.returncode == 0, f"poolsight up failed:\n{r.stdout}\n{r.stderr}"
     yield
     r = poolsight("down")

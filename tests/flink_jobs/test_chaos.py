@@ -50,7 +50,7 @@ def test_a_trial_is_exact_only_with_every_pool_exact_nothing_dead_lettered_and_n
     table = _table([ok, Trial("flink-jobmanager", 1, sent, {"BP1": 6}, 0, 8.0, None, ["simulation"])]).splitlines()
     assert table[2].split()[:7] == ["kafka", "0", "10", "10", "0", "4.2", "12.0"]
     assert table[3].split()[2:7] == ["10", "6", "0", "8.0", "never"]
-    assert table[3].endswith("(simulation resubmitted)")
+    assert table[3].endswith("(simulation resumed by up)")
 
 
 def test_an_unknown_fault_is_refused_before_anything_starts(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,6 +6,8 @@ into a table whose column order is no longer the definition's."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from poolsight.infra.bootstrap import bootstrap_trino
@@ -39,7 +41,7 @@ def test_rows_from_before_a_key_column_get_the_values_the_jobs_write() -> None:
     on a scratch copy of each table holding rows as an earlier version wrote them."""
     from poolsight.sql.tables import backfill_dml, object_scope, vpseqt_curve_name
 
-    rows = {
+    rows: dict[str, list[tuple[tuple[Any, ...], str]]] = {
         # (pool_policy, vpseqt) -> the curve the job writes for such a row
         "sim_curve": [((True, 80.0), "sizes"), ((False, None), "sizes"), ((False, 40.0), vpseqt_curve_name(40.0))],
         "working_set": [((None,), "pool"), (("DB1.TS1",), object_scope("DB1.TS1"))],

@@ -1,0 +1,59 @@
+"""Jobs a restarted JobManager forgot, submitted again by `poolsight up`.
+
+The session cluster keeps its jobs in the JobManager's memory (a one-machine stack has no
+ZooKeeper or Kubernetes for Flink's HA), so a JobManager that died or was stopped comes back
+empty. Every submission is recorded (restore.py) with its options and whether it is meant to
+run: `jobs submit` sets it, `jobs cancel` clears it. After `up`, each job name's newest record
+that is meant to run, whose job the cluster does not know, is submitted again with the
+recorded options, resuming from its last retained checkpoint: the restart delays results and
+loses none. A job the cluster still knows (running, failed, cancelled) is left alone: why it
+failed is for the operator to see.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from poolsight.infra.config import Settings
+
+from . import restore
+from . import submit as jobs
+from .options import JobOptions, SimulationOptions, StatisticsOptions
+
+OPTIONS: dict[str, type[SimulationOptions] | type[StatisticsOptions]] = {
+    "simulation": SimulationOptions,
+    "statistics": StatisticsOptions,
+}
+
+
+def forgotten(records: dict[str, list[dict[str, Any]]], known: set[str]) -> dict[str, dict[str, Any]]:
+    """Per job kind, the record to submit again: the kind's newest submission (on any group),
+    if it is meant to run, carries its job options, and its job id is not among `known`."""
+    out: dict[str, dict[str, Any]] = {}
+    for kind, recs in records.items():
+        submitted = [r for r in recs if r.get("submitted") and r.get("job_id")]
+        if not submitted:
+            continue
+        newest = max(submitted, key=lambda r: float(r["submitted"]))
+        if newest.get("running") and newest.get("job") and str(newest["job_id"]) not in known:
+            out[kind] = newest
+    return out
+
+
+def resume_forgotten(s: Settings) -> list[str]:
+    """Submit again the jobs the cluster forgot (see the module's doc); returns their kinds. A
+    job that cannot be resumed is reported and skipped: `up` has still brought the stack back."""
+    known = {str(j["jid"]) for j in jobs.list_jobs(s)}
+    records = {kind: restore.records(s, name) for kind, (_, name) in jobs.JOBS.items()}
+    done = []
+    for kind, rec in forgotten(records, known).items():
+        job = JobOptions(**{**rec["job"], "restore_from": None})
+        try:
+            job_id = jobs.submit(s, kind, job, OPTIONS[kind](**rec["options"]))
+        except (RuntimeError, OSError, ValueError, TimeoutError) as exc:  # ResumeError is a RuntimeError
+            print(f"poolsight up: {kind} job (group {job.group}) not resumed: {exc}", file=sys.stderr)
+            continue
+        print(f"{kind:18} resumed as job {job_id} (group {job.group}): the JobManager had forgotten it")
+        done.append(kind)
+    return done
