@@ -35,7 +35,7 @@ from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions, StatisticsOptions
 from poolsight.flink_jobs.resume import resume_forgotten
 from poolsight.infra.config import Settings, load_settings
-from poolsight.infra.launcher import status, up
+from poolsight.infra.launcher import LaunchError, status, up
 from poolsight.infra.services import trino_rows
 from poolsight.ingest.generator import Chunk, Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroProducer
@@ -158,7 +158,11 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
         _kill(s, service)
         time.sleep(down if down is not None else a.down)
         t0 = time.monotonic()
-        up(s)
+        try:
+            up(s)
+        except LaunchError as exc:  # the trial fails, and the suite goes on after a second `up`
+            failed.insert(0, f"poolsight up failed: {exc}")
+            up(s)
         up_seconds = round(time.monotonic() - t0, 1)
         resubmitted = resume_forgotten(s)  # as `poolsight up` does after the services
         missing = [name for _, name in jobs.JOBS.values() if name not in _alive(s)]

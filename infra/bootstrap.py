@@ -7,7 +7,11 @@ tables and views); roles and databases of an external PostgreSQL are its owner's
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from typing import Any
+
+from trino.exceptions import TrinoQueryError
 
 from poolsight.names import NAMESPACE, NAMESPACES, PROBE_TABLE, TOPICS, TRINO_CATALOG
 from poolsight.sql.tables import TABLES, add_column_ddl, backfill_dml, create_table_ddl, missing_columns
@@ -94,38 +98,51 @@ def bootstrap_kafka(s: Settings) -> None:
                 raise Unhealthy(f"creating topic {name}: {exc}") from exc
 
 
+# Trino's Iceberg JDBC catalog keeps connections to PostgreSQL in a pool: after PostgreSQL
+# restarts, a statement can meet a dead one once ("Failed to execute ... query") before the pool
+# replaces it. A brief retry keeps that from failing a whole `up`.
+CATALOG_RETRIES = 5
+
+
+def _run(cur: Any, sql: str, params: list[Any] | None = None) -> list[Any]:
+    for attempt in range(CATALOG_RETRIES):
+        try:
+            cur.execute(sql, params) if params is not None else cur.execute(sql)
+            return list(cur.fetchall())
+        except TrinoQueryError as exc:
+            if exc.error_name != "GENERIC_INTERNAL_ERROR" or attempt == CATALOG_RETRIES - 1:
+                raise
+            time.sleep(1 + attempt)
+    raise AssertionError("unreachable")
+
+
 def bootstrap_trino(s: Settings) -> None:
     with trino_connection(s) as conn:
         cur = conn.cursor()
         for ns in NAMESPACES:
             # Identifiers cannot be bound as parameters; these come from names.py, not users.
-            cur.execute(f'CREATE SCHEMA IF NOT EXISTS {TRINO_CATALOG}."{ns}"')
-            cur.fetchall()
-        cur.execute(f"CREATE TABLE IF NOT EXISTS {TRINO_CATALOG}.{NAMESPACE}.{PROBE_TABLE} (probe INTEGER)")
-        cur.fetchall()
+            _run(cur, f'CREATE SCHEMA IF NOT EXISTS {TRINO_CATALOG}."{ns}"')
+        _run(cur, f"CREATE TABLE IF NOT EXISTS {TRINO_CATALOG}.{NAMESPACE}.{PROBE_TABLE} (probe INTEGER)")
         for table in TABLES:
-            cur.execute(create_table_ddl(table))
-            cur.fetchall()
+            _run(cur, create_table_ddl(table))
         # Tables created by an earlier version lack the columns defined since: add them.
-        cur.execute(
+        columns = _run(
+            cur,
             f"SELECT table_name, column_name FROM {TRINO_CATALOG}.information_schema.columns WHERE table_schema = ?",
             [NAMESPACE],
         )
         existing: dict[str, set[str]] = {}
-        for table_name, column in cur.fetchall():
+        for table_name, column in columns:
             existing.setdefault(table_name, set()).add(column)
         for table in TABLES:
             for column in missing_columns(table, existing.get(table.name, set())):
-                cur.execute(add_column_ddl(table, column))
-                cur.fetchall()
+                _run(cur, add_column_ddl(table, column))
                 # A key column must not be null in the rows from before it (jobs' ensure_key).
                 if (update := backfill_dml(table, column)) is not None:
-                    cur.execute(update)
-                    cur.fetchall()
+                    _run(cur, update)
         for name, statement in view_statements():
             try:
-                cur.execute(statement)
-                cur.fetchall()
+                _run(cur, statement)
             except Exception as exc:
                 raise Unhealthy(f"creating view {name} from sql/views.sql: {exc}") from exc
 
