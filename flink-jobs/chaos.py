@@ -18,6 +18,7 @@ lost, doubled or dead-lettered a getpage.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import signal
@@ -226,6 +227,7 @@ def main(argv: list[str] | None = None) -> None:
         for n in range(a.trials):
             for fault in faults:
                 rows.append(_trial(s, a, job, fault, n))
+                gc.collect()  # the trial's producer, held in cycles: else it keeps reconnecting through later faults
                 r = rows[-1]
                 print(
                     f"{r.fault} #{r.trial}: {r.in_iceberg:,} of {r.produced:,} in Iceberg, "
