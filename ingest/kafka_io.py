@@ -35,6 +35,11 @@ class Metrics:
         }
 
 
+# librdkafka retries a record until this (its message.timeout.ms): the outage a producer rides out.
+DELIVERY_TIMEOUT_S = 300.0
+FLUSH_TIMEOUT_S = DELIVERY_TIMEOUT_S + 30.0
+
+
 class AvroProducer:
     """Idempotent (acks=all) producer of poolsight records; keys keep a pool's batches in order."""
 
@@ -47,14 +52,16 @@ class AvroProducer:
         batch_bytes: int = 1 << 20,
         compression: str = "lz4",
         client_id: str = "poolsight",
+        registry_patience: float | None = None,
     ) -> None:
-        self.encoder = AvroEncoder(registry_url)
+        self.encoder = AvroEncoder(registry_url, registry_patience)
         self._producer = Producer(
             {
                 "bootstrap.servers": bootstrap,
                 "client.id": client_id,
                 "enable.idempotence": True,
                 "acks": "all",
+                "message.timeout.ms": int(DELIVERY_TIMEOUT_S * 1000),
                 "linger.ms": linger_ms,
                 "batch.size": batch_bytes,
                 "compression.type": compression,
@@ -118,8 +125,11 @@ class AvroProducer:
             },
         )
 
-    def flush(self, timeout: float = 60.0) -> None:
-        """Wait for delivery of everything sent; Ctrl-C meanwhile is raised after the wait."""
+    def flush(self, timeout: float = FLUSH_TIMEOUT_S) -> None:
+        """Wait for delivery of everything sent; Ctrl-C meanwhile is raised after the wait. The
+        default outlasts the producer's own delivery timeout, so a broker outage shorter than
+        that delays the flush instead of failing it (what is not delivered by then fails in
+        the delivery callback, named there)."""
         with deferred_interrupt():
             left = self._producer.flush(timeout)
         if left:

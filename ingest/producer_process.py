@@ -18,7 +18,7 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
-from poolsight.ingest.kafka_io import AvroProducer, Metrics
+from poolsight.ingest.kafka_io import FLUSH_TIMEOUT_S, AvroProducer, Metrics
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.wire import AvroEncoder, event_time_ms
 
@@ -30,12 +30,19 @@ class _Config:
     client_id: str
     linger_ms: int
     parent: int
+    registry_patience: float | None
 
 
 def _serve(cfg: _Config, items: Any, replies: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it flushes or stops us
     try:
-        producer = AvroProducer(cfg.bootstrap, cfg.registry_url, client_id=cfg.client_id, linger_ms=cfg.linger_ms)
+        producer = AvroProducer(
+            cfg.bootstrap,
+            cfg.registry_url,
+            client_id=cfg.client_id,
+            linger_ms=cfg.linger_ms,
+            registry_patience=cfg.registry_patience,
+        )
         replies.put(("ready", None))
         while True:
             try:
@@ -77,6 +84,7 @@ class ProducerProcess:
         linger_ms: int = 20,
         depth: int = 16,
         start_timeout: float = 60.0,
+        registry_patience: float | None = None,  # None: schemas.wire.REGISTRY_PATIENCE
     ) -> None:
         ctx = mp.get_context("spawn")  # not fork: librdkafka threads may already run here
         self._items = ctx.Queue(depth)
@@ -85,13 +93,18 @@ class ProducerProcess:
             target=_serve,
             name="poolsight-producer",
             daemon=True,
-            args=(_Config(bootstrap, registry_url, client_id, linger_ms, os.getpid()), self._items, self._replies),
+            args=(
+                _Config(bootstrap, registry_url, client_id, linger_ms, os.getpid(), registry_patience),
+                self._items,
+                self._replies,
+            ),
         )
         self._proc.start()
         self.metrics = Metrics()
         self._failed: str | None = None  # what the child reported before it ended
         self._depth = depth
         self._registry_url = registry_url
+        self._registry_patience = registry_patience
         self._encoder: AvroEncoder | None = None
         self.encoded_here = 0  # batches this process encoded itself
         self._reply("ready", start_timeout)
@@ -154,7 +167,7 @@ class ProducerProcess:
             self._put(("batches", batches))
             return
         if self._encoder is None:
-            self._encoder = AvroEncoder(self._registry_url)
+            self._encoder = AvroEncoder(self._registry_url, self._registry_patience)
         enc = self._encoder
         encoded = []
         try:
@@ -170,12 +183,12 @@ class ProducerProcess:
     def send_batch(self, batch: GetpageBatch) -> None:
         self.send_batches([batch])
 
-    def flush(self, timeout: float = 60.0) -> None:
+    def flush(self, timeout: float = FLUSH_TIMEOUT_S) -> None:
         """Wait until everything sent so far is delivered (raises what the child reports)."""
         self._put(("flush", None))
         self.metrics = self._reply("flushed", timeout + 10)
 
-    def close(self, timeout: float = 60.0) -> None:
+    def close(self, timeout: float = FLUSH_TIMEOUT_S) -> None:
         """Deliver what is queued, then stop the child."""
         if self._failed is None and self._proc.is_alive():
             self._put(None)

@@ -21,6 +21,7 @@ from typing import Any
 
 import fastavro
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from poolsight import schemas
 from poolsight.names import SCHEMA_TOPICS
@@ -63,22 +64,34 @@ def registry_client(url: str, timeout: float = 30, retries: int | None = None) -
 class AvroEncoder:
     """Records to Confluent-framed Avro; schemas registered once per subject and cached."""
 
-    def __init__(self, registry_url: str) -> None:
+    def __init__(self, registry_url: str, patience: float | None = None) -> None:
         self._registry = registry_client(registry_url)
         self._registry_url = registry_url
+        self._patience = REGISTRY_PATIENCE if patience is None else patience
         self._ids: dict[str, int] = {}
 
     def schema_id(self, schema_name: str) -> int:
+        """The registry's id of the schema, registered at first use. A registry that does not
+        answer is waited for (`patience`, REGISTRY_PATIENCE): a restart delays a producer, never fails it;
+        a registry that refuses the schema fails at once."""
         if schema_name not in self._ids:
             subject = subject_for(schema_name)
-            try:
-                self._ids[schema_name] = self._registry.register_schema(
-                    subject, Schema(schemas.text(schema_name), "AVRO")
-                )
-            except Exception as exc:  # name the registry and subject: the client's own error does not
-                raise RuntimeError(
-                    f"registry {self._registry_url}: registering {subject}: {type(exc).__name__}: {exc}"
-                ) from exc
+            deadline = time.monotonic() + self._patience
+            pause = 0.5
+            while True:
+                try:
+                    self._ids[schema_name] = self._registry.register_schema(
+                        subject, Schema(schemas.text(schema_name), "AVRO")
+                    )
+                    break
+                except Exception as exc:  # name the registry and subject: the client's own error does not
+                    refused = isinstance(exc, SchemaRegistryError) and 0 < exc.http_status_code < 500
+                    if refused or time.monotonic() + pause > deadline:
+                        raise RuntimeError(
+                            f"registry {self._registry_url}: registering {subject}: {type(exc).__name__}: {exc}"
+                        ) from exc
+                    time.sleep(pause)
+                    pause = min(pause * 2, 5.0)
         return self._ids[schema_name]
 
     def encode(self, schema_name: str, record: dict[str, Any]) -> bytes:

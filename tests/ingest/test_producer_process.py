@@ -35,7 +35,8 @@ def _batch() -> list:  # type: ignore[type-arg]
 
 
 def test_an_unreachable_registry_is_raised_in_the_caller() -> None:
-    pp = ProducerProcess("127.0.0.1:1", "http://127.0.0.1:1", start_timeout=60)
+    # Waited for 3 s (a restart delays a producer; REGISTRY_PATIENCE by default), then raised.
+    pp = ProducerProcess("127.0.0.1:1", "http://127.0.0.1:1", start_timeout=60, registry_patience=3.0)
     started = time.monotonic()
     with pytest.raises(RuntimeError, match=r"registry http://127\.0\.0\.1:1: registering"):
         for _ in range(100):  # the child dies on the first record; a later call says why
@@ -79,3 +80,43 @@ def test_the_child_ends_with_a_killed_parent() -> None:
             return
         time.sleep(0.2)
     pytest.fail(f"producer process {child} still runs after its parent was killed")
+
+
+def test_a_registry_that_comes_back_within_the_patience_is_waited_for() -> None:
+    """A registry restarting (connection refused, then answers) delays the encoder, no error."""
+    import http.server
+    import json
+    import threading
+
+    from poolsight.schemas.wire import AvroEncoder
+    from tests.conftest import free_port
+
+    port = free_port()
+
+    class Registry(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # register_schema: {"id": 7}
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = json.dumps({"id": 7}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.schemaregistry.v1+json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    def serve_later() -> None:
+        time.sleep(2.0)  # down for the encoder's first attempts
+        server = http.server.HTTPServer(("127.0.0.1", port), Registry)
+        server.timeout = 5
+        server.handle_request()
+        server.server_close()
+
+    t = threading.Thread(target=serve_later, daemon=True)
+    t.start()
+    started = time.monotonic()
+    enc = AvroEncoder(f"http://127.0.0.1:{port}", patience=30.0)
+    assert enc.schema_id("pool_stats") == 7
+    assert 2.0 <= time.monotonic() - started < 15
+    t.join(10)
