@@ -165,7 +165,9 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
             failed.insert(0, f"poolsight up failed: {exc}")
             up(s)
         up_seconds = round(time.monotonic() - t0, 1)
-        resubmitted = resume_forgotten(s)  # as `poolsight up` does after the services
+        resubmitted, not_resumed = resume_forgotten(s)  # as `poolsight up` does after the services
+        if not_resumed:
+            failed.insert(0, f"not resumed by up: {', '.join(not_resumed)}")
         missing = [name for _, name in jobs.JOBS.values() if name not in _alive(s)]
         if missing:
             failed.append(f"not running after up: {', '.join(missing)}")

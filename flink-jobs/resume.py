@@ -41,19 +41,26 @@ def forgotten(records: dict[str, list[dict[str, Any]]], known: set[str]) -> dict
     return out
 
 
-def resume_forgotten(s: Settings) -> list[str]:
-    """Submit again the jobs the cluster forgot (see the module's doc); returns their kinds. A
-    job that cannot be resumed is reported and skipped: `up` has still brought the stack back."""
-    known = {str(j["jid"]) for j in jobs.list_jobs(s)}
+def resume_forgotten(s: Settings) -> tuple[list[str], list[str]]:
+    """Submit again the jobs the cluster forgot (see the module's doc); returns the kinds resumed
+    and those that could not be. A job that cannot be resumed is reported and skipped: `up`
+    has still brought the stack back."""
+    try:
+        known = {str(j["jid"]) for j in jobs.list_jobs(s)}
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"poolsight up: no jobs resumed: the JobManager did not list its jobs: {exc}", file=sys.stderr)
+        return [], list(jobs.JOBS)
     records = {kind: restore.records(s, name) for kind, (_, name) in jobs.JOBS.items()}
-    done = []
+    done, failed = [], []
     for kind, rec in forgotten(records, known).items():
-        job = JobOptions(**{**rec["job"], "restore_from": None})
+        group = rec.get("group")
         try:
+            job = JobOptions(**{**rec["job"], "restore_from": None})
             job_id = jobs.submit(s, kind, job, OPTIONS[kind](**rec["options"]))
-        except (RuntimeError, OSError, ValueError, TimeoutError) as exc:  # ResumeError is a RuntimeError
-            print(f"poolsight up: {kind} job (group {job.group}) not resumed: {exc}", file=sys.stderr)
+        except Exception as exc:  # a record from another version, a refused resume, a timeout: say so, go on
+            print(f"poolsight up: {kind} job (group {group}) not resumed: {exc}", file=sys.stderr)
+            failed.append(kind)
             continue
-        print(f"{kind:18} resumed as job {job_id} (group {job.group}): the JobManager had forgotten it")
+        print(f"{kind:18} resumed as job {job_id} (group {group}): the JobManager had forgotten it")
         done.append(kind)
-    return done
+    return done, failed

@@ -157,10 +157,14 @@ def stop(s: Settings, job_id: str, timeout: float = 180) -> str:
         # The savepoint may have completed all the same (and the finished job's checkpoints gone):
         # record it if the cluster names it, so the next submission resumes from it.
         sp = (_checkpoints(s, job_id) or {}).get("savepoint")
-        if sp:
-            _record_savepoint(s, name, job_id, sp)
+        if sp:  # still meant to run unless the stop ended it
+            try:
+                ended = _rest(s, f"/jobs/{job_id}")["state"] in ("CANCELED", "FAILED", "FINISHED")
+            except (OSError, ValueError, KeyError):
+                ended = False
+            _record_savepoint(s, name, job_id, sp, running=not ended)
         raise
-    _record_savepoint(s, name, job_id, location)
+    _record_savepoint(s, name, job_id, location, running=False)
     return location
 
 
@@ -177,10 +181,10 @@ def _savepoint_done(s: Settings, job_id: str, trigger: str, timeout: float) -> s
     raise TimeoutError(f"no savepoint of job {job_id} after {timeout:.0f} s")
 
 
-def _record_savepoint(s: Settings, name: str, job_id: str, location: str) -> None:
+def _record_savepoint(s: Settings, name: str, job_id: str, location: str, running: bool) -> None:
     group = restore.group_of(s, name, job_id)
     if group is not None:  # a job not submitted by poolsight has no record to resume by
-        restore.write_record(s, name, group, savepoint=location, running=False)
+        restore.write_record(s, name, group, savepoint=location, running=running)
 
 
 def _record_cancelled(s: Settings, job_id: str) -> None:
@@ -211,7 +215,10 @@ def cancel(s: Settings, job_id: str, timeout: float = 60) -> None:
 def cancel_all(s: Settings, savepoint: bool = True) -> list[str]:
     """Stop every running poolsight job, with a savepoint unless told not to; returns their ids."""
     names = {name for _, name in JOBS.values()}
-    ids = [j["jid"] for j in list_jobs(s) if j["name"] in names and j["state"] in ("RUNNING", "CREATED", "RESTARTING")]
+    listed = [j for j in list_jobs(s) if j["name"] in names]
+    for j in listed:  # failed or suspended ones too: none is meant to come back after a restart
+        _record_cancelled(s, str(j["jid"]))
+    ids = [j["jid"] for j in listed if j["state"] in ("RUNNING", "CREATED", "RESTARTING")]
     for jid in ids:
         if savepoint:
             try:

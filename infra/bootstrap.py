@@ -102,6 +102,9 @@ def bootstrap_kafka(s: Settings) -> None:
 # restarts, a statement can meet a dead one once ("Failed to execute ... query") before the pool
 # replaces it. A brief retry keeps that from failing a whole `up`.
 CATALOG_RETRIES = 5
+# Also a commit conflict: a running job's checkpoint committed to the table an UPDATE rewrites.
+# Every statement here is idempotent, so running it again is safe.
+RETRIED = ("GENERIC_INTERNAL_ERROR", "ICEBERG_COMMIT_ERROR")
 
 
 def _run(cur: Any, sql: str, params: list[Any] | None = None) -> list[Any]:
@@ -110,7 +113,7 @@ def _run(cur: Any, sql: str, params: list[Any] | None = None) -> list[Any]:
             cur.execute(sql, params) if params is not None else cur.execute(sql)
             return list(cur.fetchall())
         except TrinoQueryError as exc:
-            if exc.error_name != "GENERIC_INTERNAL_ERROR" or attempt == CATALOG_RETRIES - 1:
+            if exc.error_name not in RETRIED or attempt == CATALOG_RETRIES - 1:
                 raise
             time.sleep(1 + attempt)
     raise AssertionError("unreachable")
@@ -137,7 +140,9 @@ def bootstrap_trino(s: Settings) -> None:
         for table in TABLES:
             for column in missing_columns(table, existing.get(table.name, set())):
                 _run(cur, add_column_ddl(table, column))
-                # A key column must not be null in the rows from before it (jobs' ensure_key).
+            # A key column must not be null in rows from before it (jobs' ensure_key): on every
+            # `up`, so one interrupted, or rows an older job wrote since, are filled in later.
+            for column in table.columns:
                 if (update := backfill_dml(table, column)) is not None:
                     _run(cur, update)
         for name, statement in view_statements():

@@ -129,9 +129,14 @@ class AvroProducer:
         """Wait for delivery of everything sent; Ctrl-C meanwhile is raised after the wait. The
         default outlasts the producer's own delivery timeout, so a broker outage shorter than
         that delays the flush instead of failing it (what is not delivered by then fails in
-        the delivery callback, named there)."""
-        with deferred_interrupt():
-            left = self._producer.flush(timeout)
+        the delivery callback, named there). Waits in 1 s steps, so Ctrl-C is raised within a
+        second, not after the whole wait."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with deferred_interrupt():
+                left = self._producer.flush(min(1.0, max(deadline - time.monotonic(), 0.0)))
+            if not left or time.monotonic() >= deadline:
+                break
         if left:
             raise RuntimeError(f"{left} records not delivered within {timeout:.0f} s")
         if self.metrics.delivery_errors:

@@ -27,11 +27,13 @@ def _cmd_up(args: argparse.Namespace) -> int:
     rows = up(s, args.services or None)
     print(format_status(rows))
     healthy = {r.name for r in rows if r.state == "healthy"}
+    not_resumed: list[str] = []
     if args.resume_jobs and {"flink-jobmanager", "flink-taskmanager"} <= healthy:
         from poolsight.flink_jobs.resume import resume_forgotten
 
-        resume_forgotten(s)  # what a restarted JobManager forgot
-    return 0 if all(r.state == "healthy" for r in rows if not args.services or r.name in args.services) else 1
+        _, not_resumed = resume_forgotten(s)  # what a restarted JobManager forgot
+    ok = all(r.state == "healthy" for r in rows if not args.services or r.name in args.services)
+    return 0 if ok and not not_resumed else 1
 
 
 def _cmd_down(args: argparse.Namespace) -> int:

@@ -61,6 +61,18 @@ def registry_client(url: str, timeout: float = 30, retries: int | None = None) -
     return SchemaRegistryClient(conf)
 
 
+def _registry_away(exc: Exception) -> bool:
+    """The registry did not answer (down, restarting, overloaded): worth waiting for. A refusal
+    (the schema, the subject, the URL) is not."""
+    if isinstance(exc, SchemaRegistryError):
+        code = exc.http_status_code
+        return code >= 500 or code in (408, 429)
+    # The client's HTTP library is httpx or httpx2 (whichever Authlib uses): its transport errors
+    # by class name, a URL it cannot use (UnsupportedProtocol) excepted.
+    names = {c.__name__ for c in type(exc).__mro__}
+    return isinstance(exc, OSError) or ("TransportError" in names and "UnsupportedProtocol" not in names)
+
+
 class AvroEncoder:
     """Records to Confluent-framed Avro; schemas registered once per subject and cached."""
 
@@ -85,8 +97,7 @@ class AvroEncoder:
                     )
                     break
                 except Exception as exc:  # name the registry and subject: the client's own error does not
-                    refused = isinstance(exc, SchemaRegistryError) and 0 < exc.http_status_code < 500
-                    if refused or time.monotonic() + pause > deadline:
+                    if not _registry_away(exc) or time.monotonic() + pause > deadline:
                         raise RuntimeError(
                             f"registry {self._registry_url}: registering {subject}: {type(exc).__name__}: {exc}"
                         ) from exc

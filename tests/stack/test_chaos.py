@@ -27,8 +27,13 @@ def test_short_chaos_loses_and_doubles_nothing() -> None:
     cmd = [sys.executable, "-m", "poolsight.flink_jobs.chaos", "--faults", ",".join(FAULTS)]
     cmd += ["--getpages", str(GETPAGES), "--rate", str(RATE), "--kill-after", "4", "--timeout", "300"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, cwd=ROOT)
-    assert r.stdout.strip(), f"chaos printed nothing (rc {r.returncode}):\n{r.stderr[-3000:]}"
-    last = json.loads(r.stdout.strip().splitlines()[-1])
+    lines = r.stdout.strip().splitlines()
+    try:
+        last = json.loads(lines[-1])
+    except (IndexError, ValueError) as exc:
+        raise AssertionError(
+            f"chaos ended without its JSON line (rc {r.returncode}):\n{r.stdout}\n{r.stderr[-3000:]}"
+        ) from exc
     trials = last["trials"]
     assert [t["fault"] for t in trials] == list(FAULTS), r.stdout
     for t in trials:
