@@ -234,6 +234,13 @@ def test_a_broker_killed_mid_stream_loses_nothing(cluster: Cluster, tmp_path: Pa
     for job_id in json.loads(r.stdout).values():
         vertices = _rest(c.client, f"/jobs/{job_id}")["vertices"]
         assert max(v["parallelism"] for v in vertices) == PARALLELISM, vertices
+    # Started with Python workers on both TaskManagers (a checkpoint completed) before the stream
+    # begins: on a loaded machine a slow start let the 80 s stream end before the jobs read it.
+    deadline = time.monotonic() + 180
+    for job_id in json.loads(r.stdout).values():
+        while not (_rest(c.client, f"/jobs/{job_id}/checkpoints").get("counts") or {}).get("completed"):
+            assert time.monotonic() < deadline, f"job {job_id} completed no checkpoint in 180 s:\n" + _diagnosis(c)
+            time.sleep(1)
     member = f"B{uuid.uuid4().hex[:6].upper()}"
     _generate(member, tmp_path, duration=DURATION)  # the trace, same seed, to files
     truth = _truth(tmp_path / "trace.csv")
