@@ -3,24 +3,13 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from poolsight.infra import launcher
 from poolsight.infra.config import ConfigError, Settings, load_settings
 from poolsight.infra.install import Installed
 from poolsight.infra.services import SERVICES, Launch, Service, Unhealthy
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for key in list(os.environ):
-        if key.startswith("POOLSIGHT_"):
-            monkeypatch.delenv(key)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("POOLSIGHT_HOME", str(tmp_path / "home"))
+from tests.infra.isolated import isolated_env  # noqa: F401 (isolated_env: autouse here)
 
 
 def _names(services: list[Service]) -> list[str]:

@@ -18,21 +18,7 @@ from poolsight.infra.install import Installed
 from poolsight.infra.kafka_service import kafka_server_properties
 from poolsight.infra.process import Started
 from poolsight.infra.services import SERVICES, Launch, Service, Unhealthy, registry_options, services_for
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for key in list(os.environ):
-        if key.startswith("POOLSIGHT_"):
-            monkeypatch.delenv(key)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("POOLSIGHT_HOME", str(tmp_path / "home"))
-
-
-def _settings(monkeypatch: pytest.MonkeyPatch, **env: str) -> Settings:
-    for key, value in env.items():
-        monkeypatch.setenv(f"POOLSIGHT_{key}", value)
-    return load_settings()
+from tests.infra.isolated import isolated_env, settings_with  # noqa: F401 (isolated_env: autouse here)
 
 
 def _names(services: tuple[Service, ...] | list[Service]) -> list[str]:
@@ -43,7 +29,7 @@ def _names(services: tuple[Service, ...] | list[Service]) -> list[str]:
 
 
 def test_the_default_is_one_node_of_each_exactly_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(monkeypatch)
+    s = settings_with(monkeypatch)
     assert (s.kafka_brokers, s.flink_taskmanagers) == (1, 1)
     assert s.ports == DEFAULT_PORTS and s.kafka_bootstrap == "127.0.0.1:9092"
     assert services_for(s) is SERVICES
@@ -85,7 +71,7 @@ def test_the_default_is_one_node_of_each_exactly_as_before(monkeypatch: pytest.M
 
 
 def test_the_single_taskmanager_starts_as_before(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    s = _settings(monkeypatch)
+    s = settings_with(monkeypatch)
     monkeypatch.setattr(flink_service, "flink_env", lambda *a: {})
     launch = flink_service.prepare_flink_taskmanager(s, _installed(tmp_path))
     assert launch.command == ["bash", str(tmp_path / "flink" / "bin" / "taskmanager.sh"), "start-foreground"]
@@ -109,7 +95,7 @@ def test_nodes_from_the_file_then_the_environment(monkeypatch: pytest.MonkeyPatc
 
 
 def test_brokers_get_ports_derived_from_the_configured_ones(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(
+    s = settings_with(
         monkeypatch, KAFKA_BROKERS="3", BIND_HOST="127.0.0.2", KAFKA_PORT="29092", KAFKA_CONTROLLER_PORT="29093"
     )
     assert {k: v for k, v in s.ports.items() if k.startswith("kafka")} == {
@@ -150,7 +136,7 @@ def test_a_bad_count_in_the_file(tmp_path: Path) -> None:
 
 
 def test_an_external_kafka_or_flink_stays_one_row(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(
+    s = settings_with(
         monkeypatch,
         KAFKA_BROKERS="3",
         FLINK_TASKMANAGERS="2",
@@ -165,7 +151,7 @@ def test_an_external_kafka_or_flink_stays_one_row(monkeypatch: pytest.MonkeyPatc
 
 
 def test_three_brokers_and_two_taskmanagers_are_nodes_of_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(monkeypatch, KAFKA_BROKERS="3", FLINK_TASKMANAGERS="2")
+    s = settings_with(monkeypatch, KAFKA_BROKERS="3", FLINK_TASKMANAGERS="2")
     services = launcher.stack(s)
     assert _names(services) == [
         "postgres",
@@ -208,7 +194,7 @@ def _props(text: str) -> dict[str, str]:
 
 
 def test_each_broker_is_a_voter_with_its_own_ports_and_storage(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(monkeypatch, KAFKA_BROKERS="3", BIND_HOST="127.0.0.2")
+    s = settings_with(monkeypatch, KAFKA_BROKERS="3", BIND_HOST="127.0.0.2")
     nodes = {i: _props(kafka_server_properties(s, i)) for i in (1, 2, 3)}
     voters = "1@127.0.0.2:9093,2@127.0.0.2:9103,3@127.0.0.2:9113"
     for i, p in nodes.items():
@@ -222,7 +208,7 @@ def test_each_broker_is_a_voter_with_its_own_ports_and_storage(monkeypatch: pyte
             assert p[f"{key}.replication.factor"] == "3"
         assert p["transaction.state.log.min.isr"] == p["share.coordinator.state.topic.min.isr"] == "2"
         assert (p["default.replication.factor"], p["min.insync.replicas"]) == ("3", "2")
-    two = _props(kafka_server_properties(_settings(monkeypatch, KAFKA_BROKERS="2"), 2))
+    two = _props(kafka_server_properties(settings_with(monkeypatch, KAFKA_BROKERS="2"), 2))
     assert (two["offsets.topic.replication.factor"], two["min.insync.replicas"]) == ("2", "1")
 
 
@@ -246,7 +232,7 @@ def _fake_storage_tool(calls: list[list[str]], fail_node: int | None = None) -> 
 
 
 def test_the_nodes_are_formatted_together_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(monkeypatch, KAFKA_BROKERS="3")
+    s = settings_with(monkeypatch, KAFKA_BROKERS="3")
     calls: list[list[str]] = []
     monkeypatch.setattr("subprocess.run", _fake_storage_tool(calls))
     kafka_service.format_storage(s, "java", "cp/*", {})
@@ -257,13 +243,13 @@ def test_the_nodes_are_formatted_together_once(monkeypatch: pytest.MonkeyPatch) 
     (s.data_dir / "kafka-2" / "meta.properties").unlink()  # a node's storage lost
     with pytest.raises(Unhealthy, match=r"does not match \[kafka\]\.brokers = 3"):
         kafka_service.format_storage(s, "java", "cp/*", {})
-    one = _settings(monkeypatch, KAFKA_BROKERS="1")
+    one = settings_with(monkeypatch, KAFKA_BROKERS="1")
     with pytest.raises(Unhealthy, match="kafka-3"):  # a larger cluster's node is still there
         kafka_service.format_storage(one, "java", "cp/*", {})
 
 
 def test_a_failed_format_leaves_no_node_formatted(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(monkeypatch, KAFKA_BROKERS="3")
+    s = settings_with(monkeypatch, KAFKA_BROKERS="3")
     monkeypatch.setattr("subprocess.run", _fake_storage_tool([], fail_node=2))
     with pytest.raises(Unhealthy, match="boom"):
         kafka_service.format_storage(s, "java", "cp/*", {})
@@ -277,7 +263,7 @@ class _Meta:
 
 
 def test_a_broker_is_healthy_once_it_is_a_live_broker(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(monkeypatch, KAFKA_BROKERS="3")
+    s = settings_with(monkeypatch, KAFKA_BROKERS="3")
     asked: list[str] = []
 
     def metadata(bootstrap: str) -> _Meta:
@@ -292,7 +278,7 @@ def test_a_broker_is_healthy_once_it_is_a_live_broker(monkeypatch: pytest.Monkey
 
 
 def test_taskmanagers_get_their_own_folder_and_resource_id(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    s = _settings(monkeypatch, FLINK_TASKMANAGERS="2")
+    s = settings_with(monkeypatch, FLINK_TASKMANAGERS="2")
     monkeypatch.setattr(flink_service, "flink_env", lambda *a: {})
     launch = flink_service.prepare_flink_taskmanager(s, _installed(tmp_path), 2)
     rid = (s.run_dir / "flink" / "flink-taskmanager-2.resource-id").read_text()
@@ -351,7 +337,7 @@ def test_topics_are_replicated_on_a_cluster(
     from poolsight.names import TOPICS
 
     monkeypatch.setattr(confluent_kafka.admin, "AdminClient", _Admin)
-    bootstrap.bootstrap_kafka(_settings(monkeypatch, **env))
+    bootstrap.bootstrap_kafka(settings_with(monkeypatch, **env))
     assert [t.topic for t in _Admin.created] == [t.name for t in TOPICS]
     for new in _Admin.created:
         assert new.replication_factor == replication
@@ -417,7 +403,7 @@ def test_up_restarts_only_the_broker_that_died(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_down_stops_a_clusters_nodes_together(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(monkeypatch, KAFKA_BROKERS="3", FLINK_TASKMANAGERS="2")
+    s = settings_with(monkeypatch, KAFKA_BROKERS="3", FLINK_TASKMANAGERS="2")
     s.run_dir.mkdir(parents=True)
     (s.run_dir / "flink-taskmanager-3.pid.json").write_text("{}")  # from when there were three
     (s.run_dir / "postgres-2.pid.json").write_text("{}")  # no node name: not ours to guess

@@ -3,35 +3,19 @@ host moves every listener; the Iceberg catalog is JDBC (embedded or external) or
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.flink_service import flink_conf_entries
 from poolsight.infra.flinksql import iceberg_catalog_ddl
 from poolsight.infra.kafka_service import kafka_server_properties
 from poolsight.infra.services import registry_options, trino_catalog_properties, trino_config_properties
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for key in list(os.environ):
-        if key.startswith("POOLSIGHT_"):
-            monkeypatch.delenv(key)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("POOLSIGHT_HOME", str(tmp_path / "home"))
-
-
-def _settings(monkeypatch: pytest.MonkeyPatch, **env: str) -> Settings:
-    for key, value in env.items():
-        monkeypatch.setenv(f"POOLSIGHT_{key}", value)
-    return load_settings()
+from tests.infra.isolated import isolated_env, settings_with  # noqa: F401 (isolated_env: autouse here)
 
 
 def test_default_kafka_properties_are_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(monkeypatch)
+    s = settings_with(monkeypatch)
     lines = kafka_server_properties(s).splitlines()
     assert lines[:5] == [
         "process.roles=broker,controller",
@@ -44,7 +28,7 @@ def test_default_kafka_properties_are_unchanged(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_default_flink_trino_and_registry_bind_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(monkeypatch)
+    s = settings_with(monkeypatch)
     conf = flink_conf_entries(s)
     for key in (
         "jobmanager.rpc.address",
@@ -69,7 +53,7 @@ def test_default_flink_trino_and_registry_bind_loopback(monkeypatch: pytest.Monk
 
 
 def test_bind_host_moves_every_listener(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(monkeypatch, BIND_HOST="10.9.8.7")
+    s = settings_with(monkeypatch, BIND_HOST="10.9.8.7")
     texts = [
         kafka_server_properties(s),
         str(flink_conf_entries(s)),
@@ -83,7 +67,7 @@ def test_bind_host_moves_every_listener(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_embedded_services_reach_external_ones(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(monkeypatch, KAFKA_BOOTSTRAP="k1:9092,k2:9092", FLINK_REST_URL="http://flink.example:8081")
+    s = settings_with(monkeypatch, KAFKA_BOOTSTRAP="k1:9092,k2:9092", FLINK_REST_URL="http://flink.example:8081")
     assert "-Dapicurio.kafkasql.bootstrap.servers=k1:9092,k2:9092" in registry_options(s)
     conf = flink_conf_entries(s)  # the clients' config.yaml points at the external cluster
     assert (conf["rest.address"], conf["rest.port"]) == ("flink.example", 8081)
@@ -91,7 +75,7 @@ def test_embedded_services_reach_external_ones(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_default_catalog_is_the_embedded_jdbc_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(monkeypatch)
+    s = settings_with(monkeypatch)
     props = trino_catalog_properties(s).splitlines()
     assert "iceberg.catalog.type=jdbc" in props
     assert "iceberg.jdbc-catalog.connection-url=jdbc:postgresql://127.0.0.1:5433/iceberg_catalog" in props
@@ -102,7 +86,7 @@ def test_default_catalog_is_the_embedded_jdbc_catalog(monkeypatch: pytest.Monkey
 
 
 def test_external_jdbc_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(
+    s = settings_with(
         monkeypatch,
         CATALOG_URI="jdbc:postgresql://pg.example:6432/lake?sslmode=require",
         CATALOG_USER="lake_rw",
@@ -118,7 +102,7 @@ def test_external_jdbc_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_rest_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(monkeypatch, CATALOG_URI="https://rest.example/api/catalog", WAREHOUSE="file:///lake")
+    s = settings_with(monkeypatch, CATALOG_URI="https://rest.example/api/catalog", WAREHOUSE="file:///lake")
     props = trino_catalog_properties(s).splitlines()
     assert props[:4] == [
         "connector.name=iceberg",
@@ -134,7 +118,7 @@ def test_rest_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_rest_catalog_on_s3(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = _settings(
+    s = settings_with(
         monkeypatch, CATALOG_URI="http://rest:8181", WAREHOUSE="s3://lake/wh", S3_ENDPOINT="http://s3.example:9000"
     )
     assert "fs.native-s3.enabled=true" in trino_catalog_properties(s)
