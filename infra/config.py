@@ -79,6 +79,8 @@ class Settings:
     endpoints: Endpoints = field(default_factory=Endpoints)
     kafka_brokers: int = 1  # embedded Kafka: KRaft nodes, each broker and controller
     flink_taskmanagers: int = 1  # embedded Flink: TaskManagers of the session cluster
+    history: dict[str, Any] = field(default_factory=dict)  # [history]: retention (sql/retention.py)
+    trino_add_files: bool = False  # Trino's add_files procedure (bench-history loads files with it)
 
     @property
     def external(self) -> frozenset[str]:
@@ -284,4 +286,9 @@ def load_settings() -> Settings:
         endpoints=endpoints,
         kafka_brokers=brokers,
         flink_taskmanagers=taskmanagers,
+        history=dict(conf.get("history", {})),
+        trino_add_files=(os.environ.get("POOLSIGHT_TRINO_ADD_FILES") or str(conf.get("trino", {}).get("add_files", "")))
+        .strip()
+        .lower()
+        in ("1", "true", "yes"),
     )

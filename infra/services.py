@@ -248,6 +248,8 @@ def trino_catalog_properties(s: Settings) -> str:
         ]
     else:
         lines += ["fs.native-local.enabled=true", "local.location=/"]
+    if s.trino_add_files:  # off by default: it registers any file as table data
+        lines.append("iceberg.add-files-procedure.enabled=true")
     return "\n".join(lines) + "\n"
 
 
@@ -412,7 +414,7 @@ def health_trino(s: Settings) -> str:
 
 # The evaluators (alerts: dashboards/alerts.py, advice: advice/online.py) write a heartbeat after
 # every cycle (advice also at its start); their health is that it is recent.
-EVERY_SECONDS = {"alerts": 60.0, "advice": 300.0}
+EVERY_SECONDS = {"alerts": 60.0, "advice": 300.0, "maintenance": 300.0}
 
 
 def evaluator_every(name: str) -> float:
@@ -502,6 +504,21 @@ def health_advice(s: Settings) -> str:
     )
 
 
+def prepare_maintenance(s: Settings, inst: Installed) -> Launch:
+    heartbeat_path(s, "maintenance").unlink(missing_ok=True)
+    return _python_launch(s, "poolsight.sql.history", "--every", str(evaluator_every("maintenance")))
+
+
+def health_maintenance(s: Settings) -> str:
+    return _health_beat(
+        s,
+        "maintenance",
+        lambda b: (
+            f"cycle {b.get('cycles')}: {b.get('files', 0)} new files rolled up, {b.get('removed_rows', 0)} rows expired"
+        ),
+    )
+
+
 def _registry_endpoint(s: Settings) -> str:
     return s.registry_url
 
@@ -537,6 +554,7 @@ SERVICES: tuple[Service, ...] = (
     Service("dashboard", ("dashboard",), ("trino",), 60, prepare_dashboard, health_dashboard),
     Service("alerts", (), ("trino",), 90, prepare_alerts, health_alerts),
     Service("advice", (), ("trino",), 90, prepare_advice, health_advice),
+    Service("maintenance", (), ("trino",), 90, prepare_maintenance, health_maintenance),
 )
 
 BY_NAME = {svc.name: svc for svc in SERVICES}

@@ -123,6 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
     maint = sub.add_parser("maintain", help="Iceberg upkeep: compaction, snapshot expiry, orphan files")
     add_maintain_arguments(maint)
     maint.set_defaults(func=_lazy("poolsight.sql.maintain", "run_cli"))
+    from poolsight.sql.history import add_arguments as add_history_arguments
+
+    hist = sub.add_parser("history", help="rollups and retention: one cycle now (the maintenance service loops)")
+    add_history_arguments(hist)
+    hist.set_defaults(func=_lazy("poolsight.sql.history", "run_cli"))
     from poolsight.sql.compare import add_arguments as add_compare_arguments
 
     comp = sub.add_parser("compare", help="one pool over two time ranges, side by side (from Trino)")

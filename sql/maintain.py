@@ -1,6 +1,7 @@
 """`poolsight maintain`: Iceberg upkeep through Trino's procedures, table by table:
 compaction (optimize, which also applies the tables' sort order), snapshot expiry and
-removal of orphan files."""
+removal of orphan files. Expiry and orphan removal keep what the streaming jobs still need
+(sql/guard.py). The maintenance service (sql/history.py) runs this on a schedule."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from poolsight.infra.config import load_settings
 from poolsight.infra.services import trino_connection
+from poolsight.sql.guard import guarded_seconds, oldest_needed_commit, protected_jobs, seconds_of
 from poolsight.sql.tables import BY_NAME, TABLES
 
 
@@ -34,9 +36,12 @@ def maintain(
     threshold: str,
     orphans_older_than: str | None = "7d",
 ) -> list[dict[str, Any]]:
-    """Run the procedures; returns one report per table (files before and after, seconds)."""
+    """Run the procedures; returns one report per table (files before and after, seconds, and
+    the thresholds used: longer than asked where a job still needs older snapshots)."""
     report: list[dict[str, Any]] = []
-    with trino_connection(load_settings()) as conn:
+    settings = load_settings()
+    jobs = protected_jobs(settings)
+    with trino_connection(settings) as conn:
         cur = conn.cursor()
 
         def run(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
@@ -53,12 +58,12 @@ def maintain(
             files, snapshots = f'SELECT count(*) FROM {meta}$files"', f'SELECT count(*) FROM {meta}$snapshots"'
             before, snaps = run(files)[0][0], run(snapshots)[0][0]
             run(f"ALTER TABLE {t.qualified} EXECUTE optimize(file_size_threshold => '{threshold}')")
-            run(f"ALTER TABLE {t.qualified} EXECUTE expire_snapshots(retention_threshold => '{retain}')")
-            if orphans_older_than is not None:
-                run(
-                    f"ALTER TABLE {t.qualified} EXECUTE remove_orphan_files("
-                    f"retention_threshold => '{orphans_older_than}')"
-                )
+            needed = oldest_needed_commit(cur, t, jobs)
+            keep_s = guarded_seconds(seconds_of(retain), needed)
+            run(f"ALTER TABLE {t.qualified} EXECUTE expire_snapshots(retention_threshold => '{keep_s:.0f}s')")
+            orphans_s = None if orphans_older_than is None else guarded_seconds(seconds_of(orphans_older_than), needed)
+            if orphans_s is not None:
+                run(f"ALTER TABLE {t.qualified} EXECUTE remove_orphan_files(retention_threshold => '{orphans_s:.0f}s')")
             report.append(
                 {
                     "table": name,
@@ -66,6 +71,8 @@ def maintain(
                     "files_after": run(files)[0][0],
                     "snapshots_before": snaps,
                     "snapshots_after": run(snapshots)[0][0],
+                    "expired_before_s": round(keep_s),
+                    "kept_for_job_since": None if needed is None else needed.isoformat(),
                     "seconds": round(time.monotonic() - start, 2),
                 }
             )

@@ -49,6 +49,7 @@ class Table:
     # row written again (a replay, a restarted or second job) replaces the first instead of
     # adding to it. Empty: append-only. Must hold time_column (the partition's source).
     key: tuple[str, ...] = ()
+    partition: str = "day"  # Iceberg transform of time_column: day, month or year
 
     @property
     def qualified(self) -> str:
@@ -602,6 +603,29 @@ TABLES: tuple[Table, ...] = (
     SYSTEM_MEMORY,
     ADVICE,
 )
+
+ROLLUP_STATE = Table(
+    "rollup_state",
+    "How far each rollup table has read its source (sql/rollup.py): the source's Iceberg data sequence "
+    "number up to which every added file has been rolled up.",
+    (
+        C("rollup_table", "string", "The rollup table (e.g. pool_hour)."),
+        C("source_table", "string", "The table it rolls up."),
+        C("sequence_number", "bigint", "Files of the source with a data sequence number up to this are rolled up."),
+        C("updated_at", "timestamp", "Wall-clock time of the rollup run."),
+        C("period_from", "timestamp", "Start of the periods that run recomputed."),
+        C("period_to", "timestamp", "End of the periods that run recomputed."),
+    ),
+    "updated_at",
+    ("rollup_table",),
+    key=("rollup_table", "updated_at"),
+    partition="year",
+)
+
+# The hourly and daily rollups of the pane tables (sql/rollups.py imports this module's tables).
+from poolsight.sql.rollups import ROLLUP_TABLES  # noqa: E402
+
+TABLES = (*TABLES, *ROLLUP_TABLES, ROLLUP_STATE)
 BY_NAME = {t.name: t for t in TABLES}
 
 
@@ -615,7 +639,7 @@ def create_table_ddl(t: Table) -> str:
     sort = ", ".join(_quote(s) for s in t.sort)
     return (
         f"CREATE TABLE IF NOT EXISTS {t.qualified} (\n  {cols}\n) COMMENT {_quote(t.doc)}\n"
-        f"WITH (format = 'PARQUET', partitioning = ARRAY['day({t.time_column})'], sorted_by = ARRAY[{sort}])"
+        f"WITH (format = 'PARQUET', partitioning = ARRAY['{t.partition}({t.time_column})'], sorted_by = ARRAY[{sort}])"
     )
 
 

@@ -41,6 +41,11 @@ os.environ.pop("POOLSIGHT_CONFIG", None)
 # alert tests evaluate on demand (`poolsight alerts evaluate`), the service still starts and beats.
 os.environ["POOLSIGHT_ALERTS_EVERY"] = "900"
 os.environ["POOLSIGHT_ADVICE_EVERY"] = "3600"  # likewise: `poolsight advise --evaluate` on demand
+# Likewise the maintenance service (`poolsight history` on demand); and nothing expires: tests
+# replay workloads whose event times may lie far in the past.
+os.environ["POOLSIGHT_MAINTENANCE_EVERY"] = "3600"
+os.environ["POOLSIGHT_HISTORY_PANE_DAYS"] = "keep"
+os.environ["POOLSIGHT_HISTORY_HOUR_MONTHS"] = "keep"
 
 POOLSIGHT = [sys.executable, "-m", "poolsight.cli"]
 

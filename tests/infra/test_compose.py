@@ -112,7 +112,7 @@ def test_python_services_reach_the_others_by_name(monkeypatch: Any) -> None:
     """poolsight's containers get every address as configuration (infra/endpoints.py): the
     other services, by their compose names and container ports, are external to them."""
     services = _compose()["services"]
-    for name in ("dashboard", "alerts", "advice"):
+    for name in ("dashboard", "alerts", "advice", "maintenance"):
         svc = services[name]
         assert "network_mode" not in svc, name
         assert svc["build"]["dockerfile"] == "infra/docker/poolsight.Dockerfile"
@@ -188,7 +188,7 @@ def test_cluster_option_is_one_kraft_quorum_of_three(monkeypatch: Any) -> None:
     # Every client of Kafka is given all three brokers.
     bootstrap = ",".join(f"{n}:9092" for n in names)
     assert _environment("registry")["APICURIO_KAFKASQL_BOOTSTRAP_SERVERS"] == bootstrap
-    for name in ("dashboard", "alerts", "advice"):
+    for name in ("dashboard", "alerts", "advice", "maintenance"):
         assert _environment(name)["POOLSIGHT_KAFKA_BOOTSTRAP"] == bootstrap, name
     # Two TaskManagers: replicas of one service, which publishes nothing and has no fixed name.
     assert over["flink-taskmanager"]["deploy"]["replicas"] == 2

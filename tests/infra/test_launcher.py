@@ -25,7 +25,14 @@ def test_external_services_are_not_started(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("POOLSIGHT_FLINK_REST_URL", "http://flink:8081")
     monkeypatch.setenv("POOLSIGHT_CATALOG_URI", "jdbc:postgresql://pg:5432/lake")
     s = load_settings()
-    assert _names(launcher.embedded_services(s)) == ["registry", "trino", "dashboard", "alerts", "advice"]
+    assert _names(launcher.embedded_services(s)) == [
+        "registry",
+        "trino",
+        "dashboard",
+        "alerts",
+        "advice",
+        "maintenance",
+    ]
     # Named services bring their dependencies, but never an external one.
     assert _names(launcher.embedded_services(s, ["registry"])) == ["registry"]
     assert _names(launcher.embedded_services(s, ["dashboard"])) == ["trino", "dashboard"]

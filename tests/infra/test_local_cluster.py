@@ -43,6 +43,7 @@ def test_the_default_is_one_node_of_each_exactly_as_before(monkeypatch: pytest.M
         "dashboard",
         "alerts",
         "advice",
+        "maintenance",
     ]
     assert all(svc.group == "" for svc in SERVICES)
     kafka = SERVICES[1]
@@ -166,6 +167,7 @@ def test_three_brokers_and_two_taskmanagers_are_nodes_of_their_own(monkeypatch: 
         "dashboard",
         "alerts",
         "advice",
+        "maintenance",
     ]
     by = {svc.name: svc for svc in services}
     assert [by[n].address(s) for n in ("kafka", "kafka-2", "kafka-3")] == [
@@ -417,6 +419,7 @@ def test_down_stops_a_clusters_nodes_together(monkeypatch: pytest.MonkeyPatch) -
     launcher.down(s)
     assert batches == [
         ["flink-taskmanager-3"],
+        ["maintenance"],
         ["advice"],
         ["alerts"],
         ["dashboard"],

@@ -1,0 +1,95 @@
+"""The maintenance service: rollups, retention and Iceberg upkeep on a schedule.
+
+The launcher starts it (service `maintenance`); `poolsight history` runs one cycle by hand.
+Every cycle rolls up what the pane tables gained (sql/rollup.py) and then removes what each
+grain keeps no longer (sql/retention.py); every `compact_every` seconds it also compacts,
+expires snapshots and removes orphan files (sql/maintain.py, guarded by sql/guard.py). After
+each cycle it writes a heartbeat that `poolsight status` reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.services import heartbeat_path, trino_connection, write_heartbeat
+from poolsight.sql.maintain import maintain
+from poolsight.sql.retention import Retention, apply_retention, retention_from
+from poolsight.sql.rollup import rollup_of, run_rollups
+from poolsight.sql.tables import TABLES
+
+COMPACT_EVERY = 6 * 3600.0
+SNAPSHOT_RETENTION = "1d"
+ORPHAN_AGE = "3d"
+
+
+def cycle(s: Settings, r: Retention, now: datetime | None = None, *, retain: bool = True) -> dict[str, Any]:
+    """One rollup pass, then retention (unless `retain` is False)."""
+    now = now or datetime.now(UTC)
+    with trino_connection(s) as conn:
+        cur = conn.cursor()
+        runs = run_rollups(cur, r.cutoffs(now)["pane"])
+        sources = {rollup_of(run.rollup).source.name: run.sequence_number for run in runs}
+        removed = apply_retention(cur, r, now, sources) if retain else []
+    return {"rollups": [x.as_dict() for x in runs], "retention": removed}
+
+
+def run_loop(s: Settings, every: float, compact_every: float, cycles: int | None = None) -> None:
+    """Cycles for ever (or `cycles` times); a failed cycle is reported in the heartbeat and retried."""
+    beat = heartbeat_path(s, "maintenance")
+    write_heartbeat(beat, {"cycles": 0, "phase": "starting"})
+    r = retention_from(s.history)
+    last_compact = time.monotonic()  # not at start: a restart loop must not compact again and again
+    done = 0
+    while cycles is None or done < cycles:
+        start = time.monotonic()
+        entry: dict[str, Any] = {"cycles": done + 1}
+        try:
+            out = cycle(s, r)
+            entry["files"] = sum(x["files"] for x in out["rollups"])
+            entry["removed_rows"] = sum(x.get("rows", 0) for x in out["retention"])
+            if time.monotonic() - last_compact >= compact_every:
+                entry["compacted"] = len(maintain([t.name for t in TABLES], SNAPSHOT_RETENTION, "100MB", ORPHAN_AGE))
+                last_compact = time.monotonic()
+        except Exception as exc:  # Trino restarting, a commit conflict: say so, try again next cycle
+            entry["error"] = f"{type(exc).__name__}: {exc}"[:500]
+            print(f"poolsight maintenance: {entry['error']}", file=sys.stderr, flush=True)
+        entry["seconds"] = round(time.monotonic() - start, 2)
+        write_heartbeat(beat, entry)
+        print(json.dumps(entry), flush=True)
+        done += 1
+        if cycles is None or done < cycles:
+            time.sleep(max(1.0, every - (time.monotonic() - start)))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--every", type=float, help="run for ever, a cycle every this many seconds")
+    p.add_argument("--compact-every", type=float, default=COMPACT_EVERY, help="seconds between compactions (loop)")
+    p.add_argument("--no-retention", action="store_true", help="roll up only; remove nothing")
+
+
+def run_cli(a: argparse.Namespace) -> int:
+    s = load_settings()
+    if a.every:
+        run_loop(s, a.every, a.compact_every)
+        return 0
+    out = cycle(s, retention_from(s.history), retain=not a.no_retention)
+    for row in out["rollups"] + out["retention"]:
+        print(json.dumps(row))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="poolsight history", description=__doc__)
+    add_arguments(p)
+    return run_cli(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,149 @@
+"""Keeping the rollup tables (sql/rollups.py) up to date, incrementally, through Trino.
+
+Each run asks Iceberg which files each pane table gained since the last run (its `$entries`
+with a data sequence number above the one rollup_state holds) and the event-time range their
+column bounds span; it recomputes the hours of that range from the panes and the days of
+it from the hours (MERGE: a recomputed period replaces the row, so a run repeated or a pane
+rewritten by a replay never counts twice), then records the sequence number it read up to.
+
+Periods older than the pane retention (sql/retention.py) are never recomputed from panes:
+their panes may be gone, and a recomputation from what is left would shrink the rollup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from poolsight.sql.rollups import ROLLUPS, Rollup
+from poolsight.sql.tables import ROLLUP_STATE, Table
+
+STEP = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
+
+
+def floor_to(t: datetime, grain: str) -> datetime:
+    t = t.astimezone(UTC)
+    return (
+        t.replace(minute=0, second=0, microsecond=0)
+        if grain == "hour"
+        else t.replace(hour=0, minute=0, second=0, microsecond=0)
+    )
+
+
+def metadata_table(t: Table, suffix: str) -> str:
+    """The quoted name of a table's Iceberg metadata table, e.g. "pool_pane$entries"."""
+    schema, _, name = t.qualified.rpartition(".")
+    return f'{schema}."{name}${suffix}"'
+
+
+def changes_sql(t: Table) -> str:
+    """Files added to `t` after a data sequence number (parameter): the event-time range their
+    bounds span, the newest sequence number, and how many there are. A file without bounds on
+    the time column (a position-delete file) spans its day partition."""
+    tc = t.time_column
+
+    def bound(which: str, day_offset: int) -> str:
+        part = f"CAST(data_file.partition.{tc}_day + INTERVAL '{day_offset}' DAY AS timestamp(6)) AT TIME ZONE 'UTC'"
+        return (
+            f"coalesce(from_iso8601_timestamp_nanos(json_extract_scalar(readable_metrics, '$.{tc}.{which}_bound'))"
+            f", {part})"
+        )
+
+    return (
+        f"SELECT min({bound('lower', 0)}) AS lo, max({bound('upper', 1)}) AS hi, "
+        f"max(sequence_number) AS seq, count(*) AS files "
+        f"FROM {metadata_table(t, 'entries')} WHERE status = 1 AND sequence_number > ?"
+    )
+
+
+def merge_sql(r: Rollup, grain: str) -> str:
+    """MERGE recomputing the rollup's periods of one grain in [?, ?) from the grain below."""
+    target = r.table(grain)
+    if grain == "hour":
+        src, tc = r.source.qualified, r.source.time_column
+        count, measures = "count(*)", [f"{m.over_panes(tc)} AS {m.name}" for m in r.measures]
+    else:
+        src, tc = r.table("hour").qualified, "period_start"
+        count, measures = "sum(source_rows)", [f"{m.over_hours()} AS {m.name}" for m in r.measures]
+    period = f"date_trunc('{grain}', {tc})"
+    group = ", ".join(r.group)
+    cols = [*r.group, "period_start", "period_end", "source_rows", *(m.name for m in r.measures), "rolled_at"]
+    using = (
+        f"SELECT {group}, {period} AS period_start, {period} + INTERVAL '1' {grain.upper()} AS period_end, "
+        f"{count} AS source_rows, {', '.join(measures)}, current_timestamp AS rolled_at "
+        f"FROM {src} WHERE {tc} >= ? AND {tc} < ? GROUP BY {group}, {period}"
+    )
+    on = " AND ".join(f"t.{g} IS NOT DISTINCT FROM s.{g}" for g in (*r.group, "period_start"))
+    sets = ", ".join(f"{c} = s.{c}" for c in cols if c not in (*r.group, "period_start"))
+    return (
+        f"MERGE INTO {target.qualified} t USING ({using}) s ON {on} "
+        f"WHEN MATCHED THEN UPDATE SET {sets} "
+        f"WHEN NOT MATCHED THEN INSERT ({', '.join(cols)}) VALUES ({', '.join('s.' + c for c in cols)})"
+    )
+
+
+STATE_SQL = (
+    "SELECT rollup_table, max_by(sequence_number, updated_at) AS seq "
+    f"FROM {ROLLUP_STATE.qualified} GROUP BY rollup_table"
+)
+RECORD_SQL = (
+    f"INSERT INTO {ROLLUP_STATE.qualified} "
+    "(rollup_table, source_table, sequence_number, updated_at, period_from, period_to) VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+@dataclass(frozen=True)
+class RollupRun:
+    rollup: str  # the hourly table
+    files: int  # files of the source added since the last run
+    period_from: datetime | None  # the hours recomputed (None: nothing to do)
+    period_to: datetime | None
+    sequence_number: int
+    clamped: bool  # changes older than the pane retention were left out
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in self.__dict__.items()}
+
+
+def run_rollups(cur: Any, oldest_pane: datetime | None, rollups: tuple[Rollup, ...] = ROLLUPS) -> list[RollupRun]:
+    """One pass over every rollup (see the module's doc). `oldest_pane`: where the pane retention
+    starts (None: panes are kept), the earliest period recomputed from panes."""
+    import time
+
+    def rows(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        cur.execute(sql, params)
+        return list(cur.fetchall())
+
+    state = {name: int(seq) for name, seq in rows(STATE_SQL)}
+    out: list[RollupRun] = []
+    for r in rollups:
+        start = time.monotonic()
+        hour_table = r.table("hour").name
+        last = state.get(hour_table, -1)
+        lo, hi, seq, files = rows(changes_sql(r.source), (last,))[0]
+        if not files:
+            out.append(RollupRun(hour_table, 0, None, None, last, False, round(time.monotonic() - start, 2)))
+            continue
+        h0, h1 = floor_to(lo, "hour"), floor_to(hi, "hour") + STEP["hour"]
+        clamped = oldest_pane is not None and h0 < oldest_pane
+        if oldest_pane is not None:  # day-aligned (sql/retention.py)
+            h0 = max(h0, oldest_pane)
+        if h0 < h1:
+            rows(merge_sql(r, "hour"), (h0, h1))
+            d0, d1 = floor_to(h0, "day"), floor_to(h1 - timedelta(microseconds=1), "day") + STEP["day"]
+            rows(merge_sql(r, "day"), (d0, d1))
+        now = datetime.now(UTC)
+        for grain in ("hour", "day"):
+            rows(RECORD_SQL, (r.table(grain).name, r.source.name, int(seq), now, h0, h1))
+        out.append(RollupRun(hour_table, int(files), h0, h1, int(seq), clamped, round(time.monotonic() - start, 2)))
+    return out
+
+
+def rollup_of(table: str) -> Rollup:
+    """The rollup whose hourly or daily table this is."""
+    for r in ROLLUPS:
+        if table in (r.table(g).name for g in ("hour", "day")):
+            return r
+    raise KeyError(table)

@@ -1,0 +1,240 @@
+"""The rollup tables, defined once: hourly and daily sums of the pane-grain tables.
+
+A rollup keeps counters, never ratios: a ratio over an hour or a day is recomputed from the
+summed counters (the views do), so a long range weighs every getpage the same. A simulated
+curve is merged the same way: hits and misses per candidate size are added pane by pane,
+which is what merging the panes' reuse-distance histograms gives. An hour rolls up the
+panes (`Measure.expr` over a pane row); a day rolls up the hours (`Measure.agg` again).
+
+sql/rollup.py keeps them up to date; sql/tables.py adds them to TABLES, so the launcher
+creates them like any other table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from poolsight.sql.tables import (
+    IO_PANE,
+    OBJECT_PANE,
+    POOL_PANE,
+    POOL_STATS,
+    REUSE_DISTANCE,
+    SIM_CURVE,
+    C,
+    Column,
+    Table,
+)
+
+GRAINS = ("hour", "day")
+PERIOD = (
+    C("period_start", "timestamp", "Start of the hour or day (UTC, inclusive)."),
+    C("period_end", "timestamp", "End of the hour or day (exclusive)."),
+)
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    type: str  # a sql/tables.py column type
+    agg: str  # sum, max, min or last (the value of the latest row)
+    doc: str
+    expr: str | None = None  # SQL over a pane row (default: the column of the same name)
+
+    def over_panes(self, time_column: str) -> str:
+        return self._agg(self.expr or self.name, time_column)
+
+    def over_hours(self) -> str:
+        return self._agg(self.name, "period_start")
+
+    def _agg(self, expr: str, order: str) -> str:
+        if self.agg == "last":
+            return f"max_by({expr}, {order})"
+        return f"{self.agg}({expr})"
+
+
+def S(name: str, doc: str, expr: str | None = None, type_: str = "bigint") -> Measure:
+    return Measure(name, type_, "sum", doc, expr)
+
+
+def D(name: str, doc: str, expr: str | None = None) -> Measure:
+    return Measure(name, "double", "sum", doc, expr)
+
+
+@dataclass(frozen=True)
+class Rollup:
+    stem: str  # the tables are <stem>_hour and <stem>_day
+    source: Table  # the pane-grain table rolled up
+    group: tuple[str, ...]  # besides the period
+    measures: tuple[Measure, ...]
+    doc: str
+
+    def table(self, grain: str) -> Table:
+        cols: list[Column] = [c for name in self.group for c in self.source.columns if c.name == name]
+        cols += [
+            *PERIOD,
+            C(
+                "source_rows",
+                "bigint",
+                f"{self.source.name} rows added up (hourly) or their sum over the hours (daily).",
+            ),
+            *(C(m.name, m.type, m.doc) for m in self.measures),
+            C("rolled_at", "timestamp", "Wall-clock time this row was last computed."),
+        ]
+        key = (*self.group, "period_start")
+        return Table(
+            f"{self.stem}_{grain}",
+            f"{self.doc} Per {grain} (sql/rollups.py; ratios: divide the summed counters).",
+            tuple(cols),
+            "period_start",
+            key,
+            key=key,
+            # Few rows a day: one file a month (a year of days) keeps a year's query to a few files.
+            partition="month" if grain == "hour" else "year",
+        )
+
+
+def _per_s(name: str, doc: str) -> Measure:
+    """A per-second column of a pane, back to its count: rate x the pane's seconds."""
+    return D(name, doc, f"{name.removesuffix('_per_s')}_per_s * seconds")
+
+
+POOL = Rollup(
+    "pool",
+    POOL_PANE,
+    ("source", "pool"),
+    (
+        D("seconds", "Seconds covered by getpages."),
+        S("getpages", "Getpages."),
+        S("getpages_random", "Random getpages."),
+        S("getpages_sequential", "Sequential getpages."),
+        S("getpages_rid", "RID-list getpages."),
+        S("updates", "Set-write-intent requests."),
+        S("observed_hits", "Getpages the source reported as hits."),
+        S("observed_misses", "Getpages the source reported as misses."),
+        S("observed_sync_reads", "Random getpages the source reported as misses: measured sync reads."),
+        S("late_getpages", "Getpages counted in a later pane than their own."),
+        S("batches", "Getpage batches."),
+        D("sim_sync_reads", "Simulated sync reads at the current size."),
+        D("sim_hits", "Simulated hits at the current size.", "sim_hit_ratio * getpages"),
+        D("sim_hits_2x", "Simulated hits at twice the current size.", "hit_ratio_2x * getpages"),
+        D("sync_reads_2x", "Simulated sync reads at twice the current size.", "sync_reads_per_s_2x * seconds"),
+        D(
+            "avoided_sync_reads_2x",
+            "Sync reads doubling the pool would avoid.",
+            "avoided_sync_reads_per_s_2x * seconds",
+        ),
+        D("cpu_seconds_saved_2x", "CPU seconds doubling the pool would save.", "cpu_seconds_saved_per_s_2x * seconds"),
+        D(
+            "sim_cpu_seconds",
+            "CPU seconds of the simulated sync reads.",
+            "sim_sync_reads * cpu_us_per_sync_read * 1e-6",
+        ),
+        D(
+            "working_set_page_seconds",
+            "Working set pages x seconds (/ seconds: the average working set).",
+            "working_set_pages * seconds",
+        ),
+        Measure("max_working_set_pages", "bigint", "max", "Largest working set of a pane.", "working_set_pages"),
+        Measure("max_distinct_pages", "bigint", "max", "Most distinct pages of one pane.", "distinct_pages"),
+        Measure("min_size", "bigint", "min", "Smallest VPSIZE in the period.", "current_size"),
+        Measure("max_size", "bigint", "max", "Largest VPSIZE in the period.", "current_size"),
+        Measure("current_size", "bigint", "last", "VPSIZE at the end of the period."),
+        Measure("vpseqt", "double", "last", "VPSEQT at the end of the period."),
+        Measure("model", "string", "last", "Model of the sim_ columns at the end of the period."),
+    ),
+    "Pools.",
+)
+
+OBJECT = Rollup(
+    "object",
+    OBJECT_PANE,
+    ("source", "pool", "object"),
+    (
+        D("seconds", "Seconds of the object's panes covered by getpages."),
+        S("getpages", "Getpages."),
+        S("getpages_random", "Random getpages."),
+        S("getpages_sequential", "Sequential getpages."),
+        S("getpages_rid", "RID-list getpages."),
+        S("updates", "Set-write-intent requests."),
+        S("observed_hits", "Getpages the source reported as hits."),
+        S("observed_misses", "Getpages the source reported as misses."),
+        D("sim_sync_reads", "Simulated sync reads at the pool's current size."),
+        D("sim_hits", "Simulated hits at the pool's current size.", "sim_hit_ratio * getpages"),
+        D(
+            "avoided_sync_reads_2x",
+            "Sync reads doubling the pool would avoid.",
+            "avoided_sync_reads_per_s_2x * seconds",
+        ),
+        D(
+            "sim_cpu_seconds",
+            "CPU seconds of the simulated sync reads.",
+            "sim_sync_reads * cpu_us_per_sync_read * 1e-6",
+        ),
+        Measure("max_working_set_pages", "bigint", "max", "Largest working set of a pane.", "working_set_pages"),
+        Measure("access_class", "string", "last", "SAMOS or RAMOS at the end of the period."),
+    ),
+    "Objects (table and index spaces).",
+)
+
+CURVE = Rollup(
+    "curve",
+    SIM_CURVE,
+    ("source", "pool", "model", "curve", "size_pages"),
+    (
+        D("seconds", "Seconds of the panes."),
+        S("refs", "Getpages simulated."),
+        D("hits", "Simulated hits at this size."),
+        D("misses", "Simulated misses at this size."),
+        D("sync_reads", "Simulated sync reads (random misses)."),
+        D("prefetch_pages", "Pages prefetch must bring in."),
+        D("avoided_sync_reads", "Sync reads avoided against the current size.", "avoided_sync_reads_per_s * seconds"),
+        D("cpu_seconds_saved", "CPU seconds saved against the current size.", "cpu_seconds_saved_per_s * seconds"),
+        Measure("size_factor", "double", "last", "Size over the current size at the end of the period."),
+        Measure("is_current", "boolean", "last", "The pool's current size at the end of the period."),
+        Measure("pool_policy", "boolean", "last", "The model of the pool's own policy."),
+        Measure("vpseqt", "double", "last", "VPSEQT simulated (lru-vpseqt rows)."),
+    ),
+    "Simulated curves, merged: hits and misses per size added up over the panes.",
+)
+
+REUSE = Rollup(
+    "reuse",
+    REUSE_DISTANCE,
+    ("source", "pool", "access", "distance_lo", "distance_hi"),
+    (D("getpages", "Getpages whose reuse distance falls in the bucket."),),
+    "Reuse-distance histograms, merged bucket by bucket.",
+)
+
+IO = Rollup(
+    "io",
+    IO_PANE,
+    ("source", "pool", "object", "direction", "io_type"),
+    (
+        S("ios", "I/O operations."),
+        S("pages", "Pages read or written."),
+        S("elapsed_us", "Sum of their elapsed times, microseconds."),
+        Measure("max_elapsed_us", "bigint", "max", "The longest of them, microseconds."),
+    ),
+    "Measured I/O from the I/O events.",
+)
+
+_STATS_COUNTERS = tuple(
+    c.name
+    for c in POOL_STATS.columns
+    if c.type == "bigint" and c.name not in ("getpages", "vpsize") and not c.name.endswith("_per_second")
+)
+STATS = Rollup(
+    "stats",
+    POOL_STATS,
+    ("source", "pool", "origin"),
+    (
+        D("interval_seconds", "Seconds of the statistics intervals."),
+        *(S(name, next(c.doc for c in POOL_STATS.columns if c.name == name)) for name in _STATS_COUNTERS),
+        Measure("vpsize", "bigint", "last", "VPSIZE at the end of the period."),
+    ),
+    "Pool statistics intervals (counters), added up.",
+)
+
+ROLLUPS: tuple[Rollup, ...] = (POOL, OBJECT, CURVE, REUSE, IO, STATS)
+ROLLUP_TABLES: tuple[Table, ...] = tuple(r.table(g) for r in ROLLUPS for g in GRAINS)
