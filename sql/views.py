@@ -9,15 +9,21 @@ from poolsight.names import NAMESPACE, TRINO_CATALOG
 
 VIEWS_SQL = Path(__file__).resolve().parent / "views.sql"
 SCHEMA = f"{TRINO_CATALOG}.{NAMESPACE}"
+# A statement naming ${grain} is one view per rollup grain (sql/rollups.py): ${grainly} names it.
+GRAIN_VIEWS = {"hour": "hourly", "day": "daily"}
 
 
 def view_statements() -> list[tuple[str, str]]:
     """(view name, CREATE OR REPLACE VIEW statement) in file order."""
     text = "\n".join(line for line in VIEWS_SQL.read_text().splitlines() if not line.lstrip().startswith("--"))
     out: list[tuple[str, str]] = []
+    stmts: list[str] = []
     for stmt in (s.strip() for s in text.split(";")):
-        if not stmt:
-            continue
+        if "${grain}" in stmt:
+            stmts += [stmt.replace("${grainly}", ly).replace("${grain}", g) for g, ly in GRAIN_VIEWS.items()]
+        elif stmt:
+            stmts.append(stmt)
+    for stmt in stmts:
         m = re.search(r"VIEW\s+\$\{schema\}\.(\w+)", stmt)
         if m is None:
             raise ValueError(f"{VIEWS_SQL}: not a view statement: {stmt[:60]}")

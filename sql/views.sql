@@ -197,10 +197,21 @@ JOIN (SELECT source, pool, max(pane_start) AS pane_start FROM ${schema}.working_
   ON w.source = l.source AND w.pool = l.pool AND w.pane_start = l.pane_start;
 
 -- History: each pool per hour of event time beside the same hour one day and one week
--- earlier (for any two ranges of one pool, `poolsight compare`).
+-- earlier (for any two ranges of one pool, `poolsight compare`). Hours before the newest one
+-- rolled up come from pool_hour (kept 13 months; panes only 14 days), the rest from the panes.
 CREATE OR REPLACE VIEW ${schema}.pool_history
 COMMENT 'Per pool and hour: getpages, sync reads/s and hit ratios, beside the same hour a day and a week earlier'
-AS WITH hourly AS (
+AS WITH rolled AS (
+  SELECT coalesce(max(period_start), TIMESTAMP '1970-01-01 00:00:00 UTC') AS until FROM ${schema}.pool_hour
+), hourly AS (
+  SELECT source, pool, period_start AS hour, getpages, seconds,
+         sim_sync_reads / nullif(seconds, 0) AS sync_reads_per_s,
+         observed_hits * 1e0 / nullif(observed_hits + observed_misses, 0) AS observed_hit_ratio,
+         1 - sim_sync_reads / nullif(getpages_random, 0) AS sim_random_hit_ratio,
+         max_working_set_pages
+  FROM ${schema}.pool_hour
+  WHERE period_start < (SELECT until FROM rolled)
+  UNION ALL
   SELECT source, pool, date_trunc('hour', pane_start) AS hour,
          sum(getpages) AS getpages,
          sum(seconds) AS seconds,
@@ -209,6 +220,7 @@ AS WITH hourly AS (
          1 - sum(sim_sync_reads) / nullif(sum(getpages_random), 0) AS sim_random_hit_ratio,
          max(working_set_pages) AS max_working_set_pages
   FROM ${schema}.pool_pane
+  WHERE pane_start >= (SELECT until FROM rolled)
   GROUP BY source, pool, date_trunc('hour', pane_start)
 )
 SELECT h.*,
@@ -312,3 +324,87 @@ AS SELECT a.*
 FROM ${schema}.advice a
 JOIN (SELECT source, max(evaluated_at) AS evaluated_at FROM ${schema}.advice GROUP BY source) l
   ON a.source = l.source AND a.evaluated_at = l.evaluated_at;
+
+-- History at coarser grains (sql/rollups.py): each view below exists once per grain, hourly
+-- and daily, over the rollup tables. Ratios are recomputed from the summed counters, never
+-- averaged; rates are counts over the seconds covered. The dashboard reads panes over short
+-- ranges and these over long ones (sql/grain.py).
+
+-- Each pool per hour (day): rates, measured and simulated hit ratios, working set, settings.
+CREATE OR REPLACE VIEW ${schema}.pool_${grainly}
+COMMENT 'Per pool and ${grain}: getpages and sync reads per second, measured and simulated hit ratios, working set (from pool_${grain})'
+AS SELECT source, pool, period_start, period_end, source_rows AS panes, seconds, getpages,
+       getpages / nullif(seconds, 0) AS getpages_per_s,
+       getpages_random / nullif(seconds, 0) AS random_per_s,
+       getpages_sequential / nullif(seconds, 0) AS sequential_per_s,
+       getpages_rid / nullif(seconds, 0) AS list_per_s,
+       observed_sync_reads / nullif(seconds, 0) AS measured_sync_reads_per_s,
+       sim_sync_reads / nullif(seconds, 0) AS simulated_sync_reads_per_s,
+       observed_hits * 1e0 / nullif(observed_hits + observed_misses, 0) AS measured_hit_ratio,
+       sim_hits / nullif(getpages, 0) AS simulated_hit_ratio,
+       1 - sim_sync_reads / nullif(getpages_random, 0) AS simulated_random_hit_ratio,
+       1 - observed_sync_reads * 1e0 / nullif(getpages_random, 0) AS measured_random_hit_ratio,
+       sim_hits_2x / nullif(getpages, 0) AS hit_ratio_2x,
+       avoided_sync_reads_2x / nullif(seconds, 0) AS avoided_sync_reads_per_s_2x,
+       cpu_seconds_saved_2x / nullif(seconds, 0) AS cpu_seconds_saved_per_s_2x,
+       sim_cpu_seconds / nullif(seconds, 0) * 86400 AS cpu_seconds_per_24h,
+       working_set_page_seconds / nullif(seconds, 0) AS avg_working_set_pages, max_working_set_pages,
+       max_distinct_pages, late_getpages, current_size, min_size, max_size, vpseqt, model
+FROM ${schema}.pool_${grain};
+
+-- Statistics per pool per hour (day), like pool_summary: counters added up, ratios from them.
+CREATE OR REPLACE VIEW ${schema}.pool_summary_${grainly}
+COMMENT 'Statistics per pool and ${grain} (from stats_${grain}): read I/O per second, hit ratios, pages per write'
+AS SELECT source, pool, origin, period_start, period_end, source_rows AS intervals, interval_seconds,
+       vpsize, getpages_random + getpages_sequential AS getpages,
+       (getpages_random + getpages_sequential) / nullif(interval_seconds, 0) AS getpages_per_second,
+       (sync_reads_random + sync_reads_sequential) / nullif(interval_seconds, 0) AS sync_reads_per_second,
+       sync_reads_random / nullif(interval_seconds, 0) AS sync_reads_random_per_second,
+       (sync_reads_random + sync_reads_sequential + seq_prefetch_reads + list_prefetch_reads + dyn_prefetch_reads)
+         / nullif(interval_seconds, 0) AS read_ios_per_second,
+       1 - (sync_reads_random + sync_reads_sequential) * 1e0
+         / nullif(getpages_random + getpages_sequential, 0) AS application_hit_ratio,
+       1 - (sync_reads_random + sync_reads_sequential + seq_prefetch_pages + list_prefetch_pages + dyn_prefetch_pages) * 1e0
+         / nullif(getpages_random + getpages_sequential, 0) AS system_hit_ratio,
+       pages_written, pages_written * 1e0 / nullif(sync_writes + async_writes, 0) AS pages_per_write
+FROM ${schema}.stats_${grain};
+
+-- Objects per hour (day) by sync I/O: simulated sync reads at the pool's current size, priced
+-- with the object's measured sync read time over the period (I/O events), else its pool's.
+CREATE OR REPLACE VIEW ${schema}.object_io_cost_${grainly}
+COMMENT 'Objects per ${grain}: simulated and traced sync I/O per second, CPU seconds and I/O wait per 24 hours'
+AS WITH io AS (
+  SELECT source, pool, object, period_start, sum(ios) AS ios, sum(elapsed_us) AS elapsed_us
+  FROM ${schema}.io_${grain}
+  WHERE direction = 'read' AND io_type = 'sync'
+  GROUP BY source, pool, object, period_start
+), io_pool AS (
+  SELECT source, pool, period_start, sum(elapsed_us) * 1e0 / nullif(sum(ios), 0) AS avg_us
+  FROM io GROUP BY source, pool, period_start
+)
+SELECT o.source, o.pool, o.object, o.period_start, o.period_end, o.seconds, o.getpages,
+       o.getpages / nullif(o.seconds, 0) AS getpages_per_s,
+       (o.getpages_sequential + o.getpages_rid) * 1e0 / nullif(o.getpages, 0) AS sequential_share, o.access_class,
+       o.sim_sync_reads, o.sim_sync_reads / nullif(o.seconds, 0) AS sync_ios_per_second,
+       io.ios AS traced_sync_ios, io.ios / nullif(o.seconds, 0) AS traced_sync_ios_per_second,
+       coalesce(io.elapsed_us * 1e0 / nullif(io.ios, 0), p.avg_us) / 1e3 AS sync_read_ms,
+       o.sim_cpu_seconds / nullif(o.seconds, 0) AS cpu_seconds_per_second,
+       o.sim_cpu_seconds / nullif(o.seconds, 0) * 86400 AS cpu_seconds_per_24h,
+       o.sim_sync_reads * coalesce(io.elapsed_us * 1e0 / nullif(io.ios, 0), p.avg_us) / 1e6 AS io_elapsed_seconds,
+       o.sim_sync_reads * coalesce(io.elapsed_us * 1e0 / nullif(io.ios, 0), p.avg_us) / 1e6
+         / nullif(o.seconds, 0) * 86400 AS delay_seconds_per_24h,
+       o.max_working_set_pages
+FROM ${schema}.object_${grain} o
+LEFT JOIN io ON io.source = o.source AND io.pool = o.pool AND io.object = o.object AND io.period_start = o.period_start
+LEFT JOIN io_pool p ON p.source = o.source AND p.pool = o.pool AND p.period_start = o.period_start;
+
+-- The simulated curve per pool and hour (day): hits and misses per size merged over the panes.
+CREATE OR REPLACE VIEW ${schema}.sim_curve_${grainly}
+COMMENT 'Simulated curve per pool, model and ${grain}: hit ratio and sync reads per second per size, merged from the panes'
+AS SELECT source, pool, model, curve, size_pages, period_start, period_end, source_rows AS panes, seconds,
+       refs AS getpages, hits / nullif(refs, 0) AS hit_ratio, misses / nullif(refs, 0) AS miss_ratio,
+       sync_reads / nullif(seconds, 0) AS sync_reads_per_s, prefetch_pages / nullif(seconds, 0) AS prefetch_pages_per_s,
+       avoided_sync_reads / nullif(seconds, 0) AS avoided_sync_reads_per_s,
+       cpu_seconds_saved / nullif(seconds, 0) AS cpu_seconds_saved_per_s,
+       size_factor, is_current, pool_policy, vpseqt
+FROM ${schema}.curve_${grain};
