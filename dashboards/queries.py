@@ -12,8 +12,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from poolsight.advice.table import LATEST_SQL as ADVICE_LATEST_SQL
+from poolsight.sql.grain import grain_for
+from poolsight.sql.retention import Retention
 from poolsight.sql.tables import BY_NAME
-from poolsight.sql.views import SCHEMA
+from poolsight.sql.views import GRAIN_VIEWS, SCHEMA
 
 from .cache import ResultCache
 from .timerange import TimeRange
@@ -198,8 +200,46 @@ FROM {POOL_PANE}
 WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ?"""
 
 
-def pool(run: Run, source: str, pool_name: str, tr: TimeRange, cache: ResultCache | None = None) -> dict[str, Any]:
-    """The pool page: attributes, curve with the measured point and accuracy, series over the range.
+# Over ranges the panes do not answer (sql/grain.py): the same columns from the hourly or daily views.
+SERIES_ROLLUP_SQL = """
+SELECT period_start AS t, period_end AS pane_end, seconds, getpages_per_s, measured_sync_reads_per_s,
+       simulated_sync_reads_per_s, measured_hit_ratio, simulated_hit_ratio, simulated_random_hit_ratio,
+       measured_random_hit_ratio, avg_working_set_pages AS working_set_pages, max_distinct_pages AS distinct_pages,
+       random_per_s, sequential_per_s, list_per_s, current_size, vpseqt, model
+FROM {schema}.pool_{grainly}
+WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ?
+ORDER BY period_start"""
+
+STATS_SERIES_ROLLUP_SQL = """
+SELECT period_end AS t, interval_seconds, sync_reads_random_per_second AS sync_reads_per_s,
+       application_hit_ratio, system_hit_ratio, pages_per_write, read_ios_per_second
+FROM {schema}.pool_summary_{grainly}
+WHERE source = ? AND pool = ? AND period_end > ? AND period_start < ?
+ORDER BY period_end"""
+
+MIX_ROLLUP_SQL = """
+SELECT sum(getpages_random) AS random, sum(getpages_sequential) AS sequential, sum(getpages_rid) AS list,
+       sum(getpages) AS getpages, sum(seconds) AS seconds
+FROM {schema}.pool_{grain}
+WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ?"""
+
+
+def at_grain(sql: str, grain: str) -> str:
+    """A *_ROLLUP_SQL statement for a rollup grain (names from sql/, never from a request)."""
+    return sql.format(schema=SCHEMA, grain=grain, grainly=GRAIN_VIEWS[grain])
+
+
+def pool(
+    run: Run,
+    source: str,
+    pool_name: str,
+    tr: TimeRange,
+    cache: ResultCache | None = None,
+    retention: Retention | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """The pool page: attributes, curve with the measured point and accuracy, series over the range
+    at the grain that answers it (sql/grain.py; `retention`: what is kept, default the defaults).
     With a cache, everything but the attributes is read again only when the pool has a new pane."""
     key = (source, pool_name)
     attributes = run(ATTRIBUTES_SQL, key)[0]
@@ -217,17 +257,24 @@ def pool(run: Run, source: str, pool_name: str, tr: TimeRange, cache: ResultCach
     if window is None:
         return {**out, "window": None, "series": [], "stats_series": [], "curve": [], "mix": None}
     start, end = window
+    grain = grain_for(start, end, retention or Retention(), now or datetime.now(start.tzinfo))
+    series_sql, stats_sql, mix_sql = (
+        (SERIES_SQL, STATS_SERIES_SQL, MIX_SQL)
+        if grain == "pane"
+        else tuple(at_grain(q, grain) for q in (SERIES_ROLLUP_SQL, STATS_SERIES_ROLLUP_SQL, MIX_ROLLUP_SQL))
+    )
     # One Trino query each, at once: the page waits for the slowest, not for the sum.
     with ThreadPoolExecutor(5) as ex:
         curve = ex.submit(curve_and_measured)
         accuracy = ex.submit(run, ACCURACY_SQL, key)
-        series = ex.submit(run, SERIES_SQL, (*key, start, end))
-        stats = ex.submit(run, STATS_SERIES_SQL, (*key, start, end))
-        mix = ex.submit(run, MIX_SQL, (*key, start, end))
+        series = ex.submit(run, series_sql, (*key, start, end))
+        stats = ex.submit(run, stats_sql, (*key, start, end))
+        mix = ex.submit(run, mix_sql, (*key, start, end))
         acc = accuracy.result()
         return {
             **out,
             "window": {"start": start, "end": end},
+            "grain": grain,
             "series": series.result(),
             "stats_series": stats.result(),
             "curve": curve.result()[0],
@@ -285,14 +332,63 @@ LEFT JOIN ws ON ws.object = o.object
 ORDER BY coalesce(s.ios, 0) DESC, o.getpages DESC"""
 
 
-def objects(run: Run, source: str, pool_name: str, tr: TimeRange) -> dict[str, Any]:
-    """Objects of a pool ranked by sync I/O (the simulation at the current size, priced)."""
+OBJECTS_ROLLUP_SQL = """
+WITH o AS (
+  SELECT object, sum(getpages) AS getpages, sum(getpages_random) AS random, sum(getpages_sequential) AS sequential,
+         sum(getpages_rid) AS list, sum(sim_sync_reads) AS sim_sync_reads, sum(panes) AS panes,
+         max_by(access_class, period_start) AS access_class, sum(traced_sync_ios) AS traced_ios,
+         sum(cpu_seconds_per_second * seconds) AS cpu_seconds, sum(io_elapsed_seconds) AS io_seconds,
+         max(max_working_set_pages) AS ws_max
+  FROM {schema}.object_io_cost_{grainly}
+  WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ?
+  GROUP BY object
+), p AS (
+  SELECT sum(seconds) AS seconds FROM {schema}.pool_{grain}
+  WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ?
+), all_objects AS (
+  SELECT sum(sim_sync_reads) AS sim_sync_reads FROM o
+)
+SELECT o.object, o.getpages, o.getpages / p.seconds AS getpages_per_s, o.random, o.sequential, o.list,
+       (o.sequential + o.list) * 1e0 / nullif(o.getpages, 0) AS sequential_share, o.access_class,
+       o.sim_sync_reads / p.seconds AS sim_sync_reads_per_s,
+       o.sim_sync_reads / nullif(a.sim_sync_reads, 0) AS share_of_pool_sync_reads,
+       o.sim_sync_reads / p.seconds AS sync_ios_per_s,
+       o.cpu_seconds / p.seconds * 86400 AS cpu_seconds_per_24h,
+       o.io_seconds / p.seconds * 86400 AS delay_seconds_per_24h,
+       o.traced_ios / p.seconds AS traced_sync_ios_per_s,
+       CAST(NULL AS double) AS traced_delay_seconds_per_24h,
+       CAST(NULL AS double) AS ws_avg, o.ws_max, CAST(NULL AS double) AS ws_change, CAST(NULL AS bigint) AS ws_latest,
+       o.panes
+FROM o CROSS JOIN p CROSS JOIN all_objects a
+ORDER BY o.sim_sync_reads DESC, o.getpages DESC"""
+
+
+def objects(
+    run: Run,
+    source: str,
+    pool_name: str,
+    tr: TimeRange,
+    retention: Retention | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """Objects of a pool ranked by sync I/O (the simulation at the current size, priced), at the
+    grain that answers the range."""
     window = tr.resolve(newest_pane(run, source, pool_name))
     if window is None:
         return {"source": source, "pool": pool_name, "window": None, "objects": []}
     args = (source, pool_name, *window)
-    rows = run(OBJECTS_SQL, args * 4)
-    return {"source": source, "pool": pool_name, "window": {"start": window[0], "end": window[1]}, "objects": rows}
+    grain = grain_for(window[0], window[1], retention or Retention(), now or datetime.now(window[0].tzinfo))
+    if grain == "pane":
+        rows = run(OBJECTS_SQL, args * 4)
+    else:
+        rows = run(at_grain(OBJECTS_ROLLUP_SQL, grain), args * 2)
+    return {
+        "source": source,
+        "pool": pool_name,
+        "window": {"start": window[0], "end": window[1]},
+        "grain": grain,
+        "objects": rows,
+    }
 
 
 OBJECT_SERIES_SQL = f"""

@@ -31,6 +31,7 @@ from poolsight.infra.install import dashboard_assets
 from poolsight.infra.services import trino_rows
 from poolsight.names import TRINO_READER_USER
 from poolsight.sql.compare import compare, workload_change
+from poolsight.sql.retention import retention_from
 
 from . import queries
 from .cache import ResultCache
@@ -90,6 +91,7 @@ class Api:
         self.settings = settings
         self.reader = Reader(settings)
         self.cache = ResultCache()
+        self.retention = retention_from(settings.history)  # which grain answers a range (sql/grain.py)
 
     def _param(self, params: dict[str, str], name: str) -> str:
         value = params.get(name, "")
@@ -109,11 +111,16 @@ class Api:
             self._param(params, "pool"),
             time_range(params),
             self.cache,
+            self.retention,
         )
 
     def objects(self, params: dict[str, str]) -> dict[str, Any]:
         return queries.objects(
-            self.reader.run, self._param(params, "source"), self._param(params, "pool"), time_range(params)
+            self.reader.run,
+            self._param(params, "source"),
+            self._param(params, "pool"),
+            time_range(params),
+            self.retention,
         )
 
     def object(self, params: dict[str, str]) -> dict[str, Any]:

@@ -382,7 +382,7 @@ AS WITH io AS (
   SELECT source, pool, period_start, sum(elapsed_us) * 1e0 / nullif(sum(ios), 0) AS avg_us
   FROM io GROUP BY source, pool, period_start
 )
-SELECT o.source, o.pool, o.object, o.period_start, o.period_end, o.seconds, o.getpages,
+SELECT o.source, o.pool, o.object, o.period_start, o.period_end, o.source_rows AS panes, o.seconds, o.getpages,
        o.getpages / nullif(o.seconds, 0) AS getpages_per_s,
        (o.getpages_sequential + o.getpages_rid) * 1e0 / nullif(o.getpages, 0) AS sequential_share, o.access_class,
        o.sim_sync_reads, o.sim_sync_reads / nullif(o.seconds, 0) AS sync_ios_per_second,
