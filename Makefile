@@ -70,6 +70,9 @@ bench-sim: venv ## simulator throughput and accuracy vs libcachesim (benchmark-o
 	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python -m poolsight.simulator.bench
 
+bench-decode: venv ## getpages/s of the simulation job's decoding: the compiled kernel vs fastavro + from_record (no services)
+	$(BIN)/python -m poolsight.flink_jobs.bench_decode
+
 bench-ingest: install ## getpages/s into and out of Kafka (generator, trace collector, consumer) vs raw Kafka
 	$(BIN)/python -m poolsight.ingest.bench
 
@@ -88,4 +91,4 @@ clean: ## remove runtime data and logs (var/); keeps the download cache
 distclean: clean ## also remove .venv and the download cache
 	rm -rf $(VENV) .cache
 
-.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim bench-ingest bench-pipeline chaos clean distclean
+.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim bench-decode bench-ingest bench-pipeline chaos clean distclean

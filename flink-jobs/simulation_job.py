@@ -29,7 +29,7 @@ from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.flink_jobs.tracker import Emission, PoolTracker
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC
 from poolsight.schemas.getpage import GetpageBatch
-from poolsight.schemas.wire import AvroDecoder, DecodeError
+from poolsight.schemas.wire import AvroDecoder, DecodeError, UnusableBatch
 from poolsight.sql.tables import BY_NAME
 
 OUTPUTS = (
@@ -79,9 +79,9 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
     # -------------------------------------------------------- state
 
     def _read(self, raw: bytes | None) -> tuple[str, Record]:
-        """Decode a Kafka record; a getpage batch becomes its typed value. Raises DecodeError or ValueError."""
-        full, rec = self.decoder.decode(raw)
-        return full, GetpageBatch.from_record(rec) if full == GETPAGE else rec
+        """Decode a Kafka record; a getpage batch becomes its typed value (by the compiled kernel
+        when its writer schema has the v1 layout). Raises DecodeError or UnusableBatch (a ValueError)."""
+        return self.decoder.read(raw)
 
     def _tracker(self, key: str) -> PoolTracker:
         tr = self.trackers.get(key)
@@ -126,19 +126,15 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         key = ctx.get_current_key()
         raw = bytes(value[1]) if value[1] is not None else None
         try:
-            full, rec = self.decoder.decode(raw)
+            full, item = self._read(raw)
         except DecodeError as exc:
             yield TAGS["dead_letter"], dead_letter(COLLECTOR, str(exc), raw, value, key)
             return
+        except UnusableBatch as exc:  # only getpage batches are checked
+            yield TAGS["dead_letter"], dead_letter(COLLECTOR, f"unusable {GETPAGE}: {exc}", raw, value, key)
+            return
         if full not in (GETPAGE, ATTRIBUTES):
             return  # the object catalog shares the attributes topic
-        item: Record = rec
-        if full == GETPAGE:
-            try:
-                item = GetpageBatch.from_record(rec)
-            except (ValueError, KeyError, TypeError) as exc:
-                yield TAGS["dead_letter"], dead_letter(COLLECTOR, f"unusable {full}: {exc}", raw, value, key)
-                return
         tr = self._tracker(key)
         self.last_seen[key] = time.time()
         self.targets.pop(key, None)

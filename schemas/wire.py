@@ -25,6 +25,8 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from poolsight import schemas
 from poolsight.names import SCHEMA_TOPICS
+from poolsight.schemas import getpage_binary
+from poolsight.schemas.getpage import GetpageBatch
 
 WIRE = struct.Struct(">bI")
 MAX_RAW = 64 * 1024  # a dead letter keeps at most this much of the record it could not use
@@ -116,6 +118,11 @@ class DecodeError(Exception):
     """The record itself cannot be used: it goes to dead_letter."""
 
 
+class UnusableBatch(ValueError):
+    """A getpage batch decoded, but its columns disagree (GetpageBatch.from_record's checks):
+    it goes to dead_letter as unusable."""
+
+
 class RegistryUnavailable(RuntimeError):
     """The registry gave no answer in time. Not the record's fault, so never a dead letter: the
     caller fails and is retried (a Flink task restarts from its checkpoint and reads it again)."""
@@ -134,32 +141,69 @@ class AvroDecoder:
         self._registry = registry_client(registry_url, timeout=10, retries=0)
         self._url = registry_url
         self.patience = patience
-        self._writers: dict[int, tuple[dict[str, Any], str]] = {}
+        # id -> (parsed writer schema, record full name, whether the kernel may decode it)
+        self._writers: dict[int, tuple[dict[str, Any], str, bool]] = {}
         self._readers: dict[str, dict[str, Any]] = {}
         for name in schemas.NAMES:
             s = json.loads(schemas.text(name))
             self._readers[f"{s['namespace']}.{s['name']}"] = schemas.parsed(name)
 
-    def decode(self, value: bytes | None) -> tuple[str, dict[str, Any]]:
-        """(record full name, record). Raises DecodeError with the reason."""
+    def remember(self, schema_id: int, text: str) -> None:
+        """Cache the writer schema of an id (as the registry gives it; tests give it directly)."""
+        raw = json.loads(text)
+        writer_schema = fastavro.parse_schema(raw)
+        if not isinstance(writer_schema, dict):
+            raise DecodeError(f"schema id {schema_id} is not a record schema")
+        full = f"{raw.get('namespace')}.{raw['name']}"
+        kernel = full == getpage_binary.FULL_NAME and getpage_binary.kernel_layout(raw)
+        self._writers[schema_id] = (writer_schema, full, kernel)
+
+    def _writer(self, value: bytes | None) -> tuple[dict[str, Any], str, bool]:
+        """The writer schema of a framed record, from its header. Raises DecodeError."""
         if value is None or len(value) < 5:
             raise DecodeError("shorter than the 5-byte wire-format header")
         magic, schema_id = WIRE.unpack_from(value)
         if magic != 0:
             raise DecodeError(f"magic byte {magic}, not 0: not Confluent wire format")
         if schema_id not in self._writers:
-            raw = json.loads(self._writer_schema(schema_id))
-            writer_schema = fastavro.parse_schema(raw)
-            if not isinstance(writer_schema, dict):
-                raise DecodeError(f"schema id {schema_id} is not a record schema")
-            self._writers[schema_id] = (writer_schema, f"{raw.get('namespace')}.{raw['name']}")
-        writer, full = self._writers[schema_id]
+            self.remember(schema_id, self._writer_schema(schema_id))
+        return self._writers[schema_id]
+
+    def decode(self, value: bytes | None) -> tuple[str, dict[str, Any]]:
+        """(record full name, record). Raises DecodeError with the reason."""
+        writer, full, _ = self._writer(value)
+        assert value is not None  # _writer checked the header
         reader = self._readers.get(full, writer)
+        buf = io.BytesIO(value)  # shares the bytes; positions count from the record's first byte
+        buf.seek(5)
         try:
-            record = fastavro.schemaless_reader(io.BytesIO(value[5:]), writer, reader)
+            record = fastavro.schemaless_reader(buf, writer, reader)
         except Exception as exc:
-            raise DecodeError(f"undecodable {full} body: {exc}") from exc
+            raise DecodeError(f"undecodable {full} body: {exc} (stopped at byte {buf.tell()})") from exc
         return full, record  # type: ignore[return-value]
+
+    def read(self, value: bytes | None) -> tuple[str, GetpageBatch | dict[str, Any]]:
+        """(record full name, value): a getpage batch as a GetpageBatch, any other record as its dict.
+        A batch whose writer schema has the v1 layout is decoded by the compiled kernel (numpy
+        columns, no Python object per getpage); any other writer schema by fastavro with schema
+        resolution. Raises DecodeError (undecodable; the text names the field and the byte) or
+        UnusableBatch (a batch whose columns disagree)."""
+        _, full, kernel = self._writer(value)
+        assert value is not None
+        if kernel:
+            try:
+                return full, getpage_binary.decode_body(bytes(value), 5)
+            except getpage_binary.AvroError as exc:
+                raise DecodeError(f"undecodable {full} body: {exc}") from exc
+            except ValueError as exc:
+                raise UnusableBatch(str(exc)) from exc
+        full, rec = self.decode(value)
+        if full != getpage_binary.FULL_NAME:
+            return full, rec
+        try:
+            return full, GetpageBatch.from_record(rec)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UnusableBatch(str(exc)) from exc
 
     def _writer_schema(self, schema_id: int) -> str:
         """The schema text of an id. The registry's 404 is the record's fault (DecodeError);

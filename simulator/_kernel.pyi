@@ -57,3 +57,28 @@ class PoolModel:
     def take_reads(self) -> tuple[list[float], list[int], list[int], list[int], list[int]]: ...
     def take_writes(self) -> tuple[list[float], list[int], list[int], list[int]]: ...
     def take_counters(self) -> dict[str, int]: ...
+
+class AvroError(Exception):
+    """Not a GetpageBatch v1 Avro body; the message names the field and the byte."""
+
+# (source, pool, sequence, start_time, end_time, object_names, time_offset, object, partition, page,
+# access, function, hit, getpages); the int columns are little-endian int64.
+GetpageColumns = tuple[
+    str,
+    str,
+    int,
+    int,
+    int,
+    list[str],
+    bytearray,
+    bytearray,
+    bytearray | None,
+    bytearray,
+    bytes,
+    bytes,
+    bytes | None,
+    int,
+]
+
+def decode_getpage_batch(data: bytes, start: int = 0) -> GetpageColumns:
+    """The GetpageBatch v1 Avro body in data[start:]. Raises AvroError (malformed) or ValueError (columns disagree)."""

@@ -3,6 +3,7 @@
 
 pub mod bpmodel;
 pub mod chains;
+pub mod getpage_avro;
 pub mod hist;
 pub mod mini;
 pub mod olken;
@@ -14,9 +15,10 @@ mod testutil;
 use mini::Policy;
 use pool::{Mode, PoolState, TYPES};
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyValueError;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyByteArray, PyBytes, PyTuple};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -496,9 +498,70 @@ impl PyPoolModel {
     }
 }
 
+create_exception!(
+    poolsight.simulator._kernel,
+    AvroError,
+    PyException,
+    "Not a GetpageBatch v1 Avro body; the message names the field and the byte."
+);
+
+/// Little-endian int64 column as a bytearray: numpy wraps it writable, without a copy.
+fn i64_column<'py>(py: Python<'py>, values: &[i64]) -> PyResult<Bound<'py, PyByteArray>> {
+    PyByteArray::new_with(py, values.len() * 8, |out| {
+        for (dst, v) in out.chunks_exact_mut(8).zip(values) {
+            dst.copy_from_slice(&v.to_le_bytes());
+        }
+        Ok(())
+    })
+}
+
+/// The Avro body of a GetpageBatch v1 in `data[start:]` (byte positions in errors count from
+/// `data[0]`): (source, pool, sequence, start_time, end_time, object_names, time_offset, object,
+/// partition, page, access, function, hit, getpages); the int columns are little-endian int64
+/// bytearrays, partition and hit may be None. Raises AvroError when the body is malformed,
+/// ValueError when its columns disagree (GetpageBatch.from_record's messages).
+#[pyfunction]
+#[pyo3(signature = (data, start=0))]
+fn decode_getpage_batch<'py>(py: Python<'py>, data: &[u8], start: usize) -> PyResult<Bound<'py, PyTuple>> {
+    use getpage_avro::Error;
+    let b = getpage_avro::decode(data, start).map_err(|e| match e {
+        Error::Malformed(m) => AvroError::new_err(m),
+        Error::Unusable(m) => PyValueError::new_err(m),
+    })?;
+    let getpages = getpage_avro::check(&b).map_err(|e| match e {
+        Error::Malformed(m) => AvroError::new_err(m),
+        Error::Unusable(m) => PyValueError::new_err(m),
+    })?;
+    let items: [Bound<'py, PyAny>; 14] = [
+        b.source.into_pyobject(py)?.into_any(),
+        b.pool.into_pyobject(py)?.into_any(),
+        b.sequence.into_pyobject(py)?.into_any(),
+        b.start_time.into_pyobject(py)?.into_any(),
+        b.end_time.into_pyobject(py)?.into_any(),
+        b.object_names.into_pyobject(py)?.into_any(),
+        i64_column(py, &b.time_offset)?.into_any(),
+        i64_column(py, &b.object)?.into_any(),
+        match &b.partition {
+            Some(p) => i64_column(py, p)?.into_any(),
+            None => py.None().into_bound(py),
+        },
+        i64_column(py, &b.page)?.into_any(),
+        PyBytes::new(py, b.access).into_any(),
+        PyBytes::new(py, b.function).into_any(),
+        match b.hit {
+            Some(h) => PyBytes::new(py, h).into_any(),
+            None => py.None().into_bound(py),
+        },
+        getpages.into_pyobject(py)?.into_any(),
+    ];
+    PyTuple::new(py, items)
+}
+
 #[pymodule]
 fn _kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Kernel>()?;
     m.add_class::<PyPoolModel>()?;
+    m.add_function(wrap_pyfunction!(decode_getpage_batch, m)?)?;
+    m.add("AvroError", m.py().get_type::<AvroError>())?;
     Ok(())
 }
