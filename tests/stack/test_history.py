@@ -1,0 +1,221 @@
+"""Rollups, retention and compaction against the real Trino and Iceberg: after the panes expire,
+the totals per pool per day from the rollups equal those of the panes before they went.
+
+The panes are synthetic, in January 2000 (no other test writes that far back), with values
+from formulas, so the truth is computed here, independently of Trino. Retention runs with a
+`now` of 2000-01-06, so only these panes are old enough to go.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from poolsight.infra.config import load_settings
+from poolsight.infra.services import health_maintenance, trino_connection
+from poolsight.sql.retention import Retention, apply_retention
+from poolsight.sql.rollup import rollup_of, run_rollups
+from poolsight.sql.rollups import ROLLUPS
+from poolsight.sql.tables import BY_NAME
+from tests.conftest import poolsight
+from tests.stack.conftest import query
+
+pytestmark = [pytest.mark.usefixtures("stack")]
+
+SOURCE = "HIST"
+POOLS = ("BP1", "BP2")
+OBJECTS = ("DB.TS1", "DB.TS2", "DB.IX1")
+DAY0 = datetime(2000, 1, 1, tzinfo=UTC)
+DAYS = 5
+PANES = DAYS * 1440
+SIZES = (1000, 2000, 4000)
+
+
+def getpages(i: int, p: int) -> int:
+    return 1000 + (i % 97) * 3 + 50 * p
+
+
+def obj_getpages(i: int, p: int, o: int) -> int:
+    return 100 + (i * (o + 1)) % 13 + p
+
+
+def sync_reads(i: int, p: int) -> int:
+    return (i % 11) + p
+
+
+def hits(i: int, p: int, z: int) -> float:
+    return float(getpages(i, p) - 200 + 50 * z)
+
+
+def _exec(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    return query(sql, params)
+
+
+def _insert_panes(first: int, last: int) -> None:
+    """Panes first..last (minute indexes from DAY0) of every pool, object, size and table."""
+    seq = f"UNNEST(sequence({first}, {last})) AS s(i)"
+    pools = "UNNEST(ARRAY['BP1', 'BP2'], ARRAY[0, 1]) AS q(pool, p)"
+    t = "TIMESTAMP '2000-01-01 00:00:00 UTC' + i * INTERVAL '1' MINUTE"
+    gp = "1000 + (i % 97) * 3 + 50 * p"
+    _exec(
+        f"INSERT INTO {BY_NAME['pool_pane'].qualified} (source, pool, pane_start, pane_end, seconds, getpages, "
+        "getpages_random, observed_hits, observed_misses, observed_sync_reads, sim_sync_reads, sim_hit_ratio, "
+        "working_set_pages, current_size, cpu_us_per_sync_read) "
+        f"SELECT '{SOURCE}', pool, {t}, {t} + INTERVAL '1' MINUTE, 60e0, {gp}, {gp} / 2, {gp} - (i % 11) - p, "
+        f"(i % 11) + p, (i % 11) + p, 1e0 * ((i % 11) + p), 0.5e0, i % 500, 4000, 30e0 FROM {seq} CROSS JOIN {pools}"
+    )
+    objs = "UNNEST(ARRAY['DB.TS1', 'DB.TS2', 'DB.IX1'], ARRAY[0, 1, 2]) AS b(object, o)"
+    _exec(
+        f"INSERT INTO {BY_NAME['object_pane'].qualified} (source, pool, object, pane_start, pane_end, seconds, "
+        "getpages, sim_sync_reads, sim_hit_ratio, cpu_us_per_sync_read) "
+        f"SELECT '{SOURCE}', pool, object, {t}, {t} + INTERVAL '1' MINUTE, 60e0, 100 + (i * (o + 1)) % 13 + p, "
+        f"1e0, 0.5e0, 30e0 FROM {seq} CROSS JOIN {pools} CROSS JOIN {objs}"
+    )
+    sizes = "UNNEST(ARRAY[1000, 2000, 4000], ARRAY[0, 1, 2]) AS z(size_pages, zi)"
+    _exec(
+        f"INSERT INTO {BY_NAME['sim_curve'].qualified} (source, pool, pane_start, pane_end, seconds, size_pages, "
+        "refs, hits, misses, sync_reads, model, curve, pool_policy, is_current) "
+        f"SELECT '{SOURCE}', pool, {t}, {t} + INTERVAL '1' MINUTE, 60e0, size_pages, {gp}, "
+        f"1e0 * ({gp} - 200 + 50 * zi), 1e0 * (200 - 50 * zi), 1e0, 'lru-vpseqt', 'sizes', true, size_pages = 2000 "
+        f"FROM {seq} CROSS JOIN {pools} CROSS JOIN {sizes}"
+    )
+
+
+def _truth(first: int, last: int) -> dict[str, dict[tuple[Any, ...], float]]:
+    """Per pool and day (and object, and size): the sums the rollups must hold."""
+    out: dict[str, dict[tuple[Any, ...], float]] = defaultdict(lambda: defaultdict(float))
+    for i in range(first, last + 1):
+        day = (DAY0 + timedelta(minutes=i)).date().isoformat()
+        for p, pool in enumerate(POOLS):
+            out["getpages"][(pool, day)] += getpages(i, p)
+            out["sync_reads"][(pool, day)] += sync_reads(i, p)
+            out["panes"][(pool, day)] += 1
+            for o, obj in enumerate(OBJECTS):
+                out["object_getpages"][(pool, obj, day)] += obj_getpages(i, p, o)
+            for z, size in enumerate(SIZES):
+                out["hits"][(pool, size, day)] += hits(i, p, z)
+    return out
+
+
+def _rolled(grain: str) -> dict[str, dict[tuple[Any, ...], float]]:
+    table = {r.stem: r.table(grain).qualified for r in ROLLUPS}
+    day = "format_datetime(period_start, 'yyyy-MM-dd')" if grain == "day" else None
+    out: dict[str, dict[tuple[Any, ...], float]] = defaultdict(lambda: defaultdict(float))
+    d = day or "format_datetime(date_trunc('day', period_start), 'yyyy-MM-dd')"
+    for pool, dd, g, sr, n in _exec(
+        f"SELECT pool, {d}, sum(getpages), sum(observed_sync_reads), sum(source_rows) FROM {table['pool']} "
+        "WHERE source = ? GROUP BY 1, 2",
+        (SOURCE,),
+    ):
+        out["getpages"][(pool, dd)] = g
+        out["sync_reads"][(pool, dd)] = sr
+        out["panes"][(pool, dd)] = n
+    for pool, obj, dd, g in _exec(
+        f"SELECT pool, object, {d}, sum(getpages) FROM {table['object']} WHERE source = ? GROUP BY 1, 2, 3", (SOURCE,)
+    ):
+        out["object_getpages"][(pool, obj, dd)] = g
+    for pool, size, dd, h in _exec(
+        f"SELECT pool, size_pages, {d}, sum(hits) FROM {table['curve']} WHERE source = ? GROUP BY 1, 2, 3", (SOURCE,)
+    ):
+        out["hits"][(pool, size, dd)] = h
+    return out
+
+
+def _same(a: dict[str, dict[tuple[Any, ...], float]], b: dict[str, dict[tuple[Any, ...], float]]) -> None:
+    assert set(a) == set(b)
+    for k in a:
+        assert dict(a[k]) == pytest.approx(dict(b[k])), k
+
+
+@pytest.fixture(scope="module")
+def clean() -> None:
+    for t in (
+        *(r.source for r in ROLLUPS),
+        *(r.table(g) for r in ROLLUPS for g in ("hour", "day")),
+    ):
+        _exec(f"DELETE FROM {t.qualified} WHERE source = ?", (SOURCE,))
+
+
+def test_rollups_keep_the_daily_totals_after_the_panes_expire(clean: None) -> None:
+    s = load_settings()
+    last = PANES - 1 - 600  # the last 10 hours come later: a second, incremental run
+    _insert_panes(0, last)
+    with trino_connection(s) as conn:
+        cur = conn.cursor()
+        run_rollups(cur, None)
+        _same(_rolled("day"), _truth(0, last))
+        _insert_panes(last + 1, PANES - 1)
+        runs = {r.rollup: r for r in run_rollups(cur, None)}
+        # Only what the new files span is recomputed: their hours, not the first days'.
+        assert runs["pool_hour"].period_from is not None and runs["pool_hour"].period_from >= DAY0 + timedelta(
+            minutes=last + 1 - 60
+        )
+        truth = _truth(0, PANES - 1)
+        _same(_rolled("day"), truth)
+        _same(_rolled("hour"), truth)  # the hours, added up per day
+        again = run_rollups(cur, None)  # nothing new: nothing recomputed, nothing doubled
+        assert all(r.files == 0 for r in again if r.rollup in ("pool_hour", "object_hour", "curve_hour"))
+        _same(_rolled("day"), truth)
+
+        # Retention at 2000-01-06 keeping 2 days of panes: 1 to 3 January go, their rollups stay.
+        now = DAY0 + timedelta(days=5, hours=12)
+        rolled = {rollup_of(x.rollup).source.name: x.sequence_number for x in again}
+        report = apply_retention(cur, Retention(pane_days=2, hour_months=None), now, rolled)
+    assert {x["table"] for x in report if x.get("rows")} >= {"pool_pane", "object_pane", "sim_curve"}
+    first = _exec(f"SELECT min(pane_start) FROM {BY_NAME['pool_pane'].qualified} WHERE source = ?", (SOURCE,))[0][0]
+    assert first == DAY0 + timedelta(days=3)
+    _same(_rolled("day"), truth)
+
+    # Compaction and snapshot expiry of the rollups and the panes change no total.
+    r = poolsight("maintain", "--tables", "pool_pane,pool_hour,pool_day,object_day", "--retain", "0s", timeout=600)
+    assert r.returncode == 0, r.stderr
+    _same(_rolled("day"), truth)
+    assert _rolled("hour")["getpages"] == pytest.approx(truth["getpages"])
+
+
+def test_a_late_pane_older_than_the_retention_does_not_shrink_its_rollup(clean: None) -> None:
+    """Panes of 1 January are gone (the test before): a pane arriving for it now must not
+    replace the day's rollup with its own sum; and panes not yet rolled up are never removed."""
+    s = load_settings()
+    before = _rolled("day")["getpages"][("BP1", "2000-01-01")]
+    assert before == pytest.approx(_truth(0, 1439)["getpages"][("BP1", "2000-01-01")])
+    _insert_panes(10, 10)
+    with trino_connection(s) as conn:
+        cur = conn.cursor()
+        runs = {r.rollup: r for r in run_rollups(cur, DAY0 + timedelta(days=3))}
+        assert runs["pool_hour"].clamped
+        assert _rolled("day")["getpages"][("BP1", "2000-01-01")] == pytest.approx(before)
+        # A pane of 4 January written after the rollup ran: retention at 2000-01-07 keeping 2
+        # days would remove 4 January, but leaves the table as it is until the pane is rolled up.
+        seq = {r.rollup: r.sequence_number for r in run_rollups(cur, DAY0 + timedelta(days=3))}
+        _insert_panes(3 * 1440 + 5, 3 * 1440 + 5)
+        report = apply_retention(
+            cur,
+            Retention(pane_days=2, hour_months=None),
+            DAY0 + timedelta(days=6, hours=1),
+            {"pool_pane": seq["pool_hour"]},
+        )
+    assert {
+        "table": "pool_pane",
+        "cutoff": (DAY0 + timedelta(days=4)).isoformat(),
+        "skipped": "not rolled up",
+    } in report
+    left = _exec(f"SELECT count(*) FROM {BY_NAME['pool_pane'].qualified} WHERE source = ?", (SOURCE,))[0][0]
+    # 4 and 5 January, the late pane of 4 January and the one of 1 January (the next pass takes it), 2 pools
+    assert left == 2 * (2 * 1440 + 2)
+
+
+def test_the_maintenance_service_runs_and_reports_its_cycles() -> None:
+    """The launcher started it with the stack; its first cycle runs at once."""
+    import time
+
+    deadline = time.monotonic() + 180
+    while True:
+        beat = health_maintenance(load_settings())  # Unhealthy if its last cycle failed
+        if not beat.startswith("cycle 0:") or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    assert beat.startswith("cycle ") and not beat.startswith("cycle 0:"), beat
