@@ -8,9 +8,11 @@ first send to the last pane visible. Paced: the generator runs at --fresh-share 
 that throughput; freshness of a pane = first seen in Trino minus its last batch
 sent (below capacity, so it measures the pipeline, not a backlog).
 
-The peer in the same run: the flat-out phase again with the simulation job on the LRU
-stack only (`jobs submit --no-pool-policy`), so the cost of simulating each pool with its
-own policy (miniature caches) is a ratio of two throughputs measured minutes apart.
+The peers in the same run: the flat-out phase again with the getpage batches decoded by
+fastavro instead of the compiled kernel (`jobs submit --no-kernel-decode`: the job as it was
+before the kernel decoded them), and with the simulation on the LRU stack only (`jobs submit
+--no-pool-policy`), so the cost of each is a ratio of two throughputs measured minutes apart.
+Each flat-out phase also prints where the CPU time went, per part of the stack (cpu_profile.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from poolsight.flink_jobs import cpu_profile
 from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.infra.config import load_settings
@@ -70,6 +73,11 @@ class Phase:
     generator_seconds: float
     wall_seconds: float
     freshness: list[float]
+    cpu: dict[str, float]  # CPU seconds per part of the stack over the phase (cpu_profile.py)
+
+    def profile(self) -> dict[str, float]:
+        """CPU seconds per million visible getpages, per part."""
+        return {k: round(v / max(self.visible, 1) * 1e6, 3) for k, v in self.cpu.items()}
 
     def rate(self) -> float:
         return self.visible / max(self.wall_seconds, 1e-9)
@@ -102,11 +110,13 @@ def _phase(sc: Any, producer: AvroProducer, seconds: float, event_rate: float, r
 
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
+    before = cpu_profile.snapshot(load_settings().run_dir)
     t0 = time.time()
     totals = gen.run(sink, duration=seconds * 1000, rate=rate, wall_limit=seconds)
     deadline = time.time() + 600
     while time.time() < deadline and sum(counts.values()) < totals.getpages:
         time.sleep(1)
+    after = cpu_profile.snapshot(load_settings().run_dir)
     stop.set()
     poller.join()
     last = max(seen.values()) if seen else time.time()
@@ -116,6 +126,7 @@ def _phase(sc: Any, producer: AvroProducer, seconds: float, event_rate: float, r
         totals.seconds,
         last - (sink.first_send or t0),
         sorted(seen[k] - sink.sent[k] for k in seen if k in sink.sent),
+        cpu_profile.used(before, after),
     )
 
 
@@ -133,6 +144,7 @@ def main() -> None:
         help="the paced phase runs at this share of the throughput measured flat out",
     )
     p.add_argument("--skip-lru-only", action="store_true", help="skip the peer phase (LRU stack only)")
+    p.add_argument("--skip-fastavro", action="store_true", help="skip the peer phase (fastavro decoding)")
     a = p.parse_args()
     s = load_settings()
     up(s)
@@ -148,16 +160,19 @@ def main() -> None:
     # Paced: event time runs 10x wall time, so a 60 s pane closes every 6 s.
     paced = _phase(sc, producer, a.fresh_seconds, paced_rate / 10, paced_rate)
     jobs.cancel(s, jid)
-    lru: Phase | None = None
-    if not a.skip_lru_only:
-        peer = JobOptions(
+
+    def peer(**options: Any) -> Phase:
+        job = JobOptions(
             group=f"bench-{uuid.uuid4().hex[:8]}", checkpoint_seconds=a.checkpoint_seconds, start_from="latest"
         )
-        jid = jobs.submit(
-            s, "simulation", peer, SimulationOptions(s.registry_url, idle_flush_seconds=5.0, pool_policy=False)
-        )
-        lru = _phase(sc, producer, a.seconds, a.event_rate, None)
-        jobs.cancel(s, jid)
+        jid = jobs.submit(s, "simulation", job, SimulationOptions(s.registry_url, idle_flush_seconds=5.0, **options))
+        try:
+            return _phase(sc, producer, a.seconds, a.event_rate, None)
+        finally:
+            jobs.cancel(s, jid)
+
+    fastavro = None if a.skip_fastavro else peer(kernel_decode=False)
+    lru = None if a.skip_lru_only else peer(pool_policy=False)
     result = {
         "scenario": a.scenario,
         "checkpoint_seconds": a.checkpoint_seconds,
@@ -178,6 +193,10 @@ def main() -> None:
         "lru_only_getpages_per_s": None if lru is None else round(lru.rate()),
         "lru_only_visible_getpages": None if lru is None else lru.visible,
         "pool_policy_throughput_ratio": None if lru is None else round(flat.rate() / lru.rate(), 3),
+        "fastavro_getpages_per_s": None if fastavro is None else round(fastavro.rate()),
+        "kernel_decode_throughput_ratio": None if fastavro is None else round(flat.rate() / fastavro.rate(), 3),
+        "cpu_s_per_m_getpages": flat.profile(),
+        "fastavro_cpu_s_per_m_getpages": None if fastavro is None else fastavro.profile(),
     }
     print(
         f"flat out: produced {flat.produced:,} getpages in {flat.generator_seconds:.1f} s "
@@ -189,6 +208,16 @@ def main() -> None:
         f"paced at {paced_rate:,.0f} getpages/s: {paced.visible:,} of {paced.produced:,} visible; "
         f"freshness p50 {paced.pct(50)} s, p95 {paced.pct(95)} s over {len(paced.freshness)} panes"
     )
+    print(f"\nwhere the CPU went, flat out (kernel decoding), over {flat.wall_seconds:.1f} s:")
+    print(cpu_profile.table(flat.cpu, flat.visible, flat.wall_seconds))
+    if fastavro is not None:
+        print(
+            f"\nfastavro decoding (--no-kernel-decode, the job before the kernel decoded batches): "
+            f"{fastavro.visible:,} of {fastavro.produced:,} visible after {fastavro.wall_seconds:.1f} s: "
+            f"{result['fastavro_getpages_per_s']:,} getpages/s; the kernel's decoding runs at "
+            f"{result['kernel_decode_throughput_ratio']:.2f}x of that. Where the CPU went:"
+        )
+        print(cpu_profile.table(fastavro.cpu, fastavro.visible, fastavro.wall_seconds))
     if lru is not None:
         print(
             f"LRU stack only (--no-pool-policy): {lru.visible:,} of {lru.produced:,} visible after "

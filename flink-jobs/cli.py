@@ -92,6 +92,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "(PGSTEAL, VPSEQT): faster, but the current size is then not simulated as the pool runs",
     )
     m.add_argument(
+        "--no-kernel-decode",
+        dest="kernel_decode",
+        action="store_false",
+        help="decode getpage batches with fastavro instead of the compiled kernel (slower; for comparison "
+        "and as a fallback)",
+    )
+    m.add_argument(
         "--cpu-us-per-sync-read",
         type=float,
         default=30.0,
@@ -169,6 +176,7 @@ def run(a: argparse.Namespace) -> int:
                 idle_flush_seconds=a.idle_flush,
                 check_panes=a.check_panes,
                 pool_policy=a.pool_policy,
+                kernel_decode=a.kernel_decode,
             )
         else:
             options = StatisticsOptions(

@@ -135,12 +135,13 @@ class AvroDecoder:
     """Decodes Confluent-framed Avro with the writer's schema from the registry (cached by id)
     resolved to this version's reader schema."""
 
-    def __init__(self, registry_url: str, patience: float = REGISTRY_PATIENCE) -> None:
+    def __init__(self, registry_url: str, patience: float = REGISTRY_PATIENCE, kernel: bool = True) -> None:
         # No retries inside the client: its own (30 s a try) would stretch `patience` past a
         # checkpoint's timeout; _writer_schema retries.
         self._registry = registry_client(registry_url, timeout=10, retries=0)
         self._url = registry_url
         self.patience = patience
+        self.kernel = kernel  # False: fastavro for every record (a comparison, or a fallback)
         # id -> (parsed writer schema, record full name, whether the kernel may decode it)
         self._writers: dict[int, tuple[dict[str, Any], str, bool]] = {}
         self._readers: dict[str, dict[str, Any]] = {}
@@ -190,7 +191,7 @@ class AvroDecoder:
         UnusableBatch (a batch whose columns disagree)."""
         _, full, kernel = self._writer(value)
         assert value is not None
-        if kernel:
+        if kernel and self.kernel:
             try:
                 return full, getpage_binary.decode_body(bytes(value), 5)
             except getpage_binary.AvroError as exc:

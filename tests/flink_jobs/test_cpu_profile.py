@@ -1,0 +1,54 @@
+"""The benchmark's CPU profile: processes of the stack by their command lines, from a /proc laid out here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from poolsight.flink_jobs import cpu_profile as cp
+
+
+def _proc(root: Path, pid: int, ppid: int, cmd: list[str], ticks: tuple[int, int]) -> None:
+    d = root / str(pid)
+    d.mkdir(parents=True)
+    (d / "cmdline").write_bytes(b"\0".join(c.encode() for c in cmd) + b"\0")
+    # pid (comm) state ppid ... utime is field 14, stime 15 (1-based); the name holds a space and a ')'.
+    fields = ["S", str(ppid), *["0"] * 9, str(ticks[0]), str(ticks[1]), *["0"] * 30]
+    (d / "stat").write_text(f"{pid} (odd name) x) {' '.join(fields)}\n")
+
+
+def test_parts_by_command_line() -> None:
+    assert cp.part_of("java -cp x org.apache.flink.runtime.taskexecutor.TaskManagerRunner", 5, 1) == (
+        "flink taskmanager (JVM)"
+    )
+    assert cp.part_of("/v/bin/python -m pyflink.fn_execution.beam.beam_boot --id=1", 5, 1).startswith("python worker")
+    assert cp.part_of("java -cp lib/* io.trino.server.TrinoServer", 5, 1) == "trino"
+    assert cp.part_of("java kafka.Kafka server.properties", 5, 1) == "kafka"
+    assert cp.part_of("anything", 7, 7) == cp.OWN
+    assert cp.part_of("bash -c sleep", 5, 1) is None
+
+
+def test_cpu_seconds_of_the_stack_and_its_descendants_only(tmp_path: Path) -> None:
+    proc, run = tmp_path / "proc", tmp_path / "run"
+    run.mkdir()
+    (run / "flink-taskmanager.pid.json").write_text(json.dumps({"pid": 10}))
+    (run / "broken.pid.json").write_text("{")
+    tick = cp.TICK
+    _proc(proc, 10, 1, ["java", "TaskManagerRunner"], (2 * tick, tick))
+    _proc(proc, 11, 10, ["python", "-m", "pyflink.fn_execution.beam.beam_boot"], (5 * tick, 0))
+    _proc(proc, 12, 11, ["python", "-m", "pyflink.fn_execution.beam.beam_worker"], (tick, tick))
+    _proc(proc, 20, 1, ["java", "io.trino.server.TrinoServer"], (100 * tick, 0))  # another stack's Trino
+    _proc(proc, 30, 1, ["python", "bench"], (tick, 0))
+    before = cp.snapshot(run, proc, own_pid=30)
+    assert set(before) == {10, 11, 12, 30}
+    assert before[10] == ("flink taskmanager (JVM)", 3.0)
+    # Later: the worker used 4 s more, a new worker started, the benchmark 1 s more.
+    for pid in (11, 30):
+        (proc / str(pid)).rename(tmp_path / f"old{pid}")
+    _proc(proc, 11, 10, ["python", "-m", "pyflink.fn_execution.beam.beam_boot"], (9 * tick, 0))
+    _proc(proc, 13, 10, ["python", "-m", "pyflink.x"], (tick // 2, 0))
+    _proc(proc, 30, 1, ["python", "bench"], (2 * tick, 0))
+    used = cp.used(before, cp.snapshot(run, proc, own_pid=30))
+    assert used == {"python worker (jobs' Python functions)": 4.5, cp.OWN: 1.0, "flink taskmanager (JVM)": 0.0}
+    text = cp.table(used, 1_000_000, 2.0)
+    assert "python worker" in text and text.splitlines()[-1].split()[1:3] == ["5.5", "100.0%"]
