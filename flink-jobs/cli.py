@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from poolsight.flink_jobs.options import JobOptions, SimulationOptions, StatisticsOptions, pool_modes
+from poolsight.flink_jobs.options import AUTO_SIM, JobOptions, SimulationOptions, StatisticsOptions, pool_modes
 from poolsight.infra.config import load_settings
 
 
@@ -52,7 +52,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "(the consumer group's committed offsets still apply; what the old job held open is dropped)",
     )
     m = s.add_argument_group("simulation")
-    m.add_argument("--mode", choices=["exact", "shards"], default="exact")
+    m.add_argument(
+        "--mode",
+        choices=["auto", "exact", "shards"],
+        default="auto",
+        help="auto (default): exact for a pool whose footprint stays under the sample budget (--max-samples, "
+        "default 65,536 pages), fixed-size SHARDS above it; exact: every pool exact, whatever its footprint; "
+        "shards: --rate, or --max-samples",
+    )
     m.add_argument("--rate", type=float, default=0.01, help="SHARDS sampling rate")
     m.add_argument("--max-samples", type=int, default=0, help="SHARDS fixed size: at most this many pages")
     m.add_argument(
@@ -60,7 +67,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="POOL=MODE",
-        help="per pool: exact, shards:RATE or fixed:SAMPLES (repeatable)",
+        help="per pool: auto, exact, shards:RATE or fixed:SAMPLES (repeatable)",
     )
     m.add_argument(
         "--pane-seconds", type=float, default=60.0, help="pane length: of the simulation and of the I/O events"
@@ -160,9 +167,9 @@ def run(a: argparse.Namespace) -> int:
         options: SimulationOptions | StatisticsOptions
         if kind == "simulation":
             sim = {
-                "mode": a.mode,
+                "mode": "shards" if a.mode == "auto" else a.mode,
                 "rate": a.rate,
-                "max_samples": a.max_samples,
+                "max_samples": (a.max_samples or AUTO_SIM["max_samples"]) if a.mode == "auto" else a.max_samples,
                 "pane_seconds": a.pane_seconds,
                 "window_panes": a.window_panes,
             }

@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from poolsight.simulator import CostModel, SimConfig
+from poolsight.simulator.engine import AUTO_SAMPLES
+
+# The job's simulation when none is given: exact below AUTO_SAMPLES pages of footprint, sampled above.
+AUTO_SIM: dict[str, Any] = {"mode": "shards", "max_samples": AUTO_SAMPLES}
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,7 @@ class SimulationOptions:
     """The simulation job: how each pool is simulated and when its panes close."""
 
     registry_url: str
-    sim: dict[str, Any] = field(default_factory=dict)  # SimConfig fields, all pools
+    sim: dict[str, Any] = field(default_factory=lambda: dict(AUTO_SIM))  # SimConfig fields, all pools
     pool_sim: dict[str, dict[str, Any]] = field(default_factory=dict)  # per pool name: SimConfig fields
     cpu_us_per_sync_read: float = 30.0
     sync_io_ms: float | None = None  # average sync read I/O time, for elapsed-time savings
@@ -63,19 +67,21 @@ class StatisticsOptions:
 
 
 def pool_modes(specs: list[str]) -> dict[str, dict[str, Any]]:
-    """POOL=exact | POOL=shards:RATE | POOL=fixed:SAMPLES to SimConfig fields per pool."""
+    """POOL=auto | POOL=exact | POOL=shards:RATE | POOL=fixed:SAMPLES to SimConfig fields per pool."""
     out: dict[str, dict[str, Any]] = {}
     for spec in specs:
         pool, sep, mode = spec.partition("=")
         kind, _, arg = mode.partition(":")
         if not sep or not pool:
             raise ValueError(f"--pool-mode {spec!r}: expected POOL=MODE")
-        if kind == "exact":
+        if kind == "auto":
+            out[pool] = dict(AUTO_SIM)
+        elif kind == "exact":
             out[pool] = {"mode": "exact"}
         elif kind == "shards":
             out[pool] = {"mode": "shards", "rate": float(arg or 0.01), "max_samples": 0}
         elif kind == "fixed":
             out[pool] = {"mode": "shards", "max_samples": int(arg or 32768)}
         else:
-            raise ValueError(f"--pool-mode {spec!r}: mode is exact, shards:RATE or fixed:SAMPLES")
+            raise ValueError(f"--pool-mode {spec!r}: mode is auto, exact, shards:RATE or fixed:SAMPLES")
     return out

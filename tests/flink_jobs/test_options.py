@@ -21,6 +21,14 @@ def test_options_import_no_pyflink() -> None:
     assert json.loads(r.stdout) == []
 
 
+def test_the_job_simulates_exact_under_the_sample_budget_and_sampled_above_by_default() -> None:
+    from poolsight.simulator.engine import AUTO_SAMPLES
+
+    c = SimulationOptions("http://r").config_for("BP1")
+    assert (c.mode, c.max_samples) == ("shards", AUTO_SAMPLES)
+    assert pool_modes(["BP2=auto"]) == {"BP2": {"mode": "shards", "max_samples": AUTO_SAMPLES}}
+
+
 def test_a_pools_own_settings_override_the_jobs() -> None:
     o = SimulationOptions(
         "http://r",
