@@ -271,17 +271,22 @@ def pool(
         stats = ex.submit(run, stats_sql, (*key, start, end))
         mix = ex.submit(run, mix_sql, (*key, start, end))
         acc = accuracy.result()
-        return {
-            **out,
-            "window": {"start": start, "end": end},
-            "grain": grain,
-            "series": series.result(),
-            "stats_series": stats.result(),
-            "curve": curve.result()[0],
-            "measured_at_current": curve.result()[1],
-            "accuracy": acc[0] if acc else None,
-            "mix": mix.result()[0],
-        }
+        rows, stats_rows, mix_row = series.result(), stats.result(), mix.result()[0]
+    if grain != "pane" and not rows:  # not rolled up (yet, or no maintenance service): the panes kept
+        grain = "pane"
+        rows, stats_rows = run(SERIES_SQL, (*key, start, end)), run(STATS_SERIES_SQL, (*key, start, end))
+        mix_row = run(MIX_SQL, (*key, start, end))[0]
+    return {
+        **out,
+        "window": {"start": start, "end": end},
+        "grain": grain,
+        "series": rows,
+        "stats_series": stats_rows,
+        "curve": curve.result()[0],
+        "measured_at_current": curve.result()[1],
+        "accuracy": acc[0] if acc else None,
+        "mix": mix_row,
+    }
 
 
 OBJECTS_SQL = f"""
@@ -337,7 +342,7 @@ WITH o AS (
   SELECT object, sum(getpages) AS getpages, sum(getpages_random) AS random, sum(getpages_sequential) AS sequential,
          sum(getpages_rid) AS list, sum(sim_sync_reads) AS sim_sync_reads, sum(panes) AS panes,
          max_by(access_class, period_start) AS access_class, sum(traced_sync_ios) AS traced_ios,
-         sum(cpu_seconds_per_second * seconds) AS cpu_seconds, sum(io_elapsed_seconds) AS io_seconds,
+         sum(sim_cpu_seconds) AS cpu_seconds, sum(io_elapsed_seconds) AS io_seconds,
          max(max_working_set_pages) AS ws_max
   FROM {schema}.object_io_cost_{grainly}
   WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ?
@@ -378,10 +383,9 @@ def objects(
         return {"source": source, "pool": pool_name, "window": None, "objects": []}
     args = (source, pool_name, *window)
     grain = grain_for(window[0], window[1], retention or Retention(), now or datetime.now(window[0].tzinfo))
-    if grain == "pane":
-        rows = run(OBJECTS_SQL, args * 4)
-    else:
-        rows = run(at_grain(OBJECTS_ROLLUP_SQL, grain), args * 2)
+    rows = [] if grain == "pane" else run(at_grain(OBJECTS_ROLLUP_SQL, grain), args * 2)
+    if not rows:  # panes over short ranges, and where nothing is rolled up (yet)
+        grain, rows = "pane", run(OBJECTS_SQL, args * 4)
     return {
         "source": source,
         "pool": pool_name,

@@ -67,9 +67,10 @@ class Emission:
         }
 
 
-def stack_model(mode: str) -> str:
-    """The name of the LRU stack curve's model in sim_curve.model."""
-    return "lru-stack" if mode == "exact" else f"lru-{mode}"
+def stack_model(mode: str, rate: float = 1.0) -> str:
+    """The name of the LRU stack curve's model in sim_curve.model: lru-stack when every page is
+    simulated (exact mode, or SHARDS while its rate is 1: the same curve), else the sampled mode's."""
+    return "lru-stack" if mode == "exact" or rate >= 1.0 else f"lru-{mode}"
 
 
 OnEmit = Callable[[Emission, int], None]  # (emission, index of the first getpage not yet fed)
@@ -288,7 +289,7 @@ class PoolTracker:
         cur = self.current_size
         obs_h = sum(v[0] for v in self.observed.values())
         obs_m = sum(v[1] for v in self.observed.values())
-        stack = stack_model(r["mode"])
+        stack = stack_model(r["mode"], float(r["sampling_rate"]))
         # The pool's own policy when its attributes gave it (miniature caches), else the stack.
         model = r["policy"] if "lru_curve" in r else stack
         model_rate = float(r.get("policy_sampling_rate", r["sampling_rate"]))

@@ -4,13 +4,18 @@ Iceberg's Flink sink, restored from a checkpoint, walks the table's snapshots ba
 newest to the last one its job committed (summary `flink.job-id`) to learn which checkpoint it
 committed last; if that snapshot was expired it cannot tell, and commits the checkpoint's files
 again. And files a job wrote for a checkpoint it has not committed yet are unreferenced until it
-does. So for every job that runs or may be resumed (flink-jobs/resume.py), each table keeps
-the snapshots since that job's newest commit, and files younger than it.
+does. So for every job that runs or may be resumed, each table keeps the snapshots since that
+job's newest commit, and files younger than it. May be resumed: a job recorded as meant to run
+(`poolsight up` resubmits it), the newest record of each job name, and any job stopped or
+submitted in the last RESUMABLE_DAYS (`jobs submit` resumes a group's job from its savepoint or
+checkpoint). A group stopped longer ago and resumed after expiry may commit its last checkpoint's
+files again: resume it with `--fresh`, or within that time.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,6 +24,7 @@ from poolsight.sql.rollup import metadata_table
 from poolsight.sql.tables import Table
 
 TERMINAL = {"FINISHED", "CANCELED", "FAILED"}
+RESUMABLE_DAYS = 7.0
 DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 UNIT_SECONDS = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -43,8 +49,16 @@ def protected_jobs(s: Settings) -> set[str]:
         ids |= {str(j["jid"]) for j in jobs.list_jobs(s) if str(j.get("state", "")).upper() not in TERMINAL}
     except (OSError, ValueError, KeyError):
         pass  # down or not started: the records below name every job submitted to it
+    recent = time.time() - RESUMABLE_DAYS * 86400
     for _, name in jobs.JOBS.values():
-        ids |= {str(r["job_id"]) for r in restore.records(s, name) if r.get("running") and r.get("job_id")}
+        recs = [r for r in restore.records(s, name) if r.get("job_id")]
+        if recs:
+            ids.add(str(max(recs, key=lambda r: float(r.get("submitted") or 0))["job_id"]))
+        ids |= {
+            str(r["job_id"])
+            for r in recs
+            if r.get("running") or float(r.get("updated") or r.get("submitted") or 0) >= recent
+        }
     return ids
 
 

@@ -34,7 +34,8 @@ def cycle(s: Settings, r: Retention, now: datetime | None = None, *, retain: boo
     now = now or datetime.now(UTC)
     with trino_connection(s) as conn:
         cur = conn.cursor()
-        runs = run_rollups(cur, r.cutoffs(now)["pane"])
+        cut = r.cutoffs(now)
+        runs = run_rollups(cur, cut["pane"], cut["hour"])
         sources = {rollup_of(run.rollup).source.name: run.sequence_number for run in runs}
         removed = apply_retention(cur, r, now, sources) if retain else []
     return {"rollups": [x.as_dict() for x in runs], "retention": removed}

@@ -7,7 +7,9 @@ it from the hours (MERGE: a recomputed period replaces the row, so a run repeate
 rewritten by a replay never counts twice), then records the sequence number it read up to.
 
 Periods older than the pane retention (sql/retention.py) are never recomputed from panes:
-their panes may be gone, and a recomputation from what is left would shrink the rollup.
+their panes may be gone, and a recomputation from what is left would shrink the rollup. Late
+panes of such a period only add its row when it has none (a MERGE that inserts only), so
+nothing is lost before retention removes them; days older than the hourly retention likewise.
 """
 
 from __future__ import annotations
@@ -44,21 +46,31 @@ def changes_sql(t: Table) -> str:
     tc = t.time_column
 
     def bound(which: str, day_offset: int) -> str:
-        part = f"CAST(data_file.partition.{tc}_day + INTERVAL '{day_offset}' DAY AS timestamp(6)) AT TIME ZONE 'UTC'"
+        day = f"data_file.partition.{tc}_day + INTERVAL '{day_offset}' DAY"
+        part = f"with_timezone(CAST({day} AS timestamp(6)), 'UTC')"  # the date's midnight in UTC, any session zone
         return (
             f"coalesce(from_iso8601_timestamp_nanos(json_extract_scalar(readable_metrics, '$.{tc}.{which}_bound'))"
             f", {part})"
         )
 
+    # EXISTING (0) as well as ADDED (1): a commit that merges manifests rewrites the entries of
+    # earlier commits as EXISTING, keeping their data sequence numbers.
     return (
         f"SELECT min({bound('lower', 0)}) AS lo, max({bound('upper', 1)}) AS hi, "
         f"max(sequence_number) AS seq, count(*) AS files "
-        f"FROM {metadata_table(t, 'entries')} WHERE status = 1 AND sequence_number > ?"
+        f"FROM {metadata_table(t, 'entries')} WHERE status IN (0, 1) AND sequence_number > ?"
     )
 
 
-def merge_sql(r: Rollup, grain: str) -> str:
-    """MERGE recomputing the rollup's periods of one grain in [?, ?) from the grain below."""
+# What a missing group value compares as (never one a row holds), by column type: `=` on
+# coalesced keys lets Trino hash-join the MERGE (IS NOT DISTINCT FROM would not).
+_NULL_AS = {"string": "''", "bigint": "-1", "int": "-1", "double": "-1e0", "boolean": "false", "timestamp": "NULL"}
+
+
+def merge_sql(r: Rollup, grain: str, insert_only: bool = False) -> str:
+    """MERGE recomputing the rollup's periods of one grain in [?, ?) (given twice: the source's
+    range and the target's) from the grain below. `insert_only`: add the periods that have no
+    row, leave the others as they are."""
     target = r.table(grain)
     if grain == "hour":
         src, tc = r.source.qualified, r.source.time_column
@@ -74,12 +86,14 @@ def merge_sql(r: Rollup, grain: str) -> str:
         f"{count} AS source_rows, {', '.join(measures)}, current_timestamp AS rolled_at "
         f"FROM {src} WHERE {tc} >= ? AND {tc} < ? GROUP BY {group}, {period}"
     )
-    on = " AND ".join(f"t.{g} IS NOT DISTINCT FROM s.{g}" for g in (*r.group, "period_start"))
+    types = {c.name: c.type for c in target.columns}
+    keys = [f"coalesce(t.{g}, {_NULL_AS[types[g]]}) = coalesce(s.{g}, {_NULL_AS[types[g]]})" for g in r.group]
+    on = " AND ".join([*keys, "t.period_start = s.period_start", "t.period_start >= ? AND t.period_start < ?"])
     sets = ", ".join(f"{c} = s.{c}" for c in cols if c not in (*r.group, "period_start"))
+    update = "" if insert_only else f"WHEN MATCHED THEN UPDATE SET {sets} "
     return (
         f"MERGE INTO {target.qualified} t USING ({using}) s ON {on} "
-        f"WHEN MATCHED THEN UPDATE SET {sets} "
-        f"WHEN NOT MATCHED THEN INSERT ({', '.join(cols)}) VALUES ({', '.join('s.' + c for c in cols)})"
+        f"{update}WHEN NOT MATCHED THEN INSERT ({', '.join(cols)}) VALUES ({', '.join('s.' + c for c in cols)})"
     )
 
 
@@ -100,16 +114,30 @@ class RollupRun:
     period_from: datetime | None  # the hours recomputed (None: nothing to do)
     period_to: datetime | None
     sequence_number: int
-    clamped: bool  # changes older than the pane retention were left out
+    clamped: bool  # changes older than the pane retention only added periods that had no row
     seconds: float
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in self.__dict__.items()}
 
 
-def run_rollups(cur: Any, oldest_pane: datetime | None, rollups: tuple[Rollup, ...] = ROLLUPS) -> list[RollupRun]:
-    """One pass over every rollup (see the module's doc). `oldest_pane`: where the pane retention
-    starts (None: panes are kept), the earliest period recomputed from panes."""
+def _segments(lo: datetime, hi: datetime, cut: datetime | None) -> list[tuple[datetime, datetime, bool]]:
+    """[lo, hi) split at a retention cutoff: (start, end, insert only) for the part before it."""
+    if cut is None or cut <= lo:
+        return [(lo, hi, False)]
+    if cut >= hi:
+        return [(lo, hi, True)]
+    return [(lo, cut, True), (cut, hi, False)]
+
+
+def run_rollups(
+    cur: Any,
+    oldest_pane: datetime | None = None,
+    oldest_hour: datetime | None = None,
+    rollups: tuple[Rollup, ...] = ROLLUPS,
+) -> list[RollupRun]:
+    """One pass over every rollup (see the module's doc). `oldest_pane` and `oldest_hour`: where
+    the pane and hourly retention start (None: kept); periods before them are only added."""
     import time
 
     def rows(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
@@ -128,12 +156,11 @@ def run_rollups(cur: Any, oldest_pane: datetime | None, rollups: tuple[Rollup, .
             continue
         h0, h1 = floor_to(lo, "hour"), floor_to(hi, "hour") + STEP["hour"]
         clamped = oldest_pane is not None and h0 < oldest_pane
-        if oldest_pane is not None:  # day-aligned (sql/retention.py)
-            h0 = max(h0, oldest_pane)
-        if h0 < h1:
-            rows(merge_sql(r, "hour"), (h0, h1))
-            d0, d1 = floor_to(h0, "day"), floor_to(h1 - timedelta(microseconds=1), "day") + STEP["day"]
-            rows(merge_sql(r, "day"), (d0, d1))
+        for a, b, only in _segments(h0, h1, oldest_pane):  # cutoffs are day-aligned (sql/retention.py)
+            rows(merge_sql(r, "hour", only), (a, b, a, b))
+        d0, d1 = floor_to(h0, "day"), floor_to(h1 - timedelta(microseconds=1), "day") + STEP["day"]
+        for a, b, only in _segments(d0, d1, oldest_hour):
+            rows(merge_sql(r, "day", only), (a, b, a, b))
         now = datetime.now(UTC)
         for grain in ("hour", "day"):
             rows(RECORD_SQL, (r.table(grain).name, r.source.name, int(seq), now, h0, h1))

@@ -94,11 +94,13 @@ class Rollup:
         )
 
 
-def _per_s(name: str, doc: str) -> Measure:
-    """A per-second column of a pane, back to its count: rate x the pane's seconds."""
-    return D(name, doc, f"{name.removesuffix('_per_s')}_per_s * seconds")
+def present(value: str, then: str) -> str:
+    """`then` for a pane whose `value` is known (the denominator of a ratio of sums of `value`:
+    a pane without it, e.g. simulated before the pool's size was known, must not count)."""
+    return f"CASE WHEN {value} IS NOT NULL THEN {then} END"
 
 
+CPU_US = "coalesce(cpu_us_per_sync_read, 30e0)"  # 30 µs: rows written before the column (as the views)
 POOL = Rollup(
     "pool",
     POOL_PANE,
@@ -115,9 +117,28 @@ POOL = Rollup(
         S("observed_sync_reads", "Random getpages the source reported as misses: measured sync reads."),
         S("late_getpages", "Getpages counted in a later pane than their own."),
         S("batches", "Getpage batches."),
+        D(
+            "observed_seconds",
+            "Seconds of the panes with measured sync reads.",
+            present("observed_sync_reads", "seconds"),
+        ),
+        S(
+            "observed_getpages_random",
+            "Random getpages of the panes with measured sync reads.",
+            present("observed_sync_reads", "getpages_random"),
+        ),
         D("sim_sync_reads", "Simulated sync reads at the current size."),
+        D("sim_seconds", "Seconds of the panes with a simulated figure.", present("sim_sync_reads", "seconds")),
+        S(
+            "sim_getpages_random",
+            "Random getpages of the panes with a simulated figure.",
+            present("sim_sync_reads", "getpages_random"),
+        ),
         D("sim_hits", "Simulated hits at the current size.", "sim_hit_ratio * getpages"),
+        S("sim_getpages", "Getpages of the panes with a simulated hit ratio.", present("sim_hit_ratio", "getpages")),
         D("sim_hits_2x", "Simulated hits at twice the current size.", "hit_ratio_2x * getpages"),
+        S("getpages_2x", "Getpages of the panes with a figure at twice the size.", present("hit_ratio_2x", "getpages")),
+        D("seconds_2x", "Seconds of the panes with a figure at twice the size.", present("hit_ratio_2x", "seconds")),
         D("sync_reads_2x", "Simulated sync reads at twice the current size.", "sync_reads_per_s_2x * seconds"),
         D(
             "avoided_sync_reads_2x",
@@ -128,7 +149,7 @@ POOL = Rollup(
         D(
             "sim_cpu_seconds",
             "CPU seconds of the simulated sync reads.",
-            "sim_sync_reads * cpu_us_per_sync_read * 1e-6",
+            f"sim_sync_reads * {CPU_US} * 1e-6",
         ),
         D(
             "working_set_page_seconds",
@@ -160,7 +181,9 @@ OBJECT = Rollup(
         S("observed_hits", "Getpages the source reported as hits."),
         S("observed_misses", "Getpages the source reported as misses."),
         D("sim_sync_reads", "Simulated sync reads at the pool's current size."),
+        D("sim_seconds", "Seconds of the panes with a simulated figure.", present("sim_sync_reads", "seconds")),
         D("sim_hits", "Simulated hits at the pool's current size.", "sim_hit_ratio * getpages"),
+        S("sim_getpages", "Getpages of the panes with a simulated hit ratio.", present("sim_hit_ratio", "getpages")),
         D(
             "avoided_sync_reads_2x",
             "Sync reads doubling the pool would avoid.",
@@ -169,7 +192,7 @@ OBJECT = Rollup(
         D(
             "sim_cpu_seconds",
             "CPU seconds of the simulated sync reads.",
-            "sim_sync_reads * cpu_us_per_sync_read * 1e-6",
+            f"sim_sync_reads * {CPU_US} * 1e-6",
         ),
         Measure("max_working_set_pages", "bigint", "max", "Largest working set of a pane.", "working_set_pages"),
         Measure("access_class", "string", "last", "SAMOS or RAMOS at the end of the period."),
@@ -222,7 +245,9 @@ IO = Rollup(
 _STATS_COUNTERS = tuple(
     c.name
     for c in POOL_STATS.columns
-    if c.type == "bigint" and c.name not in ("getpages", "vpsize") and not c.name.endswith("_per_second")
+    if c.type == "bigint"
+    and c.name not in ("getpages", "vpsize", "buffers_allocated")  # derived, and gauges (last values below)
+    and not c.name.endswith("_per_second")
 )
 STATS = Rollup(
     "stats",
@@ -232,6 +257,7 @@ STATS = Rollup(
         D("interval_seconds", "Seconds of the statistics intervals."),
         *(S(name, next(c.doc for c in POOL_STATS.columns if c.name == name)) for name in _STATS_COUNTERS),
         Measure("vpsize", "bigint", "last", "VPSIZE at the end of the period."),
+        Measure("buffers_allocated", "bigint", "last", "Buffers allocated at the end of the period."),
     ),
     "Pool statistics intervals (counters), added up.",
 )

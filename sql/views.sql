@@ -202,26 +202,30 @@ JOIN (SELECT source, pool, max(pane_start) AS pane_start FROM ${schema}.working_
 CREATE OR REPLACE VIEW ${schema}.pool_history
 COMMENT 'Per pool and hour: getpages, sync reads/s and hit ratios, beside the same hour a day and a week earlier'
 AS WITH rolled AS (
-  SELECT coalesce(max(period_start), TIMESTAMP '1970-01-01 00:00:00 UTC') AS until FROM ${schema}.pool_hour
+  SELECT source, pool, max(period_start) AS until FROM ${schema}.pool_hour GROUP BY source, pool
 ), hourly AS (
-  SELECT source, pool, period_start AS hour, getpages, seconds,
-         sim_sync_reads / nullif(seconds, 0) AS sync_reads_per_s,
-         observed_hits * 1e0 / nullif(observed_hits + observed_misses, 0) AS observed_hit_ratio,
-         1 - sim_sync_reads / nullif(getpages_random, 0) AS sim_random_hit_ratio,
-         max_working_set_pages
-  FROM ${schema}.pool_hour
-  WHERE period_start < (SELECT until FROM rolled)
+  SELECT h.source, h.pool, h.period_start AS hour, h.getpages, h.seconds,
+         h.sim_sync_reads / nullif(h.sim_seconds, 0) AS sync_reads_per_s,
+         h.observed_hits * 1e0 / nullif(h.observed_hits + h.observed_misses, 0) AS observed_hit_ratio,
+         1 - h.sim_sync_reads / nullif(h.sim_getpages_random, 0) AS sim_random_hit_ratio,
+         h.max_working_set_pages
+  FROM ${schema}.pool_hour h
+  JOIN rolled r ON r.source = h.source AND r.pool = h.pool
+  WHERE h.period_start < r.until
   UNION ALL
-  SELECT source, pool, date_trunc('hour', pane_start) AS hour,
-         sum(getpages) AS getpages,
-         sum(seconds) AS seconds,
-         sum(sim_sync_reads) / nullif(sum(seconds), 0) AS sync_reads_per_s,
-         sum(observed_hits) * 1e0 / nullif(sum(observed_hits) + sum(observed_misses), 0) AS observed_hit_ratio,
-         1 - sum(sim_sync_reads) / nullif(sum(getpages_random), 0) AS sim_random_hit_ratio,
-         max(working_set_pages) AS max_working_set_pages
-  FROM ${schema}.pool_pane
-  WHERE pane_start >= (SELECT until FROM rolled)
-  GROUP BY source, pool, date_trunc('hour', pane_start)
+  SELECT p.source, p.pool, date_trunc('hour', p.pane_start) AS hour,
+         sum(p.getpages) AS getpages,
+         sum(p.seconds) AS seconds,
+         sum(p.sim_sync_reads) / nullif(sum(CASE WHEN p.sim_sync_reads IS NOT NULL THEN p.seconds END), 0)
+           AS sync_reads_per_s,
+         sum(p.observed_hits) * 1e0 / nullif(sum(p.observed_hits) + sum(p.observed_misses), 0) AS observed_hit_ratio,
+         1 - sum(p.sim_sync_reads)
+           / nullif(sum(CASE WHEN p.sim_sync_reads IS NOT NULL THEN p.getpages_random END), 0) AS sim_random_hit_ratio,
+         max(p.working_set_pages) AS max_working_set_pages
+  FROM ${schema}.pool_pane p
+  LEFT JOIN rolled r ON r.source = p.source AND r.pool = p.pool
+  WHERE r.until IS NULL OR p.pane_start >= r.until
+  GROUP BY p.source, p.pool, date_trunc('hour', p.pane_start)
 )
 SELECT h.*,
        d.getpages AS getpages_day_before, d.sync_reads_per_s AS sync_reads_per_s_day_before,
@@ -338,16 +342,17 @@ AS SELECT source, pool, period_start, period_end, source_rows AS panes, seconds,
        getpages_random / nullif(seconds, 0) AS random_per_s,
        getpages_sequential / nullif(seconds, 0) AS sequential_per_s,
        getpages_rid / nullif(seconds, 0) AS list_per_s,
-       observed_sync_reads / nullif(seconds, 0) AS measured_sync_reads_per_s,
-       sim_sync_reads / nullif(seconds, 0) AS simulated_sync_reads_per_s,
+       -- each figure over the panes that have it (sim_seconds, observed_seconds...: sql/rollups.py)
+       observed_sync_reads / nullif(observed_seconds, 0) AS measured_sync_reads_per_s,
+       sim_sync_reads / nullif(sim_seconds, 0) AS simulated_sync_reads_per_s,
        observed_hits * 1e0 / nullif(observed_hits + observed_misses, 0) AS measured_hit_ratio,
-       sim_hits / nullif(getpages, 0) AS simulated_hit_ratio,
-       1 - sim_sync_reads / nullif(getpages_random, 0) AS simulated_random_hit_ratio,
-       1 - observed_sync_reads * 1e0 / nullif(getpages_random, 0) AS measured_random_hit_ratio,
-       sim_hits_2x / nullif(getpages, 0) AS hit_ratio_2x,
-       avoided_sync_reads_2x / nullif(seconds, 0) AS avoided_sync_reads_per_s_2x,
-       cpu_seconds_saved_2x / nullif(seconds, 0) AS cpu_seconds_saved_per_s_2x,
-       sim_cpu_seconds / nullif(seconds, 0) * 86400 AS cpu_seconds_per_24h,
+       sim_hits / nullif(sim_getpages, 0) AS simulated_hit_ratio,
+       1 - sim_sync_reads / nullif(sim_getpages_random, 0) AS simulated_random_hit_ratio,
+       1 - observed_sync_reads * 1e0 / nullif(observed_getpages_random, 0) AS measured_random_hit_ratio,
+       sim_hits_2x / nullif(getpages_2x, 0) AS hit_ratio_2x,
+       avoided_sync_reads_2x / nullif(seconds_2x, 0) AS avoided_sync_reads_per_s_2x,
+       cpu_seconds_saved_2x / nullif(seconds_2x, 0) AS cpu_seconds_saved_per_s_2x,
+       sim_cpu_seconds / nullif(sim_seconds, 0) * 86400 AS cpu_seconds_per_24h,
        working_set_page_seconds / nullif(seconds, 0) AS avg_working_set_pages, max_working_set_pages,
        max_distinct_pages, late_getpages, current_size, min_size, max_size, vpseqt, model
 FROM ${schema}.pool_${grain};
@@ -383,16 +388,17 @@ AS WITH io AS (
   FROM io GROUP BY source, pool, period_start
 )
 SELECT o.source, o.pool, o.object, o.period_start, o.period_end, o.source_rows AS panes, o.seconds, o.getpages,
+       o.getpages_random, o.getpages_sequential, o.getpages_rid,
        o.getpages / nullif(o.seconds, 0) AS getpages_per_s,
        (o.getpages_sequential + o.getpages_rid) * 1e0 / nullif(o.getpages, 0) AS sequential_share, o.access_class,
-       o.sim_sync_reads, o.sim_sync_reads / nullif(o.seconds, 0) AS sync_ios_per_second,
+       o.sim_sync_reads, o.sim_sync_reads / nullif(o.sim_seconds, 0) AS sync_ios_per_second,
        io.ios AS traced_sync_ios, io.ios / nullif(o.seconds, 0) AS traced_sync_ios_per_second,
        coalesce(io.elapsed_us * 1e0 / nullif(io.ios, 0), p.avg_us) / 1e3 AS sync_read_ms,
-       o.sim_cpu_seconds / nullif(o.seconds, 0) AS cpu_seconds_per_second,
-       o.sim_cpu_seconds / nullif(o.seconds, 0) * 86400 AS cpu_seconds_per_24h,
+       o.sim_cpu_seconds, o.sim_cpu_seconds / nullif(o.sim_seconds, 0) AS cpu_seconds_per_second,
+       o.sim_cpu_seconds / nullif(o.sim_seconds, 0) * 86400 AS cpu_seconds_per_24h,
        o.sim_sync_reads * coalesce(io.elapsed_us * 1e0 / nullif(io.ios, 0), p.avg_us) / 1e6 AS io_elapsed_seconds,
        o.sim_sync_reads * coalesce(io.elapsed_us * 1e0 / nullif(io.ios, 0), p.avg_us) / 1e6
-         / nullif(o.seconds, 0) * 86400 AS delay_seconds_per_24h,
+         / nullif(o.sim_seconds, 0) * 86400 AS delay_seconds_per_24h,
        o.max_working_set_pages
 FROM ${schema}.object_${grain} o
 LEFT JOIN io ON io.source = o.source AND io.pool = o.pool AND io.object = o.object AND io.period_start = o.period_start

@@ -21,7 +21,9 @@ def test_parts_by_command_line() -> None:
     assert cp.part_of("java -cp x org.apache.flink.runtime.taskexecutor.TaskManagerRunner", 5, 1) == (
         "flink taskmanager (JVM)"
     )
-    assert cp.part_of("/v/bin/python -m pyflink.fn_execution.beam.beam_boot --id=1", 5, 1).startswith("python worker")
+    assert str(cp.part_of("/v/bin/python -m pyflink.fn_execution.beam.beam_boot --id=1", 5, 1)).startswith(
+        "python worker"
+    )
     assert cp.part_of("java -cp lib/* io.trino.server.TrinoServer", 5, 1) == "trino"
     assert cp.part_of("java kafka.Kafka server.properties", 5, 1) == "kafka"
     assert cp.part_of("anything", 7, 7) == cp.OWN

@@ -4,6 +4,7 @@ whose footprint stays under the budget, sampled within the accuracy bound above 
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from poolsight.simulator import SimConfig, Simulator
 from poolsight.simulator.engine import AUTO_SAMPLES
@@ -11,7 +12,7 @@ from poolsight.simulator.engine import AUTO_SAMPLES
 SIZES = [100, 1000, 5000, 20000, 50000, 100000, 200000]
 
 
-def _curve(cfg: SimConfig, pages: np.ndarray) -> tuple[list[float], float]:
+def _curve(cfg: SimConfig, pages: npt.NDArray[np.int64]) -> tuple[list[float], float]:
     sim = Simulator(cfg)
     n = len(pages)
     sim.feed(np.linspace(0, 600, n), np.full(n, "BP1"), np.full(n, "DB.TS"), pages)

@@ -34,8 +34,8 @@ def test_ratios_are_never_rolled_up_only_counts_and_extremes() -> None:
         for m in r.measures:
             assert "ratio" not in m.name, (r.stem, m.name)
             assert m.agg in ("sum", "max", "min", "last")
-            if m.expr is not None and "ratio" in m.expr:  # a ratio only ever weighted back into a count
-                assert "* getpages" in m.expr, m
+            if m.expr is not None and "ratio *" in m.expr:  # a ratio only ever weighted back into a count
+                assert m.expr.endswith("* getpages"), m
 
 
 def test_the_hourly_merge_groups_panes_by_hour_and_the_daily_one_adds_hours() -> None:
@@ -48,7 +48,22 @@ def test_the_hourly_merge_groups_panes_by_hour_and_the_daily_one_adds_hours() ->
     assert "sum(source_rows) AS source_rows" in day and "sum(sim_hits) AS sim_hits" in day
     assert "max_by(current_size, period_start)" in day and "max(max_working_set_pages)" in day
     for sql in (hour, day):
-        assert sql.count("?") == 2 and "WHEN MATCHED THEN UPDATE" in sql and "WHEN NOT MATCHED THEN INSERT" in sql
+        assert sql.count("?") == 4 and "WHEN MATCHED THEN UPDATE" in sql and "WHEN NOT MATCHED THEN INSERT" in sql
+        # keys compared with = (a hash join), nulls as a value no row holds; the target's periods bounded
+        assert "coalesce(t.source, '') = coalesce(s.source, '')" in sql and "IS NOT DISTINCT" not in sql
+        assert "t.period_start >= ? AND t.period_start < ?" in sql
+    only = merge_sql(POOL, "hour", insert_only=True)
+    assert "WHEN MATCHED" not in only and "WHEN NOT MATCHED THEN INSERT" in only
+
+
+def test_a_range_is_split_at_a_retention_cutoff() -> None:
+    from poolsight.sql.rollup import _segments
+
+    a, b, c = (datetime(2026, 1, d, tzinfo=UTC) for d in (1, 2, 3))
+    assert _segments(a, c, None) == [(a, c, False)]
+    assert _segments(a, c, b) == [(a, b, True), (b, c, False)]
+    assert _segments(b, c, a) == [(b, c, False)]
+    assert _segments(a, b, c) == [(a, b, True)]
 
 
 def test_periods_floor_in_utc() -> None:

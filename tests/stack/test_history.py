@@ -34,16 +34,21 @@ PANES = DAYS * 1440
 SIZES = (1000, 2000, 4000)
 
 
+def mod(a: int, b: int) -> int:
+    """Trino's % (the dividend's sign), for panes before DAY0."""
+    return a - b * int(a / b)
+
+
 def getpages(i: int, p: int) -> int:
-    return 1000 + (i % 97) * 3 + 50 * p
+    return 1000 + mod(i, 97) * 3 + 50 * p
 
 
 def obj_getpages(i: int, p: int, o: int) -> int:
-    return 100 + (i * (o + 1)) % 13 + p
+    return 100 + mod(i * (o + 1), 13) + p
 
 
 def sync_reads(i: int, p: int) -> int:
-    return (i % 11) + p
+    return mod(i, 11) + p
 
 
 def hits(i: int, p: int, z: int) -> float:
@@ -178,16 +183,21 @@ def test_rollups_keep_the_daily_totals_after_the_panes_expire(clean: None) -> No
 
 def test_a_late_pane_older_than_the_retention_does_not_shrink_its_rollup(clean: None) -> None:
     """Panes of 1 January are gone (the test before): a pane arriving for it now must not
-    replace the day's rollup with its own sum; and panes not yet rolled up are never removed."""
+    replace the day's rollup with its own sum, one for an hour without a rollup (31 December)
+    must not be lost, and panes not yet rolled up are never removed."""
     s = load_settings()
     before = _rolled("day")["getpages"][("BP1", "2000-01-01")]
     assert before == pytest.approx(_truth(0, 1439)["getpages"][("BP1", "2000-01-01")])
     _insert_panes(10, 10)
+    _insert_panes(-60, -60)  # 1999-12-31 23:00
     with trino_connection(s) as conn:
         cur = conn.cursor()
         runs = {r.rollup: r for r in run_rollups(cur, DAY0 + timedelta(days=3))}
         assert runs["pool_hour"].clamped
-        assert _rolled("day")["getpages"][("BP1", "2000-01-01")] == pytest.approx(before)
+        day = _rolled("day")
+        assert day["getpages"][("BP1", "2000-01-01")] == pytest.approx(before)
+        assert day["getpages"][("BP2", "1999-12-31")] == getpages(-60, 1) and day["panes"][("BP2", "1999-12-31")] == 1
+        assert day["object_getpages"][("BP1", "DB.IX1", "1999-12-31")] == obj_getpages(-60, 0, 2)
         # A pane of 4 January written after the rollup ran: retention at 2000-01-07 keeping 2
         # days would remove 4 January, but leaves the table as it is until the pane is rolled up.
         seq = {r.rollup: r.sequence_number for r in run_rollups(cur, DAY0 + timedelta(days=3))}
@@ -204,8 +214,48 @@ def test_a_late_pane_older_than_the_retention_does_not_shrink_its_rollup(clean: 
         "skipped": "not rolled up",
     } in report
     left = _exec(f"SELECT count(*) FROM {BY_NAME['pool_pane'].qualified} WHERE source = ?", (SOURCE,))[0][0]
-    # 4 and 5 January, the late pane of 4 January and the one of 1 January (the next pass takes it), 2 pools
-    assert left == 2 * (2 * 1440 + 2)
+    # 4 and 5 January, the late pane of 4 January and those of 1 January and 31 December (the next
+    # pass takes them), 2 pools
+    assert left == 2 * (2 * 1440 + 3)
+    # ... and the other pane tables lost 31 December's pane, but not its rollup.
+    gone = _exec(
+        f"SELECT count(*) FROM {BY_NAME['object_pane'].qualified} WHERE source = ? AND pane_start < ?",
+        (SOURCE, DAY0 + timedelta(days=4)),
+    )
+    assert gone[0][0] == 0
+    assert _rolled("day")["getpages"][("BP2", "1999-12-31")] == getpages(-60, 1)
+
+
+def test_the_dashboard_reads_panes_hours_or_days_by_the_range_and_they_agree(clean: None) -> None:
+    """The pool and objects pages over the test's history (panes of 4 and 5 January left, rollups
+    of every day): each range at its grain, totals against the formulas."""
+    from poolsight.dashboards import queries
+    from poolsight.dashboards.server import Reader
+    from poolsight.dashboards.timerange import RANGES, TimeRange
+
+    run = Reader(load_settings()).run
+    keep = Retention(pane_days=2, hour_months=None)
+    now = DAY0 + timedelta(days=6, hours=1)
+    # With 31 December's late pane (the test before); 1 January's stayed out of its hour's rollup.
+    truth = _truth(-60, PANES - 1)
+    keys: set[str] = set()
+    for name, grain, days in (("24h", "pane", ["2000-01-05"]), ("7d", "hour", None), ("90d", "day", None)):
+        page = queries.pool(run, SOURCE, "BP1", TimeRange(RANGES[name], None, None), retention=keep, now=now)
+        assert page["grain"] == grain, name
+        series = page["series"]
+        got = sum(r["getpages_per_s"] * r["seconds"] for r in series)
+        want = sum(v for (pool, d), v in truth["getpages"].items() if pool == "BP1" and (days is None or d in days))
+        assert got == pytest.approx(want), name
+        keys = keys or set(series[0])
+        assert set(series[0]) == keys, name  # the page's charts read the same columns at every grain
+        assert page["mix"]["getpages"] == pytest.approx(want), name
+    objs = queries.objects(run, SOURCE, "BP1", TimeRange(RANGES["7d"], None, None), retention=keep, now=now)
+    assert objs["grain"] == "hour"
+    got_objects = {r["object"]: r["getpages"] for r in objs["objects"]}
+    assert got_objects == {
+        o: pytest.approx(sum(v for (pool, obj, _), v in truth["object_getpages"].items() if pool == "BP1" and obj == o))
+        for o in OBJECTS
+    }
 
 
 def test_the_maintenance_service_runs_and_reports_its_cycles() -> None:
