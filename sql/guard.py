@@ -69,7 +69,7 @@ def oldest_needed_commit(cur: Any, t: Table, job_ids: set[str]) -> datetime | No
     marks = ", ".join("?" for _ in job_ids)
     cur.execute(
         f"SELECT min(t) FROM (SELECT max(committed_at) AS t FROM {metadata_table(t, 'snapshots')} "
-        f"WHERE summary['flink.job-id'] IN ({marks}) GROUP BY summary['flink.job-id'])",
+        f"WHERE element_at(summary, 'flink.job-id') IN ({marks}) GROUP BY element_at(summary, 'flink.job-id'))",
         tuple(sorted(job_ids)),
     )
     rows = cur.fetchall()
