@@ -79,6 +79,9 @@ bench-ingest: install ## getpages/s into and out of Kafka (generator, trace coll
 bench-pipeline: install ## getpages/s from the generator through Flink into Iceberg, and freshness via Trino
 	$(BIN)/python -m poolsight.flink_jobs.bench
 
+bench-history: install ## dashboard and view queries over 90 days of panes + 13 months of rollups (own Trino; ARGS=--days 3 --pools 5)
+	$(BIN)/python -m poolsight.sql.bench_history $(ARGS)
+
 chaos: install ## kill -9 each service in turn under a streaming workload; totals in Iceberg must equal what was produced (ARGS='--trials 3')
 	$(BIN)/python -m poolsight.flink_jobs.chaos $(ARGS)
 bench-dashboard: install browser ## first paint of the pool page with 24 h of 1-minute panes, in Chromium, vs its queries in turn
@@ -91,4 +94,4 @@ clean: ## remove runtime data and logs (var/); keeps the download cache
 distclean: clean ## also remove .venv and the download cache
 	rm -rf $(VENV) .cache
 
-.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim bench-decode bench-ingest bench-pipeline chaos clean distclean
+.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim bench-decode bench-ingest bench-pipeline bench-history chaos clean distclean
