@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from poolsight.advice.table import LATEST_SQL as ADVICE_LATEST_SQL
@@ -29,7 +29,6 @@ WORKING_SET = BY_NAME["working_set"].qualified
 IO_PANE = BY_NAME["io_pane"].qualified
 ALERT = BY_NAME["alert"].qualified
 DEAD_LETTER = BY_NAME["dead_letter"].qualified
-SIM_CURVE_LATEST = f"{SCHEMA}.sim_curve_latest"
 SIM_ACCURACY_PANE = BY_NAME["sim_accuracy_pane"].qualified
 SIM_ACCURACY = f"{SCHEMA}.sim_accuracy"
 OBJECT_IO_COST = f"{SCHEMA}.object_io_cost"
@@ -38,11 +37,28 @@ OBJECT_IO_COST = f"{SCHEMA}.object_io_cost"
 OVERVIEW_LOOKBACK = timedelta(days=7)
 
 
+POOL_HOUR = BY_NAME["pool_hour"].qualified
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def recent_since(run: Run, source: str, pool: str) -> datetime:
+    """A time at or before the pool's newest pane whose day partitions are few: a day before its
+    newest rolled-up hour (the rollups are small), or the epoch if it has none (then all panes
+    are read). A pool's page reads its panes from here, not its whole history."""
+    rows = run(f"SELECT max(period_start) AS h FROM {POOL_HOUR} WHERE source = ? AND pool = ?", (source, pool))
+    h = rows[0]["h"] if rows else None
+    return h - timedelta(days=1) if h is not None else EPOCH
+
+
 def newest_pane(run: Run, source: str | None = None, pool: str | None = None) -> datetime | None:
     if source is None:
         rows = run(f"SELECT max(pane_end) AS t FROM {POOL_PANE}", ())
     else:
-        rows = run(f"SELECT max(pane_end) AS t FROM {POOL_PANE} WHERE source = ? AND pool = ?", (source, pool))
+        assert pool is not None
+        rows = run(
+            f"SELECT max(pane_end) AS t FROM {POOL_PANE} WHERE source = ? AND pool = ? AND pane_start >= ?",
+            (source, pool, recent_since(run, source, pool)),
+        )
     return rows[0]["t"] if rows else None
 
 
@@ -156,7 +172,13 @@ SELECT max_by(current_size, pane_start) AS vpsize, max_by(vpseqt, pane_start) AS
        max_by(cpu_us_per_sync_read, pane_start) AS cpu_us_per_sync_read,
        max(pane_end) AS latest_pane_end, min(pane_start) AS first_pane_start, count(*) AS panes
 FROM {POOL_PANE}
-WHERE source = ? AND pool = ?"""
+WHERE source = ? AND pool = ? AND pane_start >= ?"""
+
+# The panes before recent_since, from the hourly rollups (the panes may be gone by retention).
+ROLLED_PANES_SQL = f"""
+SELECT min(period_start) AS first_pane_start, sum(source_rows) AS panes
+FROM {POOL_HOUR}
+WHERE source = ? AND pool = ? AND period_start < ?"""
 
 STATS_SERIES_SQL = f"""
 SELECT interval_end AS t, interval_seconds,
@@ -167,13 +189,53 @@ FROM {POOL_STATS}
 WHERE source = ? AND pool = ? AND interval_end > ? AND interval_start < ?
 ORDER BY interval_end"""
 
-CURVE_SQL = f"""
-SELECT size_pages, size_factor, is_current, window_start, window_end, panes, hit_ratio,
-       sync_reads_per_s, prefetch_pages_per_s, avoided_sync_reads_per_s, cpu_seconds_saved_per_24h,
-       elapsed_seconds_saved_per_24h, sync_read_ms, sync_read_ms_from, cpu_us_per_sync_read,
-       cpu_seconds_per_24h, delay_seconds_per_24h
-FROM {SIM_CURVE_LATEST}
-WHERE source = ? AND pool = ?
+# The pool's curve: the sim_curve_latest view's body with the window given (the page knows the
+# newest pane) (source, pool, window start, window end; three times), so each part reads one
+# day's files instead of finding every pool's newest pane over the whole history.
+CURVE_WINDOW_SQL = f"""
+WITH io AS (
+  SELECT sum(elapsed_us) / 1e3 / nullif(sum(ios), 0) AS ms
+  FROM {IO_PANE}
+  WHERE source = ? AND pool = ? AND direction = 'read' AND io_type = 'sync' AND pane_end > ? AND pane_start < ?
+), stats AS (
+  SELECT sum(sync_reads * sync_read_avg_ms) / nullif(sum(sync_reads), 0) AS ms
+  FROM {BY_NAME["object_io_stats"].qualified}
+  WHERE source = ? AND pool = ? AND sync_read_avg_ms IS NOT NULL AND interval_end > ? AND interval_start < ?
+), curve AS (
+  SELECT min(w.window_start) AS window_start, min(w.window_end) AS window_end, c.size_pages,
+         max(c.size_factor) AS size_factor, bool_or(c.is_current) AS is_current, count(*) AS panes,
+         sum(c.hits) / nullif(sum(c.refs), 0) AS hit_ratio,
+         sum(c.sync_reads) / nullif(sum(c.seconds), 0) AS sync_reads_per_s,
+         sum(c.prefetch_pages) / nullif(sum(c.seconds), 0) AS prefetch_pages_per_s,
+         sum(c.avoided_sync_reads_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS avoided_sync_reads_per_s,
+         sum(c.cpu_seconds_saved_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS cpu_seconds_saved_per_s,
+         sum(c.elapsed_seconds_saved_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS configured_elapsed_saved_per_s,
+         1e3 * sum(abs(c.elapsed_seconds_saved_per_s)) / nullif(sum(abs(c.avoided_sync_reads_per_s)), 0)
+           AS configured_ms,
+         max(coalesce(c.cpu_us_per_sync_read, 30e0)) AS cpu_us_per_sync_read
+  FROM {BY_NAME["sim_curve"].qualified} c
+  CROSS JOIN (SELECT CAST(? AS timestamp(6) with time zone) AS window_start,
+                     CAST(? AS timestamp(6) with time zone) AS window_end) w
+  WHERE c.source = ? AND c.pool = ? AND c.pane_end > w.window_start AND c.pane_start < w.window_end
+    AND coalesce(c.pool_policy, true)
+  GROUP BY c.size_pages
+), timed AS (
+  SELECT curve.*, coalesce(io.ms, stats.ms, curve.configured_ms) AS sync_read_ms,
+         CASE WHEN io.ms IS NOT NULL THEN 'io-events' WHEN stats.ms IS NOT NULL THEN 'statistics'
+              WHEN curve.configured_ms IS NOT NULL THEN 'configured' END AS sync_read_ms_from
+  FROM curve CROSS JOIN io CROSS JOIN stats
+), priced AS (
+  SELECT timed.*,
+         coalesce(avoided_sync_reads_per_s * sync_read_ms / 1e3, configured_elapsed_saved_per_s)
+           AS elapsed_seconds_saved_per_s
+  FROM timed
+)
+SELECT size_pages, size_factor, is_current, window_start, window_end, panes, hit_ratio, sync_reads_per_s,
+       prefetch_pages_per_s, avoided_sync_reads_per_s, cpu_seconds_saved_per_s * 86400 AS cpu_seconds_saved_per_24h,
+       elapsed_seconds_saved_per_s * 86400 AS elapsed_seconds_saved_per_24h, sync_read_ms, sync_read_ms_from,
+       cpu_us_per_sync_read, sync_reads_per_s * cpu_us_per_sync_read * 1e-6 * 86400 AS cpu_seconds_per_24h,
+       sync_reads_per_s * sync_read_ms / 1e3 * 86400 AS delay_seconds_per_24h
+FROM priced
 ORDER BY size_pages"""
 
 MEASURED_WINDOW_SQL = f"""
@@ -242,12 +304,23 @@ def pool(
     at the grain that answers it (sql/grain.py; `retention`: what is kept, default the defaults).
     With a cache, everything but the attributes is read again only when the pool has a new pane."""
     key = (source, pool_name)
-    attributes = run(ATTRIBUTES_SQL, key)[0]
+    since = recent_since(run, source, pool_name)
+    attributes = run(ATTRIBUTES_SQL, (*key, since))[0]
+    if since > EPOCH:  # the panes before `since`, as the hourly rollups counted them
+        rolled = run(ROLLED_PANES_SQL, (*key, since))[0]
+        if rolled["panes"]:
+            attributes["panes"] = (attributes["panes"] or 0) + int(rolled["panes"])
+            firsts = [t for t in (rolled["first_pane_start"], attributes["first_pane_start"]) if t is not None]
+            attributes["first_pane_start"] = min(firsts)
     if cache is not None:
         run = cache.bind(run, (source, pool_name, attributes["latest_pane_end"], attributes["panes"]))
 
     def curve_and_measured() -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-        curve = run(CURVE_SQL, key)
+        end = attributes["latest_pane_end"]
+        if end is None:
+            return [], None
+        w = (end - timedelta(minutes=15), end)
+        curve = run(CURVE_WINDOW_SQL, (*key, *w, *key, *w, *w, *key))
         if not curve:
             return curve, None
         return curve, run(MEASURED_WINDOW_SQL, (*key, curve[0]["window_start"], curve[0]["window_end"]))[0]
