@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 from poolsight.names import NAMESPACE, TRINO_CATALOG
 from poolsight.sql.retention import Retention, months_before
 from poolsight.sql.rollups import ROLLUPS
-from poolsight.sql.tables import BY_NAME, ROLLUP_STATE, SIZES_CURVE, Table
+from poolsight.sql.tables import BY_NAME, SIZES_CURVE, Table
 
 SOURCE = "BENCH"
 OBJECTS_PER_POOL = 40
@@ -727,30 +727,6 @@ def load_old_rollups(loader: Loader, w: Workload, plan: Plan) -> dict[str, datet
     return cutoffs
 
 
-def rollup_in_pieces(cur: Any, plan: Plan, days: int = 7) -> None:
-    """What run_rollups computes, a few days at a time (the hours, then the days from them): the
-    SELECT of its MERGE (sql/rollup.py merge_sql), INSERTed, as the rollup tables hold nothing
-    for these periods. For when one MERGE over the whole history needs more memory than Trino has."""
-    from poolsight.sql.rollup import merge_sql
-
-    say(f"  rolling up in pieces of {days} days instead (merge_sql's SELECT, INSERTed):")
-    for r in ROLLUPS:
-        t0 = time.monotonic()
-        cur.execute(f"SELECT count(*) FROM {ROLLUP_STATE.qualified} WHERE rollup_table = ?", (r.table("hour").name,))
-        if cur.fetchall()[0][0]:
-            say(f"    {r.stem:8} done by run_rollups before it failed")
-            continue
-        for grain in ("hour", "day"):
-            sql = merge_sql(r, grain)
-            select = sql[sql.index(" USING (") + 8 : sql.index(") s ON ")]
-            cols = sql[sql.index("INSERT (") + 8 : sql.index(") VALUES")]
-            for lo, hi in day_ranges(us(plan.pane_start), us(plan.end) + DAY_US, days):
-                a, b = (datetime.fromtimestamp(x / US, UTC) for x in (lo, hi))
-                cur.execute(f"INSERT INTO {r.table(grain).qualified} ({cols}) SELECT {cols} FROM ({select})", (a, b))
-                cur.fetchall()
-        say(f"    {r.stem:8} {time.monotonic() - t0:7.1f} s")
-
-
 # ---------------------------------------------------------------- queries
 
 
@@ -906,25 +882,15 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.monotonic()
                 load_all(loader, w, plan, a.seed)
                 load_s = time.monotonic() - t0
-                # The panes are rolled up before the older rollups are loaded: run_rollups' MERGE
-                # joins on IS NOT DISTINCT FROM, which Trino cannot hash, so its time grows with
-                # the rows already in the rollup table (see sql/README.md).
+                # The panes are rolled up before the older rollups are loaded, as a first
+                # maintenance cycle after an upgrade would: run_rollups over all of them.
                 pane_rows = sum(loader.rows.get(r.source.name, 0) for r in ROLLUPS)
                 say("run_rollups (the product's, over every pane loaded; rollup tables still empty):")
                 t0 = time.monotonic()
-                try:
-                    for r in run_rollups(cur, None):
-                        say(f"  {r.rollup:14} {r.files:>5} files  {r.seconds:7.1f} s")
-                    rollup_s = time.monotonic() - t0
-                    rate = f"{pane_rows / rollup_s:,.0f} rows/s"
-                    say(f"  rolled up {pane_rows:,} pane rows in {rollup_s:.0f} s ({rate})")
-                except Exception as exc:  # reported; the rollups are then made in pieces
-                    ok = False
-                    say(f"  run_rollups FAILED after {time.monotonic() - t0:.0f} s: {exc}")
-                    t0 = time.monotonic()
-                    rollup_in_pieces(cur, plan)
-                    rollup_s = time.monotonic() - t0
-                    say(f"  rolled up {pane_rows:,} pane rows in {rollup_s:.0f} s ({pane_rows / rollup_s:,.0f} rows/s)")
+                for r in run_rollups(cur, None):
+                    say(f"  {r.rollup:14} {r.files:>5} files  {r.seconds:7.1f} s")
+                rollup_s = time.monotonic() - t0
+                say(f"  rolled up {pane_rows:,} pane rows in {rollup_s:.0f} s ({pane_rows / rollup_s:,.0f} rows/s)")
                 t0 = time.monotonic()
                 cutoffs = load_old_rollups(loader, w, plan)
                 load_s += time.monotonic() - t0

@@ -22,6 +22,9 @@ from poolsight.sql.rollups import ROLLUPS, Rollup
 from poolsight.sql.tables import ROLLUP_STATE, Table
 
 STEP = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
+# At most this much event time per MERGE: a first run over months of panes (an upgrade, a
+# backlog) would hold every group of the range in one query's memory.
+PIECE = timedelta(days=7)
 
 
 def floor_to(t: datetime, grain: str) -> datetime:
@@ -122,12 +125,20 @@ class RollupRun:
 
 
 def _segments(lo: datetime, hi: datetime, cut: datetime | None) -> list[tuple[datetime, datetime, bool]]:
-    """[lo, hi) split at a retention cutoff: (start, end, insert only) for the part before it."""
+    """[lo, hi) split at a retention cutoff, (start, end, insert only) for the part before it, and
+    into pieces of at most PIECE (lo, hi and cut are whole periods, so the pieces are too)."""
     if cut is None or cut <= lo:
-        return [(lo, hi, False)]
-    if cut >= hi:
-        return [(lo, hi, True)]
-    return [(lo, cut, True), (cut, hi, False)]
+        parts = [(lo, hi, False)]
+    elif cut >= hi:
+        parts = [(lo, hi, True)]
+    else:
+        parts = [(lo, cut, True), (cut, hi, False)]
+    out = []
+    for a, b, only in parts:
+        while a < b:
+            out.append((a, min(a + PIECE, b), only))
+            a = min(a + PIECE, b)
+    return out
 
 
 def run_rollups(

@@ -64,6 +64,14 @@ def test_a_range_is_split_at_a_retention_cutoff() -> None:
     assert _segments(a, c, b) == [(a, b, True), (b, c, False)]
     assert _segments(b, c, a) == [(b, c, False)]
     assert _segments(a, b, c) == [(a, b, True)]
+    # a long range in pieces of at most a week, the cutoff still a boundary
+    z = datetime(2026, 1, 20, tzinfo=UTC)
+    assert _segments(a, z, b) == [
+        (a, b, True),
+        (b, b + timedelta(days=7), False),
+        (b + timedelta(days=7), b + timedelta(days=14), False),
+        (b + timedelta(days=14), z, False),
+    ]
 
 
 def test_periods_floor_in_utc() -> None:
