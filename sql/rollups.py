@@ -100,20 +100,24 @@ def present(value: str, then: str) -> str:
     return f"CASE WHEN {value} IS NOT NULL THEN {then} END"
 
 
-CPU_US = "coalesce(cpu_us_per_sync_read, 30e0)"  # 30 µs: rows written before the column (as the views)
+CPU_US = "coalesce(cpu_us_per_sync_read, 30e0)"
+# The getpage counts a pool's and an object's panes both carry.
+GETPAGE_COUNTS = (
+    S("getpages", "Getpages."),
+    S("getpages_random", "Random getpages."),
+    S("getpages_sequential", "Sequential getpages."),
+    S("getpages_rid", "RID-list getpages."),
+    S("updates", "Set-write-intent requests."),
+    S("observed_hits", "Getpages the source reported as hits."),
+    S("observed_misses", "Getpages the source reported as misses."),
+)  # 30 µs: rows written before the column (as the views)
 POOL = Rollup(
     "pool",
     POOL_PANE,
     ("source", "pool"),
     (
         D("seconds", "Seconds covered by getpages."),
-        S("getpages", "Getpages."),
-        S("getpages_random", "Random getpages."),
-        S("getpages_sequential", "Sequential getpages."),
-        S("getpages_rid", "RID-list getpages."),
-        S("updates", "Set-write-intent requests."),
-        S("observed_hits", "Getpages the source reported as hits."),
-        S("observed_misses", "Getpages the source reported as misses."),
+        *GETPAGE_COUNTS,
         S("observed_sync_reads", "Random getpages the source reported as misses: measured sync reads."),
         S("late_getpages", "Getpages counted in a later pane than their own."),
         S("batches", "Getpage batches."),
@@ -173,13 +177,7 @@ OBJECT = Rollup(
     ("source", "pool", "object"),
     (
         D("seconds", "Seconds of the object's panes covered by getpages."),
-        S("getpages", "Getpages."),
-        S("getpages_random", "Random getpages."),
-        S("getpages_sequential", "Sequential getpages."),
-        S("getpages_rid", "RID-list getpages."),
-        S("updates", "Set-write-intent requests."),
-        S("observed_hits", "Getpages the source reported as hits."),
-        S("observed_misses", "Getpages the source reported as misses."),
+        *GETPAGE_COUNTS,
         D("sim_sync_reads", "Simulated sync reads at the pool's current size."),
         D("sim_seconds", "Seconds of the panes with a simulated figure.", present("sim_sync_reads", "seconds")),
         D("sim_hits", "Simulated hits at the pool's current size.", "sim_hit_ratio * getpages"),
