@@ -16,17 +16,44 @@ from typing import Any
 from poolsight.infra.config import load_settings
 from poolsight.infra.services import trino_connection
 from poolsight.simulator.similarity import similarity
+from poolsight.sql.grain import grain_for
+from poolsight.sql.retention import Retention
 from poolsight.sql.tables import BY_NAME
 
 PANE_SQL = f"""
 SELECT count(*), sum(getpages), sum(seconds),
        sum(getpages) / nullif(sum(seconds), 0),
        sum(observed_hits) * 1e0 / nullif(sum(observed_hits) + sum(observed_misses), 0),
-       sum(sim_sync_reads) / nullif(sum(seconds), 0),
-       1 - sum(sim_sync_reads) / nullif(sum(getpages_random), 0),
+       sum(sim_sync_reads) / nullif(sum(CASE WHEN sim_sync_reads IS NOT NULL THEN seconds END), 0),
+       1 - sum(sim_sync_reads) / nullif(sum(CASE WHEN sim_sync_reads IS NOT NULL THEN getpages_random END), 0),
        max(working_set_pages)
 FROM {BY_NAME["pool_pane"].qualified}
 WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ?"""
+
+# The same from the hourly rollups (sql/rollups.py), for ranges of whole hours longer than the
+# panes answer fast (sql/grain.py) or than they are kept.
+HOUR_SQL = f"""
+SELECT sum(source_rows), sum(getpages), sum(seconds),
+       sum(getpages) / nullif(sum(seconds), 0),
+       sum(observed_hits) * 1e0 / nullif(sum(observed_hits) + sum(observed_misses), 0),
+       sum(sim_sync_reads) / nullif(sum(sim_seconds), 0),
+       1 - sum(sim_sync_reads) / nullif(sum(sim_getpages_random), 0),
+       max(max_working_set_pages)
+FROM {BY_NAME["pool_hour"].qualified}
+WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ?"""
+
+CURVE_HOUR_SQL = f"""
+SELECT size_factor, sum(hits) / nullif(sum(refs), 0), sum(sync_reads) / nullif(sum(seconds), 0)
+FROM {BY_NAME["curve_hour"].qualified}
+WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ? AND size_factor IS NOT NULL
+  AND coalesce(pool_policy, true) AND curve = 'sizes'
+GROUP BY size_factor ORDER BY size_factor"""
+
+MIX_HOUR_SQL = f"""
+SELECT object, sum(getpages_random), sum(getpages_sequential), sum(getpages_rid)
+FROM {BY_NAME["object_hour"].qualified}
+WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ?
+GROUP BY object"""
 
 CURVE_SQL = f"""
 SELECT size_factor, sum(hits) / nullif(sum(refs), 0), sum(sync_reads) / nullif(sum(seconds), 0)
@@ -77,21 +104,42 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
+def _whole_hours(start: datetime, end: datetime) -> bool:
+    return all(t.minute == t.second == t.microsecond == 0 for t in (start, end))
+
+
 def compare(
-    source: str, pool: str, ranges: list[tuple[datetime, datetime]], *, user: str | None = None
+    source: str,
+    pool: str,
+    ranges: list[tuple[datetime, datetime]],
+    *,
+    user: str | None = None,
+    retention: Retention | None = None,
 ) -> list[dict[str, Any]]:
-    """One dict per range: METRICS plus `curve` {size factor: (hit ratio, sync reads/s)}.
+    """One dict per range: METRICS plus `curve` {size factor: (hit ratio, sync reads/s)}, from the
+    panes, or from the hourly rollups for a range of whole hours the panes do not answer (grain.py).
     The dashboard reads as the read-only user; `poolsight compare` as the configured Trino user."""
     out: list[dict[str, Any]] = []
     with trino_connection(load_settings(), user=user) as conn:
         cur = conn.cursor()
         for start, end in ranges:
             params = (source, pool, start, end)
-            cur.execute(PANE_SQL, params)
+            hours = (
+                _whole_hours(start, end)
+                and grain_for(start, end, retention or Retention(), datetime.now(UTC)) != "pane"
+            )
+            pane_sql, curve_sql, mix_sql = (
+                (HOUR_SQL, CURVE_HOUR_SQL, MIX_HOUR_SQL) if hours else (PANE_SQL, CURVE_SQL, MIX_SQL)
+            )
+            cur.execute(pane_sql, params)
             row = dict(zip(METRICS, cur.fetchall()[0], strict=True))
-            cur.execute(CURVE_SQL, params)
+            if not row["panes"] and pane_sql is HOUR_SQL:  # not rolled up (yet): the panes
+                pane_sql, curve_sql, mix_sql = PANE_SQL, CURVE_SQL, MIX_SQL
+                cur.execute(pane_sql, params)
+                row = dict(zip(METRICS, cur.fetchall()[0], strict=True))
+            cur.execute(curve_sql, params)
             row["curve"] = {float(f): (hr, sr) for f, hr, sr in cur.fetchall()}
-            cur.execute(MIX_SQL, params)
+            cur.execute(mix_sql, params)
             mix: dict[tuple[str, str], float] = {}
             for obj, *counts in cur.fetchall():
                 for kind, n in zip(("random", "sequential", "list"), counts, strict=True):

@@ -252,6 +252,16 @@ def test_the_dashboard_reads_panes_hours_or_days_by_the_range_and_they_agree(cle
         keys = keys or set(series[0])
         assert set(series[0]) == keys, name  # the page's charts read the same columns at every grain
         assert page["mix"]["getpages"] == pytest.approx(want), name
+    # compare over ranges of whole days longer than the panes answer: from the hourly rollups
+    from poolsight.sql.compare import compare
+
+    a, b = DAY0 - timedelta(days=1), DAY0 + timedelta(days=3)
+    ra, rb = compare(SOURCE, "BP2", [(a, b), (b, b + timedelta(days=3))], retention=keep)
+    bp2 = {d: v for (pool, d), v in truth["getpages"].items() if pool == "BP2"}
+    assert ra["getpages"] == sum(v for d, v in bp2.items() if d < "2000-01-04")
+    assert ra["panes"] == 1 + 3 * 1440 and rb["panes"] == 2 * 1440
+    assert rb["getpages"] == sum(v for d, v in bp2.items() if d >= "2000-01-04")
+    assert ra["curve"] and set(ra["curve"]) == set(rb["curve"])
     objs = queries.objects(run, SOURCE, "BP1", TimeRange(RANGES["7d"], None, None), retention=keep, now=now)
     assert objs["grain"] == "hour"
     got_objects = {r["object"]: r["getpages"] for r in objs["objects"]}
