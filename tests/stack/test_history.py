@@ -82,9 +82,10 @@ def _insert_panes(first: int, last: int) -> None:
     sizes = "UNNEST(ARRAY[1000, 2000, 4000], ARRAY[0, 1, 2]) AS z(size_pages, zi)"
     _exec(
         f"INSERT INTO {BY_NAME['sim_curve'].qualified} (source, pool, pane_start, pane_end, seconds, size_pages, "
-        "refs, hits, misses, sync_reads, model, curve, pool_policy, is_current) "
+        "refs, hits, misses, sync_reads, model, curve, pool_policy, is_current, size_factor) "
         f"SELECT '{SOURCE}', pool, {t}, {t} + INTERVAL '1' MINUTE, 60e0, size_pages, {gp}, "
-        f"1e0 * ({gp} - 200 + 50 * zi), 1e0 * (200 - 50 * zi), 1e0, 'lru-vpseqt', 'sizes', true, size_pages = 2000 "
+        f"1e0 * ({gp} - 200 + 50 * zi), 1e0 * (200 - 50 * zi), 1e0, 'lru-vpseqt', 'sizes', true, size_pages = 2000, "
+        "size_pages / 2000e0 "
         f"FROM {seq} CROSS JOIN {pools} CROSS JOIN {sizes}"
     )
 
