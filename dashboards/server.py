@@ -141,7 +141,7 @@ class Api:
             if start >= end:
                 raise BadRequest(f"{r}_from must be before {r}_to")
             ranges.append((start, end))
-        a, b = compare(source, pool, ranges, user=TRINO_READER_USER)
+        a, b = compare(source, pool, ranges, user=TRINO_READER_USER, retention=self.retention)
         return {
             "source": source,
             "pool": pool,

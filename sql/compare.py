@@ -17,55 +17,49 @@ from poolsight.infra.config import load_settings
 from poolsight.infra.services import trino_connection
 from poolsight.simulator.similarity import similarity
 from poolsight.sql.grain import grain_for
-from poolsight.sql.retention import Retention
+from poolsight.sql.retention import Retention, retention_from
 from poolsight.sql.tables import BY_NAME
 
+# Raw sums of one range (ratios are divided out in _metrics): from the panes, or from the hourly
+# rollups (sql/rollups.py) for the whole hours already rolled up of a range the panes do not
+# answer fast (sql/grain.py) or no longer keep.
+SUMS = ("panes", "getpages", "seconds", "hits", "misses", "sim_sync_reads", "sim_seconds", "sim_random", "ws")
 PANE_SQL = f"""
-SELECT count(*), sum(getpages), sum(seconds),
-       sum(getpages) / nullif(sum(seconds), 0),
-       sum(observed_hits) * 1e0 / nullif(sum(observed_hits) + sum(observed_misses), 0),
-       sum(sim_sync_reads) / nullif(sum(CASE WHEN sim_sync_reads IS NOT NULL THEN seconds END), 0),
-       1 - sum(sim_sync_reads) / nullif(sum(CASE WHEN sim_sync_reads IS NOT NULL THEN getpages_random END), 0),
-       max(working_set_pages)
+SELECT count(*), sum(getpages), sum(seconds), sum(observed_hits), sum(observed_misses), sum(sim_sync_reads),
+       sum(CASE WHEN sim_sync_reads IS NOT NULL THEN seconds END),
+       sum(CASE WHEN sim_sync_reads IS NOT NULL THEN getpages_random END), max(working_set_pages)
 FROM {BY_NAME["pool_pane"].qualified}
 WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ?"""
-
-# The same from the hourly rollups (sql/rollups.py), for ranges of whole hours longer than the
-# panes answer fast (sql/grain.py) or than they are kept.
 HOUR_SQL = f"""
-SELECT sum(source_rows), sum(getpages), sum(seconds),
-       sum(getpages) / nullif(sum(seconds), 0),
-       sum(observed_hits) * 1e0 / nullif(sum(observed_hits) + sum(observed_misses), 0),
-       sum(sim_sync_reads) / nullif(sum(sim_seconds), 0),
-       1 - sum(sim_sync_reads) / nullif(sum(sim_getpages_random), 0),
-       max(max_working_set_pages)
+SELECT sum(source_rows), sum(getpages), sum(seconds), sum(observed_hits), sum(observed_misses), sum(sim_sync_reads),
+       sum(sim_seconds), sum(sim_getpages_random), max(max_working_set_pages)
 FROM {BY_NAME["pool_hour"].qualified}
 WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ?"""
+ROLLED_SQL = f"SELECT max(period_start) FROM {BY_NAME['pool_hour'].qualified} WHERE source = ? AND pool = ?"
 
-CURVE_HOUR_SQL = f"""
-SELECT size_factor, sum(hits) / nullif(sum(refs), 0), sum(sync_reads) / nullif(sum(seconds), 0)
-FROM {BY_NAME["curve_hour"].qualified}
-WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ? AND size_factor IS NOT NULL
-  AND coalesce(pool_policy, true) AND curve = 'sizes'
-GROUP BY size_factor ORDER BY size_factor"""
-
-MIX_HOUR_SQL = f"""
-SELECT object, sum(getpages_random), sum(getpages_sequential), sum(getpages_rid)
-FROM {BY_NAME["object_hour"].qualified}
-WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ?
-GROUP BY object"""
-
+# Per size factor: hits, getpages, sync reads, seconds.
 CURVE_SQL = f"""
-SELECT size_factor, sum(hits) / nullif(sum(refs), 0), sum(sync_reads) / nullif(sum(seconds), 0)
+SELECT size_factor, sum(hits), sum(refs), sum(sync_reads), sum(seconds)
 FROM {BY_NAME["sim_curve"].qualified}
 WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ? AND size_factor IS NOT NULL
   AND coalesce(pool_policy, true)
-GROUP BY size_factor ORDER BY size_factor"""
+GROUP BY size_factor"""
+CURVE_HOUR_SQL = f"""
+SELECT size_factor, sum(hits), sum(refs), sum(sync_reads), sum(seconds)
+FROM {BY_NAME["curve_hour"].qualified}
+WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ? AND size_factor IS NOT NULL
+  AND coalesce(pool_policy, true)
+GROUP BY size_factor"""
 
 MIX_SQL = f"""
 SELECT object, sum(getpages_random), sum(getpages_sequential), sum(getpages_rid)
 FROM {BY_NAME["object_pane"].qualified}
 WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ?
+GROUP BY object"""
+MIX_HOUR_SQL = f"""
+SELECT object, sum(getpages_random), sum(getpages_sequential), sum(getpages_rid)
+FROM {BY_NAME["object_hour"].qualified}
+WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ?
 GROUP BY object"""
 
 METRICS = (
@@ -105,7 +99,45 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _whole_hours(start: datetime, end: datetime) -> bool:
-    return all(t.minute == t.second == t.microsecond == 0 for t in (start, end))
+    return all(t.astimezone(UTC).minute == t.second == t.microsecond == 0 for t in (start, end))
+
+
+def _parts(
+    cur: Any, source: str, pool: str, start: datetime, end: datetime, retention: Retention
+) -> list[tuple[bool, datetime, datetime]]:
+    """(from the hourly rollups?, start, end): the range's hours before the newest one rolled up,
+    when the rollups answer it, and the rest from the panes."""
+    if not _whole_hours(start, end) or grain_for(start, end, retention, datetime.now(UTC)) == "pane":
+        return [(False, start, end)]
+    cur.execute(ROLLED_SQL, (source, pool))
+    until = cur.fetchall()[0][0]
+    if until is None or until <= start:
+        return [(False, start, end)]
+    if until >= end:
+        return [(True, start, end)]
+    return [(True, start, until), (False, until, end)]
+
+
+def _metrics(s: dict[str, float]) -> dict[str, Any]:
+    def div(a: float | None, b: float | None) -> float | None:
+        return None if a is None or not b else a / b
+
+    hits, misses = s["hits"], s["misses"]
+    random_hit = div(s["sim_sync_reads"], s["sim_random"])
+    return {
+        "panes": int(s["panes"] or 0),
+        "getpages": s["getpages"],
+        "seconds": s["seconds"],
+        "getpages_per_s": div(s["getpages"], s["seconds"]),
+        "observed_hit_ratio": div(hits, None if hits is None or misses is None else hits + misses),
+        "sim_sync_reads_per_s": div(s["sim_sync_reads"], s["sim_seconds"]),
+        "sim_random_hit_ratio": None if random_hit is None else 1 - random_hit,
+        "max_working_set_pages": s["ws"],
+    }
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else a + b
 
 
 def compare(
@@ -117,34 +149,35 @@ def compare(
     retention: Retention | None = None,
 ) -> list[dict[str, Any]]:
     """One dict per range: METRICS plus `curve` {size factor: (hit ratio, sync reads/s)}, from the
-    panes, or from the hourly rollups for a range of whole hours the panes do not answer (grain.py).
-    The dashboard reads as the read-only user; `poolsight compare` as the configured Trino user."""
+    panes, and for a range of whole hours the panes do not answer (grain.py) from the hourly
+    rollups up to the newest hour rolled up. The dashboard reads as the read-only user;
+    `poolsight compare` as the configured Trino user."""
     out: list[dict[str, Any]] = []
     with trino_connection(load_settings(), user=user) as conn:
         cur = conn.cursor()
         for start, end in ranges:
-            params = (source, pool, start, end)
-            hours = (
-                _whole_hours(start, end)
-                and grain_for(start, end, retention or Retention(), datetime.now(UTC)) != "pane"
-            )
-            pane_sql, curve_sql, mix_sql = (
-                (HOUR_SQL, CURVE_HOUR_SQL, MIX_HOUR_SQL) if hours else (PANE_SQL, CURVE_SQL, MIX_SQL)
-            )
-            cur.execute(pane_sql, params)
-            row = dict(zip(METRICS, cur.fetchall()[0], strict=True))
-            if not row["panes"] and pane_sql is HOUR_SQL:  # not rolled up (yet): the panes
-                pane_sql, curve_sql, mix_sql = PANE_SQL, CURVE_SQL, MIX_SQL
-                cur.execute(pane_sql, params)
-                row = dict(zip(METRICS, cur.fetchall()[0], strict=True))
-            cur.execute(curve_sql, params)
-            row["curve"] = {float(f): (hr, sr) for f, hr, sr in cur.fetchall()}
-            cur.execute(mix_sql, params)
+            sums: dict[str, Any] = dict.fromkeys(SUMS)
+            curve: dict[float, list[float]] = {}
             mix: dict[tuple[str, str], float] = {}
-            for obj, *counts in cur.fetchall():
-                for kind, n in zip(("random", "sequential", "list"), counts, strict=True):
-                    if n:
-                        mix[(obj, kind)] = float(n)
+            for hours, a, b in _parts(cur, source, pool, start, end, retention or Retention()):
+                params = (source, pool, a, b)
+                cur.execute(HOUR_SQL if hours else PANE_SQL, params)
+                for k, v in zip(SUMS, cur.fetchall()[0], strict=True):
+                    sums[k] = max(sums[k] or 0, v) if k == "ws" and v is not None else _add(sums[k], v)
+                cur.execute(CURVE_HOUR_SQL if hours else CURVE_SQL, params)
+                for f, *vals in cur.fetchall():
+                    acc = curve.setdefault(float(f), [0.0, 0.0, 0.0, 0.0])
+                    for i, v in enumerate(vals):
+                        acc[i] += float(v or 0)
+                cur.execute(MIX_HOUR_SQL if hours else MIX_SQL, params)
+                for obj, *counts in cur.fetchall():
+                    for kind, n in zip(("random", "sequential", "list"), counts, strict=True):
+                        if n:
+                            mix[(obj, kind)] = mix.get((obj, kind), 0.0) + float(n)
+            row = _metrics(sums)
+            row["curve"] = {
+                f: (h / r if r else None, sr / sec if sec else None) for f, (h, r, sr, sec) in sorted(curve.items())
+            }
             row["mix"] = mix
             out.append({"start": start.isoformat(), "end": end.isoformat(), **row})
     return out
@@ -183,7 +216,7 @@ def run_cli(a: argparse.Namespace) -> int:
     for start, end in (a.a, a.b):
         if end <= start:
             raise SystemExit(f"poolsight compare: range {start.isoformat()} .. {end.isoformat()} is empty")
-    ra, rb = compare(a.source, a.pool, [tuple(a.a), tuple(a.b)])
+    ra, rb = compare(a.source, a.pool, [tuple(a.a), tuple(a.b)], retention=retention_from(load_settings().history))
     change = workload_change(ra, rb)
     for r in (ra, rb):
         r.pop("mix")

@@ -100,7 +100,7 @@ def present(value: str, then: str) -> str:
     return f"CASE WHEN {value} IS NOT NULL THEN {then} END"
 
 
-CPU_US = "coalesce(cpu_us_per_sync_read, 30e0)"
+CPU_US = "coalesce(cpu_us_per_sync_read, 30e0)"  # 30 µs: rows written before the column (as the views)
 # The getpage counts a pool's and an object's panes both carry.
 GETPAGE_COUNTS = (
     S("getpages", "Getpages."),
@@ -110,7 +110,8 @@ GETPAGE_COUNTS = (
     S("updates", "Set-write-intent requests."),
     S("observed_hits", "Getpages the source reported as hits."),
     S("observed_misses", "Getpages the source reported as misses."),
-)  # 30 µs: rows written before the column (as the views)
+)
+
 POOL = Rollup(
     "pool",
     POOL_PANE,
