@@ -25,6 +25,7 @@ import numpy as np
 
 from poolsight import schemas
 from poolsight.flink_jobs.tracker import Emission, PoolTracker
+from poolsight.infra.config import load_settings
 from poolsight.ingest.generator import Generator, KafkaSink
 from poolsight.ingest.scenario import load
 from poolsight.schemas.getpage import GetpageBatch
@@ -69,7 +70,7 @@ def corpus(scenario: str, getpages: int, batch: int, seed: int) -> tuple[list[by
 
 def decoders() -> tuple[Decode, Decode]:
     """(fastavro + from_record, kernel), both through AvroDecoder with the writer schema given."""
-    d = AvroDecoder("http://127.0.0.1:9", patience=0)  # never asked: the schema id is known
+    d = AvroDecoder(load_settings().registry_url, patience=0)  # never asked: the schema id is known
     d.remember(SCHEMA_ID, schemas.text("getpage_batch"))
 
     def fastavro_path(v: bytes) -> GetpageBatch:
