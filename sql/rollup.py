@@ -42,10 +42,11 @@ def metadata_table(t: Table, suffix: str) -> str:
     return f'{schema}."{name}${suffix}"'
 
 
-def changes_sql(t: Table) -> str:
+def changes_sql(t: Table, per_file: bool = False) -> str:
     """Files added to `t` after a data sequence number (parameter): the event-time range their
-    bounds span, the newest sequence number, and how many there are. A file without bounds on
-    the time column (a position-delete file) spans its day partition."""
+    bounds span, the newest sequence number, and how many there are; `per_file`: each file's range
+    and sequence number. A file without bounds on the time column (a position-delete file) spans
+    its day partition."""
     tc = t.time_column
 
     def bound(which: str, day_offset: int) -> str:
@@ -58,11 +59,25 @@ def changes_sql(t: Table) -> str:
 
     # EXISTING (0) as well as ADDED (1): a commit that merges manifests rewrites the entries of
     # earlier commits as EXISTING, keeping their data sequence numbers.
+    where = f"FROM {metadata_table(t, 'entries')} WHERE status IN (0, 1) AND sequence_number > ?"
+    if per_file:
+        return f"SELECT {bound('lower', 0)} AS lo, {bound('upper', 1)} AS hi, sequence_number {where}"
     return (
         f"SELECT min({bound('lower', 0)}) AS lo, max({bound('upper', 1)}) AS hi, "
-        f"max(sequence_number) AS seq, count(*) AS files "
-        f"FROM {metadata_table(t, 'entries')} WHERE status IN (0, 1) AND sequence_number > ?"
+        f"max(sequence_number) AS seq, count(*) AS files {where}"
     )
+
+
+def periods(spans: list[tuple[datetime, datetime]], grain: str) -> list[tuple[datetime, datetime]]:
+    """The whole periods of a grain the spans touch, as few ranges as possible: only where data
+    changed (a history with a pane in 2000 and the rest today is two ranges, not 26 years)."""
+    out: list[tuple[datetime, datetime]] = []
+    for lo, hi in sorted((floor_to(a, grain), floor_to(b, grain) + STEP[grain]) for a, b in spans):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
 
 
 # What a missing group value compares as (never one a row holds), by column type: `=` on
@@ -161,21 +176,24 @@ def run_rollups(
         start = time.monotonic()
         hour_table = r.table("hour").name
         last = state.get(hour_table, -1)
-        lo, hi, seq, files = rows(changes_sql(r.source), (last,))[0]
+        files = rows(changes_sql(r.source, per_file=True), (last,))
         if not files:
             out.append(RollupRun(hour_table, 0, None, None, last, False, round(time.monotonic() - start, 2)))
             continue
-        h0, h1 = floor_to(lo, "hour"), floor_to(hi, "hour") + STEP["hour"]
+        seq = max(int(f[2]) for f in files)
+        hours = periods([(lo, hi) for lo, hi, _ in files], "hour")
+        h0, h1 = hours[0][0], hours[-1][1]
         clamped = oldest_pane is not None and h0 < oldest_pane
-        for a, b, only in _segments(h0, h1, oldest_pane):  # cutoffs are day-aligned (sql/retention.py)
-            rows(merge_sql(r, "hour", only), (a, b, a, b))
-        d0, d1 = floor_to(h0, "day"), floor_to(h1 - timedelta(microseconds=1), "day") + STEP["day"]
-        for a, b, only in _segments(d0, d1, oldest_hour):
-            rows(merge_sql(r, "day", only), (a, b, a, b))
+        for lo, hi in hours:
+            for a, b, only in _segments(lo, hi, oldest_pane):  # cutoffs are day-aligned (sql/retention.py)
+                rows(merge_sql(r, "hour", only), (a, b, a, b))
+        for lo, hi in periods([(a, b - timedelta(microseconds=1)) for a, b in hours], "day"):
+            for a, b, only in _segments(lo, hi, oldest_hour):
+                rows(merge_sql(r, "day", only), (a, b, a, b))
         now = datetime.now(UTC)
         for grain in ("hour", "day"):
             rows(RECORD_SQL, (r.table(grain).name, r.source.name, int(seq), now, h0, h1))
-        out.append(RollupRun(hour_table, int(files), h0, h1, int(seq), clamped, round(time.monotonic() - start, 2)))
+        out.append(RollupRun(hour_table, len(files), h0, h1, seq, clamped, round(time.monotonic() - start, 2)))
     return out
 
 

@@ -56,6 +56,26 @@ def test_the_hourly_merge_groups_panes_by_hour_and_the_daily_one_adds_hours() ->
     assert "WHEN MATCHED" not in only and "WHEN NOT MATCHED THEN INSERT" in only
 
 
+def test_only_the_periods_changed_files_touch_are_recomputed() -> None:
+    from poolsight.sql.rollup import periods
+
+    def at(d: int, h: int, m: int = 0) -> datetime:
+        return datetime(2026, 1, d, h, m, tzinfo=UTC)
+
+    old = (datetime(2000, 1, 1, 0, 10, tzinfo=UTC), datetime(2000, 1, 1, 0, 20, tzinfo=UTC))
+    spans = [(at(5, 10, 5), at(5, 10, 59)), old, (at(5, 11), at(5, 12, 30)), (at(7, 0, 1), at(7, 0, 2))]
+    assert periods(spans, "hour") == [
+        (datetime(2000, 1, 1, 0, tzinfo=UTC), datetime(2000, 1, 1, 1, tzinfo=UTC)),
+        (at(5, 10), at(5, 13)),  # adjacent and overlapping hours merge
+        (at(7, 0), at(7, 1)),
+    ]
+    assert periods(spans, "day") == [
+        (datetime(2000, 1, 1, tzinfo=UTC), datetime(2000, 1, 2, tzinfo=UTC)),
+        (at(5, 0), at(6, 0)),
+        (at(7, 0), at(8, 0)),
+    ]
+
+
 def test_a_range_is_split_at_a_retention_cutoff() -> None:
     from poolsight.sql.rollup import _segments
 
