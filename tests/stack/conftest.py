@@ -24,7 +24,12 @@ def query(sql: str, params: tuple[Any, ...] = (), user: str | None = None) -> li
 
 # The jobs as the stack tests run them: checkpoints every 2 s; --check-panes 2: a prediction
 # is checked over the 2 whole panes after an -ALTER.
-SUBMIT = ("jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", str(IDLE_FLUSH), "--check-panes", "2")
+# --mode exact: these tests hold the stream to the offline exact simulation; the default (auto,
+# fixed-size SHARDS) is exact only below its sample budget (tests/simulator/test_auto_mode.py).
+SUBMIT = (
+    "jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", str(IDLE_FLUSH), "--check-panes", "2",
+    "--mode", "exact",
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
