@@ -478,9 +478,14 @@ def health_dashboard(s: Settings) -> str:
     return f"{s.dashboard_url}/ ({body.get('trino')})"
 
 
+def _evaluator_launch(s: Settings, name: str, module: str, *args: str) -> Launch:
+    """An evaluator's process (its stale heartbeat removed first: health waits for a new one)."""
+    heartbeat_path(s, name).unlink(missing_ok=True)
+    return _python_launch(s, module, *args, "--every", str(evaluator_every(name)))
+
+
 def prepare_alerts(s: Settings, inst: Installed) -> Launch:
-    alerts_heartbeat(s).unlink(missing_ok=True)
-    return _python_launch(s, "poolsight.dashboards.alerts", "run", "--every", str(evaluator_every("alerts")))
+    return _evaluator_launch(s, "alerts", "poolsight.dashboards.alerts", "run")
 
 
 def health_alerts(s: Settings) -> str:
@@ -488,8 +493,7 @@ def health_alerts(s: Settings) -> str:
 
 
 def prepare_advice(s: Settings, inst: Installed) -> Launch:
-    heartbeat_path(s, "advice").unlink(missing_ok=True)
-    return _python_launch(s, "poolsight.advice.online", "--every", str(evaluator_every("advice")))
+    return _evaluator_launch(s, "advice", "poolsight.advice.online")
 
 
 def health_advice(s: Settings) -> str:
@@ -505,8 +509,7 @@ def health_advice(s: Settings) -> str:
 
 
 def prepare_maintenance(s: Settings, inst: Installed) -> Launch:
-    heartbeat_path(s, "maintenance").unlink(missing_ok=True)
-    return _python_launch(s, "poolsight.sql.history", "--every", str(evaluator_every("maintenance")))
+    return _evaluator_launch(s, "maintenance", "poolsight.sql.history")
 
 
 def health_maintenance(s: Settings) -> str:
