@@ -55,6 +55,11 @@ def run_loop(s: Settings, every: float, compact_every: float, cycles: int | None
             out = cycle(s, r)
             entry["files"] = sum(x["files"] for x in out["rollups"])
             entry["removed_rows"] = sum(x.get("rows", 0) for x in out["retention"])
+            warnings = [x["note"] for x in out["rollups"] if x["note"]]
+            if warnings:  # a degraded rollup (sql/rollup.py Changes): working, but slower
+                entry["warnings"] = sorted(set(warnings))
+                for w in entry["warnings"]:
+                    print(f"poolsight maintenance: warning: {w}", file=sys.stderr, flush=True)
             if time.monotonic() - last_compact >= compact_every:
                 entry["compacted"] = len(maintain([t.name for t in TABLES], SNAPSHOT_RETENTION, "100MB", ORPHAN_AGE))
                 last_compact = time.monotonic()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from poolsight.sql.rollup import changes_sql
+from poolsight.sql.rollup import changes
 from poolsight.sql.rollups import ROLLUPS
 from poolsight.sql.tables import BY_NAME, Table
 
@@ -84,8 +84,8 @@ def apply_retention(cur: Any, r: Retention, now: datetime, rolled: dict[str, int
     if cut["pane"] is not None:
         for t in PANE_TABLES:
             if t.name in rolled:
-                cur.execute(changes_sql(t), (rolled[t.name],))
-                lo = cur.fetchall()[0][0]
+                spans = changes(cur, t, rolled[t.name]).spans
+                lo = min((a for a, _ in spans), default=None)
                 if lo is not None and lo < cut["pane"]:
                     report.append({"table": t.name, "cutoff": cut["pane"].isoformat(), "skipped": "not rolled up"})
                     continue

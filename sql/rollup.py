@@ -6,6 +6,10 @@ column bounds span; it recomputes the hours of that range from the panes and the
 it from the hours (MERGE: a recomputed period replaces the row, so a run repeated or a pane
 rewritten by a replay never counts twice), then records the sequence number it read up to.
 
+When Trino cannot list a table's `$entries` (Trino 476 fails on every entry once a file holds
+statistics for a column the table has since dropped), the run falls back to recomputing every
+day the table holds, with the newest sequence number from `$metadata_log_entries`, and says so.
+
 Periods older than the pane retention (sql/retention.py) are never recomputed from panes:
 their panes may be gone, and a recomputation from what is left would shrink the rollup. Late
 panes of such a period only add its row when it has none (a MERGE that inserts only), so
@@ -17,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from trino.exceptions import TrinoQueryError
 
 from poolsight.sql.rollups import ROLLUPS, Rollup
 from poolsight.sql.tables import ROLLUP_STATE, Table
@@ -42,11 +48,10 @@ def metadata_table(t: Table, suffix: str) -> str:
     return f'{schema}."{name}${suffix}"'
 
 
-def changes_sql(t: Table, per_file: bool = False) -> str:
-    """Files added to `t` after a data sequence number (parameter): the event-time range their
-    bounds span, the newest sequence number, and how many there are; `per_file`: each file's range
-    and sequence number. A file without bounds on the time column (a position-delete file) spans
-    its day partition."""
+def changes_sql(t: Table) -> str:
+    """Each file added to `t` after a data sequence number (parameter): the event-time range its
+    bounds span and its sequence number. A file without bounds on the time column (a
+    position-delete file) spans its day partition."""
     tc = t.time_column
 
     def bound(which: str, day_offset: int) -> str:
@@ -59,13 +64,43 @@ def changes_sql(t: Table, per_file: bool = False) -> str:
 
     # EXISTING (0) as well as ADDED (1): a commit that merges manifests rewrites the entries of
     # earlier commits as EXISTING, keeping their data sequence numbers.
-    where = f"FROM {metadata_table(t, 'entries')} WHERE status IN (0, 1) AND sequence_number > ?"
-    if per_file:
-        return f"SELECT {bound('lower', 0)} AS lo, {bound('upper', 1)} AS hi, sequence_number {where}"
     return (
-        f"SELECT min({bound('lower', 0)}) AS lo, max({bound('upper', 1)}) AS hi, "
-        f"max(sequence_number) AS seq, count(*) AS files {where}"
+        f"SELECT {bound('lower', 0)} AS lo, {bound('upper', 1)} AS hi, sequence_number "
+        f"FROM {metadata_table(t, 'entries')} WHERE status IN (0, 1) AND sequence_number > ?"
     )
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a table gained after a sequence number: the event-time spans, the newest sequence
+    number, how many files; `note` says when `$entries` could not be read (spans are then every
+    day the table holds, and `files` is 0)."""
+
+    spans: list[tuple[datetime, datetime]]
+    sequence_number: int
+    files: int
+    note: str = ""
+
+
+def changes(cur: Any, t: Table, last: int) -> Changes:
+    """The files `t` gained after data sequence number `last` (see `changes_sql`), or, where
+    Trino cannot list its `$entries`, every day it holds if it has had a commit since."""
+
+    def rows(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        cur.execute(sql, params)
+        return list(cur.fetchall())
+
+    try:
+        files = rows(changes_sql(t), (last,))
+        return Changes([(lo, hi) for lo, hi, _ in files], max((int(f[2]) for f in files), default=last), len(files))
+    except TrinoQueryError as exc:
+        note = f"{t.name}: Trino cannot read its $entries ({exc.message}); every day it holds was recomputed"
+    newest = rows(f"SELECT max(latest_sequence_number) FROM {metadata_table(t, 'metadata_log_entries')}")[0][0]
+    if newest is None or int(newest) <= last:
+        return Changes([], last, 0)
+    tc = t.time_column
+    days = rows(f"SELECT min({tc}), max({tc}) FROM {t.qualified} GROUP BY date_trunc('day', {tc})")
+    return Changes([(lo, hi) for lo, hi in days], int(newest), 0, note)
 
 
 def periods(spans: list[tuple[datetime, datetime]], grain: str) -> list[tuple[datetime, datetime]]:
@@ -134,6 +169,7 @@ class RollupRun:
     sequence_number: int
     clamped: bool  # changes older than the pane retention only added periods that had no row
     seconds: float
+    note: str = ""  # why the range is every day the source holds (Changes.note)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in self.__dict__.items()}
@@ -176,12 +212,12 @@ def run_rollups(
         start = time.monotonic()
         hour_table = r.table("hour").name
         last = state.get(hour_table, -1)
-        files = rows(changes_sql(r.source, per_file=True), (last,))
-        if not files:
+        got = changes(cur, r.source, last)
+        if not got.spans:
             out.append(RollupRun(hour_table, 0, None, None, last, False, round(time.monotonic() - start, 2)))
             continue
-        seq = max(int(f[2]) for f in files)
-        hours = periods([(lo, hi) for lo, hi, _ in files], "hour")
+        seq = got.sequence_number
+        hours = periods(got.spans, "hour")
         h0, h1 = hours[0][0], hours[-1][1]
         clamped = oldest_pane is not None and h0 < oldest_pane
         for lo, hi in hours:
@@ -193,7 +229,8 @@ def run_rollups(
         now = datetime.now(UTC)
         for grain in ("hour", "day"):
             rows(RECORD_SQL, (r.table(grain).name, r.source.name, int(seq), now, h0, h1))
-        out.append(RollupRun(hour_table, len(files), h0, h1, seq, clamped, round(time.monotonic() - start, 2)))
+        seconds = round(time.monotonic() - start, 2)
+        out.append(RollupRun(hour_table, got.files, h0, h1, seq, clamped, seconds, got.note))
     return out
 
 
