@@ -7,6 +7,7 @@ download cache is shared. The environment is set before anything reads settings.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -37,6 +38,11 @@ os.environ.update(
     }
 )
 os.environ.pop("POOLSIGHT_CONFIG", None)
+# Ctrl-C as an interactive run has it, for the tests that interrupt (a collector, a block) and
+# the processes they start: a shell that starts pytest in the background hands it SIGINT ignored,
+# and an ignored signal stays ignored in every child.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 # The alert service's scans would compete with the jobs for the 2 cores all session long; the
 # alert tests evaluate on demand (`poolsight alerts evaluate`), the service still starts and beats.
 os.environ["POOLSIGHT_ALERTS_EVERY"] = "900"

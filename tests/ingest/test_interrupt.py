@@ -5,20 +5,10 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Iterator
 
 import pytest
 
 from poolsight.ingest.interrupt import deferred_interrupt
-
-
-@pytest.fixture(autouse=True)
-def _python_default_handler() -> Iterator[None]:
-    """Python's own Ctrl-C handler, as an interactive run has it: a shell starting pytest in the
-    background (nohup, `&`) hands it SIGINT ignored."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
 
 
 def test_an_interrupt_inside_is_raised_after_the_block() -> None:
