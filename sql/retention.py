@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from poolsight.sql.rollup import changes
+from poolsight.sql.rollup import changes, metadata_table
 from poolsight.sql.rollups import ROLLUPS
 from poolsight.sql.tables import BY_NAME, Table
 
@@ -75,6 +75,28 @@ def _delete(cur: Any, t: Table, column: str, cutoff: datetime) -> int:
     return int(rows[0][0]) if rows and rows[0] and rows[0][0] is not None else 0
 
 
+def unrolled_before(cur: Any, t: Table, rolled: int, cutoff: datetime) -> bool:
+    """Whether `t` may hold rows before `cutoff` its rollup has not read (it has read up to data
+    sequence number `rolled`): a file added since with rows that old, or, where Trino cannot list
+    `$entries` (sql/rollup.py), rows before the cutoff other than at the snapshot it read."""
+    got = changes(cur, t, rolled)
+    if got.exact:
+        return any(lo < cutoff for lo, _ in got.spans)
+    cur.execute(
+        f"SELECT latest_snapshot_id FROM {metadata_table(t, 'metadata_log_entries')} "
+        "WHERE latest_sequence_number = ? ORDER BY timestamp DESC LIMIT 1",
+        (rolled,),
+    )
+    found = cur.fetchall()
+    if not found or found[0][0] is None:
+        return True  # that snapshot has left the metadata log: keep the rows this time
+    old = f"SELECT count(*), checksum({t.time_column}) FROM {t.qualified}{{}} WHERE {t.time_column} < ?"
+    cur.execute(old.format(f" FOR VERSION AS OF {int(found[0][0])}"), (cutoff,))
+    then = cur.fetchall()
+    cur.execute(old.format(""), (cutoff,))
+    return bool(cur.fetchall() != then)
+
+
 def apply_retention(cur: Any, r: Retention, now: datetime, rolled: dict[str, int]) -> list[dict[str, Any]]:
     """Remove what each grain keeps no longer. `rolled`: per pane table rolled up, the data
     sequence number its rollup has read up to; a table with newer files holding rows before
@@ -83,12 +105,9 @@ def apply_retention(cur: Any, r: Retention, now: datetime, rolled: dict[str, int
     report: list[dict[str, Any]] = []
     if cut["pane"] is not None:
         for t in PANE_TABLES:
-            if t.name in rolled:
-                spans = changes(cur, t, rolled[t.name]).spans
-                lo = min((a for a, _ in spans), default=None)
-                if lo is not None and lo < cut["pane"]:
-                    report.append({"table": t.name, "cutoff": cut["pane"].isoformat(), "skipped": "not rolled up"})
-                    continue
+            if t.name in rolled and unrolled_before(cur, t, rolled[t.name], cut["pane"]):
+                report.append({"table": t.name, "cutoff": cut["pane"].isoformat(), "skipped": "not rolled up"})
+                continue
             report.append(
                 {
                     "table": t.name,

@@ -2,13 +2,13 @@
 
 Runs before test_pipeline (file order): pool_stats loses its newest column, the launcher's
 bootstrap adds it back at the table's end, and the statistics job in test_pipeline then writes
-into a table whose column order is no longer the definition's. A file written before the drop
+into a table whose column order is no longer the definition's. A file written before a drop
 keeps statistics on the dropped column: Trino then cannot list the table's $entries, and the
-rollups must still work (and test_history's then run on such a table too)."""
+rollups and the retention must still work."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -47,7 +47,6 @@ def _columns(table: str) -> list[str]:
 def test_a_table_without_a_newer_column_gets_it_at_its_end() -> None:
     defined = BY_NAME["pool_stats"].column_names()
     assert NEWEST in defined and defined[-1] != NEWEST  # defined before the metric columns
-    _insert_stats([(0, 3)], derived=True)  # a file with statistics on the column
     _query(f"ALTER TABLE {TRINO_CATALOG}.{NAMESPACE}.pool_stats DROP COLUMN {NEWEST}")
     assert NEWEST not in _columns("pool_stats")  # as an earlier version made it
     bootstrap_trino(load_settings())
@@ -90,28 +89,45 @@ def test_rows_from_before_a_key_column_get_the_values_the_jobs_write() -> None:
 
 
 def test_rollups_of_a_table_whose_entries_trino_cannot_list_recompute_its_days() -> None:
-    """The file from before the drop makes Trino fail on pool_stats' $entries: the rollup
-    recomputes every day the table holds instead, says so, and sums what the rows hold."""
-    from poolsight.sql.rollup import run_rollups
+    """A file written before a column is dropped (and added back) makes Trino fail on the
+    table's $entries: the rollup recomputes every day the table holds, says so, and sums what
+    the rows hold; the retention keeps rows older than its cutoff until they are rolled up."""
+    from poolsight.sql.retention import unrolled_before
+    from poolsight.sql.rollup import changes, run_rollups
     from poolsight.sql.rollups import STATS
 
+    s = load_settings()
     hour, day = STATS.table("hour").qualified, STATS.table("day").qualified
-    try:
-        _insert_stats([(1, 5), (65, 7)])  # after the drop: 10:01 and 11:05
-        with trino_connection(load_settings()) as conn:
-            (run,) = run_rollups(conn.cursor(), rollups=(STATS,))
-            assert "cannot read its $entries" in run.note and run.files == 0
-            assert run.period_from is not None and run.period_from <= T0
-            again = run_rollups(conn.cursor(), rollups=(STATS,))  # no commit since: nothing to do
-            assert again[0].period_from is None and again[0].note == ""
+
+    def rolled() -> list[tuple[int, int, int]]:
         got = _query(
             f"SELECT period_start, source_rows, getpages_random FROM {hour} WHERE source = ? ORDER BY 1", (SOURCE,)
         )
-        assert [(r[0].hour, r[1], r[2]) for r in got] == [(10, 2, 3 + 5), (11, 1, 7)]
-        assert _query(f"SELECT source_rows, getpages_random FROM {day} WHERE source = ?", (SOURCE,)) == [[3, 15]]
-        with trino_connection(load_settings()) as conn:
-            run_rollups(conn.cursor(), rollups=(STATS,))  # again (a job may have committed since): no double count
-        assert _query(f"SELECT source_rows, getpages_random FROM {day} WHERE source = ?", (SOURCE,)) == [[3, 15]]
+        return [(r[0].day * 100 + r[0].hour, r[1], r[2]) for r in got]
+
+    try:
+        _insert_stats([(0, 3)], derived=True)  # a file with statistics on the column
+        _query(f"ALTER TABLE {STATS_TABLE} DROP COLUMN {NEWEST}")
+        bootstrap_trino(s)  # adds it back: a new field id
+        _insert_stats([(1, 5), (65, 7)])  # 10:01 and 11:05
+        cutoff = T0 + timedelta(days=2)  # a pane retention that would remove these rows
+        with trino_connection(s) as conn:
+            cur = conn.cursor()
+            got = changes(cur, STATS.source, -1)
+            assert not got.exact and "cannot read its $entries" in got.note, got
+            assert any(lo <= T0 and hi >= T0 + timedelta(minutes=65) for lo, hi in got.spans), got.spans
+            (run,) = run_rollups(cur, rollups=(STATS,))  # unless the maintenance service just did
+            assert rolled() == [(310, 2, 3 + 5), (311, 1, 7)]
+            assert not unrolled_before(cur, STATS.source, run.sequence_number, cutoff)
+            _insert_stats([(-24 * 60, 11)])  # a late row, the day before, not rolled up yet
+            assert unrolled_before(cur, STATS.source, run.sequence_number, cutoff)
+            (again,) = run_rollups(cur, rollups=(STATS,))
+            assert again.note and not unrolled_before(cur, STATS.source, again.sequence_number, cutoff)
+        assert rolled() == [(210, 1, 11), (310, 2, 3 + 5), (311, 1, 7)]  # nothing counted twice
+        days = _query(
+            f"SELECT source_rows, getpages_random FROM {day} WHERE source = ? ORDER BY period_start", (SOURCE,)
+        )
+        assert days == [[1, 11], [3, 15]]
     finally:
         for table in (STATS_TABLE, hour, day):
             _query(f"DELETE FROM {table} WHERE source = ?", (SOURCE,))
