@@ -9,11 +9,13 @@ import argparse
 import json
 import sys
 import time
+from functools import partial
 from typing import Any
 
 from poolsight.infra.config import load_settings
 from poolsight.infra.services import trino_connection
 from poolsight.sql.guard import guarded_seconds, oldest_needed_commit, protected_jobs, seconds_of
+from poolsight.sql.rollup import fetch
 from poolsight.sql.tables import BY_NAME, TABLES
 
 
@@ -43,10 +45,7 @@ def maintain(
     jobs = protected_jobs(settings)
     with trino_connection(settings) as conn:
         cur = conn.cursor()
-
-        def run(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-            cur.execute(sql, params)
-            return list(cur.fetchall())
+        run = partial(fetch, cur)
 
         # Trino refuses retention below its configured minimum unless the session allows it.
         run("SET SESSION iceberg.expire_snapshots_min_retention = '0s'")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from poolsight.sql.rollup import changes, metadata_table
+from poolsight.sql.rollup import changes, fetch, metadata_table
 from poolsight.sql.rollups import ROLLUPS
 from poolsight.sql.tables import BY_NAME, Table
 
@@ -70,8 +70,7 @@ def retention_from(conf: dict[str, Any], env: dict[str, str] | None = None) -> R
 
 
 def _delete(cur: Any, t: Table, column: str, cutoff: datetime) -> int:
-    cur.execute(f"DELETE FROM {t.qualified} WHERE {column} < ?", (cutoff,))
-    rows = cur.fetchall()
+    rows = fetch(cur, f"DELETE FROM {t.qualified} WHERE {column} < ?", (cutoff,))
     return int(rows[0][0]) if rows and rows[0] and rows[0][0] is not None else 0
 
 
@@ -82,19 +81,17 @@ def unrolled_before(cur: Any, t: Table, rolled: int, cutoff: datetime) -> bool:
     got = changes(cur, t, rolled)
     if got.exact:
         return any(lo < cutoff for lo, _ in got.spans)
-    cur.execute(
+    found = fetch(
+        cur,
         f"SELECT latest_snapshot_id FROM {metadata_table(t, 'metadata_log_entries')} "
         "WHERE latest_sequence_number = ? ORDER BY timestamp DESC LIMIT 1",
         (rolled,),
     )
-    found = cur.fetchall()
     if not found or found[0][0] is None:
         return True  # that snapshot has left the metadata log: keep the rows this time
     old = f"SELECT count(*), checksum({t.time_column}) FROM {t.qualified}{{}} WHERE {t.time_column} < ?"
-    cur.execute(old.format(f" FOR VERSION AS OF {int(found[0][0])}"), (cutoff,))
-    then = cur.fetchall()
-    cur.execute(old.format(""), (cutoff,))
-    return bool(cur.fetchall() != then)
+    then = fetch(cur, old.format(f" FOR VERSION AS OF {int(found[0][0])}"), (cutoff,))
+    return fetch(cur, old.format(""), (cutoff,)) != then
 
 
 def apply_retention(cur: Any, r: Retention, now: datetime, rolled: dict[str, int]) -> list[dict[str, Any]]:

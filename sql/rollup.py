@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 from trino.exceptions import TrinoQueryError
@@ -40,6 +41,12 @@ def floor_to(t: datetime, grain: str) -> datetime:
         if grain == "hour"
         else t.replace(hour=0, minute=0, second=0, microsecond=0)
     )
+
+
+def fetch(cur: Any, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    """The rows of one statement on a DB-API cursor."""
+    cur.execute(sql, params)
+    return list(cur.fetchall())
 
 
 def metadata_table(t: Table, suffix: str) -> str:
@@ -80,7 +87,11 @@ class Changes:
     sequence_number: int
     files: int
     note: str = ""
-    exact: bool = True  # False: the spans are every day the table holds, not what changed
+
+    @property
+    def exact(self) -> bool:
+        """False: the spans are every day the table holds, not what changed."""
+        return not self.note
 
 
 def entries_unlistable(exc: TrinoQueryError) -> bool:
@@ -93,11 +104,7 @@ def entries_unlistable(exc: TrinoQueryError) -> bool:
 def changes(cur: Any, t: Table, last: int) -> Changes:
     """The files `t` gained after data sequence number `last` (see `changes_sql`), or, where
     Trino cannot list its `$entries`, every day it holds if it has had a commit since."""
-
-    def rows(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        cur.execute(sql, params)
-        return list(cur.fetchall())
-
+    rows = partial(fetch, cur)
     try:
         files = rows(changes_sql(t), (last,))
         return Changes([(lo, hi) for lo, hi, _ in files], max((int(f[2]) for f in files), default=last), len(files))
@@ -113,7 +120,7 @@ def changes(cur: Any, t: Table, last: int) -> Changes:
         return Changes([], last, 0)  # no commit since: nothing changed, exactly
     tc = t.time_column
     days = rows(f"SELECT min({tc}), max({tc}) FROM {t.qualified} GROUP BY date_trunc('day', {tc})")
-    return Changes([(lo, hi) for lo, hi in days], int(newest), 0, note, exact=False)
+    return Changes([(lo, hi) for lo, hi in days], int(newest), 0, note)
 
 
 def periods(spans: list[tuple[datetime, datetime]], grain: str) -> list[tuple[datetime, datetime]]:
@@ -215,10 +222,7 @@ def run_rollups(
     the pane and hourly retention start (None: kept); periods before them are only added."""
     import time
 
-    def rows(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        cur.execute(sql, params)
-        return list(cur.fetchall())
-
+    rows = partial(fetch, cur)
     state = {name: int(seq) for name, seq in rows(STATE_SQL)}
     out: list[RollupRun] = []
     for r in rollups:
