@@ -20,7 +20,7 @@ CARGO_ARGS := --manifest-path $(KERNEL_DIR)/Cargo.toml
 
 # An editable install: the top-level folders are mapped to poolsight.* (pyproject.toml),
 # and setuptools-rust builds the simulator's kernel (Rust + PyO3) in place as
-# simulator/_kernel.*.so; a change to the kernel's sources builds it again.
+# poolsight/_kernel.*.so; a change to the kernel's sources builds it again.
 $(STAMP): pyproject.toml $(KERNEL_SRC)
 	command -v $(CARGO) >/dev/null || { echo "Rust (cargo) is needed to build the simulator kernel: https://rustup.rs"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,10 +44,11 @@ status: venv ## each service's state, address, PID, memory and health
 demo: install ## the main job: stack up, jobs submitted, a scenario generated, a Trino summary every 10 s
 	$(BIN)/poolsight demo
 
-lint: venv ## ruff (check, format), mypy, and the kernel's cargo fmt and clippy
+lint: venv ## ruff (check, format), mypy, import layers (import-linter), and the kernel's cargo fmt and clippy
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python tests/typecheck.py
+	$(BIN)/python -m tests.importcheck
 	$(CARGO) fmt $(CARGO_ARGS) --check
 	$(CARGO) clippy $(CARGO_ARGS) --all-targets -- -D warnings
 
@@ -68,24 +69,24 @@ simulate-example: venv ## offline simulation of the CloudPhysics block trace (no
 
 bench-sim: venv ## simulator throughput and accuracy vs libcachesim (benchmark-only GPL peer)
 	$(BIN)/pip install -q -e '.[bench]'
-	$(BIN)/python -m poolsight.simulator.bench
+	$(BIN)/python -m bench.sim
 
 bench-decode: venv ## getpages/s of the simulation job's decoding: the compiled kernel vs fastavro + from_record (no services)
-	$(BIN)/python -m poolsight.flink_jobs.bench_decode
+	$(BIN)/python -m bench.decode
 
 bench-ingest: install ## getpages/s into and out of Kafka (generator, trace collector, consumer) vs raw Kafka
-	$(BIN)/python -m poolsight.ingest.bench
+	$(BIN)/python -m bench.ingest
 
 bench-pipeline: install ## getpages/s from the generator through Flink into Iceberg, and freshness via Trino
-	$(BIN)/python -m poolsight.flink_jobs.bench
+	$(BIN)/python -m bench.pipeline
 
 bench-history: install ## dashboard and view queries over 90 days of panes + 13 months of rollups (own Trino; ARGS=--days 3 --pools 5)
-	$(BIN)/python -m poolsight.sql.bench_history $(ARGS)
+	$(BIN)/python -m bench.history $(ARGS)
 
 chaos: install ## kill -9 each service in turn under a streaming workload; totals in Iceberg must equal what was produced (ARGS='--trials 3')
-	$(BIN)/python -m poolsight.flink_jobs.chaos $(ARGS)
+	$(BIN)/python -m bench.chaos $(ARGS)
 bench-dashboard: install browser ## first paint of the pool page with 24 h of 1-minute panes, in Chromium, vs its queries in turn
-	$(BIN)/python -m poolsight.dashboards.bench
+	$(BIN)/python -m bench.dashboard
 
 clean: ## remove runtime data and logs (var/); keeps the download cache
 	-$(BIN)/poolsight down

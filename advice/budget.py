@@ -10,6 +10,7 @@ small in practice. Costs are in 4K frames: a 32K buffer costs eight.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -117,7 +118,6 @@ def brute_force(
     pools: Sequence[PoolCurve], budget_frames: int, objective: Objective = "time", shrink: bool = False
 ) -> tuple[float, int]:
     """Every combination of the same options: (best value, its cost). For tests."""
-    import itertools
 
     options = [p.options(objective, shrink) for p in pools]
     best = (-math.inf, 0)

@@ -78,8 +78,9 @@ def format_text(doc: dict[str, Any]) -> str:
 
 
 def _online(a: argparse.Namespace, budget: Any) -> int:
+    # lazy: the parser imports this module for every command; Trino and Kafka clients load only for --online
     from poolsight.advice.online import budget_from_env, evaluate, latest
-    from poolsight.infra.services import service_errors
+    from poolsight.infra.trino import service_errors
 
     try:
         if a.evaluate:
@@ -109,6 +110,7 @@ def _print(doc: dict[str, Any], path: Path | None) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
+    # lazy: the advisor loads only when a budget is asked
     from poolsight.advice.advisor import Budget
 
     try:
@@ -127,6 +129,7 @@ def run(a: argparse.Namespace) -> int:
         return 2
     if a.directory is None:
         return _online(a, budget)
+    # lazy: the offline advisor and its replays load only for a directory
     from poolsight.advice.offline import advise_dir
     from poolsight.advice.replay import TraceError
 

@@ -30,7 +30,8 @@ from poolsight.advice.recent import recent_trace
 from poolsight.advice.settings import Thresholds
 from poolsight.advice.table import ADVICE, COLUMNS, LATEST_SQL
 from poolsight.infra.config import Settings, load_settings
-from poolsight.infra.services import evaluator_every, heartbeat_path, trino_rows, write_heartbeat
+from poolsight.infra.services import evaluator_every, heartbeat_path, write_heartbeat
+from poolsight.infra.trino import trino_rows
 from poolsight.names import TRINO_READER_USER
 from poolsight.simulator.setting import Setting
 from poolsight.sql.views import SCHEMA

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from poolsight.sql.tables import BY_NAME
+from poolsight.schemas.tables import BY_NAME
 from poolsight.sql.views import SCHEMA
 
 ADVICE = BY_NAME["advice"]

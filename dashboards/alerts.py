@@ -31,9 +31,10 @@ from typing import Any, Literal
 import yaml
 
 from poolsight.infra.config import ConfigError, Settings, load_settings
-from poolsight.infra.services import alerts_heartbeat, service_errors, trino_connection, write_heartbeat
+from poolsight.infra.services import alerts_heartbeat, write_heartbeat
+from poolsight.infra.trino import service_errors, trino_connection
 from poolsight.names import TRINO_READER_USER
-from poolsight.sql.tables import BY_NAME
+from poolsight.schemas.tables import BY_NAME
 from poolsight.sql.views import SCHEMA
 
 log = logging.getLogger("poolsight.alerts")

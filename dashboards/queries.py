@@ -6,15 +6,16 @@ is a `?` parameter. Each function returns plain JSON-able data for one page's AP
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from poolsight.advice.table import LATEST_SQL as ADVICE_LATEST_SQL
+from poolsight.sql.catalog import BY_NAME
 from poolsight.sql.grain import grain_for
 from poolsight.sql.retention import Retention
-from poolsight.sql.tables import BY_NAME
 from poolsight.sql.views import GRAIN_VIEWS, SCHEMA
 
 from .cache import ResultCache
@@ -556,7 +557,6 @@ def data_health(run: Run, now: datetime, dead_letter_days: int = 7) -> dict[str,
 
 def advice(run: Run, source: str | None) -> dict[str, Any]:
     """Each source's latest advice (advice_latest), its budget and confidence notes parsed."""
-    import json
 
     rows = run(ADVICE_LATEST_SQL, (source, source))
     budgets: dict[str, Any] = {}

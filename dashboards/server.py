@@ -28,7 +28,7 @@ from typing import Any
 
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.install import dashboard_assets
-from poolsight.infra.services import trino_rows
+from poolsight.infra.trino import trino_rows
 from poolsight.names import TRINO_READER_USER
 from poolsight.sql.compare import compare, workload_change
 from poolsight.sql.retention import retention_from

@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from confluent_kafka import Consumer, TopicPartition
+
 Offsets = dict[tuple[str, int], int]
 LOG = logging.getLogger(__name__)  # a Python worker's log lands in the TaskManager's
 
@@ -165,8 +167,6 @@ class CaughtUp:
 
     def _client(self) -> Any:
         if self._consumer is None:
-            from confluent_kafka import Consumer
-
             # Never subscribes: it only asks for offsets, so it never joins the group.
             self._consumer = Consumer(
                 {
@@ -179,8 +179,6 @@ class CaughtUp:
         return self._consumer
 
     def _partitions(self) -> list[Any]:
-        from confluent_kafka import TopicPartition
-
         meta = self._client().list_topics(timeout=self.timeout)
         out = []
         for name in self.where.topics:

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import AUTO_SIM, JobOptions, SimulationOptions, StatisticsOptions, pool_modes
 from poolsight.infra.config import load_settings
 
@@ -127,7 +128,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from poolsight.flink_jobs import submit as jobs
 
     s = load_settings()
     if a.jobs_command == "list":

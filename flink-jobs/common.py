@@ -3,17 +3,19 @@ sinks, dead-letter rows and the submission of a job to the session cluster."""
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from poolsight.flink_jobs.options import JobOptions
-from poolsight.infra.config import Settings
+from poolsight.infra.config import CATALOG_NAME, Settings, load_settings
 from poolsight.infra.flinksql import iceberg_catalog_ddl
-from poolsight.names import EVENT_TIME_HEADER
+from poolsight.names import EVENT_TIME_HEADER, NAMESPACE
+from poolsight.schemas.tables import BY_NAME, Table
 from poolsight.schemas.wire import MAX_RAW
-from poolsight.sql.tables import BY_NAME, Table, flink_insert
 
 if TYPE_CHECKING:
     from pyflink.common import Row
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 
 def environment(s: Settings, name: str, opts: JobOptions) -> tuple[StreamExecutionEnvironment, StreamTableEnvironment]:
     """A streaming environment aimed at the session cluster, checkpointing exactly once."""
+    # lazy: PyFlink loads only in the job's own client process (seconds); options and tests import this module
     from pyflink.common import Configuration
     from pyflink.datastream import CheckpointingMode, ExternalizedCheckpointRetention, StreamExecutionEnvironment
     from pyflink.table import StreamTableEnvironment
@@ -103,6 +106,7 @@ def key_of(row: Row) -> str:
 
 
 def row_type(table: Table) -> TypeInformation:
+    # lazy: PyFlink, as above
     from pyflink.common.typeinfo import Types
 
     kinds = {
@@ -118,6 +122,7 @@ def row_type(table: Table) -> TypeInformation:
 
 
 def to_row(table: Table, values: dict[str, Any]) -> Row:
+    # lazy: PyFlink, as above
     from pyflink.common import Row
 
     return Row(*[_cast(c.type, values.get(c.name)) for c in table.columns])
@@ -169,6 +174,7 @@ def run_keyed(
     """Key the raw records by Kafka key, run `function` (main output: main_table rows,
     side outputs: tags by table name), insert every output into its table, and
     submit the job; returns its id."""
+    # lazy: PyFlink, as above
     from pyflink.common.typeinfo import Types
 
     out = (
@@ -188,10 +194,6 @@ def run_keyed(
 
 def main(submit: Any, options: type, default_name: str) -> None:
     """The job module's entry point: `--job` and `--options` as JSON (see submit.py)."""
-    import argparse
-    import json
-
-    from poolsight.infra.config import load_settings
 
     p = argparse.ArgumentParser()
     p.add_argument("--job", required=True, help="JobOptions as JSON")
@@ -204,8 +206,6 @@ def main(submit: Any, options: type, default_name: str) -> None:
 
 def sink(t_env: StreamTableEnvironment, statements: Any, stream: DataStream, table_name: str) -> None:
     """Insert a stream of rows (typed by row_type) into the Iceberg table of that name."""
-    from poolsight.infra.config import CATALOG_NAME
-    from poolsight.names import NAMESPACE
 
     table = BY_NAME[table_name]
     view = f"rows_{table_name}"
@@ -221,10 +221,8 @@ def ensure_key(t_env: StreamTableEnvironment, table: Table) -> None:
     a Flink table's primary key, so this goes through the Iceberg API. A table without a key
     gets none: with identifier fields, Iceberg's Flink writer keeps only the last row per key
     within a checkpoint even when not in upsert mode."""
+    # lazy: PyFlink, as above
     from pyflink.java_gateway import get_gateway
-
-    from poolsight.infra.config import CATALOG_NAME
-    from poolsight.names import NAMESPACE
 
     jvm = get_gateway().jvm
     catalog = t_env._j_tenv.getCatalog(CATALOG_NAME).get().getCatalogLoader().loadCatalog()
@@ -237,3 +235,14 @@ def ensure_key(t_env: StreamTableEnvironment, table: Table) -> None:
         update = update.requireColumn(column)
         names.add(column)
     update.setIdentifierFields(names).commit()
+
+
+def flink_insert(t: Table, target: str, view: str) -> str:
+    """INSERT from a Flink view whose columns are the table's, timestamps as epoch ms. Columns
+    are named, so a table that gained columns at its end (add_column_ddl) is written right.
+    A keyed table is written in upsert mode: Iceberg's Flink sink then writes an equality delete
+    on the table's identifier fields (its key, see the jobs' ensure_key) with every row."""
+    names = ", ".join(f"`{c.name}`" for c in t.columns)
+    exprs = [f"TO_TIMESTAMP_LTZ(`{c.name}`, 3)" if c.type == "timestamp" else f"`{c.name}`" for c in t.columns]
+    hint = " /*+ OPTIONS('upsert-enabled'='true') */" if t.key else ""
+    return f"INSERT INTO {target}{hint} ({names}) SELECT {', '.join(exprs)} FROM `{view}`"

@@ -29,8 +29,8 @@ from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.flink_jobs.tracker import Emission, PoolTracker
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC
 from poolsight.schemas.getpage import GetpageBatch
+from poolsight.schemas.tables import BY_NAME
 from poolsight.schemas.wire import AvroDecoder, DecodeError, UnusableBatch
-from poolsight.sql.tables import BY_NAME
 
 OUTPUTS = (
     "pool_pane",

@@ -29,8 +29,8 @@ from poolsight.flink_jobs.statistics_rows import (
     pool_stats_row,
 )
 from poolsight.names import ATTRIBUTES_TOPIC, DEADLETTER_TOPIC, IO_TOPIC, STATS_TOPIC
+from poolsight.schemas.tables import BY_NAME
 from poolsight.schemas.wire import AvroDecoder, DecodeError
-from poolsight.sql.tables import BY_NAME
 
 OUTPUTS = (
     "pool_stats",

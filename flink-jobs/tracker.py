@@ -19,7 +19,7 @@ alters the pool takes effect at its event time, inside a batch if need be, and
 starts a prediction check (checks.py).
 
 Emitted rows are plain dicts whose keys are the columns of the tables in
-poolsight.sql.tables (timestamps as epoch milliseconds).
+poolsight.schemas.tables (timestamps as epoch milliseconds).
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ import numpy.typing as npt
 
 from poolsight.flink_jobs.checks import Checks, PaneFacts
 from poolsight.schemas.getpage import ACCESS_NAMES, Access, Function, GetpageBatch, micros
+from poolsight.schemas.tables import POOL_SCOPE, SIZES_CURVE, object_scope, vpseqt_curve_name
 from poolsight.simulator import CostModel, SimConfig, Simulator
 from poolsight.simulator.setting import Setting
-from poolsight.sql.tables import POOL_SCOPE, SIZES_CURVE, object_scope, vpseqt_curve_name
 
 MAGIC = b"PSTRK001"
 

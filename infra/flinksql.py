@@ -13,7 +13,7 @@ import json
 import subprocess
 import sys
 
-from .config import CATALOG_NAME, Settings
+from .config import CATALOG_NAME, Settings, load_settings
 from .flink_service import flink_env
 from .install import flink_lib, pyflink_home
 from .services import catalog_password
@@ -70,9 +70,8 @@ def run_sql(s: Settings, statements: list[str], *, timeout: float = 600) -> str:
 
 
 def _main() -> None:
+    # lazy: only the child process that runs the statements loads PyFlink (seconds)
     from pyflink.table import EnvironmentSettings, TableEnvironment
-
-    from .config import load_settings
 
     statements = json.loads(sys.stdin.read())
     address, port = load_settings().flink_rest_address

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -63,6 +64,7 @@ def trino_home(s: Settings) -> tuple[Path, Path]:
 
 def pyflink_home() -> Path:
     try:
+        # lazy: PyFlink takes seconds to load; only Flink's steps need its home
         import pyflink
     except ImportError as exc:
         raise DownloadError("PyFlink is not installed in this Python: run `make install`") from exc
@@ -158,7 +160,6 @@ def chromium() -> Path:
 
 
 def _is_root() -> bool:
-    import os
 
     return os.geteuid() == 0
 

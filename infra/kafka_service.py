@@ -173,6 +173,7 @@ def prepare_kafka(s: Settings, inst: Installed, node: int = 1) -> Launch:
 
 
 def _metadata(bootstrap: str):  # type: ignore[no-untyped-def]
+    # lazy: `status` and `down` import the services and need no Kafka client
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 

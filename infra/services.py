@@ -27,7 +27,7 @@ from typing import Any
 from poolsight.names import NAMESPACE, PROBE_TABLE, TRINO_CATALOG, TRINO_READER_USER
 
 from .config import CATALOG_NAME, ConfigError, Settings
-from .endpoints import external_catalog_password, hostport, jdbc_target, url_host_port
+from .endpoints import external_catalog_password, hostport, jdbc_target
 from .flink_service import flink_endpoint, health_flink_jobmanager, prepare_flink_jobmanager, taskmanager_node
 from .install import Installed
 from .java import find_java
@@ -36,6 +36,7 @@ from .service_base import CONF_DIR, base_env, fresh_dir, http_get, need
 from .service_base import Launch as Launch
 from .service_base import Service as Service
 from .service_base import Unhealthy as Unhealthy
+from .trino import UserError, health_errors, trino_connection
 from .versions import pins
 
 # ---------------------------------------------------------------- PostgreSQL
@@ -126,6 +127,7 @@ def prepare_postgres(s: Settings, inst: Installed) -> Launch:
 
 
 def pg_connect(s: Settings, *, superuser: bool = False, dbname: str | None = None):  # type: ignore[no-untyped-def]
+    # lazy: `status` and `down` need no PostgreSQL client
     import psycopg
 
     if superuser:
@@ -153,6 +155,7 @@ def pg_connect(s: Settings, *, superuser: bool = False, dbname: str | None = Non
 
 
 def health_postgres(s: Settings) -> str:
+    # lazy: likewise
     import psycopg
 
     if s.catalog_is_rest:  # the catalog is an Iceberg REST service: no PostgreSQL at all
@@ -343,44 +346,7 @@ def prepare_trino(s: Settings, inst: Installed) -> Launch:
     )
 
 
-def trino_connection(s: Settings, *, schema: str | None = None, user: str | None = None):  # type: ignore[no-untyped-def]
-    """A DB-API connection to the configured Trino as `user` (default: s.trino_user, the writer)."""
-    import trino
-
-    host, port = url_host_port(s.trino_url)
-    return trino.dbapi.connect(  # type: ignore[no-untyped-call]
-        host=host,
-        port=port,
-        http_scheme=s.trino_url.split("://")[0],
-        user=user or s.trino_user,
-        catalog="iceberg",
-        schema=schema,
-        request_timeout=30,
-    )
-
-
-def trino_rows(
-    s: Settings, sql: str, params: tuple[Any, ...] = (), *, user: str | None = None
-) -> tuple[list[tuple[str, str]], list[list[Any]]]:
-    """Run one parameterised statement on Trino as `user` (default: the writer, s.trino_user):
-    ((name, Trino type) per column, rows)."""
-    with trino_connection(s, user=user) as conn:
-        cur = conn.cursor()
-        cur.execute(sql, params)
-        rows = list(cur.fetchall())
-        return [(str(d[0]), str(d[1])) for d in cur.description or ()], rows
-
-
-def service_errors() -> tuple[type[BaseException], ...]:
-    """What Trino unreachable or refusing raises (requests' errors are OSErrors)."""
-    import trino.exceptions
-
-    return (trino.exceptions.Error, trino.exceptions.HttpError, OSError)
-
-
 def health_trino(s: Settings) -> str:
-    import trino
-
     try:
         with trino_connection(s) as conn:
             cur = conn.cursor()
@@ -395,15 +361,10 @@ def health_trino(s: Settings) -> str:
             try:
                 cur.execute(f"SELECT count(*) FROM {TRINO_CATALOG}.{NAMESPACE}.{PROBE_TABLE}")
                 cur.fetchall()
-            except trino.exceptions.TrinoUserError as exc:
+            except UserError as exc:
                 if exc.error_name not in ("TABLE_NOT_FOUND", "SCHEMA_NOT_FOUND"):  # first start
                     raise
-    except (
-        trino.exceptions.TrinoExternalError,
-        trino.exceptions.TrinoQueryError,
-        trino.exceptions.HttpError,
-        OSError,
-    ) as exc:
+    except health_errors() as exc:
         raise Unhealthy(f"Trino SELECT 1: {exc}") from exc
     except Exception as exc:  # the client raises requests' own errors for refused connections
         raise Unhealthy(f"Trino SELECT 1: {type(exc).__name__}: {exc}") from exc

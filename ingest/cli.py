@@ -6,7 +6,9 @@ import argparse
 import dataclasses
 import json
 import sys
+import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +123,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_generate(a: argparse.Namespace) -> int:
+    # lazy: the parser imports this module for every command; numpy, the kernel and Kafka load only when generating
     from poolsight.ingest.generator import Alter, FileSink, Generator, KafkaSink, Sink
     from poolsight.ingest.producer_process import ProducerProcess
     from poolsight.ingest.scenario import ScenarioError, load
@@ -183,6 +186,7 @@ def run_generate(a: argparse.Namespace) -> int:
 
 
 def add_stats_arguments(p: argparse.ArgumentParser) -> None:
+    # lazy: the parsers load only for `ingest stats`
     from poolsight.ingest.stats_formats import FORMATS
 
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
@@ -216,9 +220,8 @@ def add_stats_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_stats(a: argparse.Namespace) -> int:
-    import tempfile
-    from datetime import UTC, datetime
 
+    # lazy: the parsers and the producer load only for `ingest stats`
     from poolsight.ingest.stats_collector import StatsCollector, with_metrics
     from poolsight.ingest.stats_common import ParseOptions, Rejected
     from poolsight.ingest.stats_formats import detect, parser

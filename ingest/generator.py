@@ -1,7 +1,7 @@
 """`poolsight generate`: a DB2-like subsystem driven by a scenario.
 
 Workload patterns produce getpages (numpy, chunk by chunk); each member's
-pools are real buffer-pool models (`poolsight.simulator._kernel.PoolModel`: LRU with
+pools are real buffer-pool models (`poolsight._kernel.PoolModel`: LRU with
 VPSEQT, dynamic prefetch, deferred writes, cross-invalidation) that decide
 hits, read I/Os and write I/Os; statistics intervals are the models' own
 counters. So the trace, the I/O events and the statistics agree as a real
@@ -21,12 +21,12 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from poolsight._kernel import PoolModel
 from poolsight.ingest import stats_report
 from poolsight.ingest.batching import make_batch
 from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario
 from poolsight.ingest.stats_common import empty_pool_stats
 from poolsight.schemas.getpage import ACCESS_LETTERS, FUNCTION_LETTERS
-from poolsight.simulator._kernel import PoolModel
 
 U32 = npt.NDArray[np.uint32]
 U64 = npt.NDArray[np.uint64]

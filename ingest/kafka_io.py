@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Message, Producer
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 
 from poolsight.ingest.interrupt import deferred_interrupt
 from poolsight.names import EVENT_TIME_HEADER, SCHEMA_TOPICS
@@ -187,8 +187,6 @@ def read_since(
 ) -> int:
     """Every record of `topic` written since `since_ms` (broker time, epoch ms) up to the end as it is
     when called, all partitions, without a consumer group's commits; returns records read."""
-    from confluent_kafka import TopicPartition
-
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,

@@ -8,11 +8,21 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 
+from poolsight.advice.cli import add_arguments as add_advise_arguments
+from poolsight.dashboards.alerts import add_arguments as add_alerts_arguments
+from poolsight.demo import add_arguments as add_demo_arguments
+from poolsight.flink_jobs.cli import add_arguments as add_jobs_arguments
+from poolsight.flink_jobs.resume import resume_forgotten
 from poolsight.infra.config import ConfigError, load_settings
 from poolsight.infra.download import DownloadError
 from poolsight.infra.install import install_all
 from poolsight.infra.java import JavaNotFound
-from poolsight.infra.launcher import LaunchError, down, format_status, status, status_dicts, up
+from poolsight.ingest.cli import add_generate_arguments, add_stats_arguments, add_trace_arguments
+from poolsight.launcher import LaunchError, down, format_status, status, status_dicts, up
+from poolsight.simulator.cli import add_arguments
+from poolsight.sql.compare import add_arguments as add_compare_arguments
+from poolsight.sql.history import add_arguments as add_history_arguments
+from poolsight.sql.maintain import add_arguments as add_maintain_arguments
 
 
 def _cmd_install(args: argparse.Namespace) -> int:
@@ -29,8 +39,6 @@ def _cmd_up(args: argparse.Namespace) -> int:
     healthy = {r.name for r in rows if r.state == "healthy"}
     not_resumed: list[str] = []
     if args.resume_jobs and {"flink-jobmanager", "flink-taskmanager"} <= healthy:
-        from poolsight.flink_jobs.resume import resume_forgotten
-
         _, not_resumed = resume_forgotten(s)  # what a restarted JobManager forgot
     ok = all(r.state == "healthy" for r in rows if not args.services or r.name in args.services)
     return 0 if ok and not not_resumed else 1
@@ -89,57 +97,36 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "status":
             p.add_argument("--json", action="store_true", help="print JSON instead of a table")
         if name == "simulate":
-            from poolsight.simulator.cli import add_arguments
-
             add_arguments(p)
     ingest = sub.add_parser("ingest", help="collectors: traces and statistics into Kafka")
     ingest_sub = ingest.add_subparsers(dest="what", required=True)
     trace = ingest_sub.add_parser("trace", help="getpage trace files into Kafka (replay, follow, dead letters)")
-    from poolsight.ingest.cli import add_trace_arguments
-
     add_trace_arguments(trace)
     trace.set_defaults(func=_lazy("poolsight.ingest.cli", "run_trace"))
     stats = ingest_sub.add_parser("stats", help="statistics reports into Kafka (or JSON lines)")
-    from poolsight.ingest.cli import add_stats_arguments
-
     add_stats_arguments(stats)
     stats.set_defaults(func=_lazy("poolsight.ingest.cli", "run_stats"))
     gen = sub.add_parser("generate", help="a DB2-like workload from a scenario, to Kafka or to files")
-    from poolsight.ingest.cli import add_generate_arguments
-
     add_generate_arguments(gen)
     gen.set_defaults(func=_lazy("poolsight.ingest.cli", "run_generate"))
-    from poolsight.flink_jobs.cli import add_arguments as add_jobs_arguments
-    from poolsight.sql.maintain import add_arguments as add_maintain_arguments
-
     jobs = sub.add_parser("jobs", help="the streaming jobs: submit, list, cancel")
     add_jobs_arguments(jobs)
     jobs.set_defaults(func=_lazy("poolsight.flink_jobs.cli", "run"))
-    from poolsight.flink_jobs.demo import add_arguments as add_demo_arguments
-
     demo = sub.add_parser("demo", help="the main job live: stack, jobs, generator, a Trino summary every 10 s")
     add_demo_arguments(demo)
-    demo.set_defaults(func=_lazy("poolsight.flink_jobs.demo", "run"))
+    demo.set_defaults(func=_lazy("poolsight.demo", "run"))
     maint = sub.add_parser("maintain", help="Iceberg upkeep: compaction, snapshot expiry, orphan files")
     add_maintain_arguments(maint)
     maint.set_defaults(func=_lazy("poolsight.sql.maintain", "run_cli"))
-    from poolsight.sql.history import add_arguments as add_history_arguments
-
     hist = sub.add_parser("history", help="rollups and retention: one cycle now (the maintenance service loops)")
     add_history_arguments(hist)
     hist.set_defaults(func=_lazy("poolsight.sql.history", "run_cli"))
-    from poolsight.sql.compare import add_arguments as add_compare_arguments
-
     comp = sub.add_parser("compare", help="one pool over two time ranges, side by side (from Trino)")
     add_compare_arguments(comp)
     comp.set_defaults(func=_lazy("poolsight.sql.compare", "run_cli"))
-    from poolsight.dashboards.alerts import add_arguments as add_alerts_arguments
-
     alerts = sub.add_parser("alerts", help="alerts on regressions: evaluate the rules once or for ever, list alerts")
     add_alerts_arguments(alerts)
     alerts.set_defaults(func=_lazy("poolsight.dashboards.alerts", "run_cli"))
-    from poolsight.advice.cli import add_arguments as add_advise_arguments
-
     advise = sub.add_parser(
         "advise", help="advice with evidence: memory budget, object placement, thresholds, commands to run"
     )

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from poolsight import schemas
+from poolsight._kernel import AvroError, decode_getpage_batch
 from poolsight.schemas.getpage import GetpageBatch
-from poolsight.simulator._kernel import AvroError, decode_getpage_batch
 
 __all__ = ["AvroError", "decode_body", "kernel_layout", "layout"]
 

@@ -12,8 +12,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from poolsight._kernel import Kernel
 from poolsight.schemas.getpage import ACCESS_NAMES
-from poolsight.simulator._kernel import Kernel
 from poolsight.simulator.trace import Names
 
 RANDOM, SEQUENTIAL, RID = 0, 1, 2

@@ -276,6 +276,7 @@ class TraceReader:
         self, block: bytes, lines: int, header: list[str], idx: dict[str, int | None], end_offset: int, end_line: int
     ) -> TraceBatch | None:
         """The whole block at once, or None when any row needs the line-by-line path."""
+        # lazy: pyarrow takes a second to load; only this reader needs it
         import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.csv as pacsv
@@ -444,6 +445,7 @@ class TraceReader:
     # ------------------------------------------------------------ Parquet
 
     def _parquet(self) -> Iterator[TraceBatch]:
+        # lazy: pyarrow, for Parquet traces only
         import pyarrow as pa
         import pyarrow.parquet as pq
 

@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from poolsight.infra.config import load_settings
-from poolsight.infra.services import trino_connection
+from poolsight.infra.trino import trino_connection
 from poolsight.simulator.similarity import similarity
+from poolsight.sql.catalog import BY_NAME
 from poolsight.sql.grain import grain_for
 from poolsight.sql.retention import Retention, retention_from
-from poolsight.sql.tables import BY_NAME
 
 # Raw sums of one range (ratios are divided out in _metrics): from the panes, or from the hourly
 # rollups (sql/rollups.py) for the whole hours already rolled up of a range the panes do not

@@ -19,9 +19,11 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from poolsight.flink_jobs import restore
+from poolsight.flink_jobs import submit as jobs
 from poolsight.infra.config import Settings
+from poolsight.schemas.tables import Table
 from poolsight.sql.rollup import metadata_table
-from poolsight.sql.tables import Table
 
 TERMINAL = {"FINISHED", "CANCELED", "FAILED"}
 RESUMABLE_DAYS = 7.0
@@ -41,8 +43,6 @@ def protected_jobs(s: Settings) -> set[str]:
     """Flink job ids whose commits must stay readable: every job recorded as meant to run
     (`jobs submit` records each; resume.py resubmits them from their checkpoints), and the
     cluster's jobs not ended, when the JobManager answers."""
-    from poolsight.flink_jobs import restore
-    from poolsight.flink_jobs import submit as jobs
 
     ids: set[str] = set()
     try:

@@ -18,11 +18,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from poolsight.infra.config import Settings, load_settings
-from poolsight.infra.services import heartbeat_path, trino_connection, write_heartbeat
+from poolsight.infra.services import heartbeat_path, write_heartbeat
+from poolsight.infra.trino import trino_connection
+from poolsight.sql.catalog import TABLES
 from poolsight.sql.maintain import maintain
 from poolsight.sql.retention import Retention, apply_retention, retention_from
 from poolsight.sql.rollup import rollup_of, run_rollups
-from poolsight.sql.tables import TABLES
 
 COMPACT_EVERY = 6 * 3600.0
 SNAPSHOT_RETENTION = "1d"

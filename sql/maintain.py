@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from functools import partial
 from typing import Any
 
 from poolsight.infra.config import load_settings
-from poolsight.infra.services import trino_connection
+from poolsight.infra.trino import fetch, trino_connection
+from poolsight.sql.catalog import BY_NAME, TABLES
 from poolsight.sql.guard import guarded_seconds, oldest_needed_commit, protected_jobs, seconds_of
-from poolsight.sql.rollup import fetch
-from poolsight.sql.tables import BY_NAME, TABLES
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -51,7 +51,7 @@ def maintain(
         run("SET SESSION iceberg.expire_snapshots_min_retention = '0s'")
         run("SET SESSION iceberg.remove_orphan_files_min_retention = '0s'")
         for name in tables:
-            t = BY_NAME[name]  # identifiers come from tables.py; durations are checked below
+            t = BY_NAME[name]  # identifiers come from the catalogue; durations are checked below
             start = time.monotonic()
             meta = f'{t.qualified.rsplit(".", 1)[0]}."{t.name}'
             files, snapshots = f'SELECT count(*) FROM {meta}$files"', f'SELECT count(*) FROM {meta}$snapshots"'
@@ -79,7 +79,6 @@ def maintain(
 
 
 def run_cli(a: argparse.Namespace) -> int:
-    import re
 
     names = [n.strip() for n in a.tables.split(",")] if a.tables else [t.name for t in TABLES]
     unknown = [n for n in names if n not in BY_NAME]

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from poolsight.sql.rollup import changes, fetch, metadata_table
+from poolsight.infra.trino import fetch
+from poolsight.schemas.tables import Table
+from poolsight.sql.catalog import BY_NAME
+from poolsight.sql.rollup import changes, metadata_table
 from poolsight.sql.rollups import ROLLUPS
-from poolsight.sql.tables import BY_NAME, Table
 
 # Pane-grain tables the pane retention applies to: the rollups' sources, and the working sets
 # (their maxima are in the pool and object rollups).

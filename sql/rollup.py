@@ -18,15 +18,15 @@ nothing is lost before retention removes them; days older than the hourly retent
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
-from trino.exceptions import TrinoQueryError
-
-from poolsight.sql.rollups import ROLLUPS, Rollup
-from poolsight.sql.tables import ROLLUP_STATE, Table
+from poolsight.infra.trino import QueryError, fetch
+from poolsight.schemas.tables import Table
+from poolsight.sql.rollups import ROLLUP_STATE, ROLLUPS, Rollup
 
 STEP = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
 # At most this much event time per MERGE: a first run over months of panes (an upgrade, a
@@ -41,12 +41,6 @@ def floor_to(t: datetime, grain: str) -> datetime:
         if grain == "hour"
         else t.replace(hour=0, minute=0, second=0, microsecond=0)
     )
-
-
-def fetch(cur: Any, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-    """The rows of one statement on a DB-API cursor."""
-    cur.execute(sql, params)
-    return list(cur.fetchall())
 
 
 def metadata_table(t: Table, suffix: str) -> str:
@@ -94,7 +88,7 @@ class Changes:
         return not self.note
 
 
-def entries_unlistable(exc: TrinoQueryError) -> bool:
+def entries_unlistable(exc: QueryError) -> bool:
     """Trino 476's failure on every `$entries` row once a live file holds statistics for a
     column the table has since dropped (its EntriesTable renders each bound with the current
     schema's type of the id: none). Anything else is an error to report, not to work around."""
@@ -108,7 +102,7 @@ def changes(cur: Any, t: Table, last: int) -> Changes:
     try:
         files = rows(changes_sql(t), (last,))
         return Changes([(lo, hi) for lo, hi, _ in files], max((int(f[2]) for f in files), default=last), len(files))
-    except TrinoQueryError as exc:
+    except QueryError as exc:
         if not entries_unlistable(exc):
             raise
         note = (
@@ -220,7 +214,6 @@ def run_rollups(
 ) -> list[RollupRun]:
     """One pass over every rollup (see the module's doc). `oldest_pane` and `oldest_hour`: where
     the pane and hourly retention start (None: kept); periods before them are only added."""
-    import time
 
     rows = partial(fetch, cur)
     state = {name: int(seq) for name, seq in rows(STATE_SQL)}

@@ -6,15 +6,15 @@ curve is merged the same way: hits and misses per candidate size are added pane 
 which is what merging the panes' reuse-distance histograms gives. An hour rolls up the
 panes (`Measure.expr` over a pane row); a day rolls up the hours (`Measure.agg` again).
 
-sql/rollup.py keeps them up to date; sql/tables.py adds them to TABLES, so the launcher
-creates them like any other table.
+sql/rollup.py keeps them up to date (its progress in ROLLUP_STATE); sql/catalog.py adds them to
+the tables the launcher creates.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from poolsight.sql.tables import (
+from poolsight.schemas.tables import (
     IO_PANE,
     OBJECT_PANE,
     POOL_PANE,
@@ -36,7 +36,7 @@ PERIOD = (
 @dataclass(frozen=True)
 class Measure:
     name: str
-    type: str  # a sql/tables.py column type
+    type: str  # a schemas/tables.py column type
     agg: str  # sum, max, min or last (the value of the latest row)
     doc: str
     expr: str | None = None  # SQL over a pane row (default: the column of the same name)
@@ -263,3 +263,22 @@ STATS = Rollup(
 
 ROLLUPS: tuple[Rollup, ...] = (POOL, OBJECT, CURVE, REUSE, IO, STATS)
 ROLLUP_TABLES: tuple[Table, ...] = tuple(r.table(g) for r in ROLLUPS for g in GRAINS)
+
+
+ROLLUP_STATE = Table(
+    "rollup_state",
+    "How far each rollup table has read its source (sql/rollup.py): the source's Iceberg data sequence "
+    "number up to which every added file has been rolled up.",
+    (
+        C("rollup_table", "string", "The rollup table (e.g. pool_hour)."),
+        C("source_table", "string", "The table it rolls up."),
+        C("sequence_number", "bigint", "Files of the source with a data sequence number up to this are rolled up."),
+        C("updated_at", "timestamp", "Wall-clock time of the rollup run."),
+        C("period_from", "timestamp", "Start of the periods that run recomputed."),
+        C("period_to", "timestamp", "End of the periods that run recomputed."),
+    ),
+    "updated_at",
+    ("rollup_table",),
+    key=("rollup_table", "updated_at"),
+    partition="year",
+)

@@ -22,27 +22,28 @@ TREE = ROOT / ".venv" / "typecheck-tree"
 SUFFIXES = (".py", ".pyi")
 
 
-def package_dirs() -> dict[str, str]:
+def package_dirs(root: Path = ROOT) -> dict[str, str]:
     """Import path (poolsight/flink_jobs) -> source folder (flink-jobs), from pyproject.toml."""
-    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    conf = tomllib.loads((root / "pyproject.toml").read_text())
     mapping: dict[str, str] = conf["tool"]["setuptools"]["package-dir"]
     out = {name.replace(".", "/"): folder for name, folder in mapping.items()}
     out["tests"] = "tests"
+    out["bench"] = "bench"
     return out
 
 
-def build_tree(dirs: dict[str, str]) -> None:
-    shutil.rmtree(TREE, ignore_errors=True)
+def build_tree(dirs: dict[str, str], root: Path = ROOT, tree: Path = TREE) -> None:
+    shutil.rmtree(tree, ignore_errors=True)
     for target, folder in dirs.items():
-        src = ROOT / folder
+        src = root / folder
         # Subpackages listed in the table are linked by their own entry.
-        nested = {ROOT / f for t, f in dirs.items() if t != target and t.startswith(target + "/")}
+        nested = {root / f for t, f in dirs.items() if t != target and t.startswith(target + "/")}
         for path in src.rglob("*"):
             if path.suffix not in SUFFIXES or any(n == path or n in path.parents for n in nested):
                 continue
             if "__pycache__" in path.parts:
                 continue
-            dest = TREE / target / path.relative_to(src)
+            dest = tree / target / path.relative_to(src)
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.link(path, dest)
 
@@ -61,6 +62,7 @@ def main() -> int:
             str(ROOT / ".mypy_cache"),
             "poolsight",
             "tests",
+            "bench",
             *sys.argv[1:],
         ],
         cwd=TREE,

@@ -18,7 +18,7 @@ from poolsight.dashboards import alerts as A
 from poolsight.dashboards.alerts import Action, Alert, Firing, Measurement, Rule, RuleError
 from poolsight.infra.config import load_settings
 from poolsight.infra.services import alerts_heartbeat
-from poolsight.sql.tables import BY_NAME
+from poolsight.schemas.tables import BY_NAME
 
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 

@@ -19,7 +19,7 @@ import yaml
 
 from poolsight.infra.config import DEFAULT_BIND_HOST, DEFAULT_PORTS
 from poolsight.names import NAMESPACE, TRINO_CATALOG, TRINO_READER_USER
-from poolsight.sql.tables import TABLES
+from poolsight.sql.catalog import TABLES
 from poolsight.sql.views import VIEWS_SQL
 from tests.conftest import ROOT
 

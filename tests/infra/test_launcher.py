@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from poolsight.infra import launcher
+from poolsight import launcher
 from poolsight.infra.config import ConfigError, Settings, load_settings
 from poolsight.infra.install import Installed
 from poolsight.infra.services import SERVICES, Launch, Service, Unhealthy

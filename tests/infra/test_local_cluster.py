@@ -12,7 +12,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from poolsight.infra import bootstrap, flink_service, kafka_service, launcher
+from poolsight import bootstrap, launcher
+from poolsight.infra import flink_service, kafka_service
 from poolsight.infra.config import DEFAULT_PORTS, ConfigError, Settings, load_settings
 from poolsight.infra.install import Installed
 from poolsight.infra.kafka_service import kafka_server_properties

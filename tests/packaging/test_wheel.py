@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -99,7 +100,7 @@ def test_the_installed_package_is_the_wheels_with_its_kernel(installed: tuple[Pa
         [
             str(venv / "bin" / "python"),
             "-c",
-            "import json, poolsight, poolsight.simulator._kernel as k, poolsight.flink_jobs, poolsight.schemas.wire;"
+            "import json, poolsight, poolsight._kernel as k, poolsight.flink_jobs, poolsight.schemas.wire;"
             "print(json.dumps([poolsight.__file__, k.__file__, poolsight.flink_jobs.__file__]))",
         ],
         capture_output=True,
@@ -188,3 +189,24 @@ def test_the_installed_command_keeps_its_state_outside_site_packages(
     )
     home = tmp_path / "xdg" / "poolsight"
     assert r.stdout.split() == [str(home), str(home / ".cache")], r.stderr
+
+
+def test_the_wheel_holds_what_a_user_runs_and_declares_what_it_imports(installed: tuple[Path, Path]) -> None:
+    """No benchmark, chaos or profiling module and no GPL peer in the wheel; the typing marker
+    ships; numpy and pyarrow, imported directly, are declared with the pins of pyproject.toml."""
+    _, site = installed
+    files = _files(site / "poolsight")
+    assert "py.typed" in files and "_kernel.pyi" in files
+    tools = sorted(f for f in files if Path(f).stem in {"bench", "chaos", "cpu_profile", "bench_history"})
+    assert tools == []
+    assert not (site / "bench").exists()
+    for f in files:
+        if f.endswith(".py"):
+            text = (site / "poolsight" / f).read_text()
+            assert "libcachesim" not in text and "playwright" not in text, f
+    (meta,) = site.glob("poolsight-*.dist-info/METADATA")
+    requires = {line.split(": ", 1)[1] for line in meta.read_text().splitlines() if line.startswith("Requires-Dist")}
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    for name in ("numpy", "pyarrow"):
+        (pin,) = [p for p in pins if p.startswith(name + "==")]
+        assert pin in requires, (pin, requires)

@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from poolsight.sql.catalog import BY_NAME, TABLES, create_table_ddl
 from poolsight.sql.grain import grain_for
 from poolsight.sql.guard import guarded_seconds, seconds_of
 from poolsight.sql.retention import Retention, RetentionError, months_before, retention_from
 from poolsight.sql.rollup import floor_to, merge_sql
 from poolsight.sql.rollups import POOL, ROLLUP_TABLES, ROLLUPS
-from poolsight.sql.tables import BY_NAME, TABLES, create_table_ddl
 
 NOW = datetime(2026, 11, 24, 7, 30, tzinfo=UTC)
 

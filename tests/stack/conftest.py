@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from poolsight.infra.config import load_settings
-from poolsight.infra.services import trino_rows
+from poolsight.infra.trino import trino_rows
 from tests.conftest import poolsight
 
 # Long enough that a kill can land between the last checkpoint and the flush; short enough that

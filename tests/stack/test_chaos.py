@@ -24,7 +24,7 @@ def test_short_chaos_loses_and_doubles_nothing() -> None:
     import subprocess
 
     # The jobs of other modules are cancelled after them; chaos submits its own on a new group.
-    cmd = [sys.executable, "-m", "poolsight.flink_jobs.chaos", "--faults", ",".join(FAULTS)]
+    cmd = [sys.executable, "-m", "bench.chaos", "--faults", ",".join(FAULTS)]
     cmd += ["--getpages", str(GETPAGES), "--rate", str(RATE), "--kill-after", "4", "--timeout", "300"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, cwd=ROOT)
     lines = r.stdout.strip().splitlines()

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from poolsight.infra.bootstrap import bootstrap_trino
+from poolsight.bootstrap import bootstrap_trino
 from poolsight.infra.config import load_settings
-from poolsight.infra.services import trino_connection
+from poolsight.infra.trino import trino_connection
 from poolsight.names import NAMESPACE, TRINO_CATALOG
-from poolsight.sql.tables import BY_NAME
+from poolsight.sql.catalog import BY_NAME
 from tests.stack.conftest import query as _query
 
 pytestmark = [pytest.mark.usefixtures("stack")]
@@ -59,7 +59,8 @@ def test_a_table_without_a_newer_column_gets_it_at_its_end() -> None:
 def test_rows_from_before_a_key_column_get_the_values_the_jobs_write() -> None:
     """The backfill of sim_curve.curve and working_set.scope (run when bootstrap adds them),
     on a scratch copy of each table holding rows as an earlier version wrote them."""
-    from poolsight.sql.tables import backfill_dml, object_scope, vpseqt_curve_name
+    from poolsight.schemas.tables import object_scope, vpseqt_curve_name
+    from poolsight.sql.catalog import backfill_dml
 
     rows: dict[str, list[tuple[tuple[Any, ...], str]]] = {
         # (pool_policy, vpseqt) -> the curve the job writes for such a row

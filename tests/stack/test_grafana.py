@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from poolsight.infra.config import load_settings
-from poolsight.infra.services import trino_rows
+from poolsight.infra.trino import trino_rows
 from poolsight.names import TRINO_READER_USER
 from tests.conftest import poolsight
 from tests.dashboards.test_grafana_files import (

@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 
 from poolsight.infra.config import load_settings
-from poolsight.infra.services import health_maintenance, trino_connection
+from poolsight.infra.services import health_maintenance
+from poolsight.infra.trino import trino_connection
+from poolsight.sql.catalog import BY_NAME
 from poolsight.sql.retention import Retention, apply_retention
 from poolsight.sql.rollup import rollup_of, run_rollups
 from poolsight.sql.rollups import ROLLUPS
-from poolsight.sql.tables import BY_NAME
 from tests.conftest import poolsight
 from tests.stack.conftest import query
 

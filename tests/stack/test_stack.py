@@ -21,7 +21,8 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from poolsight.infra.config import load_settings
 from poolsight.infra.flinksql import run_sql
 from poolsight.infra.process import port_in_use
-from poolsight.infra.services import SERVICES, trino_connection
+from poolsight.infra.services import SERVICES
+from poolsight.infra.trino import trino_connection
 from poolsight.names import NAMESPACE, TOPICS
 from poolsight.schemas.wire import AvroDecoder, DecodeError
 from tests.conftest import poolsight

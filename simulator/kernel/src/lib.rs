@@ -1,4 +1,4 @@
-//! poolsight's compiled simulation kernel, exposed to Python as `poolsight.simulator._kernel.Kernel`.
+//! poolsight's compiled simulation kernel, exposed to Python as `poolsight._kernel.Kernel`.
 //! The typed Python API around it is `poolsight.simulator`.
 
 pub mod bpmodel;
@@ -47,7 +47,7 @@ type MiniSpec = (Policy, Vec<u64>, f64, f64, Vec<f64>);
 const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN01";
 
 /// Reuse-distance simulation of many buffer pools; feed getpage batches, read curves.
-#[pyclass(module = "poolsight.simulator._kernel")]
+#[pyclass(module = "poolsight._kernel")]
 struct Kernel {
     state: State,
     minis: FxHashMap<u32, MiniSpec>,
@@ -374,7 +374,7 @@ impl Kernel {
 }
 
 /// A DB2-like buffer pool, buffer by buffer (the workload generator's model; see bpmodel.rs).
-#[pyclass(module = "poolsight.simulator._kernel", name = "PoolModel")]
+#[pyclass(module = "poolsight._kernel", name = "PoolModel")]
 struct PyPoolModel {
     inner: bpmodel::PoolModel,
 }
@@ -499,7 +499,7 @@ impl PyPoolModel {
 }
 
 create_exception!(
-    poolsight.simulator._kernel,
+    poolsight._kernel,
     AvroError,
     PyException,
     "Not a GetpageBatch v1 Avro body; the message names the field and the byte."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from poolsight.flink_jobs import cpu_profile as cp
+from bench import cpu_profile as cp
 
 
 def _proc(root: Path, pid: int, ppid: int, cmd: list[str], ticks: tuple[int, int]) -> None:

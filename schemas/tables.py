@@ -1,10 +1,12 @@
-"""The Iceberg tables, defined once: names, columns with docs, partitioning and sort order.
+"""The Iceberg tables the jobs and the evaluators write, defined once: names, columns with
+docs, partitioning, sort order and key. The contract between the writers (flink_jobs, advice,
+alerts) and every reader, as the Avro schemas are between collectors and jobs.
 
-Trino creates them (`create_table_ddl`, run by the launcher) so that hidden
-day partitioning and sort orders are part of the table; the Flink jobs write
-into them by column name (`flink_insert`); a table created before a column
-was defined gets it added at its end (`add_column_ddl`). Columns of the statistics tables
-come from the Avro schemas, with the Avro docs as column comments.
+Trino creates them (`sql/catalog.py`, run by the launcher) so that hidden day partitioning and
+sort orders are part of the table; the Flink jobs write into them by column name
+(`flink_jobs/common.py`); a table created before a column was defined gets it added at its end.
+Columns of the statistics tables come from the Avro schemas, with the Avro docs as column
+comments. The rollup tables (`sql/rollups.py`) are derived from these.
 """
 
 from __future__ import annotations
@@ -604,69 +606,4 @@ TABLES: tuple[Table, ...] = (
     ADVICE,
 )
 
-ROLLUP_STATE = Table(
-    "rollup_state",
-    "How far each rollup table has read its source (sql/rollup.py): the source's Iceberg data sequence "
-    "number up to which every added file has been rolled up.",
-    (
-        C("rollup_table", "string", "The rollup table (e.g. pool_hour)."),
-        C("source_table", "string", "The table it rolls up."),
-        C("sequence_number", "bigint", "Files of the source with a data sequence number up to this are rolled up."),
-        C("updated_at", "timestamp", "Wall-clock time of the rollup run."),
-        C("period_from", "timestamp", "Start of the periods that run recomputed."),
-        C("period_to", "timestamp", "End of the periods that run recomputed."),
-    ),
-    "updated_at",
-    ("rollup_table",),
-    key=("rollup_table", "updated_at"),
-    partition="year",
-)
-
-# The hourly and daily rollups of the pane tables (sql/rollups.py imports this module's tables).
-from poolsight.sql.rollups import ROLLUP_TABLES  # noqa: E402
-
-TABLES = (*TABLES, *ROLLUP_TABLES, ROLLUP_STATE)
 BY_NAME = {t.name: t for t in TABLES}
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def create_table_ddl(t: Table) -> str:
-    """Trino DDL (names from this module, never from users)."""
-    cols = ",\n  ".join(f"{c.name} {TRINO_TYPES[c.type]} COMMENT {_quote(c.doc)}" for c in t.columns)
-    sort = ", ".join(_quote(s) for s in t.sort)
-    return (
-        f"CREATE TABLE IF NOT EXISTS {t.qualified} (\n  {cols}\n) COMMENT {_quote(t.doc)}\n"
-        f"WITH (format = 'PARQUET', partitioning = ARRAY['{t.partition}({t.time_column})'], sorted_by = ARRAY[{sort}])"
-    )
-
-
-def add_column_ddl(t: Table, c: Column) -> str:
-    """Trino DDL adding a column this module defines to a table created before it existed."""
-    return f"ALTER TABLE {t.qualified} ADD COLUMN IF NOT EXISTS {c.name} {TRINO_TYPES[c.type]} COMMENT {_quote(c.doc)}"
-
-
-def backfill_dml(t: Table, c: Column) -> str | None:
-    """Trino DML giving a just-added column its value in the rows written before it (None: they
-    keep null)."""
-    if c.backfill is None:
-        return None
-    return f"UPDATE {t.qualified} SET {c.name} = {c.backfill} WHERE {c.name} IS NULL"
-
-
-def missing_columns(t: Table, existing: set[str]) -> list[Column]:
-    """Columns of the definition an existing table lacks (added at its end by add_column_ddl)."""
-    return [c for c in t.columns if c.name not in existing]
-
-
-def flink_insert(t: Table, target: str, view: str) -> str:
-    """INSERT from a Flink view whose columns are the table's, timestamps as epoch ms. Columns
-    are named, so a table that gained columns at its end (add_column_ddl) is written right.
-    A keyed table is written in upsert mode: Iceberg's Flink sink then writes an equality delete
-    on the table's identifier fields (its key, see the jobs' ensure_key) with every row."""
-    names = ", ".join(f"`{c.name}`" for c in t.columns)
-    exprs = [f"TO_TIMESTAMP_LTZ(`{c.name}`, 3)" if c.type == "timestamp" else f"`{c.name}`" for c in t.columns]
-    hint = " /*+ OPTIONS('upsert-enabled'='true') */" if t.key else ""
-    return f"INSERT INTO {target}{hint} ({names}) SELECT {', '.join(exprs)} FROM `{view}`"

@@ -36,11 +36,11 @@ from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions, StatisticsOptions
 from poolsight.flink_jobs.resume import resume_forgotten
 from poolsight.infra.config import Settings, load_settings
-from poolsight.infra.launcher import LaunchError, status, up
-from poolsight.infra.services import trino_rows
+from poolsight.infra.trino import trino_rows
 from poolsight.ingest.generator import Chunk, Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.scenario import load
+from poolsight.launcher import LaunchError, status, up
 from poolsight.schemas.getpage import Function
 
 # (fault, the service killed, seconds it stays down); None: no fault, the reference.

@@ -18,14 +18,15 @@ import urllib.request
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from poolsight.dashboards import queries
+from poolsight.dashboards.server import Reader
+from poolsight.dashboards.timerange import TimeRange
 from poolsight.infra.config import load_settings
 from poolsight.infra.install import chromium
-from poolsight.infra.launcher import up
-from poolsight.infra.services import trino_rows
-from poolsight.sql.tables import BY_NAME, SIZES_CURVE
-
-from . import queries
-from .timerange import TimeRange
+from poolsight.infra.trino import trino_rows
+from poolsight.launcher import up
+from poolsight.schemas.tables import SIZES_CURVE
+from poolsight.sql.catalog import BY_NAME
 
 SOURCE, POOL = "BENCH24H", "BP1"
 PANES = 24 * 60
@@ -134,7 +135,6 @@ def main() -> None:
         assert len(body["series"]) == PANES, len(body["series"])
 
     def one_by_one() -> None:
-        from .server import Reader
 
         queries.pool(_Sequential(Reader(s).run), SOURCE, POOL, TimeRange(timedelta(hours=24), None, None))
 

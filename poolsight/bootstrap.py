@@ -11,15 +11,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from trino.exceptions import TrinoQueryError
-
+from poolsight.infra.config import CATALOG_DATABASE, CATALOG_ROLE, Settings
+from poolsight.infra.kafka_service import min_insync_replicas, replication_factor
+from poolsight.infra.services import Unhealthy, catalog_password, pg_connect
+from poolsight.infra.trino import QueryError, trino_connection
 from poolsight.names import NAMESPACE, NAMESPACES, PROBE_TABLE, TOPICS, TRINO_CATALOG
-from poolsight.sql.tables import TABLES, add_column_ddl, backfill_dml, create_table_ddl, missing_columns
+from poolsight.sql.catalog import TABLES, add_column_ddl, backfill_dml, create_table_ddl, missing_columns
 from poolsight.sql.views import view_statements
-
-from .config import CATALOG_DATABASE, CATALOG_ROLE, Settings
-from .kafka_service import min_insync_replicas, replication_factor
-from .services import Unhealthy, catalog_password, pg_connect, trino_connection
 
 # The Iceberg JDBC catalog's own tables, schema version V1 (with iceberg_type),
 # exactly as org.apache.iceberg.jdbc.JdbcUtil creates them. Trino does not
@@ -50,6 +48,7 @@ def bootstrap_postgres(s: Settings) -> None:
             for ddl in CATALOG_DDL:
                 conn.execute(ddl)
         return
+    # lazy: `poolsight status` and `down` import the launcher and need no PostgreSQL client
     from psycopg import sql
 
     password = catalog_password(s)
@@ -67,6 +66,7 @@ def bootstrap_postgres(s: Settings) -> None:
 
 
 def bootstrap_kafka(s: Settings) -> None:
+    # lazy: likewise no Kafka admin client
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap})
@@ -112,7 +112,7 @@ def _run(cur: Any, sql: str, params: list[Any] | None = None) -> list[Any]:
         try:
             cur.execute(sql, params) if params is not None else cur.execute(sql)
             return list(cur.fetchall())
-        except TrinoQueryError as exc:
+        except QueryError as exc:
             if exc.error_name not in RETRIED or attempt == CATALOG_RETRIES - 1:
                 raise
             time.sleep(1 + attempt)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from poolsight.flink_jobs.chaos import CountingSink, Trial, _table, main
+from bench.chaos import CountingSink, Trial, _table, main
 from poolsight.ingest.generator import Generator
 from poolsight.ingest.scenario import load
 

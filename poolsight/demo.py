@@ -14,9 +14,10 @@ import sys
 import time
 from typing import Any
 
+from poolsight.flink_jobs import submit as jobs
 from poolsight.infra.config import load_settings
-from poolsight.infra.launcher import up
-from poolsight.infra.services import trino_connection
+from poolsight.infra.trino import trino_connection
+from poolsight.launcher import up
 
 # The latest pane per pool; elapsed seconds saved at 2x priced at the pool's measured
 # average sync read time (its I/O events), else at the job's --sync-io-ms.
@@ -74,7 +75,6 @@ def _table(rows: list[Any]) -> str:
 
 
 def run(a: argparse.Namespace) -> int:
-    from poolsight.flink_jobs import submit as jobs
 
     s = load_settings()
     up(s)

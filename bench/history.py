@@ -38,10 +38,18 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from poolsight.names import NAMESPACE, TRINO_CATALOG
+from poolsight.dashboards import queries
+from poolsight.dashboards.server import Reader
+from poolsight.dashboards.timerange import RANGES, TimeRange
+from poolsight.infra.config import home, load_settings
+from poolsight.infra.trino import trino_connection
+from poolsight.names import NAMESPACE, TRINO_CATALOG, TRINO_READER_USER
+from poolsight.schemas.tables import SIZES_CURVE, Table
+from poolsight.sql.catalog import BY_NAME
+from poolsight.sql.compare import compare, workload_change
 from poolsight.sql.retention import Retention, months_before
+from poolsight.sql.rollup import run_rollups
 from poolsight.sql.rollups import ROLLUPS
-from poolsight.sql.tables import BY_NAME, SIZES_CURVE, Table
 
 SOURCE = "BENCH"
 OBJECTS_PER_POOL = 40
@@ -737,12 +745,6 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run_queries(plan: Plan, runs: int) -> dict[str, dict[str, float]]:
-    from poolsight.dashboards import queries
-    from poolsight.dashboards.server import Reader
-    from poolsight.dashboards.timerange import RANGES, TimeRange
-    from poolsight.infra.config import load_settings
-    from poolsight.names import TRINO_READER_USER
-    from poolsight.sql.compare import compare, workload_change
 
     run = Reader(load_settings()).run
     retention = Retention()  # the defaults: which grain answers a range (sql/grain.py)
@@ -848,13 +850,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     a = p.parse_args(argv)
 
-    from poolsight.infra.config import home
-
     root = home() / "var" / "bench-history"
     os.environ.update(bench_env(root))
-    from poolsight.infra.config import load_settings
-    from poolsight.infra.services import trino_connection
-    from poolsight.sql.rollup import run_rollups
 
     if not a.reuse:
         poolsight_cli("down")  # a bench stack an earlier --keep left running

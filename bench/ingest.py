@@ -25,12 +25,12 @@ from typing import Any
 from confluent_kafka import Message, Producer
 
 from poolsight.infra.config import Settings, load_settings
-from poolsight.infra.launcher import up
 from poolsight.ingest.generator import FileSink, Generator, KafkaSink, Totals
 from poolsight.ingest.kafka_io import AvroProducer, consume
 from poolsight.ingest.producer_process import ProducerProcess
 from poolsight.ingest.scenario import Scenario, load
 from poolsight.ingest.trace_collector import PositionStore, TraceCollector
+from poolsight.launcher import up
 from poolsight.names import GETPAGE_TOPIC
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.wire import AvroDecoder, AvroEncoder

@@ -27,15 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from poolsight.flink_jobs import cpu_profile
+from bench import cpu_profile
 from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.infra.config import load_settings
-from poolsight.infra.launcher import up
-from poolsight.infra.services import trino_rows
+from poolsight.infra.trino import trino_rows
 from poolsight.ingest.generator import Chunk, Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.scenario import load
+from poolsight.launcher import up
 
 PANE_SECONDS = 60.0  # the job's default pane
 

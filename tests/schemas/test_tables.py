@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import re
 
-from poolsight.sql.tables import (
-    BY_NAME,
-    TABLES,
-    add_column_ddl,
-    backfill_dml,
-    flink_insert,
-    missing_columns,
-    object_scope,
-    vpseqt_curve_name,
-)
+from poolsight.flink_jobs.common import flink_insert
+from poolsight.schemas.tables import object_scope, vpseqt_curve_name
+from poolsight.sql.catalog import BY_NAME, TABLES, add_column_ddl, backfill_dml, missing_columns
 
 
 def test_flink_insert_names_every_column_and_converts_timestamps() -> None:

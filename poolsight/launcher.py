@@ -22,10 +22,10 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .bootstrap import BOOTSTRAP
-from .config import Settings, port_variable
-from .install import Installed, install_all
-from .process import (
+from poolsight.bootstrap import BOOTSTRAP
+from poolsight.infra.config import Settings, port_variable
+from poolsight.infra.install import Installed, install_all
+from poolsight.infra.process import (
     alive,
     can_bind,
     clean_leftovers,
@@ -37,7 +37,7 @@ from .process import (
     spawn,
     stop_many,
 )
-from .services import SERVICES, Service, Unhealthy, catalog_password, services_for
+from poolsight.infra.services import SERVICES, Service, Unhealthy, catalog_password, services_for
 
 
 class LaunchError(Exception):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from poolsight.flink_jobs import bench_decode
+from bench import decode as bench_decode
 
 
 def test_bench_decode_reports_both_paths_on_a_small_corpus() -> None:

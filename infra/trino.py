@@ -1,0 +1,77 @@
+"""The one road to Trino: every part of the product that runs a statement connects here.
+
+Addresses and users come from the settings (`Settings.trino_url`, `trino_user`; the reader
+`poolsight_reader` for the UIs); statements are parameterised (qmark style) and answered as
+typed rows. Authentication, when Trino asks for it, is added here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import trino
+import trino.exceptions
+
+from poolsight.infra.config import Settings
+from poolsight.infra.endpoints import url_host_port
+
+# Trino's error names a statement may be retried on: a pooled catalog connection that a
+# PostgreSQL restart closed ("Failed to execute exists query"), a commit that lost a race.
+RETRYABLE = ("GENERIC_INTERNAL_ERROR", "ICEBERG_COMMIT_ERROR")
+
+QueryError = trino.exceptions.TrinoQueryError
+UserError = trino.exceptions.TrinoUserError
+
+
+class Rows(NamedTuple):
+    """A statement's answer: (name, Trino type) per column, and the rows."""
+
+    columns: list[tuple[str, str]]
+    rows: list[list[Any]]
+
+    def dicts(self) -> list[dict[str, Any]]:
+        names = [c for c, _ in self.columns]
+        return [dict(zip(names, r, strict=True)) for r in self.rows]
+
+
+def trino_connection(s: Settings, *, schema: str | None = None, user: str | None = None) -> Any:
+    """A DB-API connection to the configured Trino as `user` (default: s.trino_user, the writer)."""
+    host, port = url_host_port(s.trino_url)
+    return trino.dbapi.connect(  # type: ignore[no-untyped-call]
+        host=host,
+        port=port,
+        http_scheme=s.trino_url.split("://")[0],
+        user=user or s.trino_user,
+        catalog="iceberg",
+        schema=schema,
+        request_timeout=30,
+    )
+
+
+def fetch(cursor: Any, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[list[Any]]:
+    """Run one statement on an open cursor and read every row."""
+    cursor.execute(sql, params)
+    return list(cursor.fetchall())
+
+
+def trino_rows(s: Settings, sql: str, params: tuple[Any, ...] = (), *, user: str | None = None) -> Rows:
+    """Run one parameterised statement on Trino as `user` (default: the writer, s.trino_user)."""
+    with trino_connection(s, user=user) as conn:
+        cur = conn.cursor()
+        rows = fetch(cur, sql, params)
+        return Rows([(str(d[0]), str(d[1])) for d in cur.description or ()], rows)
+
+
+def service_errors() -> tuple[type[BaseException], ...]:
+    """What Trino unreachable or refusing raises (requests' errors are OSErrors)."""
+    return (trino.exceptions.Error, trino.exceptions.HttpError, OSError)
+
+
+def health_errors() -> tuple[type[BaseException], ...]:
+    """What a health check reports as Trino not (yet) ready."""
+    return (
+        trino.exceptions.TrinoExternalError,
+        trino.exceptions.TrinoQueryError,
+        trino.exceptions.HttpError,
+        OSError,
+    )
