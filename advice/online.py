@@ -10,12 +10,9 @@ the proposed pools, as `poolsight advise DIR` replays a trace."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
-import sys
-import time
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -30,7 +27,7 @@ from poolsight.advice.recent import recent_trace
 from poolsight.advice.settings import Thresholds
 from poolsight.advice.table import ADVICE, COLUMNS, LATEST_SQL
 from poolsight.infra.config import Settings, load_settings
-from poolsight.infra.services import evaluator_every, heartbeat_path, write_heartbeat
+from poolsight.infra.evaluator import Report
 from poolsight.infra.trino import trino_rows
 from poolsight.names import TRINO_READER_USER
 from poolsight.simulator.setting import Setting
@@ -387,34 +384,16 @@ def budget_from_env() -> Budget:
     return Budget(redistribute=True)
 
 
-def run_loop(every: float, s: Settings, cycles: int | None = None) -> None:
-    # Alive before the first evaluation, which replays up to the lookback of the getpage topic
-    # and can take minutes on a busy one: `poolsight up` must not time out waiting for it.
-    write_heartbeat(heartbeat_path(s, "advice"), {"pools": None, "advice": None, "error": None})
-    n = 0
-    while cycles is None or n < cycles:
-        n += 1
-        started = time.monotonic()
-        beat: dict[str, Any] = {"pools": None, "advice": None, "error": None}
-        try:
-            rows, pools = evaluate(s, budget_from_env())
-            beat.update(pools=pools, advice=sum(r["kind"] != "none" for r in rows))
-            log.info("%d pools, %d rows of advice", pools, len(rows))
-        except Exception as exc:  # Trino down or refusing: the next cycle tries again
-            beat["error"] = f"{type(exc).__name__}: {exc}"
-            log.error("%s", beat["error"])
-        write_heartbeat(heartbeat_path(s, "advice"), beat)
-        time.sleep(max(0.0, every - (time.monotonic() - started)))
+class AdviceEvaluator:
+    """The advice service's evaluator (run by infra/evaluator.py's loop): every pool's advice,
+    from Trino and the recent getpages, into the advice table."""
 
+    name = "advice"
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="poolsight.advice.online", description="the advice service")
-    p.add_argument("--every", type=float, default=None, help="seconds between evaluations")
-    a = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    run_loop(a.every or evaluator_every("advice"), load_settings())
-    return 0
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
 
-
-if __name__ == "__main__":
-    sys.exit(main())
+    def evaluate(self) -> Report:
+        rows, pools = evaluate(self.settings, budget_from_env())
+        log.info("%d pools, %d rows of advice", pools, len(rows))
+        return Report({"pools": pools, "advice": sum(r["kind"] != "none" for r in rows)})

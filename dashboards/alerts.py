@@ -18,7 +18,6 @@ import logging
 import math
 import re
 import sys
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -31,7 +30,8 @@ from typing import Any, Literal
 import yaml
 
 from poolsight.infra.config import ConfigError, Settings, load_settings
-from poolsight.infra.services import alerts_heartbeat, write_heartbeat
+from poolsight.infra.evaluator import Report
+from poolsight.infra.evaluator import run_loop as evaluator_loop
 from poolsight.infra.trino import service_errors, trino_connection
 from poolsight.names import TRINO_READER_USER
 from poolsight.schemas.tables import BY_NAME
@@ -581,39 +581,38 @@ def evaluate(
     return Outcome(at, by_op["open"], by_op["update"], by_op["resolve"], count, errors)
 
 
-def run_loop(rules_path: Path, every: float, settings: Settings, cycles: int | None = None) -> None:
-    """Evaluate every `every` seconds for ever (or `cycles` times). The rules file is read again each
-    cycle; a broken edit keeps the rules read before. Errors are logged and put in the heartbeat."""
-    rules = load_rules(rules_path)  # broken at the start: fail, so the launcher shows why
-    open_count: int | None = None
-    n = 0
-    while cycles is None or n < cycles:
-        n += 1
-        started = time.monotonic()
+class AlertsEvaluator:
+    """The alerts service's evaluator (run by infra/evaluator.py's loop). The rules file is read
+    again each cycle; a broken edit keeps the rules read before and says so in the heartbeat."""
+
+    name = "alerts"
+
+    def __init__(self, settings: Settings, rules_path: Path = RULES_FILE) -> None:
+        self.settings = settings
+        self.rules_path = rules_path
+        self.rules = load_rules(rules_path)  # broken at the start: fail, so the launcher shows why
+
+    def evaluate(self) -> Report:
         problems: list[str] = []
         try:
-            rules = load_rules(rules_path)
+            self.rules = load_rules(self.rules_path)
         except RuleError as exc:
             problems.append(f"{exc} (evaluating the rules read before)")
-        try:
-            out = evaluate(rules, settings=settings)
-            open_count = out.open_count
-            problems += out.errors
-            log.info(
-                "%d rules: %d opened, %d resolved, %d open",
-                len(rules.rules),
-                len(out.opened),
-                len(out.resolved),
-                out.open_count,
-            )
-        except Exception as exc:  # Trino down or refusing: the next cycle tries again
-            problems.append(f"{type(exc).__name__}: {exc}")
-        for p in problems:
-            log.error("%s", p)
-        error = "; ".join(problems) or None
-        write_heartbeat(alerts_heartbeat(settings), {"rules": len(rules.rules), "open": open_count, "error": error})
-        if cycles is None or n < cycles:
-            time.sleep(max(0.0, every - (time.monotonic() - started)))
+        out = evaluate(self.rules, settings=self.settings)
+        problems += out.errors
+        log.info(
+            "%d rules: %d opened, %d resolved, %d open",
+            len(self.rules.rules),
+            len(out.opened),
+            len(out.resolved),
+            out.open_count,
+        )
+        return Report({"rules": len(self.rules.rules), "open": out.open_count}, "; ".join(problems) or None)
+
+
+def run_loop(rules_path: Path, every: float, settings: Settings, cycles: int | None = None) -> None:
+    """`poolsight alerts run`: the service's loop in the foreground."""
+    evaluator_loop(AlertsEvaluator(settings, rules_path), settings, every, cycles)
 
 
 # ---------------------------------------------------------------- command line

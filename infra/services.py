@@ -28,6 +28,7 @@ from poolsight.names import NAMESPACE, PROBE_TABLE, TRINO_CATALOG, TRINO_READER_
 
 from .config import CATALOG_NAME, ConfigError, Settings
 from .endpoints import external_catalog_password, hostport, jdbc_target
+from .evaluator import evaluator_every, heartbeat_path
 from .flink_service import flink_endpoint, health_flink_jobmanager, prepare_flink_jobmanager, taskmanager_node
 from .install import Installed
 from .java import find_java
@@ -373,39 +374,6 @@ def health_trino(s: Settings) -> str:
 
 # ---------------------------------------------------------------- dashboard and alert evaluator
 
-# The evaluators (alerts: dashboards/alerts.py, advice: advice/online.py) write a heartbeat after
-# every cycle (advice also at its start); their health is that it is recent.
-EVERY_SECONDS = {"alerts": 60.0, "advice": 300.0, "maintenance": 300.0}
-
-
-def evaluator_every(name: str) -> float:
-    """Seconds between evaluations: each one scans the tables it reads, which competes for CPU
-    with the jobs on a small machine (POOLSIGHT_ALERTS_EVERY, POOLSIGHT_ADVICE_EVERY; the tests
-    evaluate on demand)."""
-    var = f"POOLSIGHT_{name.upper()}_EVERY"
-    raw = os.environ.get(var, "")
-    try:
-        return max(5.0, float(raw)) if raw else EVERY_SECONDS[name]
-    except ValueError:
-        raise Unhealthy(f"{var}={raw!r} is not a number of seconds") from None
-
-
-def heartbeat_path(s: Settings, name: str) -> Path:
-    return s.run_dir / name / "heartbeat.json"
-
-
-def write_heartbeat(path: Path, beat: dict[str, Any]) -> None:
-    """An evaluator's heartbeat (its time added), replaced whole, never half written: what
-    _health_beat reads."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"time": time.time(), **beat}))
-    os.replace(tmp, path)
-
-
-def alerts_heartbeat(s: Settings) -> Path:
-    return heartbeat_path(s, "alerts")
-
 
 def _health_beat(s: Settings, name: str, describe: Callable[[dict[str, Any]], str]) -> str:
     path = heartbeat_path(s, name)
@@ -414,7 +382,11 @@ def _health_beat(s: Settings, name: str, describe: Callable[[dict[str, Any]], st
     except (OSError, ValueError) as exc:
         raise Unhealthy(f"no heartbeat yet ({path})") from exc
     age = time.time() - float(beat.get("time", 0))
-    if age > 3 * evaluator_every(name) + 60:  # + one slow evaluation
+    try:
+        every = evaluator_every(name)
+    except ConfigError as exc:
+        raise Unhealthy(str(exc)) from None
+    if age > 3 * every + 60:  # + one slow evaluation
         raise Unhealthy(f"last evaluation {age:.0f} s ago")
     if beat.get("error"):
         raise Unhealthy(f"last evaluation failed: {str(beat['error'])[:200]}")
@@ -439,14 +411,19 @@ def health_dashboard(s: Settings) -> str:
     return f"{s.dashboard_url}/ ({body.get('trino')})"
 
 
-def _evaluator_launch(s: Settings, name: str, module: str, *args: str) -> Launch:
-    """An evaluator's process (its stale heartbeat removed first: health waits for a new one)."""
+def _evaluator_launch(s: Settings, name: str) -> Launch:
+    """An evaluator's process, run by the one service loop (poolsight/service.py; its stale
+    heartbeat removed first: health waits for a new one)."""
     heartbeat_path(s, name).unlink(missing_ok=True)
-    return _python_launch(s, module, *args, "--every", str(evaluator_every(name)))
+    try:
+        every = evaluator_every(name)
+    except ConfigError as exc:
+        raise Unhealthy(str(exc)) from None
+    return _python_launch(s, "poolsight.service", name, "--every", str(every))
 
 
 def prepare_alerts(s: Settings, inst: Installed) -> Launch:
-    return _evaluator_launch(s, "alerts", "poolsight.dashboards.alerts", "run")
+    return _evaluator_launch(s, "alerts")
 
 
 def health_alerts(s: Settings) -> str:
@@ -454,7 +431,7 @@ def health_alerts(s: Settings) -> str:
 
 
 def prepare_advice(s: Settings, inst: Installed) -> Launch:
-    return _evaluator_launch(s, "advice", "poolsight.advice.online")
+    return _evaluator_launch(s, "advice")
 
 
 def health_advice(s: Settings) -> str:
@@ -470,7 +447,7 @@ def health_advice(s: Settings) -> str:
 
 
 def prepare_maintenance(s: Settings, inst: Installed) -> Launch:
-    return _evaluator_launch(s, "maintenance", "poolsight.sql.history")
+    return _evaluator_launch(s, "maintenance")
 
 
 def health_maintenance(s: Settings) -> str:

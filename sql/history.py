@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from poolsight.infra.config import Settings, load_settings
-from poolsight.infra.services import heartbeat_path, write_heartbeat
+from poolsight.infra.evaluator import JSONValue, Report, run_loop
 from poolsight.infra.trino import trino_connection
 from poolsight.sql.catalog import TABLES
 from poolsight.sql.maintain import maintain
@@ -42,37 +43,34 @@ def cycle(s: Settings, r: Retention, now: datetime | None = None, *, retain: boo
     return {"rollups": [x.as_dict() for x in runs], "retention": removed}
 
 
-def run_loop(s: Settings, every: float, compact_every: float, cycles: int | None = None) -> None:
-    """Cycles for ever (or `cycles` times); a failed cycle is reported in the heartbeat and retried."""
-    beat = heartbeat_path(s, "maintenance")
-    write_heartbeat(beat, {"cycles": 0, "phase": "starting"})
-    r = retention_from(s.history)
-    last_compact = time.monotonic()  # not at start: a restart loop must not compact again and again
-    done = 0
-    while cycles is None or done < cycles:
-        start = time.monotonic()
-        entry: dict[str, Any] = {"cycles": done + 1}
-        try:
-            out = cycle(s, r)
-            entry["files"] = sum(x["files"] for x in out["rollups"])
-            entry["removed_rows"] = sum(x.get("rows", 0) for x in out["retention"])
-            warnings = [x["note"] for x in out["rollups"] if x["note"]]
-            if warnings:  # a degraded rollup (sql/rollup.py Changes): working, but slower
-                entry["warnings"] = sorted(set(warnings))
-                for w in entry["warnings"]:
-                    print(f"poolsight maintenance: warning: {w}", file=sys.stderr, flush=True)
-            if time.monotonic() - last_compact >= compact_every:
-                entry["compacted"] = len(maintain([t.name for t in TABLES], SNAPSHOT_RETENTION, "100MB", ORPHAN_AGE))
-                last_compact = time.monotonic()
-        except Exception as exc:  # Trino restarting, a commit conflict: say so, try again next cycle
-            entry["error"] = f"{type(exc).__name__}: {exc}"[:500]
-            print(f"poolsight maintenance: {entry['error']}", file=sys.stderr, flush=True)
-        entry["seconds"] = round(time.monotonic() - start, 2)
-        write_heartbeat(beat, entry)
-        print(json.dumps(entry), flush=True)
-        done += 1
-        if cycles is None or done < cycles:
-            time.sleep(max(1.0, every - (time.monotonic() - start)))
+class MaintenanceEvaluator:
+    """The maintenance service's evaluator (run by infra/evaluator.py's loop): rollups and
+    retention each cycle, compaction, expiry and orphans every `compact_every` seconds."""
+
+    name = "maintenance"
+
+    def __init__(self, settings: Settings, compact_every: float = COMPACT_EVERY) -> None:
+        self.settings = settings
+        self.retention = retention_from(settings.history)
+        self.compact_every = compact_every
+        self.last_compact = time.monotonic()  # not at start: a restart loop must not compact again and again
+
+    def evaluate(self) -> Report:
+        out = cycle(self.settings, self.retention)
+        summary: dict[str, JSONValue] = {
+            "files": sum(x["files"] for x in out["rollups"]),
+            "removed_rows": sum(x.get("rows", 0) for x in out["retention"]),
+        }
+        warnings = sorted({x["note"] for x in out["rollups"] if x["note"]})
+        if warnings:  # a degraded rollup (sql/rollup.py Changes): working, but slower
+            summary["warnings"] = list(warnings)
+            for w in warnings:
+                print(f"poolsight maintenance: warning: {w}", file=sys.stderr, flush=True)
+        if time.monotonic() - self.last_compact >= self.compact_every:
+            tables = [t.name for t in TABLES]
+            summary["compacted"] = len(maintain(tables, SNAPSHOT_RETENTION, "100MB", ORPHAN_AGE))
+            self.last_compact = time.monotonic()
+        return Report(summary)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -84,7 +82,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run_cli(a: argparse.Namespace) -> int:
     s = load_settings()
     if a.every:
-        run_loop(s, a.every, a.compact_every)
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        run_loop(MaintenanceEvaluator(s, a.compact_every), s, a.every)
         return 0
     out = cycle(s, retention_from(s.history), retain=not a.no_retention)
     for row in out["rollups"] + out["retention"]:

@@ -6,12 +6,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
 
-from poolsight.advice import online
+from poolsight.advice.online import AdviceEvaluator
 from poolsight.infra.config import Settings
+from poolsight.infra.evaluator import run_loop
 from poolsight.infra.services import health_advice
 
 
 def test_a_heartbeat_before_the_first_evaluation(tmp_path: Path) -> None:
     s = cast(Settings, SimpleNamespace(run_dir=tmp_path))
-    online.run_loop(300, s, cycles=0)  # started, no evaluation finished yet
+    run_loop(AdviceEvaluator(s), s, 300, cycles=0)  # started, no evaluation finished yet
     assert health_advice(s).startswith("first evaluation running, evaluated ")

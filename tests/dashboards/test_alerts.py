@@ -17,7 +17,7 @@ from poolsight.cli import build_parser
 from poolsight.dashboards import alerts as A
 from poolsight.dashboards.alerts import Action, Alert, Firing, Measurement, Rule, RuleError
 from poolsight.infra.config import load_settings
-from poolsight.infra.services import alerts_heartbeat
+from poolsight.infra.evaluator import heartbeat_path
 from poolsight.schemas.tables import BY_NAME
 
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -284,11 +284,11 @@ def test_the_loop_records_errors_in_the_heartbeat_and_goes_on(tmp_path: Path, mo
 
     monkeypatch.setattr(A, "evaluate", evaluate)
     A.run_loop(rules, 0, settings, cycles=2)  # the first cycle fails, the second goes on
-    beat = json.loads(alerts_heartbeat(settings).read_text())
+    beat = json.loads(heartbeat_path(settings, "alerts").read_text())
     assert len(calls) == 2 and beat["rules"] == 2 and beat["open"] == 4 and beat["error"] is None
     A.run_loop(rules, 0, settings, cycles=1)  # Trino down again
-    beat = json.loads(alerts_heartbeat(settings).read_text())
-    assert beat["open"] is None and beat["error"] == "ConnectionError: Trino is down" and beat["time"] > 0
+    beat = json.loads(heartbeat_path(settings, "alerts").read_text())
+    assert beat.get("open") is None and beat["error"] == "ConnectionError: Trino is down" and beat["time"] > 0
     # A broken edit between cycles: the rules read before are evaluated, the heartbeat says why.
     loads: list[A.RuleSet | RuleError] = [A.load_rules(rules), RuleError(f"{rules}: rule 'a': field 'kind': bad")]
 
@@ -301,7 +301,7 @@ def test_the_loop_records_errors_in_the_heartbeat_and_goes_on(tmp_path: Path, mo
     monkeypatch.setattr(A, "load_rules", load)
     calls.clear()
     A.run_loop(rules, 0, settings, cycles=1)
-    beat = json.loads(alerts_heartbeat(settings).read_text())
+    beat = json.loads(heartbeat_path(settings, "alerts").read_text())
     assert len(calls) == 1 and len(calls[0].rules) == 2 and beat["open"] == 4
     assert beat["error"] == f"{rules}: rule 'a': field 'kind': bad (evaluating the rules read before)"
 
