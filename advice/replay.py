@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from poolsight.schemas.getpage import ACCESS_NAMES
 from poolsight.simulator.engine import PolicyName, SimConfig, Simulator
+from poolsight.simulator.result import PoolResult
 from poolsight.simulator.trace import Names, TraceReader
 
 PANE_SECONDS = 60.0
@@ -92,7 +93,7 @@ def load(path: Path) -> Trace:
     )
 
 
-def analyse(trace: Trace, runs: dict[str, PoolRun]) -> dict[str, dict[str, Any]]:
+def analyse(trace: Trace, runs: dict[str, PoolRun]) -> dict[str, PoolResult]:
     """Each pool of `runs` as it runs now, over the whole trace: the simulator's result (curve on
     the ladder at the pool's policy, LRU stack curve, the current size at other VPSEQT values,
     objects, working sets)."""
@@ -124,9 +125,9 @@ def at_size(
             continue
         res = sim.result(name, [r.size])
         out[name] = {
-            "sync_reads_per_s": float(res["curve"][0]["sync_reads"]) / span,
-            "getpages_per_s": res["refs"] / span,
-            "objects": {o: float(v["curve"][0]["sync_reads"]) / span for o, v in res["objects"].items()},
+            "sync_reads_per_s": float(res.curve[0].sync_reads) / span,
+            "getpages_per_s": res.refs / span,
+            "objects": {o: float(v.curve[0].sync_reads) / span for o, v in res.objects.items()},
         }
     return out
 
