@@ -381,21 +381,21 @@ class PoolTracker:
             f"{name}|{kind}": float(n) for name, o in r.objects.items() for kind, n in o.getpages.by_name().items() if n
         }
         facts = PaneFacts(
-            pane,
-            pane_start,
-            pane_end,
-            float(r.window.seconds),
-            int(r.refs),
-            cur,
-            model,
-            model_rate,
-            at_cur["sim_sync_reads"],
-            self.observed_sync if self.observed_reported else None,
-            {int(c.size_pages): float(c.sync_reads) for c in r.curve},
-            mix,
-            self.checks.epoch,
-            True,
-            vpseqt_curve,
+            pane=pane,
+            start_ms=pane_start,
+            end_ms=pane_end,
+            seconds=float(r.window.seconds),
+            getpages=int(r.refs),
+            size=cur,
+            model=model,
+            sampling_rate=model_rate,
+            simulated=at_cur["sim_sync_reads"],
+            measured=self.observed_sync if self.observed_reported else None,
+            curve={int(c.size_pages): float(c.sync_reads) for c in r.curve},
+            mix=mix,
+            epoch=self.checks.epoch,
+            whole=True,
+            vpseqt_curve=vpseqt_curve,
         )
         accuracy, checks = self.checks.pane(facts)
         ident = {"source": self.source, "pool": pool}
