@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from poolsight.advice.inputs import Inputs, read
 from poolsight.advice.model import Advice, Costs, Curve, ObjectState, PoolState, workload_similarity
 from poolsight.advice.placement import Rules, propose, verify
 from poolsight.advice.settings import Thresholds
+from poolsight.simulator.result import CurvePoint
 from poolsight.simulator.setting import Setting
 
 
@@ -22,9 +24,9 @@ def _split(trace_pool: str) -> tuple[str, str]:
     return source or "TRACE", pool
 
 
-def _at(rows: list[dict[str, Any]], size: int) -> float:
-    sizes = [float(r["size_pages"]) for r in rows]
-    return float(np.interp(size, sizes, [float(r["sync_reads_per_s"] or 0.0) for r in rows]))
+def _at(rows: Sequence[CurvePoint], size: int) -> float:
+    sizes = [float(r.size_pages) for r in rows]
+    return float(np.interp(size, sizes, [float(r.sync_reads_per_s or 0.0) for r in rows]))
 
 
 def pool_states(inputs: Inputs, trace: replay.Trace) -> tuple[dict[str, PoolState], list[str]]:
@@ -49,8 +51,8 @@ def pool_states(inputs: Inputs, trace: replay.Trace) -> tuple[dict[str, PoolStat
     for tp, res in results.items():
         source, pool = _split(tp)
         a, run = attrs[tp], runs[tp]
-        seconds = float(res["window"]["seconds"]) or 1.0
-        curve = res["curve"]
+        seconds = float(res.window.seconds) or 1.0
+        curve = res.curve
         st = inputs.stats.get((source, pool))
         secs = st["interval_seconds"] if st and st["interval_seconds"] > 0 else None
         io = inputs.sync_io.get((source, pool))
@@ -58,22 +60,20 @@ def pool_states(inputs: Inputs, trace: replay.Trace) -> tuple[dict[str, PoolStat
             ObjectState(
                 name,
                 inputs.kinds.get(name, "TABLESPACE"),
-                o["refs"] / seconds,
-                o["sequential_share"],
-                o["working_set"]["avg_pages"],
-                o["working_set"]["max_pages"],
-                o["distinct_pages"],
-                _at(o["curve"], run.size),
+                o.refs / seconds,
+                o.sequential_share,
+                o.working_set.avg_pages,
+                o.working_set.max_pages,
+                o.distinct_pages,
+                _at(o.curve, run.size),
             )
-            for name, o in res["objects"].items()
+            for name, o in res.objects.items()
         ]
         states[tp] = PoolState(
             source=source,
             pool=pool,
             vpsize=run.size,
-            curve=Curve(
-                tuple(int(r["size_pages"]) for r in curve), tuple(float(r["sync_reads_per_s"] or 0) for r in curve)
-            ),
+            curve=Curve(tuple(int(r.size_pages) for r in curve), tuple(float(r.sync_reads_per_s or 0) for r in curve)),
             seconds=seconds,
             platform="luw" if inputs.origins.get(source, "").startswith("luw") else "zos",
             page_size=int(a.get("page_size") or page_size_of(pool)),
@@ -84,7 +84,7 @@ def pool_states(inputs: Inputs, trace: replay.Trace) -> tuple[dict[str, PoolStat
             pgfix=bool(a.get("pgfix")),
             frame_size=int(a["frame_size"]) if a.get("frame_size") else None,
             policy=run.policy,
-            getpages_per_s=res["refs"] / seconds,
+            getpages_per_s=res.refs / seconds,
             measured_sync_reads_per_s=st["sync_reads_random"] / secs if st and secs else None,
             sync_io_seconds=io[0] / io[1] if io and io[1] else None,
             pages_read_per_s=(
@@ -115,12 +115,10 @@ def pool_states(inputs: Inputs, trace: replay.Trace) -> tuple[dict[str, PoolStat
             vdwqt_reached=int(st["vdwqt_reached"]) if st else None,
             write_engine_not_available=int(st["write_engine_not_available"]) if st else None,
             fifo_sync_reads_per_s=fifo.get(tp),
-            lru_sync_reads_per_s=_at(res.get("lru_curve", curve), run.size),
-            vpseqt_alternatives={
-                float(r["vpseqt"]): float(r["sync_reads_per_s"] or 0.0) for r in res.get("vpseqt_curve", [])
-            },
+            lru_sync_reads_per_s=_at(curve if res.lru_curve is None else res.lru_curve, run.size),
+            vpseqt_alternatives={float(r.vpseqt): float(r.sync_reads_per_s or 0.0) for r in res.vpseqt_curve},
             objects=objects,
-            warmup=bool(res["window"]["warmup"]),
+            warmup=bool(res.window.warmup),
             similarity=workload_similarity(*replay.halves(trace, tp)),
         )
     return states, skipped

@@ -249,7 +249,7 @@ def replayed(s: Settings, states: list[PoolState], t: Thresholds, c: Costs) -> d
         own = Setting.of({"vpsize": p.vpsize, "pgsteal": p.pgsteal, "vpseqt": p.vpseqt})
         if fifo:
             run = replay.PoolRun(p.vpsize, own.policy, own.vpseqt)
-            p.fifo_baseline_sync_reads_per_s = replay.at_size(trace, {key: run})[key]["sync_reads_per_s"]
+            p.fifo_baseline_sync_reads_per_s = replay.at_size(trace, {key: run})[key].sync_reads_per_s
             p.fifo_sync_reads_per_s = replay.fifo_at_size(trace, {key: run})[key]
         best: Advice | None = None
         for prop in props:

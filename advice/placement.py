@@ -11,7 +11,7 @@ from typing import Any
 
 from poolsight.advice.commands import OBJECT_MOVE_NOTE, alter_bufferpool, create_pool, move_object
 from poolsight.advice.model import Advice, Costs, PoolState, confidence, effect
-from poolsight.advice.replay import PoolRun, Trace, at_size
+from poolsight.advice.replay import PoolRun, ReplayRates, Trace, at_size
 from poolsight.simulator.setting import Setting
 
 
@@ -92,7 +92,7 @@ def verify(
     before = at_size(trace, {trace_pool: PoolRun(p.vpsize, own.policy, own.vpseqt)})[trace_pool]
     new_key = f"{trace_pool.rpartition('/')[0]}/{prop.new_pool}" if "/" in trace_pool else prop.new_pool
     new_setting = Setting.of({"vpsize": 1, "pgsteal": "LRU", "vpseqt": prop.new_vpseqt})
-    best: tuple[float, int, int, dict[str, Any]] | None = None
+    best: tuple[float, int, int, dict[str, ReplayRates]] | None = None
     for f in prop.splits:
         new_size = max(1, round(p.vpsize * f))
         rest = p.vpsize - new_size
@@ -101,7 +101,7 @@ def verify(
             new_key: PoolRun(new_size, new_setting.policy, new_setting.vpseqt),
         }
         after = at_size(trace, runs, {o: new_key for o in prop.moves}, {trace_pool})
-        total = after[trace_pool]["sync_reads_per_s"] + after[new_key]["sync_reads_per_s"]
+        total = after[trace_pool].sync_reads_per_s + after[new_key].sync_reads_per_s
         prop.tried.append({"new_pool_size": new_size, "pool_size": rest, "sync_reads_per_s": total})
         if best is None or total < best[0]:
             best = (total, rest, new_size, after)
@@ -110,16 +110,16 @@ def verify(
         "source": p.source,
         "pool": p.pool,
         "objects": prop.moves,
-        "sync_reads_per_s_before": before["sync_reads_per_s"],
+        "sync_reads_per_s_before": before.sync_reads_per_s,
         "tried": prop.tried,
     }
     assert best is not None
     total, rest, new_size, after = best
-    saved = before["sync_reads_per_s"] - total
-    if saved < max(rules.min_saving_per_s, rules.min_saving_share * before["sync_reads_per_s"]):
+    saved = before.sync_reads_per_s - total
+    if saved < max(rules.min_saving_per_s, rules.min_saving_share * before.sync_reads_per_s):
         record["why_not"] = (
             f"the best layout tried saves {saved:,.2f} sync reads/s (needs "
-            f"{max(rules.min_saving_per_s, rules.min_saving_share * before['sync_reads_per_s']):,.2f})"
+            f"{max(rules.min_saving_per_s, rules.min_saving_share * before.sync_reads_per_s):,.2f})"
         )
         return None, record
     io = p.sync_io_seconds or costs.default_sync_io_seconds
@@ -140,7 +140,7 @@ def verify(
         pool=p.pool,
         objects=prop.moves,
         summary=f"move {', '.join(prop.moves)} from {p.pool} to {prop.new_pool} ({new_size:,} of {p.pool}'s "
-        f"{p.vpsize:,} buffers): {before['sync_reads_per_s']:,.1f} -> {total:,.1f} sync reads/s",
+        f"{p.vpsize:,} buffers): {before.sync_reads_per_s:,.1f} -> {total:,.1f} sync reads/s",
         evidence={
             "reason": prop.reason,
             "note": OBJECT_MOVE_NOTE
@@ -171,18 +171,18 @@ def verify(
                 p.pool: {
                     "size_before": p.vpsize,
                     "size_after": rest,
-                    "sync_reads_per_s_before": before["sync_reads_per_s"],
-                    "sync_reads_per_s_after": after[trace_pool]["sync_reads_per_s"],
+                    "sync_reads_per_s_before": before.sync_reads_per_s,
+                    "sync_reads_per_s_after": after[trace_pool].sync_reads_per_s,
                 },
                 prop.new_pool: {
                     "size_before": 0,
                     "size_after": new_size,
                     "vpseqt": prop.new_vpseqt,
                     "sync_reads_per_s_before": 0.0,
-                    "sync_reads_per_s_after": after[new_key]["sync_reads_per_s"],
+                    "sync_reads_per_s_after": after[new_key].sync_reads_per_s,
                 },
             },
-            "sync_reads_per_s_before": before["sync_reads_per_s"],
+            "sync_reads_per_s_before": before.sync_reads_per_s,
             "sync_reads_per_s_after": total,
             **effect(saved, io, costs),
         },

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from poolsight.schemas.getpage import ACCESS_NAMES
 from poolsight.simulator.engine import PolicyName, SimConfig, Simulator
+from poolsight.simulator.result import PoolResult
 from poolsight.simulator.trace import Names, TraceReader
 
 PANE_SECONDS = 60.0
@@ -28,6 +29,15 @@ class PoolRun:
     size: int
     policy: PolicyName
     vpseqt: float
+
+
+@dataclass(frozen=True)
+class ReplayRates:
+    """A pool's rates in a replay, over the span of the getpages taking part."""
+
+    sync_reads_per_s: float
+    getpages_per_s: float
+    objects: dict[str, float]  # object -> its sync reads/s
 
 
 class TraceError(Exception):
@@ -92,7 +102,7 @@ def load(path: Path) -> Trace:
     )
 
 
-def analyse(trace: Trace, runs: dict[str, PoolRun]) -> dict[str, dict[str, Any]]:
+def analyse(trace: Trace, runs: dict[str, PoolRun]) -> dict[str, PoolResult]:
     """Each pool of `runs` as it runs now, over the whole trace: the simulator's result (curve on
     the ladder at the pool's policy, LRU stack curve, the current size at other VPSEQT values,
     objects, working sets)."""
@@ -105,7 +115,7 @@ def analyse(trace: Trace, runs: dict[str, PoolRun]) -> dict[str, dict[str, Any]]
 
 def at_size(
     trace: Trace, runs: dict[str, PoolRun], moves: dict[str, str] | None = None, from_pools: set[str] | None = None
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, ReplayRates]:
     """Sync reads/s (and per object) of each pool in `runs` at its size and policy, with the objects
     in `moves` replayed into the pool named there. `from_pools`: the trace pools whose getpages
     take part (default: those named in runs). Every pool's rate is over the same span, that of the
@@ -117,17 +127,17 @@ def at_size(
     sources = from_pools if from_pools is not None else set(runs) & set(trace.pools)
     _feed(sim, trace, {trace.pools.index(n): n for n in sources}, moves)
     span = _span(trace, sources)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, ReplayRates] = {}
     for name, r in runs.items():
         if name not in sim.pools():
-            out[name] = {"sync_reads_per_s": 0.0, "getpages_per_s": 0.0, "objects": {}}
+            out[name] = ReplayRates(sync_reads_per_s=0.0, getpages_per_s=0.0, objects={})
             continue
         res = sim.result(name, [r.size])
-        out[name] = {
-            "sync_reads_per_s": float(res["curve"][0]["sync_reads"]) / span,
-            "getpages_per_s": res["refs"] / span,
-            "objects": {o: float(v["curve"][0]["sync_reads"]) / span for o, v in res["objects"].items()},
-        }
+        out[name] = ReplayRates(
+            sync_reads_per_s=float(res.curve[0].sync_reads) / span,
+            getpages_per_s=res.refs / span,
+            objects={o: float(v.curve[0].sync_reads) / span for o, v in res.objects.items()},
+        )
     return out
 
 
@@ -141,7 +151,7 @@ def _span(trace: Trace, pools: set[str]) -> float:
 def fifo_at_size(trace: Trace, runs: dict[str, PoolRun]) -> dict[str, float]:
     """Sync reads/s of each pool run with PGSTEAL FIFO at its current size."""
     fifo = {n: PoolRun(r.size, "fifo", r.vpseqt) for n, r in runs.items()}
-    return {n: v["sync_reads_per_s"] for n, v in at_size(trace, fifo).items()}
+    return {n: v.sync_reads_per_s for n, v in at_size(trace, fifo).items()}
 
 
 def halves(

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from poolsight.simulator import SimConfig, Simulator
+from poolsight.simulator.result import CurvePoint, PoolResult
 
 ROOT = Path(__file__).resolve().parent.parent
 CLOUDPHYSICS = ROOT.parent / "shared" / "data" / "traces" / "cloudPhysicsIO.csv"
@@ -59,7 +60,7 @@ def generated_pages(n: int, footprint: int, seed: int = 42) -> Pages:
     return pages
 
 
-def run_sim(pages: Pages, config: SimConfig, sizes: list[int]) -> tuple[float, dict[str, Any], int]:
+def run_sim(pages: Pages, config: SimConfig, sizes: list[int]) -> tuple[float, PoolResult, int]:
     sim = Simulator(config)
     zeros = np.zeros(len(pages))
     t0 = time.perf_counter()
@@ -85,8 +86,14 @@ def run_libcachesim(pages: Pages, size: int) -> tuple[float, float]:
     return len(pages) / elapsed, float(miss_ratio)
 
 
-def mae(a: dict[str, Any], b: dict[str, Any]) -> float:
-    return float(np.mean([abs(x["miss_ratio"] - y["miss_ratio"]) for x, y in zip(a["curve"], b["curve"], strict=True)]))
+def _miss_ratio(c: CurvePoint) -> float:
+    if c.miss_ratio is None:
+        raise ValueError(f"no getpages at size {c.size_pages}: no miss ratio")
+    return c.miss_ratio
+
+
+def mae(a: PoolResult, b: PoolResult) -> float:
+    return float(np.mean([abs(_miss_ratio(x) - _miss_ratio(y)) for x, y in zip(a.curve, b.curve, strict=True)]))
 
 
 def bench_trace(name: str, pages: Pages) -> dict[str, Any]:
@@ -102,7 +109,7 @@ def bench_trace(name: str, pages: Pages) -> dict[str, Any]:
         pages, SimConfig(mode="shards", max_samples=FIXED_SIZE_SAMPLES, window_panes=2), sizes
     )
     lcs_rps, lcs_miss = run_libcachesim(pages, one_size)
-    ours = next(r["miss_ratio"] for r in exact["curve"] if r["size_pages"] == one_size)
+    ours = next(_miss_ratio(r) for r in exact.curve if r.size_pages == one_size)
     out = {
         "trace": name,
         "getpages": len(pages),
@@ -119,7 +126,7 @@ def bench_trace(name: str, pages: Pages) -> dict[str, Any]:
         "libcachesim_miss_ratio": lcs_miss,
         "shards_mae": mae(exact, shards),
         "fixed_size_mae": mae(exact, fixed),
-        "fixed_size_rate": fixed["sampling_rate"],
+        "fixed_size_rate": fixed.sampling_rate,
         "fixed_size_state_bytes": fixed_bytes,
         "shards_state_bytes": shards_bytes,
         "exact_state_bytes": exact_bytes,
@@ -133,7 +140,7 @@ def bench_trace(name: str, pages: Pages) -> dict[str, Any]:
     print(
         f"  {f'SHARDS fixed size {FIXED_SIZE_SAMPLES}':28} {fixed_rps / 1e6:8.2f} M refs/s  "
         f"{fixed_rps / lcs_rps:6.2f}x   MAE {out['fixed_size_mae']:.4f}  state {fixed_bytes / 2**20:.1f} MiB "
-        f"(final rate {fixed['sampling_rate']:.4g})"
+        f"(final rate {fixed.sampling_rate:.4g})"
     )
     print(f"  {'libcachesim LRU, one size':28} {lcs_rps / 1e6:8.2f} M refs/s")
     print(f"  miss ratio at {one_size:,}: poolsight exact {ours:.6f}, libcachesim {lcs_miss:.6f}")

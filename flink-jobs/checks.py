@@ -31,9 +31,9 @@ from poolsight.simulator.similarity import similarity
 Mix = dict[str, float]  # "object|access type" -> getpages
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PaneFacts:
-    """What the checks need of one emitted pane."""
+    """What the checks need of one emitted pane (built by keyword: many fields share a type)."""
 
     pane: int
     start_ms: int
@@ -59,7 +59,7 @@ class PaneFacts:
         return cls(**d)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Pending:
     """A change waiting for its panes after."""
 
@@ -132,15 +132,15 @@ class Checks:
         # A later change supersedes a check still waiting: its "after" would mix two settings.
         self.pending = [
             Pending(
-                at_us,
-                setting,
-                old,
-                new,
-                pane,
-                predicted,
-                sum(f.getpages for f in before),
-                sum(f.seconds for f in before),
-                mix,
+                changed_at_us=at_us,
+                setting=setting,
+                old_value=old,
+                new_value=new,
+                change_pane=pane,
+                predicted_per_getpage=predicted,
+                before_getpages=sum(f.getpages for f in before),
+                before_seconds=sum(f.seconds for f in before),
+                before_mix=mix,
             )
         ]
 

@@ -28,7 +28,7 @@ import itertools
 import json
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -39,6 +39,7 @@ from poolsight.flink_jobs.checks import Checks, PaneFacts
 from poolsight.schemas.getpage import ACCESS_NAMES, Access, Function, GetpageBatch, micros
 from poolsight.schemas.tables import POOL_SCOPE, SIZES_CURVE, object_scope, vpseqt_curve_name
 from poolsight.simulator import CostModel, SimConfig, Simulator
+from poolsight.simulator.result import CurvePoint, ObjectResult, PoolResult
 from poolsight.simulator.setting import Setting
 
 MAGIC = b"PSTRK001"
@@ -276,25 +277,26 @@ class PoolTracker:
         assert pane is not None
         sim, pool = self.sim, self.pool
         r = sim.result(pool, None, panes=1)
-        if r["window"]["last_pane"] != pane:
-            raise RuntimeError(f"{self.source}/{pool}: simulator's last pane {r['window']['last_pane']} is not {pane}")
+        if r.window.last_pane != pane:
+            raise RuntimeError(f"{self.source}/{pool}: simulator's last pane {r.window.last_pane} is not {pane}")
         ws_pool, ws_obj, kept = sim.window_working_sets(pool)
-        key = {
+        pane_start, pane_end = round(pane * self.pane_seconds * 1000), round((pane + 1) * self.pane_seconds * 1000)
+        key: dict[str, Any] = {
             "source": self.source,
             "pool": pool,
-            "pane_start": round(pane * self.pane_seconds * 1000),
-            "pane_end": round((pane + 1) * self.pane_seconds * 1000),
-            "seconds": r["window"]["seconds"],
+            "pane_start": pane_start,
+            "pane_end": pane_end,
+            "seconds": r.window.seconds,
         }
         cur = self.current_size
         obs_h = sum(v[0] for v in self.observed.values())
         obs_m = sum(v[1] for v in self.observed.values())
-        stack = stack_model(r["mode"], float(r["sampling_rate"]))
+        stack = stack_model(r.mode, float(r.sampling_rate))
         # The pool's own policy when its attributes gave it (miniature caches), else the stack.
-        model = r["policy"] if "lru_curve" in r else stack
-        model_rate = float(r.get("policy_sampling_rate", r["sampling_rate"]))
+        model = r.policy if r.pool_policy else stack
+        model_rate = float(r.sampling_rate if r.policy_sampling_rate is None else r.policy_sampling_rate)
         cpu_us = self.sim.costs.cpu_seconds_per_sync_read * 1e6
-        at_cur = _at_current(r["curve"], cur)
+        at_cur = _at_current(r.curve, cur)
         pool_row = {
             **key,
             **_getpages(r),
@@ -302,10 +304,10 @@ class PoolTracker:
             "working_set_pages": ws_pool,
             "window_panes": kept,
             **at_cur,
-            "late_getpages": r["late_getpages"] + self.late_getpages,
-            "warmup": bool(r["window"]["warmup"]),
-            "mode": r["mode"],
-            "sampling_rate": float(r["sampling_rate"]),
+            "late_getpages": r.late_getpages + self.late_getpages,
+            "warmup": bool(r.window.warmup),
+            "mode": r.mode,
+            "sampling_rate": float(r.sampling_rate),
             "batches": self.batches,
             "emitted_at": round(time.time() * 1000),
             "model": model,
@@ -315,7 +317,7 @@ class PoolTracker:
             "vpseqt": None if self.setting is None else self.setting.vpseqt,
         }
         em = Emission(pane, pool_row)
-        pane_pages = r["working_set"]["pane_pages"][-1] if r["working_set"]["pane_pages"] else 0
+        pane_pages = r.working_set.pane_pages[-1] if r.working_set.pane_pages else 0
         em.working_set.append(
             {
                 **key,
@@ -329,7 +331,7 @@ class PoolTracker:
         )
         self.prev_pane_pages = pane_pages
         prev_objects, self.prev_object_pages = self.prev_object_pages, {}
-        for name, o in r["objects"].items():
+        for name, o in r.objects.items():
             h, m = self.observed.get(name, [0, 0])
             em.object_panes.append(
                 {
@@ -338,13 +340,13 @@ class PoolTracker:
                     **_getpages(o),
                     **_observed(self.observed_reported, h, m),
                     "working_set_pages": ws_obj.get(name, 0),
-                    "sequential_share": o["sequential_share"],
-                    "access_class": o["class"],
-                    **_at_current(o["curve"], cur),
+                    "sequential_share": o.sequential_share,
+                    "access_class": o.access_class,
+                    **_at_current(o.curve, cur),
                     "cpu_us_per_sync_read": cpu_us,
                 }
             )
-            obj_pages = o["working_set"]["pane_pages"][-1]
+            obj_pages = o.working_set.pane_pages[-1]
             self.prev_object_pages[name] = obj_pages
             em.working_set.append(
                 {
@@ -358,40 +360,42 @@ class PoolTracker:
                     "change_pages": None if prev_objects is None else obj_pages - prev_objects.get(name, 0),
                 }
             )
-        own_vpseqt = r.get("vpseqt")  # lru-vpseqt only
-        curves = [(r["curve"], model, model_rate, True, own_vpseqt)]
-        if "lru_curve" in r:
-            curves.append((r["lru_curve"], stack, float(r["sampling_rate"]), False, None))
+        own_vpseqt = r.vpseqt  # lru-vpseqt only
+        curves: list[tuple[Sequence[CurvePoint], str, float, bool, float | None]] = [
+            (r.curve, model, model_rate, True, own_vpseqt)
+        ]
+        if r.lru_curve is not None:
+            curves.append((r.lru_curve, stack, float(r.sampling_rate), False, None))
         for curve, name, rate, own, pct in curves:
             em.sim_curve.extend(self._curve_rows(key, r, curve, name, rate, own, cpu_us, pct))
         # The current size at other VPSEQT values: not the pool's setting, what an -ALTER would do.
-        for c in r.get("vpseqt_curve", []):
+        for c in r.vpseqt_curve:
             em.sim_curve.extend(
-                self._curve_rows(
-                    key, r, [c], model, model_rate, False, cpu_us, c["vpseqt"], vpseqt_curve_name(c["vpseqt"])
-                )
+                self._curve_rows(key, r, [c], model, model_rate, False, cpu_us, c.vpseqt, vpseqt_curve_name(c.vpseqt))
             )
-        vpseqt_curve = {float(c["vpseqt"]): float(c["sync_reads"]) for c in r.get("vpseqt_curve", [])}
+        vpseqt_curve = {float(c.vpseqt): float(c.sync_reads) for c in r.vpseqt_curve}
         if vpseqt_curve and own_vpseqt is not None and at_cur["sim_sync_reads"] is not None:
             vpseqt_curve[float(own_vpseqt)] = float(at_cur["sim_sync_reads"])
         em.reuse_distance = self._reuse_rows(key, r)
-        mix = {f"{name}|{kind}": float(n) for name, o in r["objects"].items() for kind, n in o["getpages"].items() if n}
+        mix = {
+            f"{name}|{kind}": float(n) for name, o in r.objects.items() for kind, n in o.getpages.by_name().items() if n
+        }
         facts = PaneFacts(
-            pane,
-            key["pane_start"],
-            key["pane_end"],
-            float(r["window"]["seconds"]),
-            int(r["refs"]),
-            cur,
-            model,
-            model_rate,
-            at_cur["sim_sync_reads"],
-            self.observed_sync if self.observed_reported else None,
-            {int(c["size_pages"]): float(c["sync_reads"]) for c in r["curve"]},
-            mix,
-            self.checks.epoch,
-            True,
-            vpseqt_curve,
+            pane=pane,
+            start_ms=pane_start,
+            end_ms=pane_end,
+            seconds=float(r.window.seconds),
+            getpages=int(r.refs),
+            size=cur,
+            model=model,
+            sampling_rate=model_rate,
+            simulated=at_cur["sim_sync_reads"],
+            measured=self.observed_sync if self.observed_reported else None,
+            curve={int(c.size_pages): float(c.sync_reads) for c in r.curve},
+            mix=mix,
+            epoch=self.checks.epoch,
+            whole=True,
+            vpseqt_curve=vpseqt_curve,
         )
         accuracy, checks = self.checks.pane(facts)
         ident = {"source": self.source, "pool": pool}
@@ -409,8 +413,8 @@ class PoolTracker:
     def _curve_rows(
         self,
         key: dict[str, Any],
-        r: dict[str, Any],
-        curve: list[dict[str, Any]],
+        r: PoolResult,
+        curve: Sequence[CurvePoint],
         model: str,
         rate: float,
         own: bool,
@@ -424,28 +428,23 @@ class PoolTracker:
             rows.append(
                 {
                     **key,
-                    "size_pages": c["size_pages"],
-                    "size_factor": c["size_pages"] / cur if cur else None,
-                    "is_current": cur is not None and c["size_pages"] == cur,
-                    "refs": r["refs"],
-                    **{
-                        k: c[k]
-                        for k in (
-                            "hits",
-                            "misses",
-                            "hit_ratio",
-                            "miss_ratio",
-                            "hit_ratio_random",
-                            "hit_ratio_sequential",
-                            "sync_reads",
-                            "prefetch_pages",
-                            "sync_reads_per_s",
-                            "prefetch_pages_per_s",
-                            "avoided_sync_reads_per_s",
-                            "cpu_seconds_saved_per_s",
-                            "elapsed_seconds_saved_per_s",
-                        )
-                    },
+                    "size_pages": c.size_pages,
+                    "size_factor": c.size_pages / cur if cur else None,
+                    "is_current": cur is not None and c.size_pages == cur,
+                    "refs": r.refs,
+                    "hits": c.hits,
+                    "misses": c.misses,
+                    "hit_ratio": c.hit_ratio,
+                    "miss_ratio": c.miss_ratio,
+                    "hit_ratio_random": c.hit_ratio_random,
+                    "hit_ratio_sequential": c.hit_ratio_sequential,
+                    "sync_reads": c.sync_reads,
+                    "prefetch_pages": c.prefetch_pages,
+                    "sync_reads_per_s": c.sync_reads_per_s,
+                    "prefetch_pages_per_s": c.prefetch_pages_per_s,
+                    "avoided_sync_reads_per_s": c.avoided_sync_reads_per_s,
+                    "cpu_seconds_saved_per_s": c.cpu_seconds_saved_per_s,
+                    "elapsed_seconds_saved_per_s": c.elapsed_seconds_saved_per_s,
                     "model": model,
                     "model_sampling_rate": rate,
                     "pool_policy": own,
@@ -456,10 +455,11 @@ class PoolTracker:
             )
         return rows
 
-    def _reuse_rows(self, key: dict[str, Any], r: dict[str, Any]) -> list[dict[str, Any]]:
+    def _reuse_rows(self, key: dict[str, Any], r: PoolResult) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
+        getpages = r.getpages.by_name()
         for a, name in enumerate(ACCESS_NAMES):
-            if r["getpages"][name] == 0:
+            if getpages[name] == 0:
                 continue
             log2: dict[int, float] = {}
             for lo, _hi, count in self.sim.histogram(self.pool, a, 1):
@@ -532,15 +532,15 @@ class PoolTracker:
         return tr
 
 
-def _getpages(r: dict[str, Any]) -> dict[str, Any]:
-    g = r["getpages"]
+def _getpages(r: PoolResult | ObjectResult) -> dict[str, Any]:
+    g = r.getpages
     return {
-        "getpages": r["refs"],
-        "getpages_random": g["random"],
-        "getpages_sequential": g["sequential"],
-        "getpages_rid": g["rid"],
-        "updates": r["updates"],
-        "distinct_pages": r["distinct_pages"],
+        "getpages": r.refs,
+        "getpages_random": g.random,
+        "getpages_sequential": g.sequential,
+        "getpages_rid": g.rid,
+        "updates": r.updates,
+        "distinct_pages": r.distinct_pages,
     }
 
 
@@ -548,18 +548,19 @@ def _observed(reported: bool, hits: int, misses: int) -> dict[str, Any]:
     return {"observed_hits": hits if reported else None, "observed_misses": misses if reported else None}
 
 
-def _at_current(curve: list[dict[str, Any]], current: int | None) -> dict[str, Any]:
-    by_size = {c["size_pages"]: c for c in curve}
+def _at_current(curve: Sequence[CurvePoint], current: int | None) -> dict[str, Any]:
+    """The pool_pane and object_pane columns read off the curve at the current size and twice it."""
+    by_size = {c.size_pages: c for c in curve}
     cur = by_size.get(current) if current else None
     two = by_size.get(2 * current) if current else None
     return {
         "current_size": current,
-        "sim_hit_ratio": cur and cur["hit_ratio"],
-        "sim_sync_reads": cur and cur["sync_reads"],
-        "sim_sync_reads_per_s": cur and cur["sync_reads_per_s"],
-        "hit_ratio_2x": two and two["hit_ratio"],
-        "sync_reads_per_s_2x": two and two["sync_reads_per_s"],
-        "avoided_sync_reads_per_s_2x": two and two["avoided_sync_reads_per_s"],
-        "cpu_seconds_saved_per_s_2x": two and two["cpu_seconds_saved_per_s"],
-        "elapsed_seconds_saved_per_s_2x": two and two["elapsed_seconds_saved_per_s"],
+        "sim_hit_ratio": None if cur is None else cur.hit_ratio,
+        "sim_sync_reads": None if cur is None else cur.sync_reads,
+        "sim_sync_reads_per_s": None if cur is None else cur.sync_reads_per_s,
+        "hit_ratio_2x": None if two is None else two.hit_ratio,
+        "sync_reads_per_s_2x": None if two is None else two.sync_reads_per_s,
+        "avoided_sync_reads_per_s_2x": None if two is None else two.avoided_sync_reads_per_s,
+        "cpu_seconds_saved_per_s_2x": None if two is None else two.cpu_seconds_saved_per_s,
+        "elapsed_seconds_saved_per_s_2x": None if two is None else two.elapsed_seconds_saved_per_s,
     }

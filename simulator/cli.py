@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from poolsight.simulator.engine import CostModel, SimConfig, Simulator
+from poolsight.simulator.result import PoolResult
 from poolsight.simulator.trace import TraceFormatError, TraceReader, add_column_arguments, columns_from_args
 
 
@@ -53,43 +55,43 @@ def _fmt(v: Any, spec: str) -> str:
     return "-" if v is None else format(v, spec)
 
 
-def format_result(result: dict[str, Any], objects: int) -> str:
+def format_result(pools: Mapping[str, PoolResult], objects: int) -> str:
     lines = []
-    for pool, r in result["pools"].items():
-        w = r["window"]
+    for pool, r in pools.items():
+        w, g = r.window, r.getpages
         lines.append(
-            f"\npool {pool}: {r['refs']:,} getpages ({r['getpages']['random']:,} random, "
-            f"{r['getpages']['sequential']:,} sequential, {r['getpages']['rid']:,} RID-list), "
-            f"{r['distinct_pages']:,} distinct pages, {r['cold_misses']:,} cold misses"
+            f"\npool {pool}: {r.refs:,} getpages ({g.random:,} random, "
+            f"{g.sequential:,} sequential, {g.rid:,} RID-list), "
+            f"{r.distinct_pages:,} distinct pages, {r.cold_misses:,} cold misses"
         )
         lines.append(
-            f"  window: {w['panes']} pane(s) of {w['pane_seconds']:g} s, {w['seconds']:.1f} s of events"
-            f"{'  [warm-up: distances do not yet see a full window of history]' if w['warmup'] else ''}; "
-            f"mode {r['mode']} (rate {r['sampling_rate']:.4g}); policy {r['policy']}"
+            f"  window: {w.panes} pane(s) of {w.pane_seconds:g} s, {w.seconds:.1f} s of events"
+            f"{'  [warm-up: distances do not yet see a full window of history]' if w.warmup else ''}; "
+            f"mode {r.mode} (rate {r.sampling_rate:.4g}); policy {r.policy}"
         )
         lines.append(
             f"  {'size':>10} {'hit ratio':>9} {'miss ratio':>10} {'sync rd/s':>10} {'prefetch/s':>10} "
             f"{'avoided/s':>10} {'CPU s/24h':>10}"
         )
-        for c in r["curve"]:
-            mark = " <- current" if c["size_pages"] == r["current_size"] else ""
+        for c in r.curve:
+            mark = " <- current" if c.size_pages == r.current_size else ""
             lines.append(
-                f"  {c['size_pages']:>10,} {_fmt(c['hit_ratio'], '9.4f')} {_fmt(c['miss_ratio'], '10.4f')} "
-                f"{_fmt(c['sync_reads_per_s'], '10.1f')} {_fmt(c['prefetch_pages_per_s'], '10.1f')} "
-                f"{_fmt(c['avoided_sync_reads_per_s'], '10.1f')} {_fmt(c['cpu_seconds_saved_per_24h'], '10.1f')}{mark}"
+                f"  {c.size_pages:>10,} {_fmt(c.hit_ratio, '9.4f')} {_fmt(c.miss_ratio, '10.4f')} "
+                f"{_fmt(c.sync_reads_per_s, '10.1f')} {_fmt(c.prefetch_pages_per_s, '10.1f')} "
+                f"{_fmt(c.avoided_sync_reads_per_s, '10.1f')} {_fmt(c.cpu_seconds_saved_per_24h, '10.1f')}{mark}"
             )
-        ws = r["working_set"]
+        ws = r.working_set
         lines.append(
-            f"  working set: window {ws['window_pages']:,} pages; per pane avg {ws['avg_pages']:,.0f}, "
-            f"max {ws['max_pages']:,}, change {ws['change_pages'] if ws['change_pages'] is not None else '-'}"
+            f"  working set: window {ws.window_pages:,} pages; per pane avg {ws.avg_pages:,.0f}, "
+            f"max {ws.max_pages:,}, change {ws.change_pages if ws.change_pages is not None else '-'}"
         )
-        objs = sorted(r["objects"].items(), key=lambda kv: -kv[1]["refs"])[:objects]
+        objs = sorted(r.objects.items(), key=lambda kv: -kv[1].refs)[:objects]
         if objs:
             lines.append(f"  {'object':<24} {'getpages':>10} {'class':>5} {'seq %':>6} {'pages':>9}")
             for name, o in objs:
                 lines.append(
-                    f"  {name:<24} {o['refs']:>10,} {o['class']:>5} {100 * o['sequential_share']:6.1f} "
-                    f"{o['distinct_pages']:>9,}"
+                    f"  {name:<24} {o.refs:>10,} {o.access_class:>5} {100 * o.sequential_share:6.1f} "
+                    f"{o.distinct_pages:>9,}"
                 )
     return "\n".join(lines)
 
@@ -179,11 +181,15 @@ def run(a: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-    result = sim.results(sizes)
-    result["input"] = {"files": [str(p) for p in a.traces], "accepted_rows": accepted, "rejected_rows": rejected}
-    result["state_bytes"] = sim.state_bytes()
-    print(format_result(result, a.objects))
-    print(f"\nsimulator state: {result['state_bytes'] / 2**20:.1f} MiB as a snapshot")
+    pools = sim.results(sizes)
+    state_bytes = sim.state_bytes()
+    print(format_result(pools, a.objects))
+    print(f"\nsimulator state: {state_bytes / 2**20:.1f} MiB as a snapshot")
     if a.json:
-        a.json.write_text(json.dumps(result, indent=1))
+        document = {
+            "pools": {name: r.as_dict() for name, r in pools.items()},
+            "input": {"files": [str(p) for p in a.traces], "accepted_rows": accepted, "rejected_rows": rejected},
+            "state_bytes": state_bytes,
+        }
+        a.json.write_text(json.dumps(document, indent=1))
     return 0

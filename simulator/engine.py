@@ -13,7 +13,16 @@ import numpy as np
 import numpy.typing as npt
 
 from poolsight._kernel import Kernel
-from poolsight.schemas.getpage import ACCESS_NAMES
+from poolsight.simulator.result import (
+    CurvePoint,
+    Getpages,
+    ObjectResult,
+    PoolResult,
+    ResultMode,
+    VpseqtPoint,
+    Window,
+    WorkingSet,
+)
 from poolsight.simulator.trace import Names
 
 RANDOM, SEQUENTIAL, RID = 0, 1, 2
@@ -291,9 +300,9 @@ class Simulator:
         end = min((last_pane + 1) * ps, meta.t_max)
         return max(end - start, 0.0)
 
-    def result(self, pool: str, sizes: Sequence[int] | None = None, panes: int | None = None) -> dict[str, Any]:
+    def result(self, pool: str, sizes: Sequence[int] | None = None, panes: int | None = None) -> PoolResult:
         """Everything known of one pool over the window (the last `panes` panes, default the
-        configured window), as plain data: the shape `poolsight simulate --json` writes."""
+        configured window); `as_dict()` is the shape `poolsight simulate --json` writes."""
         pid = self._pools.ids[pool]
         n = self.config.window_panes if panes is None else panes
         meta = self._meta[pool]
@@ -311,110 +320,119 @@ class Simulator:
             distinct = max(1, round(sum(c[4] for c in pool_counts) / rate))
             sizes = default_ladder(meta.size) if meta.size else _footprint_ladder(distinct)
         sizes = sorted({int(s) for s in sizes})
-        curve = self._curve_rows(self._kernel.curve(pid, sizes, n), sizes, refs_by_type, seconds, meta.size)
-        out: dict[str, Any] = {
-            "refs": refs,
-            "getpages": dict(zip(ACCESS_NAMES, refs_by_type, strict=True)),
-            "updates": sum(c[1] for c in pool_counts),
-            "distinct_pages": round(sum(c[4] for c in pool_counts) / rate),
-            "cold_misses": round(sum(sum(c[2]) for c in pool_counts)),
-            "late_getpages": sum(c[5] for c in pool_counts),
-            "window": {
-                "first_pane": first_pane,
-                "last_pane": rows[-1][0],
-                "panes": len(rows),
-                "pane_seconds": self.config.pane_seconds,
-                "seconds": seconds,
-                # Warm-up: the window reaches back to the first pane ever seen, so
-                # distances do not yet see a full window of history.
-                "warmup": first_ever is not None and first_pane <= first_ever,
-            },
-            "mode": self.config.mode
-            if self.config.max_samples == 0 or self.config.mode == "exact"
-            else "shards-fixed-size",
-            "sampling_rate": rate,
-            "tracked_pages": tracked,
-            "current_size": meta.size,
-            "policy": "lru",
-            "curve": curve,
-            "working_set": _working_set([(r[0], r[1]) for r in rows], rate, self.config.pane_seconds),
-        }
+        curve = self._curve_points(self._kernel.curve(pid, sizes, n), sizes, refs_by_type, seconds, meta.size)
+        mode: ResultMode = (
+            self.config.mode if self.config.max_samples == 0 or self.config.mode == "exact" else "shards-fixed-size"
+        )
+        # With miniature caches of the pool's own policy, their curve is the pool's, the LRU stack
+        # curve goes beside it, and the current size at other VPSEQT values after.
+        lru_curve: tuple[CurvePoint, ...] | None = None
+        vpseqt_curve: tuple[VpseqtPoint, ...] = ()
+        curve_policy: str = "lru"
+        own_vpseqt: float | None = None
+        policy_rate: float | None = None
         policy = self._kernel.policy_curve(pid, n)
         if policy is not None and (policy_name != "lru" or meta.policy is not None):
-            name, psizes, prate, vpseqt, acc = policy
+            curve_policy, psizes, policy_rate, vpseqt, acc = policy
             hits = [[_mini_hits(row, a, refs_by_type[a]) for a in range(3)] for row in acc]
             pcts = meta.policy_vpseqts or [vpseqt] * len(psizes)
             own = [i for i, v in enumerate(pcts) if v == vpseqt]
-            out["policy"] = name
-            out["policy_sampling_rate"] = prate
-            if name == "lru-vpseqt":
-                out["vpseqt"] = vpseqt
-            out["lru_curve"] = curve
-            out["curve"] = self._curve_rows(
-                [hits[i] for i in own], [psizes[i] for i in own], refs_by_type, seconds, meta.size
+            own_vpseqt = vpseqt if curve_policy == "lru-vpseqt" else None
+            lru_curve, curve = (
+                curve,
+                self._curve_points([hits[i] for i in own], [psizes[i] for i in own], refs_by_type, seconds, meta.size),
             )
-            # The current size at other VPSEQT values: one row each, with its threshold.
-            out["vpseqt_curve"] = [
-                {**self._curve_rows([hits[i]], [psizes[i]], refs_by_type, seconds, meta.size)[0], "vpseqt": v}
+            vpseqt_curve = tuple(
+                VpseqtPoint.at(self._curve_points([hits[i]], [psizes[i]], refs_by_type, seconds, meta.size)[0], v)
                 for i, v in enumerate(pcts)
                 if v != vpseqt
-            ]
-        out["objects"] = self._objects_result(pid, sizes, n, rows, rate, seconds, meta.size)
-        return out
+            )
+        return PoolResult(
+            refs=refs,
+            getpages=Getpages.of(refs_by_type),
+            updates=sum(c[1] for c in pool_counts),
+            distinct_pages=round(sum(c[4] for c in pool_counts) / rate),
+            cold_misses=round(sum(sum(c[2]) for c in pool_counts)),
+            late_getpages=sum(c[5] for c in pool_counts),
+            window=Window(
+                first_pane=first_pane,
+                last_pane=rows[-1][0],
+                panes=len(rows),
+                pane_seconds=self.config.pane_seconds,
+                seconds=seconds,
+                # Warm-up: the window reaches back to the first pane ever seen, so
+                # distances do not yet see a full window of history.
+                warmup=first_ever is not None and first_pane <= first_ever,
+            ),
+            mode=mode,
+            sampling_rate=rate,
+            tracked_pages=tracked,
+            current_size=meta.size,
+            policy=curve_policy,
+            curve=curve,
+            working_set=_working_set([(r[0], r[1]) for r in rows], rate, self.config.pane_seconds),
+            objects=self._objects_result(pid, sizes, n, rows, rate, seconds, meta.size),
+            lru_curve=lru_curve,
+            policy_sampling_rate=policy_rate,
+            vpseqt=own_vpseqt,
+            vpseqt_curve=vpseqt_curve,
+        )
 
-    def results(self, sizes: Sequence[int] | None = None, panes: int | None = None) -> dict[str, Any]:
-        return {"pools": {p: self.result(p, sizes, panes) for p in self.pools()}}
+    def results(self, sizes: Sequence[int] | None = None, panes: int | None = None) -> dict[str, PoolResult]:
+        """Every pool's result, by pool name."""
+        return {p: self.result(p, sizes, panes) for p in self.pools()}
 
-    def _curve_rows(
+    def _curve_points(
         self,
         hits: Sequence[Sequence[float]],
         sizes: Sequence[int],
         refs_by_type: Sequence[int],
         seconds: float,
         current: int | None,
-    ) -> list[dict[str, Any]]:
+    ) -> tuple[CurvePoint, ...]:
         refs = sum(refs_by_type)
-        rows: list[dict[str, Any]] = []
+        counts: list[tuple[int, list[float], list[float]]] = []  # size, hits and misses by access type
         for size, h in zip(sizes, hits, strict=True):
             h = [min(max(h[a], 0.0), float(refs_by_type[a])) for a in range(3)]
-            misses = [refs_by_type[a] - h[a] for a in range(3)]
-            hit_total = sum(h)
-            rows.append(
-                {
-                    "size_pages": int(size),
-                    "hits": hit_total,
-                    "misses": refs - hit_total,
-                    "hit_ratio": _ratio(hit_total, refs),
-                    "miss_ratio": _ratio(refs - hit_total, refs),
-                    "hit_ratio_random": _ratio(h[RANDOM], refs_by_type[RANDOM]),
-                    "hit_ratio_sequential": _ratio(h[SEQUENTIAL], refs_by_type[SEQUENTIAL]),
-                    # A random miss is a synchronous read; sequential and RID-list misses are
-                    # brought in by (dynamic, sequential or list) prefetch.
-                    "sync_reads": misses[RANDOM],
-                    "prefetch_pages": misses[SEQUENTIAL] + misses[RID],
-                    "sync_reads_per_s": _ratio(misses[RANDOM], seconds),
-                    "prefetch_pages_per_s": _ratio(misses[SEQUENTIAL] + misses[RID], seconds),
-                }
-            )
+            counts.append((int(size), h, [refs_by_type[a] - h[a] for a in range(3)]))
         base: float | None = None
-        if current is not None and rows:
+        if current is not None and counts:
             # Sync reads at the current size (interpolated when it is not on the list).
             base = float(
-                np.interp(current, [float(r["size_pages"]) for r in rows], [float(r["sync_reads"]) for r in rows])
+                np.interp(current, [float(size) for size, _, _ in counts], [float(m[RANDOM]) for _, _, m in counts])
             )
-        for r in rows:
-            avoided = None if base is None else base - float(r["sync_reads"])
+        points: list[CurvePoint] = []
+        for size, h, misses in counts:
+            hit_total = sum(h)
+            avoided = None if base is None else base - float(misses[RANDOM])
             per_s = _ratio(avoided, seconds) if avoided is not None else None
-            r["avoided_sync_reads"] = avoided
-            r["avoided_sync_reads_per_s"] = per_s
             cpu = None if per_s is None else per_s * self.costs.cpu_seconds_per_sync_read
-            r["cpu_seconds_saved_per_s"] = cpu
-            r["cpu_seconds_saved_per_24h"] = None if cpu is None else cpu * SECONDS_PER_DAY
             io = self.costs.sync_io_seconds
             el = None if per_s is None or io is None else per_s * io
-            r["elapsed_seconds_saved_per_s"] = el
-            r["elapsed_seconds_saved_per_24h"] = None if el is None else el * SECONDS_PER_DAY
-        return rows
+            points.append(
+                CurvePoint(
+                    size_pages=size,
+                    hits=hit_total,
+                    misses=refs - hit_total,
+                    hit_ratio=_ratio(hit_total, refs),
+                    miss_ratio=_ratio(refs - hit_total, refs),
+                    hit_ratio_random=_ratio(h[RANDOM], refs_by_type[RANDOM]),
+                    hit_ratio_sequential=_ratio(h[SEQUENTIAL], refs_by_type[SEQUENTIAL]),
+                    # A random miss is a synchronous read; sequential and RID-list misses are
+                    # brought in by (dynamic, sequential or list) prefetch.
+                    sync_reads=misses[RANDOM],
+                    prefetch_pages=misses[SEQUENTIAL] + misses[RID],
+                    sync_reads_per_s=_ratio(misses[RANDOM], seconds),
+                    prefetch_pages_per_s=_ratio(misses[SEQUENTIAL] + misses[RID], seconds),
+                    avoided_sync_reads=avoided,
+                    avoided_sync_reads_per_s=per_s,
+                    cpu_seconds_saved_per_s=cpu,
+                    cpu_seconds_saved_per_24h=None if cpu is None else cpu * SECONDS_PER_DAY,
+                    elapsed_seconds_saved_per_s=el,
+                    elapsed_seconds_saved_per_24h=None if el is None else el * SECONDS_PER_DAY,
+                )
+            )
+        return tuple(points)
 
     def _objects_result(
         self,
@@ -425,13 +443,13 @@ class Simulator:
         rate: float,
         seconds: float,
         current: int | None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, ObjectResult]:
         curves = self._kernel.object_curves(pid, sizes, n)
         per_obj: dict[int, list[tuple[int, Any]]] = {}
         for pane_id, _, objs in rows:
             for oid, counts in objs.items():
                 per_obj.setdefault(oid, []).append((pane_id, counts))
-        out: dict[str, Any] = {}
+        out: dict[str, ObjectResult] = {}
         for oid, panes in sorted(per_obj.items()):
             refs_by_type = [sum(c[0][a] for _, c in panes) for a in range(3)]
             refs = sum(refs_by_type)
@@ -439,16 +457,16 @@ class Simulator:
                 continue
             seq_share = (refs_by_type[SEQUENTIAL] + refs_by_type[RID]) / refs
             hits = curves.get(oid, [[0.0, 0.0, 0.0]] * len(sizes))
-            out[self._objects.names[oid]] = {
-                "refs": refs,
-                "getpages": dict(zip(ACCESS_NAMES, refs_by_type, strict=True)),
-                "updates": sum(c[1] for _, c in panes),
-                "distinct_pages": round(sum(c[4] for _, c in panes) / rate),
-                "sequential_share": seq_share,
-                "class": "SAMOS" if seq_share >= 0.5 else "RAMOS",
-                "curve": self._curve_rows(hits, sizes, refs_by_type, seconds, current),
-                "working_set": _working_set(panes, rate, self.config.pane_seconds),
-            }
+            out[self._objects.names[oid]] = ObjectResult(
+                refs=refs,
+                getpages=Getpages.of(refs_by_type),
+                updates=sum(c[1] for _, c in panes),
+                distinct_pages=round(sum(c[4] for _, c in panes) / rate),
+                sequential_share=seq_share,
+                access_class="SAMOS" if seq_share >= 0.5 else "RAMOS",
+                curve=self._curve_points(hits, sizes, refs_by_type, seconds, current),
+                working_set=_working_set(panes, rate, self.config.pane_seconds),
+            )
         return out
 
     # ------------------------------------------------------------ state
@@ -498,14 +516,14 @@ def _mini_hits(row: Sequence[float], a: int, refs: int) -> float:
     return refs * row[a] / sampled if sampled > 0 else 0.0
 
 
-def _working_set(panes: list[tuple[int, Any]], rate: float, pane_seconds: float) -> dict[str, Any]:
+def _working_set(panes: list[tuple[int, Any]], rate: float, pane_seconds: float) -> WorkingSet:
     """Distinct pages per pane (touched) and over the window (pages whose latest touch is in it)."""
     per_pane = [c[3] for _, c in panes]
     window = sum(c[4] for _, c in panes) / rate
-    return {
-        "window_pages": round(window),
-        "pane_pages": [round(x) for x in per_pane],
-        "avg_pages": float(np.mean(per_pane)) if per_pane else 0.0,
-        "max_pages": round(max(per_pane)) if per_pane else 0,
-        "change_pages": round(per_pane[-1] - per_pane[-2]) if len(per_pane) > 1 else None,
-    }
+    return WorkingSet(
+        window_pages=round(window),
+        pane_pages=tuple(round(x) for x in per_pane),
+        avg_pages=float(np.mean(per_pane)) if per_pane else 0.0,
+        max_pages=round(max(per_pane)) if per_pane else 0,
+        change_pages=round(per_pane[-1] - per_pane[-2]) if len(per_pane) > 1 else None,
+    )

@@ -27,4 +27,4 @@ def test_a_burst_moved_to_its_own_pool_is_rated_over_the_whole_span() -> None:
     runs = {"S/BP1": PoolRun(1000, "lru", 100.0), "S/BP9": PoolRun(1000, "lru", 100.0)}
     after = at_size(trace, runs, {"B": "S/BP9"}, {"S/BP1"})
     # B's 20,000 distinct pages are 20,000 misses, spread over the trace's hour, not over its minute.
-    assert after["S/BP9"]["sync_reads_per_s"] == pytest.approx(n_b / span)
+    assert after["S/BP9"].sync_reads_per_s == pytest.approx(n_b / span)

@@ -49,7 +49,7 @@ def test_the_streaming_miniature_simulation_equals_the_offline_one() -> None:
             offline.feed_coded(
                 b.times(), "BP1", b.object_names, b.objects, b.pages, b.access_codes(), b.function_codes()
             )
-    want = offline.result("BP1", [30_000])["curve"][0]["sync_reads"]
+    want = offline.result("BP1", [30_000]).curve[0].sync_reads
     got = sum(e.pool_pane["sim_sync_reads"] for e in ems if e.pool_pane["pool"] == "BP1")
     assert got == pytest.approx(want, rel=1e-9)
     assert trackers[("DB2A", "BP1")].setting is not None

@@ -80,7 +80,7 @@ def test_panes_add_up_to_the_offline_simulation() -> None:
     sim = Simulator(SimConfig(window_panes=1000))
     sim.feed(tr["t"], "BP1", np.array(NAMES)[tr["obj"]], tr["page"], tr["acc"], tr["fun"])
     for size in (250, 500, 1000):
-        want = sim.result("BP1", [size], panes=1000)["curve"][0]["misses"]
+        want = sim.result("BP1", [size], panes=1000).curve[0].misses
         got = sum(r["misses"] for e in ems for r in e.sim_curve if r["size_pages"] == size)
         assert got == pytest.approx(want, abs=1e-6)
     assert all(r["is_current"] == (r["size_pages"] == 500) for e in ems for r in e.sim_curve)
@@ -129,7 +129,7 @@ def test_a_batch_for_an_emitted_pane_is_simulated_in_the_open_pane_and_counted_l
     sim = Simulator(SimConfig(window_panes=1000))
     sim.feed(t, "BP1", np.array(NAMES)[tr["obj"][order]], tr["page"][order], tr["acc"][order], tr["fun"][order])
     for size in (250, 500, 1000):
-        want = sim.result("BP1", [size], panes=1000)["curve"][0]["misses"]
+        want = sim.result("BP1", [size], panes=1000).curve[0].misses
         got = sum(r["misses"] for e in ems for r in e.sim_curve if r["size_pages"] == size)
         assert got == pytest.approx(want, abs=1e-6)
 

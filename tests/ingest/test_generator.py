@@ -169,9 +169,9 @@ def test_simulate_exact_reproduces_the_generators_sync_reads(tmp_path: Path) -> 
         generated[f"{s['source']}/{s['pool']}"] += s["sync_reads_random"]
     for key, reads in generated.items():
         size = sc.pools[key.split("/")[1]].vpsize
-        [row] = sim.result(key, [size])["curve"]
+        [row] = sim.result(key, [size]).curve
         assert reads > 1000
-        assert abs(row["sync_reads"] - reads) / reads < 0.01, (key, row["sync_reads"], reads)
+        assert abs(row.sync_reads - reads) / reads < 0.01, (key, row.sync_reads, reads)
 
 
 def test_scenario_errors_name_the_file(tmp_path: Path) -> None:

@@ -12,12 +12,12 @@ from poolsight.simulator.engine import AUTO_SAMPLES
 SIZES = [100, 1000, 5000, 20000, 50000, 100000, 200000]
 
 
-def _curve(cfg: SimConfig, pages: npt.NDArray[np.int64]) -> tuple[list[float], float]:
+def _curve(cfg: SimConfig, pages: npt.NDArray[np.int64]) -> tuple[list[float | None], float]:
     sim = Simulator(cfg)
     n = len(pages)
     sim.feed(np.linspace(0, 600, n), np.full(n, "BP1"), np.full(n, "DB.TS"), pages)
     r = sim.result("BP1", SIZES)
-    return [c["hit_ratio"] for c in r["curve"]], float(r["sampling_rate"])
+    return [c.hit_ratio for c in r.curve], float(r.sampling_rate)
 
 
 def test_under_the_budget_it_is_the_exact_simulation_and_above_it_within_the_bound() -> None:

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from poolsight.simulator import SimConfig, Simulator
+from poolsight.simulator.result import CurvePoint
 
 Ref = tuple[str, int, int]  # (object, page, access)
 EXACT = SimConfig(mode="exact", precision_bits=16, window_panes=1000)
@@ -94,9 +95,9 @@ def feed(sim: Simulator, refs: list[Ref], times: list[float] | None = None, pool
     )
 
 
-def curve_hits(sim: Simulator, sizes: list[int], pool: str = "BP1") -> dict[int, dict[str, float]]:
+def curve_hits(sim: Simulator, sizes: list[int], pool: str = "BP1") -> dict[int, CurvePoint]:
     res = sim.result(pool, sizes)
-    return {row["size_pages"]: row for row in res["curve"]}
+    return {row.size_pages: row for row in res.curve}
 
 
 def _trace(kind: str, rng: random.Random, n: int = 3000) -> list[Ref]:
@@ -127,15 +128,15 @@ def test_exact_equals_brute_force_lru_at_every_size(kind: str) -> None:
     for size in SIZES:
         hits, by_obj = brute_lru(refs, size)
         row = got[size]
-        assert row["hits"] == sum(hits), (kind, size)
-        assert row["sync_reads"] == sum(1 for r in refs if r[2] == 0) - hits[0]
-        assert row["prefetch_pages"] == sum(1 for r in refs if r[2] != 0) - hits[1] - hits[2]
-        for obj, o in res["objects"].items():
-            orow = next(c for c in o["curve"] if c["size_pages"] == size)
-            assert orow["hits"] == by_obj.get(obj, 0), (kind, size, obj)
-    assert res["refs"] == len(refs)
-    assert res["distinct_pages"] == len({(o, p) for o, p, _ in refs})
-    assert res["cold_misses"] == res["distinct_pages"]
+        assert row.hits == sum(hits), (kind, size)
+        assert row.sync_reads == sum(1 for r in refs if r[2] == 0) - hits[0]
+        assert row.prefetch_pages == sum(1 for r in refs if r[2] != 0) - hits[1] - hits[2]
+        for obj, o in res.objects.items():
+            orow = next(c for c in o.curve if c.size_pages == size)
+            assert orow.hits == by_obj.get(obj, 0), (kind, size, obj)
+    assert res.refs == len(refs)
+    assert res.distinct_pages == len({(o, p) for o, p, _ in refs})
+    assert res.cold_misses == res.distinct_pages
 
 
 @settings(max_examples=40, deadline=None)
@@ -148,7 +149,7 @@ def test_exact_equals_brute_force_property(refs: list[Ref]) -> None:
     sizes = [1, 2, 5, 17, 40, 100]
     got = curve_hits(sim, sizes)
     for size in sizes:
-        assert got[size]["hits"] == sum(brute_lru(refs, size)[0])
+        assert got[size].hits == sum(brute_lru(refs, size)[0])
 
 
 def test_shards_at_rate_one_equals_exact() -> None:
@@ -178,11 +179,11 @@ def test_miniature_at_rate_one_equals_full_simulation(policy: str, vpseqt: float
     sim.set_policy_sizes("BP1", sizes)
     feed(sim, refs)
     res = sim.result("BP1")
-    for row in res["curve"]:
-        size = row["size_pages"]
+    for row in res.curve:
+        size = row.size_pages
         want = brute_fifo(refs, size) if policy == "fifo" else brute_vpseqt(refs, size, vpseqt)
-        assert row["hits"] == pytest.approx(sum(want), abs=1e-6), (policy, vpseqt, size)
-    assert res["policy"] == policy
+        assert row.hits == pytest.approx(sum(want), abs=1e-6), (policy, vpseqt, size)
+    assert res.policy == policy
 
 
 def test_vpseqt_100_is_plain_lru() -> None:
@@ -192,8 +193,9 @@ def test_vpseqt_100_is_plain_lru() -> None:
     sim.set_policy_sizes("BP1", sizes)
     feed(sim, refs)
     res = sim.result("BP1")
-    for row, lru in zip(res["curve"], res["lru_curve"], strict=True):
-        assert row["hits"] == pytest.approx(lru["hits"])
+    assert res.lru_curve is not None
+    for row, lru in zip(res.curve, res.lru_curve, strict=True):
+        assert row.hits == pytest.approx(lru.hits)
 
 
 def test_snapshot_restore_mid_stream_gives_identical_results() -> None:
@@ -223,16 +225,16 @@ def test_panes_window_and_history() -> None:
     feed(sim, refs, times)
     res = sim.result("BP1", [99, 100])
     # Window: panes 31, 32, 33 (events 1860..1999 s): 140 getpages.
-    assert res["window"]["first_pane"] == 31 and res["window"]["panes"] == 3
-    assert res["refs"] == 140
-    assert not res["window"]["warmup"]
+    assert res.window.first_pane == 31 and res.window.panes == 3
+    assert res.refs == 140
+    assert not res.window.warmup
     # Every reference in the window re-references a page last seen 100 references ago.
-    assert res["cold_misses"] == 0
-    rows = {r["size_pages"]: r for r in res["curve"]}
-    assert rows[100]["hits"] == 140 and rows[99]["hits"] == 0
-    ws = res["working_set"]
-    assert ws["window_pages"] == 100
-    assert ws["pane_pages"] == [60, 60, 20]
+    assert res.cold_misses == 0
+    rows = {r.size_pages: r for r in res.curve}
+    assert rows[100].hits == 140 and rows[99].hits == 0
+    ws = res.working_set
+    assert ws.window_pages == 100
+    assert ws.pane_pages == (60, 60, 20)
 
 
 def test_working_set_equals_distinct_pages_per_pane() -> None:
@@ -247,10 +249,10 @@ def test_working_set_equals_distinct_pages_per_pane() -> None:
     for (o, p, _), t in zip(refs, times, strict=True):
         panes.setdefault(int(t // 60), set()).add((o, p))
     window_ids = sorted(panes)[-4:]
-    assert res["working_set"]["pane_pages"] == [len(panes[i]) for i in window_ids]
-    assert res["working_set"]["window_pages"] == len(set().union(*(panes[i] for i in window_ids)))
-    obj_a = res["objects"]["A"]["working_set"]
-    assert obj_a["pane_pages"] == [len({k for k in panes[i] if k[0] == "A"}) for i in window_ids]
+    assert res.working_set.pane_pages == tuple(len(panes[i]) for i in window_ids)
+    assert res.working_set.window_pages == len(set().union(*(panes[i] for i in window_ids)))
+    obj_a = res.objects["A"].working_set
+    assert obj_a.pane_pages == tuple(len({k for k in panes[i] if k[0] == "A"}) for i in window_ids)
 
 
 def _zipf_trace(n: int, pages: int, seed: int) -> npt.NDArray[np.uint64]:
@@ -260,9 +262,8 @@ def _zipf_trace(n: int, pages: int, seed: int) -> npt.NDArray[np.uint64]:
 
 def _mae(a: Simulator, b: Simulator, sizes: list[int]) -> float:
     ra, rb = a.result("BP1", sizes), b.result("BP1", sizes)
-    return float(
-        np.mean([abs(x["miss_ratio"] - y["miss_ratio"]) for x, y in zip(ra["curve"], rb["curve"], strict=True)])
-    )
+    pairs = [(x.miss_ratio, y.miss_ratio) for x, y in zip(ra.curve, rb.curve, strict=True)]
+    return float(np.mean([abs(x - y) for x, y in pairs if x is not None and y is not None]))
 
 
 def _feed_pages(sim: Simulator, pages: npt.NDArray[np.uint64]) -> None:
@@ -281,8 +282,8 @@ def test_shards_fixed_rate_and_fixed_size_track_the_exact_curve() -> None:
     assert _mae(exact, rate, sizes) < 0.01
     assert _mae(exact, fixed, sizes) < 0.02
     info = fixed.result("BP1", sizes)
-    assert info["tracked_pages"] <= 4000
-    assert info["sampling_rate"] < 0.2
+    assert info.tracked_pages <= 4000
+    assert info.sampling_rate < 0.2
 
 
 def test_fixed_size_state_is_bounded_whatever_the_footprint() -> None:
@@ -291,7 +292,7 @@ def test_fixed_size_state_is_bounded_whatever_the_footprint() -> None:
         sim = Simulator(SimConfig(mode="shards", max_samples=2000, window_panes=2))
         _feed_pages(sim, np.arange(footprint, dtype=np.uint64))
         sizes_seen.append(len(sim.snapshot()))
-        assert sim.result("BP1", [10])["tracked_pages"] <= 2000
+        assert sim.result("BP1", [10]).tracked_pages <= 2000
     assert sizes_seen[1] < 1.2 * sizes_seen[0]
 
 
@@ -303,21 +304,21 @@ def test_costs_follow_the_avoided_sync_reads() -> None:
     sim = Simulator(SimConfig(precision_bits=16), CostModel(cpu_seconds_per_sync_read=40e-6, sync_io_seconds=0.001))
     sim.set_pool_size("BP1", 100)
     feed(sim, refs, times)
-    rows = {r["size_pages"]: r for r in sim.result("BP1", [100, 200])["curve"]}
-    seconds = sim.result("BP1", [100])["window"]["seconds"]
-    avoided = rows[100]["sync_reads"] - rows[200]["sync_reads"]
+    rows = {r.size_pages: r for r in sim.result("BP1", [100, 200]).curve}
+    seconds = sim.result("BP1", [100]).window.seconds
+    avoided = rows[100].sync_reads - rows[200].sync_reads
     assert avoided == 1800  # at 200 buffers the loop fits: only the 200 cold misses remain
-    assert rows[200]["avoided_sync_reads_per_s"] == pytest.approx(avoided / seconds)
-    assert rows[200]["cpu_seconds_saved_per_24h"] == pytest.approx(avoided / seconds * 40e-6 * 86400)
-    assert rows[200]["elapsed_seconds_saved_per_s"] == pytest.approx(avoided / seconds * 0.001)
-    assert rows[100]["avoided_sync_reads"] == 0
+    assert rows[200].avoided_sync_reads_per_s == pytest.approx(avoided / seconds)
+    assert rows[200].cpu_seconds_saved_per_24h == pytest.approx(avoided / seconds * 40e-6 * 86400)
+    assert rows[200].elapsed_seconds_saved_per_s == pytest.approx(avoided / seconds * 0.001)
+    assert rows[100].avoided_sync_reads == 0
 
 
 def test_default_ladder_spans_an_eighth_to_eight_times() -> None:
     sim = Simulator()
     sim.set_pool_size("BP1", 1000)
     feed(sim, [("A", 1, 0)])
-    sizes = [r["size_pages"] for r in sim.result("BP1")["curve"]]
+    sizes = [r.size_pages for r in sim.result("BP1").curve]
     assert sizes[0] == 125 and sizes[-1] == 8000 and 1000 in sizes and len(sizes) == 13
 
 
@@ -345,8 +346,8 @@ def test_fixed_size_sampling_keeps_exactly_the_lowest_hashes() -> None:
     res = small.result("BP1", [10])
     # Each kept page is cold once; all later touches of it are re-references. The cold
     # weight is then about the footprint (5000), not the sampled touches (~40000 * 300/5000).
-    assert res["tracked_pages"] == 300
-    assert 3000 < res["cold_misses"] < 8000
+    assert res.tracked_pages == 300
+    assert 3000 < res.cold_misses < 8000
 
 
 def test_histogram_export_accounts_for_every_re_reference() -> None:
@@ -358,7 +359,7 @@ def test_histogram_export_accounts_for_every_re_reference() -> None:
     k = sim._kernel
     hist = {a: dict(k.histogram(0, a)) for a in range(3)}
     res = sim.result("BP1", [1])
-    assert sum(sum(h.values()) for h in hist.values()) == res["refs"] - res["cold_misses"]
+    assert sum(sum(h.values()) for h in hist.values()) == res.refs - res.cold_misses
     # Distances by brute force, bucketed as the kernel reports them.
     stack: list[tuple[str, int]] = []
     want: Counter[tuple[int, int]] = Counter()
