@@ -150,12 +150,14 @@ def prepare_flink_taskmanager(s: Settings, inst: Installed, node: int = 1) -> La
     write_flink_conf(s)
     command = ["bash", str(inst.flink_home / "bin" / "taskmanager.sh"), "start-foreground"]
     cwd = s.run_dir / "flink"
+    # A resource id of its own, new at every start, finds this TaskManager in the JobManager's
+    # list, where the one it replaces (killed) lingers until its heartbeat times out: counting
+    # TaskManagers would call the new one healthy before it has registered.
+    resource_id = f"{taskmanager_name(node)}-{secrets.token_hex(4)}"
+    _resource_id_file(s, node).parent.mkdir(parents=True, exist_ok=True)
+    _resource_id_file(s, node).write_text(resource_id)
+    command.append(f"-Dtaskmanager.resource-id={resource_id}")
     if s.flink_taskmanagers > 1:
-        # A resource id of its own, new at every start, finds this TaskManager in the JobManager's
-        # list (where the one it replaces may linger until its heartbeat times out).
-        resource_id = f"{taskmanager_name(node)}-{secrets.token_hex(4)}"
-        _resource_id_file(s, node).write_text(resource_id)
-        command.append(f"-Dtaskmanager.resource-id={resource_id}")
         cwd = fresh_dir(s.run_dir / "flink" / taskmanager_name(node))
     return Launch(command=command, env=flink_env(s, inst.flink_home, inst.flink_lib), cwd=cwd)
 
@@ -174,6 +176,10 @@ def health_flink_jobmanager(s: Settings) -> str:
 
 
 def health_flink_taskmanager(s: Settings) -> str:
+    """The single TaskManager: registered under the resource id it was started with (an external
+    or older start without one: any TaskManager registered)."""
+    if "flink-taskmanager" not in s.external and _resource_id_file(s, 1).exists():
+        health_flink_taskmanager_node(s, 1)
     o = _flink_overview(s)
     tms = int(str(o.get("taskmanagers", 0)))
     if tms < 1:

@@ -76,9 +76,18 @@ def test_the_single_taskmanager_starts_as_before(monkeypatch: pytest.MonkeyPatch
     s = settings_with(monkeypatch)
     monkeypatch.setattr(flink_service, "flink_env", lambda *a: {})
     launch = flink_service.prepare_flink_taskmanager(s, _installed(tmp_path))
-    assert launch.command == ["bash", str(tmp_path / "flink" / "bin" / "taskmanager.sh"), "start-foreground"]
+    # As before but for its resource id, new at every start: its health looks for it.
+    rid = (s.run_dir / "flink" / "flink-taskmanager.resource-id").read_text()
+    assert rid.startswith("flink-taskmanager-")
+    assert launch.command == [
+        "bash",
+        str(tmp_path / "flink" / "bin" / "taskmanager.sh"),
+        "start-foreground",
+        f"-Dtaskmanager.resource-id={rid}",
+    ]
     assert launch.cwd == s.run_dir / "flink"
-    assert not list((s.run_dir / "flink").glob("*.resource-id"))
+    again = flink_service.prepare_flink_taskmanager(s, _installed(tmp_path))
+    assert again.command[-1] != launch.command[-1]
 
 
 def _installed(tmp_path: Path) -> Installed:

@@ -201,7 +201,7 @@ def test_killed_service_is_reported_and_up_brings_it_back() -> None:
             time.sleep(1)
         assert _status()[name]["state"] == "stopped", name
         r = poolsight("up")
-        assert r.returncode == 0, r.stderr
+        assert r.returncode == 0, r.stdout + r.stderr
         after = _status()
         assert after[name]["state"] == "healthy"
         assert after[name]["pid"] != pid
