@@ -35,6 +35,7 @@ from poolsight.sql.views import GRAIN_VIEWS, SCHEMA
 
 QUERIES_DIR = Path(__file__).resolve().parent / "queries"
 NAME = re.compile(r"[a-z][a-z0-9_]*")
+_PARAM = re.compile(r"[A-Za-z_]\w*")
 _HEADER = re.compile(r"^--\s*name:\s*(\S+)\s*$", re.MULTILINE)
 _TEMPLATE = re.compile(r"\$\{(\w+)\}")
 
@@ -106,9 +107,11 @@ def to_qmark(name: str, text: str) -> tuple[str, tuple[str, ...]]:
             raise QueryError(f"query {name}: a `?` written by hand; name the parameter (:name)")
         elif (
             ch == ":"
-            and (m := NAME.match(text, i + 1))
+            and (m := _PARAM.match(text, i + 1))
             and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_:"))
         ):
+            if not NAME.fullmatch(m.group(0)):
+                raise QueryError(f"query {name}: parameter :{m.group(0)} is not snake_case")
             params.append(m.group(0))
             out.append("?")
             i = m.end()
@@ -165,9 +168,6 @@ def parse(text: str, origin: str = "<text>") -> dict[str, Query]:
             # The curve's template is filled first: it holds ${schema} and named parameters of its own.
             filled = _fill(qname, _fill(qname, body, {**base, **extra}), {**base, **extra})
             sql, params = to_qmark(qname, filled)
-            bad = [p for p in params if not NAME.fullmatch(p)]
-            if bad:
-                raise QueryError(f"{origin}: query {qname}: parameter names not snake_case: {bad}")
             out[qname] = Query(qname, " ".join(doc), sql, params)
     return out
 

@@ -85,6 +85,7 @@ def test_grains_make_one_query_per_grain_with_its_table_and_view_names() -> None
         ("-- name: q\n-- doc\nSELECT * FROM t WHERE a = ?", "a `\\?` written by hand"),
         ("-- name: q\nSELECT 1", "no doc comment line"),
         ("-- name: Q\n-- doc\nSELECT 1", "not snake_case"),
+        ("-- name: q\n-- doc\nSELECT * FROM t WHERE a = :sourceId", "parameter :sourceId is not snake_case"),
         ("-- name: q\n-- doc\nSELECT 1; SELECT 2", "more than one statement"),
         ("-- name: q\n-- doc\nSELECT 'x", "unterminated ' quote"),
         ("-- name: q\n-- doc\nSELECT 1\n-- name: q\n-- doc\nSELECT 2", "defined twice"),
