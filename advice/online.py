@@ -25,110 +25,43 @@ from poolsight.advice.model import Advice, Costs, Curve, Memory, ObjectState, Po
 from poolsight.advice.placement import Rules, propose, verify
 from poolsight.advice.recent import recent_trace
 from poolsight.advice.settings import Thresholds
-from poolsight.advice.table import ADVICE, COLUMNS, LATEST_SQL
+from poolsight.advice.table import ADVICE, COLUMNS, LATEST
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.evaluator import Report
 from poolsight.infra.trino import trino_rows
 from poolsight.names import TRINO_READER_USER
 from poolsight.simulator.setting import Setting
-from poolsight.sql.views import SCHEMA
+from poolsight.sql.curve import WINDOW_MINUTES  # the window sim_curve_latest shows
+from poolsight.sql.named import query
 
 log = logging.getLogger("poolsight.advice")
-WINDOW_MINUTES = 15  # the window sim_curve_latest shows
-WINDOW = f"INTERVAL '{WINDOW_MINUTES}' MINUTE"
-LATEST = f"""latest AS (
-  SELECT source, pool, max(pane_end) AS window_end FROM {SCHEMA}.pool_pane
-  WHERE (? IS NULL OR source = ?) GROUP BY source, pool)"""
-
-POOLS_SQL = f"""WITH {LATEST}
-SELECT p.source, p.pool, l.window_end, sum(p.getpages), sum(p.seconds),
-       sum(p.observed_sync_reads), count(p.observed_sync_reads), count(*),
-       max_by(p.model, p.pane_end), max_by(p.current_size, p.pane_end), max_by(p.vpseqt, p.pane_end),
-       bool_or(p.warmup)
-FROM {SCHEMA}.pool_pane p JOIN latest l ON p.source = l.source AND p.pool = l.pool
-WHERE p.pane_end > l.window_end - {WINDOW}
-GROUP BY p.source, p.pool, l.window_end"""
-
-CURVE_SQL = f"""SELECT source, pool, size_pages, sync_reads_per_s, sync_read_ms
-FROM {SCHEMA}.sim_curve_latest WHERE (? IS NULL OR source = ?) ORDER BY source, pool, size_pages"""
-
-VPSEQT_SQL = f"""WITH {LATEST}, cur AS (
-  SELECT p.source, p.pool, max_by(p.current_size, p.pane_end) AS size
-  FROM {SCHEMA}.pool_pane p JOIN latest l ON p.source = l.source AND p.pool = l.pool AND p.pane_end = l.window_end
-  GROUP BY p.source, p.pool)
-SELECT c.source, c.pool, c.vpseqt, sum(c.sync_reads) / nullif(sum(c.seconds), 0)
-FROM {SCHEMA}.sim_curve c
-JOIN latest l ON c.source = l.source AND c.pool = l.pool
-JOIN cur ON c.source = cur.source AND c.pool = cur.pool
-WHERE c.pane_end > l.window_end - {WINDOW} AND NOT coalesce(c.pool_policy, true) AND c.vpseqt IS NOT NULL
-  AND c.size_pages = cur.size  -- the current size only: an -ALTER of VPSIZE in the window changes the ladder
-GROUP BY c.source, c.pool, c.vpseqt"""
-
-STATS_SQL = f"""WITH {LATEST}
-SELECT s.source, s.pool, sum(s.interval_seconds), sum(coalesce(s.sync_reads_random, 0)),
-       sum(coalesce(s.sync_reads_random, 0) + coalesce(s.sync_reads_sequential, 0)
-           + coalesce(s.seq_prefetch_pages, 0) + coalesce(s.list_prefetch_pages, 0)
-           + coalesce(s.dyn_prefetch_pages, 0)),
-       sum(coalesce(s.pages_written, 0)), sum(coalesce(s.sync_writes, 0) + coalesce(s.async_writes, 0)),
-       sum(coalesce(s.dwqt_reached, 0)), sum(coalesce(s.vdwqt_reached, 0)),
-       max_by(s.page_size, s.interval_end), max_by(s.dwqt, s.interval_end), max_by(s.vdwqt, s.interval_end),
-       max_by(s.pgsteal, s.interval_end), max_by(s.pgfix, s.interval_end), max_by(s.frame_size, s.interval_end),
-       max_by(s.origin, s.interval_end), sum(coalesce(s.write_engine_not_available, 0)),
-       sum(coalesce(s.sync_reads_random, 0) + coalesce(s.sync_reads_sequential, 0)
-           + coalesce(s.seq_prefetch_reads, 0) + coalesce(s.list_prefetch_reads, 0)
-           + coalesce(s.dyn_prefetch_reads, 0))
-FROM {SCHEMA}.pool_stats s JOIN latest l ON s.source = l.source AND s.pool = l.pool
-WHERE s.interval_end > l.window_end - {WINDOW} AND s.interval_start < l.window_end
-GROUP BY s.source, s.pool"""
-
-OBJECTS_SQL = f"""WITH {LATEST}
-SELECT o.source, o.pool, o.object, sum(o.getpages),
-       sum(o.getpages_sequential + o.getpages_rid) * 1e0 / nullif(sum(o.getpages), 0),
-       avg(o.distinct_pages), max(o.distinct_pages), max(o.working_set_pages), sum(o.sim_sync_reads)
-FROM {SCHEMA}.object_pane o JOIN latest l ON o.source = l.source AND o.pool = l.pool
-WHERE o.pane_end > l.window_end - {WINDOW}
-GROUP BY o.source, o.pool, o.object"""
-
-HALVES_SQL = f"""WITH {LATEST}
-SELECT o.source, o.pool, o.object, o.pane_end <= l.window_end - INTERVAL '{WINDOW_MINUTES * 30}' SECOND AS first,
-       sum(o.getpages_random), sum(o.getpages_sequential), sum(o.getpages_rid), sum(o.seconds)
-FROM {SCHEMA}.object_pane o JOIN latest l ON o.source = l.source AND o.pool = l.pool
-WHERE o.pane_end > l.window_end - {WINDOW}
-GROUP BY o.source, o.pool, o.object, o.pane_end <= l.window_end - INTERVAL '{WINDOW_MINUTES * 30}' SECOND"""
-
-KNOWN_POOLS_SQL = f"SELECT DISTINCT source, pool FROM {SCHEMA}.pool_stats"
-
-MEMORY_SQL = f"""WITH {LATEST}, ends AS (SELECT source, max(window_end) AS window_end FROM latest GROUP BY source)
-SELECT m.source, count(*), max(m.pageins_per_second), min(m.real_storage_available_mb), max(m.real_storage_mb)
-FROM {SCHEMA}.system_memory m JOIN ends e ON m.source = e.source
-WHERE m.interval_end > e.window_end - {WINDOW} AND m.interval_start < e.window_end
-GROUP BY m.source"""
 
 
-def _rows(s: Settings, sql: str, source: str | None) -> list[list[Any]]:
-    n = sql.count("?")
-    return trino_rows(s, sql, (source,) * n)[1]
+def _rows(s: Settings, name: str, source: str | None) -> list[list[Any]]:
+    """The rows of a named query of sql/queries/advice.sql for one source (None: every source)."""
+    q = query(name)
+    return trino_rows(s, q.sql, q.bind({"source": source} if "source" in q.params else {}))[1]
 
 
 def read_states(s: Settings, source: str | None = None) -> tuple[list[PoolState], dict[str, Memory], dict[str, Any]]:
     """Each pool's state over its latest window, each source's memory, and the windows' ends."""
     curves: dict[tuple[str, str], list[tuple[int, float]]] = defaultdict(list)
     io_ms: dict[tuple[str, str], float] = {}
-    for src, pool, size, per_s, ms in _rows(s, CURVE_SQL, source):
+    for src, pool, size, per_s, ms in _rows(s, "advice_curves", source):
         curves[(src, pool)].append((int(size), float(per_s or 0.0)))
         if ms is not None:
             io_ms[(src, pool)] = float(ms)
     vpseqts: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
-    for src, pool, v, per_s in _rows(s, VPSEQT_SQL, source):
+    for src, pool, v, per_s in _rows(s, "advice_vpseqt", source):
         if per_s is not None:
             vpseqts[(src, pool)][float(v)] = float(per_s)
-    stats = {(r[0], r[1]): r[2:] for r in _rows(s, STATS_SQL, source)}
+    stats = {(r[0], r[1]): r[2:] for r in _rows(s, "advice_stats", source)}
     objects: dict[tuple[str, str], list[list[Any]]] = defaultdict(list)
-    for r in _rows(s, OBJECTS_SQL, source):
+    for r in _rows(s, "advice_objects", source):
         objects[(r[0], r[1])].append(r[2:])
-    memory = {r[0]: Memory(int(r[1]), _f(r[2]), _f(r[3]), _f(r[4])) for r in _rows(s, MEMORY_SQL, source)}
+    memory = {r[0]: Memory(int(r[1]), _f(r[2]), _f(r[3]), _f(r[4])) for r in _rows(s, "advice_memory", source)}
     mixes: dict[tuple[str, str], tuple[dict[Any, float], dict[Any, float], list[float]]] = {}
-    for src, pool, obj, first, rnd, seq, rid, secs in _rows(s, HALVES_SQL, source):
+    for src, pool, obj, first, rnd, seq, rid, secs in _rows(s, "advice_halves", source):
         a, b, seconds = mixes.setdefault((src, pool), ({}, {}, [0.0, 0.0]))
         for name, v in (("random", rnd), ("sequential", seq), ("rid", rid)):
             if v:
@@ -138,7 +71,7 @@ def read_states(s: Settings, source: str | None = None) -> tuple[list[PoolState]
     states: list[PoolState] = []
     ends: dict[str, Any] = {}
     for src, pool, end, getpages, seconds, observed, n_obs, n, model, size, vpseqt, warmup in _rows(
-        s, POOLS_SQL, source
+        s, "advice_pools", source
     ):
         key = (src, pool)
         if size is None or int(size) <= 0 or not curves.get(key) or not seconds:
@@ -224,7 +157,7 @@ def replayed(s: Settings, states: list[PoolState], t: Thresholds, c: Costs) -> d
     proposals = {}
     # Every pool each source has had statistics or a curve for, and each new pool once.
     taken: dict[str, set[str]] = defaultdict(set)
-    for src, pool in trino_rows(s, KNOWN_POOLS_SQL)[1]:
+    for src, pool in _rows(s, "advice_known_pools", None):
         taken[src].add(pool)
     for p in states:
         taken[p.source].add(p.pool)
@@ -347,7 +280,7 @@ def _row(now: datetime, end: Any, source: str, a: Advice | None, budget: dict[st
 def latest(source: str | None = None, s: Settings | None = None) -> dict[str, Any]:
     """The latest advice of each source as the offline JSON document, read as the read-only user."""
     s = s or load_settings()
-    names, rows = trino_rows(s, LATEST_SQL, (source, source), user=TRINO_READER_USER)
+    names, rows = trino_rows(s, LATEST.sql, LATEST.bind(source=source), user=TRINO_READER_USER)
     cols = [n for n, _ in names]
     advice, budgets = [], {}
     for r in rows:

@@ -1,6 +1,6 @@
 """Alerts on regressions: the rules of alert_rules.yaml evaluated through Trino, kept in the `alert` table.
 
-Each rule is one parameterised query (names from poolsight.sql, values as `?` parameters) measuring every
+Each rule is one named query (sql/queries/alerts.sql, values as named parameters) measuring every
 subject it covers; `judge` decides which fire, `diff` sets the firing ones against the open alerts read back
 from the table (a restarted evaluator goes on where it stopped), and one MERGE writes the openings, updates
 and resolutions (one Iceberg snapshot per cycle). An evaluation manages only the alerts of the rules it
@@ -35,17 +35,13 @@ from poolsight.infra.evaluator import run_loop as evaluator_loop
 from poolsight.infra.trino import service_errors, trino_connection
 from poolsight.names import TRINO_READER_USER
 from poolsight.schemas.tables import BY_NAME
-from poolsight.sql.views import SCHEMA
+from poolsight.sql.named import query
 
 log = logging.getLogger("poolsight.alerts")
 RULES_FILE = Path(__file__).resolve().with_name("alert_rules.yaml")
 SEVERITIES = ("warning", "critical")
 
 ALERT = BY_NAME["alert"].qualified
-POOL_PANE = BY_NAME["pool_pane"].qualified
-POOL_STATS = BY_NAME["pool_stats"].qualified
-DEAD_LETTER = BY_NAME["dead_letter"].qualified
-SIM_ACCURACY = f"{SCHEMA}.sim_accuracy"
 
 
 # ---------------------------------------------------------------- rules
@@ -180,75 +176,15 @@ def duration_text(seconds: float) -> str:
 
 # ---------------------------------------------------------------- measuring: one query per rule
 
-# The panes ending in the window (t - window, t] (recent) and in the baseline window `baseline_offset`
-# earlier, t being each pool's newest pane end (or :at). Both pool-pane kinds read this one query.
-POOL_WINDOWS_SQL = f"""
-WITH ends AS (
-  SELECT source, pool, coalesce(:at, max(pane_end)) AS t
-  FROM {POOL_PANE}
-  WHERE pane_end <= coalesce(:at, pane_end)
-  GROUP BY source, pool
-), panes AS (
-  SELECT e.source, e.pool, e.t, p.seconds, p.observed_sync_reads, p.observed_hits, p.observed_misses,
-         p.pane_end > date_add('millisecond', -:window_ms, e.t) AS recent
-  FROM ends e
-  JOIN {POOL_PANE} p ON p.source = e.source AND p.pool = e.pool
-  WHERE p.pane_end <= e.t AND p.pane_end > date_add('millisecond', -:window_ms - :offset_ms, e.t)
-    AND (p.pane_end > date_add('millisecond', -:window_ms, e.t)
-         OR p.pane_end <= date_add('millisecond', -:offset_ms, e.t))
-)
-SELECT source, pool, t,
-  sum(observed_sync_reads) FILTER (WHERE recent)
-    / nullif(sum(seconds) FILTER (WHERE recent AND observed_sync_reads IS NOT NULL), 0) AS sync_reads_per_s,
-  sum(observed_sync_reads) FILTER (WHERE NOT recent)
-    / nullif(sum(seconds) FILTER (WHERE NOT recent AND observed_sync_reads IS NOT NULL), 0) AS base_sync_reads_per_s,
-  sum(observed_hits) FILTER (WHERE recent) * 1e0
-    / nullif(sum(observed_hits + observed_misses) FILTER (WHERE recent), 0) AS hit_ratio,
-  sum(observed_hits) FILTER (WHERE NOT recent) * 1e0
-    / nullif(sum(observed_hits + observed_misses) FILTER (WHERE NOT recent), 0) AS base_hit_ratio,
-  sum(observed_hits + observed_misses) FILTER (WHERE recent)
-    / nullif(sum(seconds) FILTER (WHERE recent AND observed_hits IS NOT NULL), 0) AS getpages_per_s
-FROM panes
-GROUP BY source, pool, t"""
-
-# The latest row per pool and basis (trace, statistics).
-SIM_ACCURACY_SQL = f"""
-SELECT source, pool, 'sim_accuracy/' || measured_from, max(window_end),
-       max_by(error_ratio, window_end), max_by(measured_sync_reads_per_s, window_end)
-FROM {SIM_ACCURACY}
-WHERE window_end <= coalesce(:at, window_end)
-GROUP BY source, pool, measured_from"""
-
-NEWEST_PANE_SQL = f"""
-SELECT source, pool, max(pane_end)
-FROM {POOL_PANE}
-WHERE pane_end <= coalesce(:at, pane_end)
-GROUP BY source, pool"""
-
-# detected_at is the collectors' wall clock: the window ends now (or at :at).
-DEAD_LETTERS_SQL = f"""
-SELECT source, 'dead_letter/' || collector, max(detected_at), count(*)
-FROM {DEAD_LETTER}
-WHERE detected_at <= coalesce(:at, current_timestamp)
-  AND detected_at > date_add('millisecond', -:window_ms, coalesce(:at, current_timestamp))
-GROUP BY source, collector"""
-
-PAGES_PER_WRITE_SQL = f"""
-SELECT source, pool, max(interval_end), max_by(pages_per_write, interval_end), max_by(pages_written, interval_end)
-FROM {POOL_STATS}
-WHERE interval_end <= coalesce(:at, interval_end)
-GROUP BY source, pool"""
-
-
-def bind(sql: str, values: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]]:
-    """`:name` placeholders to qmark `?` parameters, in the order they appear (a value may repeat)."""
-    params: list[Any] = []
-
-    def sub(m: re.Match[str]) -> str:
-        params.append(values[m.group(1)])
-        return "?"
-
-    return re.sub(r"(?<![:\w]):([a-z_]+)\b", sub, sql), tuple(params)
+# Each rule kind's named query in sql/queries/alerts.sql (both pool-pane kinds read one query).
+RULE_QUERIES = {
+    "sync_reads_up": "alert_pool_windows",
+    "hit_ratio_drop": "alert_pool_windows",
+    "sim_accuracy": "alert_sim_accuracy",
+    "data_stale": "alert_newest_pane",
+    "dead_letters": "alert_dead_letters",
+    "pages_per_write_low": "alert_pages_per_write",
+}
 
 
 @dataclass(frozen=True)
@@ -265,14 +201,14 @@ class Measurement:
 
 
 def rule_query(rule: Rule, at: datetime | None) -> tuple[str, tuple[Any, ...]]:
+    """(sql, parameters) of the rule's named query."""
     p = rule.params
+    values: dict[str, Any] = {"at": at}
     if rule.kind in ("sync_reads_up", "hit_ratio_drop"):
-        ms = {"window_ms": round(p["window"] * 1000), "offset_ms": round(p["baseline_offset"] * 1000)}
-        return bind(POOL_WINDOWS_SQL, {"at": at, **ms})
-    if rule.kind == "dead_letters":
-        return bind(DEAD_LETTERS_SQL, {"at": at, "window_ms": round(p["window"] * 1000)})
-    sql = {"sim_accuracy": SIM_ACCURACY_SQL, "data_stale": NEWEST_PANE_SQL, "pages_per_write_low": PAGES_PER_WRITE_SQL}
-    return bind(sql[rule.kind], {"at": at})
+        values |= {"window_ms": round(p["window"] * 1000), "offset_ms": round(p["baseline_offset"] * 1000)}
+    elif rule.kind == "dead_letters":
+        values["window_ms"] = round(p["window"] * 1000)
+    return query(RULE_QUERIES[rule.kind]).statement(values)
 
 
 def _f(v: Any) -> float | None:
@@ -539,8 +475,7 @@ class Outcome:
 
 
 def read_alerts(cur: Any, *, everything: bool = False) -> list[Alert]:
-    where = "" if everything else "WHERE state = 'open'"
-    cur.execute(f"SELECT {', '.join(ALERT_COLUMNS)} FROM {ALERT} {where} ORDER BY opened_at DESC, alert_id")
+    cur.execute(*query("alerts_all" if everything else "alerts_open").statement())
     return [Alert(*row) for row in cur.fetchall()]
 
 

@@ -55,7 +55,7 @@ def _json_default(v: Any) -> Any:
 
 
 class Reader:
-    """Runs parameterised queries on Trino as the read-only user."""
+    """Runs parameterised queries (sql/queries/dashboard.sql) on Trino as the read-only user."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -243,7 +243,7 @@ def make_handler(api: Api, assets: Path) -> type[BaseHTTPRequestHandler]:
 
         def _health(self) -> None:
             try:
-                api.reader.run("SELECT 1 AS ok", ())
+                queries.ask(api.reader.run, "reader_health")
             except Exception as exc:
                 self._json(503, {"status": "unhealthy", "trino": f"{type(exc).__name__}: {str(exc)[:200]}"})
                 return

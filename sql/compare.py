@@ -16,51 +16,15 @@ from typing import Any
 from poolsight.infra.config import load_settings
 from poolsight.infra.trino import trino_connection
 from poolsight.simulator.similarity import similarity
-from poolsight.sql.catalog import BY_NAME
 from poolsight.sql.grain import grain_for
+from poolsight.sql.named import query
 from poolsight.sql.retention import Retention, retention_from
 
-# Raw sums of one range (ratios are divided out in _metrics): from the panes, or from the hourly
+# Raw sums of one range (ratios are divided out in _metrics), in the order of the named queries
+# compare_panes and compare_hours (sql/queries/compare.sql): from the panes, or from the hourly
 # rollups (sql/rollups.py) for the whole hours already rolled up of a range the panes do not
 # answer fast (sql/grain.py) or no longer keep.
 SUMS = ("panes", "getpages", "seconds", "hits", "misses", "sim_sync_reads", "sim_seconds", "sim_random", "ws")
-PANE_SQL = f"""
-SELECT count(*), sum(getpages), sum(seconds), sum(observed_hits), sum(observed_misses), sum(sim_sync_reads),
-       sum(CASE WHEN sim_sync_reads IS NOT NULL THEN seconds END),
-       sum(CASE WHEN sim_sync_reads IS NOT NULL THEN getpages_random END), max(working_set_pages)
-FROM {BY_NAME["pool_pane"].qualified}
-WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ?"""
-HOUR_SQL = f"""
-SELECT sum(source_rows), sum(getpages), sum(seconds), sum(observed_hits), sum(observed_misses), sum(sim_sync_reads),
-       sum(sim_seconds), sum(sim_getpages_random), max(max_working_set_pages)
-FROM {BY_NAME["pool_hour"].qualified}
-WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ?"""
-ROLLED_SQL = f"SELECT max(period_start) FROM {BY_NAME['pool_hour'].qualified} WHERE source = ? AND pool = ?"
-
-# Per size factor: hits, getpages, sync reads, seconds.
-CURVE_SQL = f"""
-SELECT size_factor, sum(hits), sum(refs), sum(sync_reads), sum(seconds)
-FROM {BY_NAME["sim_curve"].qualified}
-WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ? AND size_factor IS NOT NULL
-  AND coalesce(pool_policy, true)
-GROUP BY size_factor"""
-CURVE_HOUR_SQL = f"""
-SELECT size_factor, sum(hits), sum(refs), sum(sync_reads), sum(seconds)
-FROM {BY_NAME["curve_hour"].qualified}
-WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ? AND size_factor IS NOT NULL
-  AND coalesce(pool_policy, true)
-GROUP BY size_factor"""
-
-MIX_SQL = f"""
-SELECT object, sum(getpages_random), sum(getpages_sequential), sum(getpages_rid)
-FROM {BY_NAME["object_pane"].qualified}
-WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ?
-GROUP BY object"""
-MIX_HOUR_SQL = f"""
-SELECT object, sum(getpages_random), sum(getpages_sequential), sum(getpages_rid)
-FROM {BY_NAME["object_hour"].qualified}
-WHERE source = ? AND pool = ? AND period_start >= ? AND period_start < ?
-GROUP BY object"""
 
 METRICS = (
     "panes",
@@ -109,7 +73,7 @@ def _parts(
     when the rollups answer it, and the rest from the panes."""
     if not _whole_hours(start, end) or grain_for(start, end, retention, datetime.now(UTC)) == "pane":
         return [(False, start, end)]
-    cur.execute(ROLLED_SQL, (source, pool))
+    cur.execute(*query("compare_rolled_until").statement(source=source, pool=pool))
     until = cur.fetchall()[0][0]
     if until is None or until <= start:
         return [(False, start, end)]
@@ -160,16 +124,17 @@ def compare(
             curve: dict[float, list[float]] = {}
             mix: dict[tuple[str, str], float] = {}
             for hours, a, b in _parts(cur, source, pool, start, end, retention or Retention()):
-                params = (source, pool, a, b)
-                cur.execute(HOUR_SQL if hours else PANE_SQL, params)
+                params = {"source": source, "pool": pool, "start": a, "end": b}
+                at = "_hours" if hours else ""
+                cur.execute(*query("compare_hours" if hours else "compare_panes").statement(params))
                 for k, v in zip(SUMS, cur.fetchall()[0], strict=True):
                     sums[k] = max(sums[k] or 0, v) if k == "ws" and v is not None else _add(sums[k], v)
-                cur.execute(CURVE_HOUR_SQL if hours else CURVE_SQL, params)
+                cur.execute(*query(f"compare_curve{at}").statement(params))
                 for f, *vals in cur.fetchall():
                     acc = curve.setdefault(float(f), [0.0, 0.0, 0.0, 0.0])
                     for i, v in enumerate(vals):
                         acc[i] += float(v or 0)
-                cur.execute(MIX_HOUR_SQL if hours else MIX_SQL, params)
+                cur.execute(*query(f"compare_mix{at}").statement(params))
                 for obj, *counts in cur.fetchall():
                     for kind, n in zip(("random", "sequential", "list"), counts, strict=True):
                         if n:

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from poolsight.names import NAMESPACE, TRINO_CATALOG
+from poolsight.sql.curve import curve_sql
 
 VIEWS_SQL = Path(__file__).resolve().parent / "views.sql"
 SCHEMA = f"{TRINO_CATALOG}.{NAMESPACE}"
@@ -16,6 +17,8 @@ GRAIN_VIEWS = {"hour": "hourly", "day": "daily"}
 def view_statements() -> list[tuple[str, str]]:
     """(view name, CREATE OR REPLACE VIEW statement) in file order."""
     text = "\n".join(line for line in VIEWS_SQL.read_text().splitlines() if not line.lstrip().startswith("--"))
+    # sim_curve_latest's body is the curve's one definition (curve.sql), shared with the pool page.
+    text = text.replace("${curve_latest}", curve_sql("latest"))
     out: list[tuple[str, str]] = []
     stmts: list[str] = []
     for stmt in (s.strip() for s in text.split(";")):

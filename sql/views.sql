@@ -127,66 +127,8 @@ FROM costs;
 -- objects' statistics, else the --sync-io-ms the simulation job was given (sync_read_ms_from).
 CREATE OR REPLACE VIEW ${schema}.sim_curve_latest
 COMMENT 'Each pool''s simulated curve over its latest 15 minutes of panes, with CPU and I/O wait per size'
-AS WITH latest AS (
-  SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane GROUP BY source, pool
-), io AS (
-  SELECT i.source, i.pool, sum(i.elapsed_us) / 1e3 / nullif(sum(i.ios), 0) AS ms
-  FROM ${schema}.io_pane i
-  JOIN latest l ON i.source = l.source AND i.pool = l.pool
-  WHERE i.direction = 'read' AND i.io_type = 'sync'
-    AND i.pane_end > l.window_end - INTERVAL '15' MINUTE AND i.pane_start < l.window_end
-  GROUP BY i.source, i.pool
-), stats AS (
-  SELECT s.source, s.pool, sum(s.sync_reads * s.sync_read_avg_ms) / nullif(sum(s.sync_reads), 0) AS ms
-  FROM ${schema}.object_io_stats s
-  JOIN latest l ON s.source = l.source AND s.pool = l.pool
-  WHERE s.sync_read_avg_ms IS NOT NULL
-    AND s.interval_end > l.window_end - INTERVAL '15' MINUTE AND s.interval_start < l.window_end
-  GROUP BY s.source, s.pool
-), curve AS (
-  SELECT c.source, c.pool, l.window_end - INTERVAL '15' MINUTE AS window_start, l.window_end,
-         c.size_pages,
-         max(c.size_factor) AS size_factor,
-         bool_or(c.is_current) AS is_current,
-         count(*) AS panes,
-         sum(c.refs) AS getpages,
-         sum(c.hits) / nullif(sum(c.refs), 0) AS hit_ratio,
-         sum(c.misses) / nullif(sum(c.refs), 0) AS miss_ratio,
-         sum(c.sync_reads) / nullif(sum(c.seconds), 0) AS sync_reads_per_s,
-         sum(c.prefetch_pages) / nullif(sum(c.seconds), 0) AS prefetch_pages_per_s,
-         sum(c.avoided_sync_reads_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS avoided_sync_reads_per_s,
-         sum(c.cpu_seconds_saved_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS cpu_seconds_saved_per_s,
-         sum(c.elapsed_seconds_saved_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS configured_elapsed_saved_per_s,
-         -- The configured sync I/O time (jobs submit --sync-io-ms), as the rows applied it.
-         1e3 * sum(abs(c.elapsed_seconds_saved_per_s)) / nullif(sum(abs(c.avoided_sync_reads_per_s)), 0) AS configured_ms,
-         max(coalesce(c.cpu_us_per_sync_read, 30e0)) AS cpu_us_per_sync_read  -- 30 µs: rows written before the column
-  FROM ${schema}.sim_curve c
-  JOIN latest l ON c.source = l.source AND c.pool = l.pool
-  WHERE c.pane_end > l.window_end - INTERVAL '15' MINUTE
-    AND coalesce(c.pool_policy, true)  -- the pool's own policy (rows before the column: the only model)
-  GROUP BY c.source, c.pool, l.window_end, c.size_pages
-), timed AS (
-  SELECT curve.*,
-         coalesce(io.ms, stats.ms, curve.configured_ms) AS sync_read_ms,
-         CASE WHEN io.ms IS NOT NULL THEN 'io-events' WHEN stats.ms IS NOT NULL THEN 'statistics'
-              WHEN curve.configured_ms IS NOT NULL THEN 'configured' END AS sync_read_ms_from
-  FROM curve
-  LEFT JOIN io ON io.source = curve.source AND io.pool = curve.pool
-  LEFT JOIN stats ON stats.source = curve.source AND stats.pool = curve.pool
-)
-SELECT source, pool, window_start, window_end, size_pages, size_factor, is_current, panes, getpages,
-       hit_ratio, miss_ratio, sync_reads_per_s, prefetch_pages_per_s, avoided_sync_reads_per_s,
-       cpu_seconds_saved_per_s,
-       coalesce(avoided_sync_reads_per_s * sync_read_ms / 1e3, configured_elapsed_saved_per_s) AS elapsed_seconds_saved_per_s,
-       sync_read_ms, sync_read_ms_from, cpu_us_per_sync_read,
-       sync_reads_per_s * cpu_us_per_sync_read * 1e-6 AS cpu_seconds_per_s,
-       sync_reads_per_s * cpu_us_per_sync_read * 1e-6 * 86400 AS cpu_seconds_per_24h,
-       sync_reads_per_s * sync_read_ms / 1e3 AS io_elapsed_seconds_per_s,
-       sync_reads_per_s * sync_read_ms / 1e3 * 86400 AS delay_seconds_per_24h,
-       cpu_seconds_saved_per_s * 86400 AS cpu_seconds_saved_per_24h,
-       coalesce(avoided_sync_reads_per_s * sync_read_ms / 1e3, configured_elapsed_saved_per_s) * 86400
-         AS elapsed_seconds_saved_per_24h
-FROM timed;
+-- The body is sql/curve.sql, shared with the pool page's curve (sql/curve.py).
+AS ${curve_latest};
 
 -- The working set of each pool and object at its latest pane.
 CREATE OR REPLACE VIEW ${schema}.working_set_latest

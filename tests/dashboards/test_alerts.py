@@ -19,6 +19,7 @@ from poolsight.dashboards.alerts import Action, Alert, Firing, Measurement, Rule
 from poolsight.infra.config import load_settings
 from poolsight.infra.evaluator import heartbeat_path
 from poolsight.schemas.tables import BY_NAME
+from poolsight.sql.named import query
 
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
@@ -110,9 +111,10 @@ def test_a_bad_file_is_named(tmp_path: Path, text: str, says: str) -> None:
 # ---------------------------------------------------------------- queries
 
 
-def test_bind_turns_names_into_qmarks_in_order() -> None:
-    sql, params = A.bind("a = :at AND b > :window_ms - :at AND c = 'x:y'", {"at": 1, "window_ms": 2})
-    assert (sql, params) == ("a = ? AND b > ? - ? AND c = 'x:y'", (1, 2, 1))
+def test_the_alert_reads_select_the_alert_fields_in_order() -> None:
+    cols = ", ".join(A.ALERT_COLUMNS)
+    for name in ("alerts_open", "alerts_all"):
+        assert " ".join(query(name).sql.split()).startswith(f"SELECT {cols} FROM "), name
 
 
 @pytest.mark.parametrize("kind", list(A.KINDS))

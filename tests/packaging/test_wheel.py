@@ -101,7 +101,9 @@ def test_the_installed_package_is_the_wheels_with_its_kernel(installed: tuple[Pa
             str(venv / "bin" / "python"),
             "-c",
             "import json, poolsight, poolsight._kernel as k, poolsight.flink_jobs, poolsight.schemas.wire;"
-            "print(json.dumps([poolsight.__file__, k.__file__, poolsight.flink_jobs.__file__]))",
+            "import poolsight.sql.named as n, poolsight.sql.views as v;"
+            "assert len(n.queries()) > 50 and dict(v.view_statements())['sim_curve_latest'];"  # the .sql files
+            "print(json.dumps([poolsight.__file__, k.__file__, poolsight.flink_jobs.__file__, n.__file__]))",
         ],
         capture_output=True,
         text=True,

@@ -1,0 +1,196 @@
+"""Named queries: every statement the dashboard, the alert evaluator, the advice service, `poolsight
+compare` and `poolsight demo` run, read from the `.sql` files of sql/queries/ (one per consumer).
+
+A file is a run of statements, each headed by
+
+    -- name: snake_case_name
+    -- One line (or more) saying what it answers.
+    -- grains: hour, day        (optional: one query per rollup grain, see below)
+
+and written with `${schema}` (the catalog and namespace, as views.sql) and named parameters
+`:name` (snake_case; a name may appear several times). A `:` inside a single-quoted string
+('vpseqt:', '00:00'), a double-quoted identifier or a `--` comment is not a parameter, and a `?`
+is never written by hand. `Query.sql` is the qmark form Trino's client takes and `Query.params`
+the names in the order of the `?`s, so `Query.bind(source=..., pool=...)` gives the positional
+tuple (a missing or unexpected name is an error naming the query).
+
+Identifiers that vary are template variables with a fixed set of values, never a request's: a
+`-- grains: hour, day` header makes one query per rollup grain, `name@hour` and `name@day`, with
+`${grain}` the grain (pool_hour) and `${grainly}` its views' suffix (pool_hourly). `${curve_window}`
+is the simulated curve of one pool over a given window, from the one definition sim_curve_latest
+is also made from (sql/curve.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from poolsight.sql.curve import curve_sql
+from poolsight.sql.views import GRAIN_VIEWS, SCHEMA
+
+QUERIES_DIR = Path(__file__).resolve().parent / "queries"
+NAME = re.compile(r"[a-z][a-z0-9_]*")
+_PARAM = re.compile(r"[A-Za-z_]\w*")
+_HEADER = re.compile(r"^--\s*name:\s*(\S+)\s*$", re.MULTILINE)
+_TEMPLATE = re.compile(r"\$\{(\w+)\}")
+
+
+class QueryError(ValueError):
+    """A query file that cannot be used, or a query bound with the wrong parameters."""
+
+
+@dataclass(frozen=True)
+class Query:
+    """One named statement: `sql` in qmark form, `params` the parameter name of each `?` in order."""
+
+    name: str
+    doc: str
+    sql: str
+    params: tuple[str, ...]
+
+    def bind(self, values: Mapping[str, Any] | None = None, /, **kw: Any) -> tuple[Any, ...]:
+        """The positional parameters for `sql` from a mapping and/or keywords, each name given once."""
+        given = {**(values or {}), **kw}
+        missing = sorted(set(self.params) - set(given))
+        extra = sorted(set(given) - set(self.params))
+        if missing or extra:
+            parts = [f"missing {', '.join(missing)}"] if missing else []
+            parts += [f"unexpected {', '.join(extra)}"] if extra else []
+            wanted = ", ".join(dict.fromkeys(self.params)) or "none"
+            raise QueryError(f"query {self.name}: {'; '.join(parts)} (parameters: {wanted})")
+        return tuple(given[p] for p in self.params)
+
+    def statement(self, values: Mapping[str, Any] | None = None, /, **kw: Any) -> tuple[str, tuple[Any, ...]]:
+        """(sql, positional parameters): what a cursor's execute or the dashboard's `run` takes."""
+        return self.sql, self.bind(values, **kw)
+
+
+def to_qmark(name: str, text: str) -> tuple[str, tuple[str, ...]]:
+    """`:name` parameters to `?`, skipping string literals, quoted identifiers and comments."""
+    out: list[str] = []
+    params: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "'\"":  # a literal or quoted identifier; a doubled quote stays inside it
+            j = i + 1
+            while j < n:
+                if text[j] == ch:
+                    if j + 1 < n and text[j + 1] == ch:
+                        j += 2
+                        continue
+                    break
+                j += 1
+            if j >= n:
+                raise QueryError(f"query {name}: unterminated {ch} quote")
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("--", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(text[i:j])
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            if j < 0:
+                raise QueryError(f"query {name}: unterminated /* comment")
+            out.append(text[i : j + 2])
+            i = j + 2
+        elif ch == ";":
+            raise QueryError(f"query {name}: more than one statement (a `;` inside it)")
+        elif ch == "?":
+            raise QueryError(f"query {name}: a `?` written by hand; name the parameter (:name)")
+        elif (
+            ch == ":"
+            and (m := _PARAM.match(text, i + 1))
+            and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_:"))
+        ):
+            if not NAME.fullmatch(m.group(0)):
+                raise QueryError(f"query {name}: parameter :{m.group(0)} is not snake_case")
+            params.append(m.group(0))
+            out.append("?")
+            i = m.end()
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out), tuple(params)
+
+
+def _fill(name: str, text: str, values: Mapping[str, str]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        if m.group(1) not in values:
+            raise QueryError(f"query {name}: unknown template variable ${{{m.group(1)}}}")
+        return values[m.group(1)]
+
+    return _TEMPLATE.sub(sub, text)
+
+
+def parse(text: str, origin: str = "<text>") -> dict[str, Query]:
+    """The queries of one file's text, by name (grain variants as name@grain)."""
+    heads = list(_HEADER.finditer(text))
+    if not heads:
+        raise QueryError(f"{origin}: no `-- name:` header")
+    if any(line.strip() and not line.lstrip().startswith("--") for line in text[: heads[0].start()].splitlines()):
+        raise QueryError(f"{origin}: SQL before the first `-- name:` header")
+    out: dict[str, Query] = {}
+    for k, h in enumerate(heads):
+        name = h.group(1)
+        if not NAME.fullmatch(name):
+            raise QueryError(f"{origin}: query name {name!r} is not snake_case")
+        block = text[h.end() : heads[k + 1].start() if k + 1 < len(heads) else len(text)]
+        lines = block.strip("\n").splitlines()
+        doc: list[str] = []
+        grains: list[str] = []
+        while lines and lines[0].lstrip().startswith("--"):
+            line = lines.pop(0).lstrip()[2:].strip()
+            if line.startswith("grains:"):
+                grains = [g.strip() for g in line.removeprefix("grains:").split(",") if g.strip()]
+                unknown = [g for g in grains if g not in GRAIN_VIEWS]
+                if unknown or not grains:
+                    raise QueryError(f"{origin}: query {name}: grains must be of {', '.join(GRAIN_VIEWS)}")
+            else:
+                doc.append(line)
+        if not doc:
+            raise QueryError(f"{origin}: query {name} has no doc comment line")
+        body = "\n".join(lines).strip().rstrip(";").strip()
+        if not body:
+            raise QueryError(f"{origin}: query {name} has no statement")
+        base = {"schema": SCHEMA, "curve_window": curve_sql("window")}
+        variants = [(f"{name}@{g}", {"grain": g, "grainly": GRAIN_VIEWS[g]}) for g in grains] or [(name, {})]
+        for qname, extra in variants:
+            if qname in out:
+                raise QueryError(f"{origin}: query {qname} defined twice")
+            # The curve's template is filled first: it holds ${schema} and named parameters of its own.
+            filled = _fill(qname, _fill(qname, body, {**base, **extra}), {**base, **extra})
+            sql, params = to_qmark(qname, filled)
+            out[qname] = Query(qname, " ".join(doc), sql, params)
+    return out
+
+
+def load(path: Path) -> dict[str, Query]:
+    return parse(path.read_text(), str(path))
+
+
+@cache
+def queries() -> dict[str, Query]:
+    """Every named query of sql/queries/*.sql; a name defined in two files is an error."""
+    out: dict[str, Query] = {}
+    for path in sorted(QUERIES_DIR.glob("*.sql")):
+        for name, q in load(path).items():
+            if name in out:
+                raise QueryError(f"{path}: query {name} is also defined in another file")
+            out[name] = q
+    return out
+
+
+def query(name: str) -> Query:
+    """One named query (name@grain for a grain's variant)."""
+    try:
+        return queries()[name]
+    except KeyError:
+        raise QueryError(f"no named query {name!r} in {QUERIES_DIR}") from None

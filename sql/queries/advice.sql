@@ -1,0 +1,105 @@
+-- The advice service's queries (advice/online.py) over each pool's latest 15-minute window (the
+-- window sim_curve_latest shows, sql/curve.py WINDOW_MINUTES), for one :source or all (null),
+-- and the latest advice that `poolsight advise` and the dashboard read (advice/table.py).
+
+-- name: advice_pools
+-- Per pool over its latest window: getpages, seconds, the trace's sync reads, settings, warm-up.
+WITH latest AS (
+  SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane
+  WHERE (:source IS NULL OR source = :source) GROUP BY source, pool)
+SELECT p.source, p.pool, l.window_end, sum(p.getpages), sum(p.seconds),
+       sum(p.observed_sync_reads), count(p.observed_sync_reads), count(*),
+       max_by(p.model, p.pane_end), max_by(p.current_size, p.pane_end), max_by(p.vpseqt, p.pane_end),
+       bool_or(p.warmup)
+FROM ${schema}.pool_pane p JOIN latest l ON p.source = l.source AND p.pool = l.pool
+WHERE p.pane_end > l.window_end - INTERVAL '15' MINUTE
+GROUP BY p.source, p.pool, l.window_end
+
+-- name: advice_curves
+-- Each pool's simulated curve at its own policy, from the view sim_curve_latest.
+SELECT source, pool, size_pages, sync_reads_per_s, sync_read_ms
+FROM ${schema}.sim_curve_latest WHERE (:source IS NULL OR source = :source) ORDER BY source, pool, size_pages
+
+-- name: advice_vpseqt
+-- Sync reads per second at each simulated VPSEQT alternative, at the pool's current size only
+-- (an -ALTER of VPSIZE in the window changes the ladder).
+WITH latest AS (
+  SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane
+  WHERE (:source IS NULL OR source = :source) GROUP BY source, pool), cur AS (
+  SELECT p.source, p.pool, max_by(p.current_size, p.pane_end) AS size
+  FROM ${schema}.pool_pane p JOIN latest l ON p.source = l.source AND p.pool = l.pool AND p.pane_end = l.window_end
+  GROUP BY p.source, p.pool)
+SELECT c.source, c.pool, c.vpseqt, sum(c.sync_reads) / nullif(sum(c.seconds), 0)
+FROM ${schema}.sim_curve c
+JOIN latest l ON c.source = l.source AND c.pool = l.pool
+JOIN cur ON c.source = cur.source AND c.pool = cur.pool
+WHERE c.pane_end > l.window_end - INTERVAL '15' MINUTE AND NOT coalesce(c.pool_policy, true) AND c.vpseqt IS NOT NULL
+  AND c.size_pages = cur.size
+GROUP BY c.source, c.pool, c.vpseqt
+
+-- name: advice_stats
+-- Per pool, its statistics over the latest window: reads, writes, thresholds reached, settings.
+WITH latest AS (
+  SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane
+  WHERE (:source IS NULL OR source = :source) GROUP BY source, pool)
+SELECT s.source, s.pool, sum(s.interval_seconds), sum(coalesce(s.sync_reads_random, 0)),
+       sum(coalesce(s.sync_reads_random, 0) + coalesce(s.sync_reads_sequential, 0)
+           + coalesce(s.seq_prefetch_pages, 0) + coalesce(s.list_prefetch_pages, 0)
+           + coalesce(s.dyn_prefetch_pages, 0)),
+       sum(coalesce(s.pages_written, 0)), sum(coalesce(s.sync_writes, 0) + coalesce(s.async_writes, 0)),
+       sum(coalesce(s.dwqt_reached, 0)), sum(coalesce(s.vdwqt_reached, 0)),
+       max_by(s.page_size, s.interval_end), max_by(s.dwqt, s.interval_end), max_by(s.vdwqt, s.interval_end),
+       max_by(s.pgsteal, s.interval_end), max_by(s.pgfix, s.interval_end), max_by(s.frame_size, s.interval_end),
+       max_by(s.origin, s.interval_end), sum(coalesce(s.write_engine_not_available, 0)),
+       sum(coalesce(s.sync_reads_random, 0) + coalesce(s.sync_reads_sequential, 0)
+           + coalesce(s.seq_prefetch_reads, 0) + coalesce(s.list_prefetch_reads, 0)
+           + coalesce(s.dyn_prefetch_reads, 0))
+FROM ${schema}.pool_stats s JOIN latest l ON s.source = l.source AND s.pool = l.pool
+WHERE s.interval_end > l.window_end - INTERVAL '15' MINUTE AND s.interval_start < l.window_end
+GROUP BY s.source, s.pool
+
+-- name: advice_objects
+-- Per pool and object over the latest window: getpages, sequential share, distinct pages, simulated sync reads.
+WITH latest AS (
+  SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane
+  WHERE (:source IS NULL OR source = :source) GROUP BY source, pool)
+SELECT o.source, o.pool, o.object, sum(o.getpages),
+       sum(o.getpages_sequential + o.getpages_rid) * 1e0 / nullif(sum(o.getpages), 0),
+       avg(o.distinct_pages), max(o.distinct_pages), max(o.working_set_pages), sum(o.sim_sync_reads)
+FROM ${schema}.object_pane o JOIN latest l ON o.source = l.source AND o.pool = l.pool
+WHERE o.pane_end > l.window_end - INTERVAL '15' MINUTE
+GROUP BY o.source, o.pool, o.object
+
+-- name: advice_halves
+-- Per pool and object, each half of the latest window's getpage mix (the workload's similarity).
+WITH latest AS (
+  SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane
+  WHERE (:source IS NULL OR source = :source) GROUP BY source, pool)
+SELECT o.source, o.pool, o.object, o.pane_end <= l.window_end - INTERVAL '450' SECOND AS first,
+       sum(o.getpages_random), sum(o.getpages_sequential), sum(o.getpages_rid), sum(o.seconds)
+FROM ${schema}.object_pane o JOIN latest l ON o.source = l.source AND o.pool = l.pool
+WHERE o.pane_end > l.window_end - INTERVAL '15' MINUTE
+GROUP BY o.source, o.pool, o.object, o.pane_end <= l.window_end - INTERVAL '450' SECOND
+
+-- name: advice_known_pools
+-- Every pool each source has had statistics for (a new pool's name must be free).
+SELECT DISTINCT source, pool FROM ${schema}.pool_stats
+
+-- name: advice_memory
+-- Each source's memory over its latest window: intervals, page-ins, real storage available and total.
+WITH latest AS (
+  SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane
+  WHERE (:source IS NULL OR source = :source) GROUP BY source, pool),
+ends AS (SELECT source, max(window_end) AS window_end FROM latest GROUP BY source)
+SELECT m.source, count(*), max(m.pageins_per_second), min(m.real_storage_available_mb), max(m.real_storage_mb)
+FROM ${schema}.system_memory m JOIN ends e ON m.source = e.source
+WHERE m.interval_end > e.window_end - INTERVAL '15' MINUTE AND m.interval_start < e.window_end
+GROUP BY m.source
+
+-- name: advice_latest
+-- Each source's latest advice evaluation (the view advice_latest), for one :source or all (null);
+-- the columns of the advice table (schemas/tables.py ADVICE) in order.
+SELECT evaluated_at, window_end, source, pool, kind, objects, summary, avoided_sync_reads_per_s,
+       cpu_seconds_per_24h, elapsed_seconds_per_24h, sim_error, command, evidence, predicted, confidence, budget
+FROM ${schema}.advice_latest
+WHERE (:source IS NULL OR source = :source) ORDER BY source, coalesce(avoided_sync_reads_per_s, 0) DESC, pool, kind

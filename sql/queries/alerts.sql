@@ -1,0 +1,79 @@
+-- The alert evaluator's queries (dashboards/alerts.py), run as the writer. Windows are in event
+-- time ending at each pool's newest pane, or at :at (null: now; backtests and tests give it).
+
+-- name: alert_pool_windows
+-- Per pool: the panes ending in the window (t - :window_ms, t] (recent) and in the baseline window
+-- :offset_ms earlier, t being the pool's newest pane end (or :at); sync_reads_up and hit_ratio_drop read it.
+WITH ends AS (
+  SELECT source, pool, coalesce(:at, max(pane_end)) AS t
+  FROM ${schema}.pool_pane
+  WHERE pane_end <= coalesce(:at, pane_end)
+  GROUP BY source, pool
+), panes AS (
+  SELECT e.source, e.pool, e.t, p.seconds, p.observed_sync_reads, p.observed_hits, p.observed_misses,
+         p.pane_end > date_add('millisecond', -:window_ms, e.t) AS recent
+  FROM ends e
+  JOIN ${schema}.pool_pane p ON p.source = e.source AND p.pool = e.pool
+  WHERE p.pane_end <= e.t AND p.pane_end > date_add('millisecond', -:window_ms - :offset_ms, e.t)
+    AND (p.pane_end > date_add('millisecond', -:window_ms, e.t)
+         OR p.pane_end <= date_add('millisecond', -:offset_ms, e.t))
+)
+SELECT source, pool, t,
+  sum(observed_sync_reads) FILTER (WHERE recent)
+    / nullif(sum(seconds) FILTER (WHERE recent AND observed_sync_reads IS NOT NULL), 0) AS sync_reads_per_s,
+  sum(observed_sync_reads) FILTER (WHERE NOT recent)
+    / nullif(sum(seconds) FILTER (WHERE NOT recent AND observed_sync_reads IS NOT NULL), 0) AS base_sync_reads_per_s,
+  sum(observed_hits) FILTER (WHERE recent) * 1e0
+    / nullif(sum(observed_hits + observed_misses) FILTER (WHERE recent), 0) AS hit_ratio,
+  sum(observed_hits) FILTER (WHERE NOT recent) * 1e0
+    / nullif(sum(observed_hits + observed_misses) FILTER (WHERE NOT recent), 0) AS base_hit_ratio,
+  sum(observed_hits + observed_misses) FILTER (WHERE recent)
+    / nullif(sum(seconds) FILTER (WHERE recent AND observed_hits IS NOT NULL), 0) AS getpages_per_s
+FROM panes
+GROUP BY source, pool, t
+
+-- name: alert_sim_accuracy
+-- The latest sim_accuracy row per pool and basis (trace, statistics) at or before :at.
+SELECT source, pool, 'sim_accuracy/' || measured_from, max(window_end),
+       max_by(error_ratio, window_end), max_by(measured_sync_reads_per_s, window_end)
+FROM ${schema}.sim_accuracy
+WHERE window_end <= coalesce(:at, window_end)
+GROUP BY source, pool, measured_from
+
+-- name: alert_newest_pane
+-- Each pool's newest pane end at or before :at (data_stale).
+SELECT source, pool, max(pane_end)
+FROM ${schema}.pool_pane
+WHERE pane_end <= coalesce(:at, pane_end)
+GROUP BY source, pool
+
+-- name: alert_dead_letters
+-- Dead letters per source and collector in the :window_ms before :at; detected_at is the
+-- collectors' wall clock, so the window ends now when :at is null.
+SELECT source, 'dead_letter/' || collector, max(detected_at), count(*)
+FROM ${schema}.dead_letter
+WHERE detected_at <= coalesce(:at, current_timestamp)
+  AND detected_at > date_add('millisecond', -:window_ms, coalesce(:at, current_timestamp))
+GROUP BY source, collector
+
+-- name: alert_pages_per_write
+-- Each pool's pages per write I/O at its newest statistics interval at or before :at.
+SELECT source, pool, max(interval_end), max_by(pages_per_write, interval_end), max_by(pages_written, interval_end)
+FROM ${schema}.pool_stats
+WHERE interval_end <= coalesce(:at, interval_end)
+GROUP BY source, pool
+
+-- name: alerts_open
+-- The open alerts (the evaluator goes on from them), columns in the order of alerts.Alert.
+SELECT alert_id, rule, severity, source, pool, subject, state, opened_at, resolved_at, updated_at, event_time,
+       value, baseline, threshold, message
+FROM ${schema}.alert
+WHERE state = 'open'
+ORDER BY opened_at DESC, alert_id
+
+-- name: alerts_all
+-- Every alert (poolsight alerts list --all), columns in the order of alerts.Alert.
+SELECT alert_id, rule, severity, source, pool, subject, state, opened_at, resolved_at, updated_at, event_time,
+       value, baseline, threshold, message
+FROM ${schema}.alert
+ORDER BY opened_at DESC, alert_id

@@ -1,0 +1,378 @@
+-- The web dashboard's queries (dashboards/queries.py, dashboards/server.py), run as the reader.
+-- Values from a URL are only ever :parameters; names come from here.
+
+-- name: pool_rolled_until
+-- The pool's newest rolled-up hour: the pages read its panes from a day before it (recent_since).
+SELECT max(period_start) AS h FROM ${schema}.pool_hour WHERE source = :source AND pool = :pool
+
+-- name: newest_pane_all
+-- The newest pane end of any pool.
+SELECT max(pane_end) AS t FROM ${schema}.pool_pane
+
+-- name: newest_pane
+-- One pool's newest pane end, its panes read from :since.
+SELECT max(pane_end) AS t FROM ${schema}.pool_pane WHERE source = :source AND pool = :pool AND pane_start >= :since
+
+-- name: overview_pools
+-- Every source and pool at its newest pane since :since (the overview's rows).
+SELECT source, pool,
+       max(pane_end) AS latest_pane_end,
+       -- The newest getpage time: a pane still filling (live) ends in the future.
+       max(least(pane_end, from_unixtime(to_unixtime(pane_start) + seconds))) AS data_end,
+       max(emitted_at) AS emitted_at,
+       max_by(current_size, pane_start) AS vpsize,
+       max_by(model, pane_start) AS model,
+       max_by(getpages / nullif(seconds, 0), pane_start) AS getpages_per_s,
+       max_by(observed_sync_reads / nullif(seconds, 0), pane_start) AS measured_sync_reads_per_s,
+       max_by(sim_sync_reads_per_s, pane_start) AS simulated_sync_reads_per_s,
+       max_by(observed_hits * 1e0 / nullif(observed_hits + observed_misses, 0), pane_start) AS trace_hit_ratio,
+       max_by(sim_hit_ratio, pane_start) AS simulated_hit_ratio,
+       max_by(avoided_sync_reads_per_s_2x, pane_start) AS saved_sync_reads_per_s_2x,
+       max_by(working_set_pages, pane_start) AS working_set_pages
+FROM ${schema}.pool_pane
+WHERE pane_start >= :since
+GROUP BY source, pool
+
+-- name: overview_stats
+-- Each pool's newest statistics interval since :since (hit ratios, pages per write).
+SELECT source, pool, max(interval_end) AS stats_end,
+       max_by(application_hit_ratio, interval_end) AS application_hit_ratio,
+       max_by(system_hit_ratio, interval_end) AS system_hit_ratio,
+       max_by(sync_reads_per_second, interval_end) AS stats_sync_reads_per_s,
+       max_by(pages_per_write, interval_end) AS pages_per_write
+FROM ${schema}.pool_stats
+WHERE interval_end >= :since
+GROUP BY source, pool
+
+-- name: overview_accuracy
+-- Each pool's newest simulation error since :since.
+SELECT source, pool, max_by(error_ratio, window_end) AS accuracy_error_ratio
+FROM ${schema}.sim_accuracy_pane
+WHERE window_end >= :since
+GROUP BY source, pool
+
+-- name: recent_alerts
+-- The open alerts and those opened in the last day of the wall clock.
+SELECT alert_id, rule, severity, source, pool, subject, state, opened_at, resolved_at, updated_at, event_time,
+       value, baseline, threshold, message
+FROM ${schema}.alert
+WHERE state = 'open' OR opened_at >= current_timestamp - INTERVAL '1' DAY
+ORDER BY state = 'open' DESC, opened_at DESC
+LIMIT 200
+
+-- name: pools
+-- Pools with panes in the last 7 days of the wall clock (the page's selector).
+SELECT DISTINCT source, pool FROM ${schema}.pool_pane WHERE pane_start >= current_timestamp - INTERVAL '7' DAY
+ORDER BY source, pool
+
+-- name: pool_series
+-- One pool's panes in [:start, :end): rates, measured and simulated hit ratios, mix, working set.
+SELECT pane_start AS t, pane_end, seconds,
+       getpages / nullif(seconds, 0) AS getpages_per_s,
+       observed_sync_reads / nullif(seconds, 0) AS measured_sync_reads_per_s,
+       sim_sync_reads_per_s AS simulated_sync_reads_per_s,
+       observed_hits * 1e0 / nullif(observed_hits + observed_misses, 0) AS measured_hit_ratio,
+       sim_hit_ratio AS simulated_hit_ratio,
+       1 - sim_sync_reads / nullif(getpages_random, 0) AS simulated_random_hit_ratio,
+       1 - observed_sync_reads * 1e0 / nullif(getpages_random, 0) AS measured_random_hit_ratio,
+       working_set_pages, distinct_pages,
+       getpages_random / nullif(seconds, 0) AS random_per_s,
+       getpages_sequential / nullif(seconds, 0) AS sequential_per_s,
+       getpages_rid / nullif(seconds, 0) AS list_per_s,
+       current_size, vpseqt, model
+FROM ${schema}.pool_pane
+WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
+ORDER BY pane_start
+
+-- name: pool_attributes
+-- One pool's settings at its newest pane, and its panes since :since.
+SELECT max_by(current_size, pane_start) AS vpsize, max_by(vpseqt, pane_start) AS vpseqt,
+       max_by(model, pane_start) AS model, max_by(model_sampling_rate, pane_start) AS model_sampling_rate,
+       max_by(mode, pane_start) AS mode, max_by(sampling_rate, pane_start) AS sampling_rate,
+       max_by(window_panes, pane_start) AS window_panes,
+       max_by(cpu_us_per_sync_read, pane_start) AS cpu_us_per_sync_read,
+       max(pane_end) AS latest_pane_end, min(pane_start) AS first_pane_start, count(*) AS panes
+FROM ${schema}.pool_pane
+WHERE source = :source AND pool = :pool AND pane_start >= :since
+
+-- name: pool_rolled_panes
+-- The panes before :since as the hourly rollups counted them (the panes may be gone by retention).
+SELECT min(period_start) AS first_pane_start, sum(source_rows) AS panes
+FROM ${schema}.pool_hour
+WHERE source = :source AND pool = :pool AND period_start < :since
+
+-- name: pool_stats_series
+-- One pool's statistics intervals overlapping (:start, :end).
+SELECT interval_end AS t, interval_seconds,
+       -- random sync reads only: what the trace's misses and the simulation count
+       sync_reads_random / nullif(interval_seconds, 0) AS sync_reads_per_s,
+       application_hit_ratio, system_hit_ratio, pages_per_write, read_ios_per_second
+FROM ${schema}.pool_stats
+WHERE source = :source AND pool = :pool AND interval_end > :start AND interval_start < :end
+ORDER BY interval_end
+
+-- name: pool_curve
+-- One pool's simulated curve over [:window_start, :window_end): sim_curve_latest's one definition
+-- (sql/curve.sql) with the window given and filtered on each scan (sql/curve.py says why).
+SELECT size_pages, size_factor, is_current, window_start, window_end, panes, hit_ratio, sync_reads_per_s,
+       prefetch_pages_per_s, avoided_sync_reads_per_s, cpu_seconds_saved_per_24h,
+       elapsed_seconds_saved_per_24h, sync_read_ms, sync_read_ms_from,
+       cpu_us_per_sync_read, cpu_seconds_per_24h, delay_seconds_per_24h
+FROM (
+${curve_window}
+) page
+ORDER BY size_pages
+
+-- name: pool_measured_window
+-- Measured and simulated sync reads per second of one pool over the curve's window.
+SELECT sum(observed_sync_reads) / nullif(sum(seconds), 0) AS measured_sync_reads_per_s,
+       sum(sim_sync_reads) / nullif(sum(seconds), 0) AS simulated_sync_reads_per_s,
+       sum(observed_sync_reads) AS measured_sync_reads, sum(seconds) AS seconds
+FROM ${schema}.pool_pane
+WHERE source = :source AND pool = :pool AND pane_end > :window_start AND pane_start < :window_end
+
+-- name: pool_accuracy
+-- The newest trace-measured row of sim_accuracy, read from its table (the view adds statistics
+-- intervals through a join over every pool).
+SELECT window_start, window_end, size_pages, model, simulated_sync_reads_per_s, measured_sync_reads_per_s,
+       error_ratio, measured_from, panes, getpages
+FROM ${schema}.sim_accuracy_pane
+WHERE source = :source AND pool = :pool
+ORDER BY window_end DESC
+LIMIT 1
+
+-- name: pool_mix
+-- One pool's random / sequential / list getpages in [:start, :end).
+SELECT sum(getpages_random) AS random, sum(getpages_sequential) AS sequential, sum(getpages_rid) AS list,
+       sum(getpages) AS getpages, sum(seconds) AS seconds
+FROM ${schema}.pool_pane
+WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
+
+-- name: pool_series_rollup
+-- pool_series's columns from the hourly or daily view (ranges the panes do not answer, sql/grain.py).
+-- grains: hour, day
+SELECT period_start AS t, period_end AS pane_end, seconds, getpages_per_s, measured_sync_reads_per_s,
+       simulated_sync_reads_per_s, measured_hit_ratio, simulated_hit_ratio, simulated_random_hit_ratio,
+       measured_random_hit_ratio, avg_working_set_pages AS working_set_pages, max_distinct_pages AS distinct_pages,
+       random_per_s, sequential_per_s, list_per_s, current_size, vpseqt, model
+FROM ${schema}.pool_${grainly}
+WHERE source = :source AND pool = :pool AND period_start >= :start AND period_start < :end
+ORDER BY period_start
+
+-- name: pool_stats_series_rollup
+-- pool_stats_series's columns from the hourly or daily statistics view.
+-- grains: hour, day
+SELECT period_end AS t, interval_seconds, sync_reads_random_per_second AS sync_reads_per_s,
+       application_hit_ratio, system_hit_ratio, pages_per_write, read_ios_per_second
+FROM ${schema}.pool_summary_${grainly}
+WHERE source = :source AND pool = :pool AND period_end > :start AND period_start < :end
+ORDER BY period_end
+
+-- name: pool_mix_rollup
+-- pool_mix from the hourly or daily rollup.
+-- grains: hour, day
+SELECT sum(getpages_random) AS random, sum(getpages_sequential) AS sequential, sum(getpages_rid) AS list,
+       sum(getpages) AS getpages, sum(seconds) AS seconds
+FROM ${schema}.pool_${grain}
+WHERE source = :source AND pool = :pool AND period_start >= :start AND period_start < :end
+
+-- name: objects
+-- A pool's objects in [:start, :end) ranked by simulated sync I/O (priced), with traced I/O and working sets.
+WITH o AS (
+  SELECT object, sum(getpages) AS getpages, sum(getpages_random) AS random,
+         sum(getpages_sequential) AS sequential, sum(getpages_rid) AS list,
+         sum(sim_sync_reads) AS sim_sync_reads, count(*) AS panes,
+         max_by(access_class, pane_start) AS access_class
+  FROM ${schema}.object_pane
+  WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
+  GROUP BY object
+), all_objects AS (
+  SELECT sum(sim_sync_reads) AS sim_sync_reads FROM o
+), p AS (
+  SELECT sum(seconds) AS seconds
+  FROM ${schema}.pool_pane
+  WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
+), cost AS (
+  SELECT object, basis,
+         sum(sync_ios_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start))) AS ios,
+         sum(cpu_seconds_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start))) AS cpu_seconds,
+         sum(io_elapsed_seconds_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start))) AS io_seconds
+  FROM ${schema}.object_io_cost
+  WHERE source = :source AND pool = :pool AND interval_start >= :start AND interval_start < :end
+    AND basis IN ('simulated', 'traced')
+  GROUP BY object, basis
+), ws AS (
+  SELECT object, avg(window_pages) AS ws_avg, max(window_pages) AS ws_max, avg(abs(change_pages)) AS ws_change,
+         max_by(window_pages, pane_start) AS ws_latest
+  FROM ${schema}.working_set
+  WHERE source = :source AND pool = :pool AND object IS NOT NULL AND pane_start >= :start AND pane_start < :end
+  GROUP BY object
+)
+SELECT o.object, o.getpages, o.getpages / p.seconds AS getpages_per_s,
+       o.random, o.sequential, o.list,
+       (o.sequential + o.list) * 1e0 / nullif(o.getpages, 0) AS sequential_share, o.access_class,
+       o.sim_sync_reads / p.seconds AS sim_sync_reads_per_s,
+       o.sim_sync_reads / nullif(a.sim_sync_reads, 0) AS share_of_pool_sync_reads,
+       s.ios / p.seconds AS sync_ios_per_s,
+       s.cpu_seconds / p.seconds * 86400 AS cpu_seconds_per_24h,
+       s.io_seconds / p.seconds * 86400 AS delay_seconds_per_24h,
+       t.ios / p.seconds AS traced_sync_ios_per_s,
+       t.io_seconds / p.seconds * 86400 AS traced_delay_seconds_per_24h,
+       ws.ws_avg, ws.ws_max, ws.ws_change, ws.ws_latest, o.panes
+FROM o CROSS JOIN p CROSS JOIN all_objects a
+LEFT JOIN cost s ON s.object = o.object AND s.basis = 'simulated'
+LEFT JOIN cost t ON t.object = o.object AND t.basis = 'traced'
+LEFT JOIN ws ON ws.object = o.object
+ORDER BY coalesce(s.ios, 0) DESC, o.getpages DESC
+
+-- name: objects_rollup
+-- objects's columns from the hourly or daily object_io_cost view (working sets: the maximum only).
+-- grains: hour, day
+WITH o AS (
+  SELECT object, sum(getpages) AS getpages, sum(getpages_random) AS random, sum(getpages_sequential) AS sequential,
+         sum(getpages_rid) AS list, sum(sim_sync_reads) AS sim_sync_reads, sum(panes) AS panes,
+         max_by(access_class, period_start) AS access_class, sum(traced_sync_ios) AS traced_ios,
+         sum(sim_cpu_seconds) AS cpu_seconds, sum(io_elapsed_seconds) AS io_seconds,
+         max(max_working_set_pages) AS ws_max
+  FROM ${schema}.object_io_cost_${grainly}
+  WHERE source = :source AND pool = :pool AND period_start >= :start AND period_start < :end
+  GROUP BY object
+), p AS (
+  SELECT sum(seconds) AS seconds FROM ${schema}.pool_${grain}
+  WHERE source = :source AND pool = :pool AND period_start >= :start AND period_start < :end
+), all_objects AS (
+  SELECT sum(sim_sync_reads) AS sim_sync_reads FROM o
+)
+SELECT o.object, o.getpages, o.getpages / p.seconds AS getpages_per_s, o.random, o.sequential, o.list,
+       (o.sequential + o.list) * 1e0 / nullif(o.getpages, 0) AS sequential_share, o.access_class,
+       o.sim_sync_reads / p.seconds AS sim_sync_reads_per_s,
+       o.sim_sync_reads / nullif(a.sim_sync_reads, 0) AS share_of_pool_sync_reads,
+       o.sim_sync_reads / p.seconds AS sync_ios_per_s,
+       o.cpu_seconds / p.seconds * 86400 AS cpu_seconds_per_24h,
+       o.io_seconds / p.seconds * 86400 AS delay_seconds_per_24h,
+       o.traced_ios / p.seconds AS traced_sync_ios_per_s,
+       CAST(NULL AS double) AS traced_delay_seconds_per_24h,
+       CAST(NULL AS double) AS ws_avg, o.ws_max, CAST(NULL AS double) AS ws_change, CAST(NULL AS bigint) AS ws_latest,
+       o.panes
+FROM o CROSS JOIN p CROSS JOIN all_objects a
+ORDER BY o.sim_sync_reads DESC, o.getpages DESC
+
+-- name: object_series
+-- One object's panes in [:start, :end): getpages, simulated, traced and measured sync reads, working set.
+WITH io AS (
+  SELECT pane_start, sum(ios) AS ios
+  FROM ${schema}.io_pane
+  WHERE source = :source AND pool = :pool AND object = :object AND direction = 'read' AND io_type = 'sync'
+    AND pane_start >= :start AND pane_start < :end
+  GROUP BY pane_start
+), ws AS (
+  SELECT pane_start, max(window_pages) AS window_pages
+  FROM ${schema}.working_set
+  WHERE source = :source AND pool = :pool AND object = :object AND pane_start >= :start AND pane_start < :end
+  GROUP BY pane_start
+)
+SELECT o.pane_start AS t, o.getpages / nullif(o.seconds, 0) AS getpages_per_s,
+       o.sim_sync_reads_per_s AS simulated_sync_reads_per_s,
+       io.ios / nullif(o.seconds, 0) AS traced_sync_reads_per_s,
+       o.observed_misses * 1e0 / nullif(o.seconds, 0) AS measured_misses_per_s,
+       o.sequential_share, o.access_class, ws.window_pages AS working_set_pages
+FROM ${schema}.object_pane o
+LEFT JOIN io ON io.pane_start = o.pane_start
+LEFT JOIN ws ON ws.pane_start = o.pane_start
+WHERE o.source = :source AND o.pool = :pool AND o.object = :object AND o.pane_start >= :start AND o.pane_start < :end
+ORDER BY o.pane_start
+
+-- name: prediction_checks
+-- Every prediction checked against measurement after an -ALTER, newest first.
+SELECT source, pool, changed_at, setting, old_value, new_value, predicted_sync_reads_per_s,
+       measured_sync_reads_per_s, error_ratio, similarity, panes_after, measured_until, model,
+       getpages_per_s_before, getpages_per_s_after, objects_new, objects_gone
+FROM ${schema}.prediction_check
+ORDER BY changed_at DESC
+LIMIT 500
+
+-- name: accuracy_series
+-- One pool's simulation accuracy over (:start, :end] (trace and statistics).
+SELECT window_end AS t, error_ratio, simulated_sync_reads_per_s, measured_sync_reads_per_s, measured_from,
+       size_pages, model
+FROM ${schema}.sim_accuracy
+WHERE source = :source AND pool = :pool AND window_end > :start AND window_end <= :end
+ORDER BY window_end
+
+-- name: dead_letters_by_reason
+-- Dead letters since :since by collector, source and reason (the text before its first ':').
+SELECT collector, source,
+       split_part(reason, ':', 1) AS reason, count(*) AS records, max(detected_at) AS latest,
+       max_by(reason, detected_at) AS example, max_by(position, detected_at) AS example_position
+FROM ${schema}.dead_letter
+WHERE detected_at >= :since
+GROUP BY collector, source, split_part(reason, ':', 1)
+ORDER BY records DESC
+LIMIT 100
+
+-- name: reader_health
+-- The dashboard's health check: Trino answers the reader.
+SELECT 1 AS ok
+
+-- name: table_freshness
+-- Every table's newest row and row count (the health page); one line per table of sql/catalog.py
+-- (tests/sql/test_named.py holds it to the catalogue).
+SELECT 'pool_pane' AS table_name, max(pane_start) AS newest, count(*) AS row_count FROM ${schema}.pool_pane
+UNION ALL
+SELECT 'object_pane' AS table_name, max(pane_start) AS newest, count(*) AS row_count FROM ${schema}.object_pane
+UNION ALL
+SELECT 'sim_curve' AS table_name, max(pane_start) AS newest, count(*) AS row_count FROM ${schema}.sim_curve
+UNION ALL
+SELECT 'sim_accuracy_pane' AS table_name, max(window_end) AS newest, count(*) AS row_count FROM ${schema}.sim_accuracy_pane
+UNION ALL
+SELECT 'prediction_check' AS table_name, max(changed_at) AS newest, count(*) AS row_count FROM ${schema}.prediction_check
+UNION ALL
+SELECT 'working_set' AS table_name, max(pane_start) AS newest, count(*) AS row_count FROM ${schema}.working_set
+UNION ALL
+SELECT 'reuse_distance' AS table_name, max(pane_start) AS newest, count(*) AS row_count FROM ${schema}.reuse_distance
+UNION ALL
+SELECT 'pool_stats' AS table_name, max(interval_start) AS newest, count(*) AS row_count FROM ${schema}.pool_stats
+UNION ALL
+SELECT 'object_io_stats' AS table_name, max(interval_start) AS newest, count(*) AS row_count FROM ${schema}.object_io_stats
+UNION ALL
+SELECT 'io_pane' AS table_name, max(pane_start) AS newest, count(*) AS row_count FROM ${schema}.io_pane
+UNION ALL
+SELECT 'gbp_stats' AS table_name, max(interval_start) AS newest, count(*) AS row_count FROM ${schema}.gbp_stats
+UNION ALL
+SELECT 'backup_stats' AS table_name, max(event_time) AS newest, count(*) AS row_count FROM ${schema}.backup_stats
+UNION ALL
+SELECT 'backup_thread' AS table_name, max(event_time) AS newest, count(*) AS row_count FROM ${schema}.backup_thread
+UNION ALL
+SELECT 'dead_letter' AS table_name, max(detected_at) AS newest, count(*) AS row_count FROM ${schema}.dead_letter
+UNION ALL
+SELECT 'alert' AS table_name, max(opened_at) AS newest, count(*) AS row_count FROM ${schema}.alert
+UNION ALL
+SELECT 'system_memory' AS table_name, max(interval_start) AS newest, count(*) AS row_count FROM ${schema}.system_memory
+UNION ALL
+SELECT 'advice' AS table_name, max(evaluated_at) AS newest, count(*) AS row_count FROM ${schema}.advice
+UNION ALL
+SELECT 'pool_hour' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.pool_hour
+UNION ALL
+SELECT 'pool_day' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.pool_day
+UNION ALL
+SELECT 'object_hour' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.object_hour
+UNION ALL
+SELECT 'object_day' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.object_day
+UNION ALL
+SELECT 'curve_hour' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.curve_hour
+UNION ALL
+SELECT 'curve_day' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.curve_day
+UNION ALL
+SELECT 'reuse_hour' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.reuse_hour
+UNION ALL
+SELECT 'reuse_day' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.reuse_day
+UNION ALL
+SELECT 'io_hour' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.io_hour
+UNION ALL
+SELECT 'io_day' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.io_day
+UNION ALL
+SELECT 'stats_hour' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.stats_hour
+UNION ALL
+SELECT 'stats_day' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.stats_day
+UNION ALL
+SELECT 'rollup_state' AS table_name, max(updated_at) AS newest, count(*) AS row_count FROM ${schema}.rollup_state

@@ -1,0 +1,257 @@
+"""Named queries (sql/named.py, sql/queries/*.sql): the parser, the files, and the callers' bindings.
+tests/stack/test_dashboard.py runs every one of them on Trino."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from poolsight.advice import online
+from poolsight.advice.table import COLUMNS
+from poolsight.dashboards import queries as dq
+from poolsight.dashboards.timerange import TimeRange
+from poolsight.sql import compare as cmp
+from poolsight.sql.catalog import BY_NAME
+from poolsight.sql.curve import CURVE_SQL, WINDOW_MINUTES, curve_sql
+from poolsight.sql.named import NAME, QUERIES_DIR, Query, QueryError, load, parse, queries, query, to_qmark
+from poolsight.sql.views import GRAIN_VIEWS, SCHEMA, VIEWS, view_statements
+
+T0 = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
+
+
+def _one(text: str) -> Query:
+    [q] = parse(text).values()
+    return q
+
+
+# ---------------------------------------------------------------- the parser
+
+
+def test_colons_inside_strings_identifiers_and_comments_are_not_parameters() -> None:
+    q = _one(
+        "-- name: q\n-- doc\n"
+        "SELECT 'vpseqt:' || x, '00:00', 'it''s :not', \"a:b\" -- :nor_this\n"
+        "FROM t /* :nor :these */ WHERE a = :a AND b = ':b'\n"
+    )
+    assert q.params == ("a",)
+    assert "'vpseqt:'" in q.sql and "'00:00'" in q.sql and "'it''s :not'" in q.sql and "-- :nor_this" in q.sql
+    assert q.sql.count("?") == 1 and "a = ?" in q.sql
+
+
+def test_a_name_used_several_times_is_a_parameter_each_time_in_order() -> None:
+    q = _one("-- name: q\n-- doc\nSELECT * FROM t WHERE (:source IS NULL OR source = :source) AND t > :at")
+    assert q.params == ("source", "source", "at")
+    assert q.bind(source="S", at=1) == ("S", "S", 1)
+    assert q.bind({"source": None}, at=2) == (None, None, 2)
+    assert q.statement(source="S", at=1) == (q.sql, ("S", "S", 1))
+
+
+def test_a_missing_or_unexpected_parameter_names_the_query_and_the_parameter() -> None:
+    q = _one("-- name: pool_thing\n-- doc\nSELECT * FROM t WHERE source = :source AND pool = :pool")
+    with pytest.raises(QueryError, match=r"query pool_thing: missing pool \(parameters: source, pool\)"):
+        q.bind(source="S")
+    with pytest.raises(QueryError, match=r"query pool_thing: unexpected poll \(parameters: source, pool\)"):
+        q.bind(source="S", pool="P", poll="x")
+    with pytest.raises(QueryError, match=r"missing pool; unexpected poll"):
+        q.bind(source="S", poll="x")
+    assert _one("-- name: q\n-- doc\nSELECT 1").bind() == ()
+    with pytest.raises(QueryError, match=r"query q: unexpected a \(parameters: none\)"):
+        _one("-- name: q\n-- doc\nSELECT 1").bind(a=1)
+
+
+def test_grains_make_one_query_per_grain_with_its_table_and_view_names() -> None:
+    qs = parse(
+        "-- name: series\n-- doc\n-- grains: hour, day\n"
+        "SELECT * FROM ${schema}.pool_${grainly} JOIN ${schema}.pool_${grain} USING (source) WHERE source = :source;\n"
+        "-- name: other\n-- doc\nSELECT 1;\n"
+    )
+    assert set(qs) == {"series@hour", "series@day", "other"}
+    assert f"{SCHEMA}.pool_hourly JOIN {SCHEMA}.pool_hour " in qs["series@hour"].sql
+    assert f"{SCHEMA}.pool_daily JOIN {SCHEMA}.pool_day " in qs["series@day"].sql
+    assert qs["series@day"].params == ("source",) and qs["series@day"].doc == "doc"
+    with pytest.raises(QueryError, match="grains must be of hour, day"):
+        parse("-- name: q\n-- doc\n-- grains: minute\nSELECT 1")
+    with pytest.raises(QueryError, match=r"unknown template variable \$\{grain\}"):
+        parse("-- name: q\n-- doc\nSELECT * FROM pool_${grain}")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("-- name: q\n-- doc\nSELECT * FROM t WHERE a = ?", "a `\\?` written by hand"),
+        ("-- name: q\nSELECT 1", "no doc comment line"),
+        ("-- name: Q\n-- doc\nSELECT 1", "not snake_case"),
+        ("-- name: q\n-- doc\nSELECT * FROM t WHERE a = :sourceId", "parameter :sourceId is not snake_case"),
+        ("-- name: q\n-- doc\nSELECT 1; SELECT 2", "more than one statement"),
+        ("-- name: q\n-- doc\nSELECT 'x", "unterminated ' quote"),
+        ("-- name: q\n-- doc\nSELECT 1\n-- name: q\n-- doc\nSELECT 2", "defined twice"),
+        ("SELECT 0\n-- name: q\n-- doc\nSELECT 1", "SQL before the first"),
+        ("SELECT 1", "no `-- name:` header"),
+        ("-- name: q\n-- doc\n", "has no statement"),
+    ],
+)
+def test_a_file_that_cannot_be_used_is_an_error(text: str, message: str) -> None:
+    with pytest.raises(QueryError, match=message):
+        parse(text)
+
+
+def test_to_qmark_keeps_everything_but_the_names() -> None:
+    assert to_qmark("q", "a = :a AND b = 'x:y' AND c = :c_1") == ("a = ? AND b = 'x:y' AND c = ?", ("a", "c_1"))
+
+
+# ---------------------------------------------------------------- the files
+
+
+def test_every_file_loads_and_every_query_is_named_once_across_files() -> None:
+    files = sorted(QUERIES_DIR.glob("*.sql"))
+    assert {f.stem for f in files} == {"advice", "alerts", "compare", "dashboard", "demo"}
+    seen: dict[str, Path] = {}
+    for f in files:
+        for name in load(f):
+            assert name not in seen, f"{name} in {f.name} and {seen[name].name}"
+            seen[name] = f
+    assert set(seen) == set(queries())
+
+
+def test_every_query_has_a_doc_snake_case_parameters_and_names_no_unknown_table() -> None:
+    known = set(BY_NAME) | set(VIEWS)
+    for q in queries().values():
+        assert q.doc and all(NAME.fullmatch(p) for p in q.params), q.name
+        assert q.sql.count("?") == len(q.params), q.name
+        assert "${" not in q.sql and "{" not in q.sql.replace("{schema}", ""), q.name
+        for table in re.findall(re.escape(SCHEMA) + r"\.(\w+)", q.sql):
+            assert table in known, (q.name, table)
+
+
+def test_no_question_mark_is_written_by_hand_in_the_files() -> None:
+    for f in QUERIES_DIR.glob("*.sql"):
+        code = "\n".join(line.split("--")[0] for line in f.read_text().splitlines())
+        assert "?" not in re.sub(r"'[^']*'", "", code), f.name
+
+
+def test_the_grain_variants_are_the_rollup_grains() -> None:
+    for base in ("pool_series_rollup", "pool_stats_series_rollup", "pool_mix_rollup", "objects_rollup"):
+        assert {f"{base}@{g}" for g in GRAIN_VIEWS} <= set(queries())
+        assert base not in queries()
+
+
+def test_the_health_page_reads_every_table_of_the_catalogue() -> None:
+    sql = query("table_freshness").sql
+    pattern = r"SELECT '(\w+)' AS table_name, max\((\w+)\) AS newest, count\(\*\) AS row_count FROM ([\w.]+)"
+    got = re.findall(pattern, sql)
+    assert got == [(t.name, t.time_column, t.qualified) for t in BY_NAME.values()]
+
+
+def test_advice_latest_selects_the_advice_columns_and_the_advice_window_is_the_curves() -> None:
+    sql = " ".join(query("advice_latest").sql.split())
+    assert sql.startswith(f"SELECT {', '.join(COLUMNS)} FROM {SCHEMA}.advice_latest ")
+    text = (QUERIES_DIR / "advice.sql").read_text()
+    assert set(re.findall(r"INTERVAL '(\d+)' MINUTE", text)) == {str(WINDOW_MINUTES)}
+    assert set(re.findall(r"INTERVAL '(\d+)' SECOND", text)) == {str(WINDOW_MINUTES * 30)}  # half the window
+
+
+# ---------------------------------------------------------------- the curve's one definition
+
+
+def test_the_view_and_the_pool_page_run_the_same_curve_definition() -> None:
+    view = dict(view_statements())["sim_curve_latest"]
+    latest, window = (curve_sql(k).replace("${schema}", SCHEMA) for k in ("latest", "window"))  # type: ignore[arg-type]
+    assert latest in view
+    page = query("pool_curve").sql
+    assert to_qmark("pool_curve", window)[0] in page
+    # Both are curve.sql's statement: the same lines once the window's own filters are left out.
+    lines = [ln.replace("${schema}", SCHEMA) for ln in CURVE_SQL.read_text().splitlines()]
+    shared = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("--") and "${" not in ln]
+    assert len(shared) > 50
+    for line in shared:
+        assert line in view and line in page, line
+    # The page's scans are filtered on the pool and the window themselves (partition pruning).
+    for alias, end in (("i", "pane_end"), ("s", "interval_end"), ("c", "pane_end")):
+        assert f"{alias}.source = ? AND {alias}.pool = ? AND {alias}.{end} > ?" in page
+    assert query("pool_curve").params[:4] == ("source", "pool", "window_start", "window_end")
+
+
+# ---------------------------------------------------------------- the callers bind what their queries take
+
+
+class FakeRun:
+    """A dashboard `run` that knows each named query by its text and answers one plain row."""
+
+    def __init__(self) -> None:
+        self.by_sql = {q.sql: q for q in queries().values()}
+        self.names: list[str] = []
+
+    def __call__(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        q = self.by_sql[sql]
+        assert len(params) == len(q.params)
+        self.names.append(q.name)
+        end = T0 + timedelta(hours=1)
+        row: dict[str, Any] = {
+            "h": None, "t": end, "latest_pane_end": end, "first_pane_start": T0, "panes": 60,
+            "window_start": end - timedelta(minutes=WINDOW_MINUTES), "window_end": end, "newest": end,
+            "data_end": end, "table_name": "pool_pane", "source": "S", "pool": "BP1", "state": "open",
+            "budget": None, "confidence": None,
+        }  # fmt: skip
+        if q.name == "advice_latest":
+            row = dict.fromkeys(COLUMNS) | {"source": "S"}
+        return [row]
+
+
+def test_the_dashboard_pages_bind_their_named_queries() -> None:
+    run = FakeRun()
+    tr = TimeRange(timedelta(hours=1), None, None)
+    dq.overview(run, T0)
+    dq.pool(run, "S", "BP1", tr, now=T0 + timedelta(hours=1))
+    dq.pool(run, "S", "BP1", TimeRange(timedelta(days=7), None, None), now=T0 + timedelta(hours=1))
+    dq.objects(run, "S", "BP1", tr, now=T0 + timedelta(hours=1))
+    dq.objects(run, "S", "BP1", TimeRange(timedelta(days=7), None, None), now=T0 + timedelta(hours=1))
+    dq.object_history(run, "S", "BP1", "DB.TS", tr)
+    dq.checks(run, "S", "BP1", tr)
+    dq.data_health(run, T0)
+    dq.advice(run, None)
+    assert {"pool_curve", "pool_measured_window", "pool_series_rollup@hour", "objects_rollup@hour", "objects"} <= set(
+        run.names
+    )
+
+
+def test_compare_and_the_advice_service_bind_their_named_queries(monkeypatch: pytest.MonkeyPatch) -> None:
+    executed: list[tuple[str, tuple[Any, ...]]] = []
+
+    class Cursor:
+        def execute(self, sql: str, params: tuple[Any, ...]) -> None:
+            executed.append((sql, params))
+
+        def fetchall(self) -> list[list[Any]]:  # the sums' one row; no curve or mix rows
+            return [[None] * len(cmp.SUMS)] if executed[-1][0] == query("compare_panes").sql else []
+
+    class Conn:
+        def __enter__(self) -> Conn:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def cursor(self) -> Cursor:
+            return Cursor()
+
+    monkeypatch.setattr(cmp, "trino_connection", lambda *a, **k: Conn())
+    cmp.compare("S", "BP1", [(T0, T0 + timedelta(hours=1))])
+    names = {q.sql: n for n, q in queries().items()}
+    assert [names[sql] for sql, _ in executed] == ["compare_panes", "compare_curve", "compare_mix"]
+    assert executed[0][1] == ("S", "BP1", T0, T0 + timedelta(hours=1))
+
+    asked: list[tuple[str, tuple[Any, ...]]] = []
+
+    def trino_rows(s: Any, sql: str, params: tuple[Any, ...] = (), **kw: Any) -> tuple[list[Any], list[Any]]:
+        asked.append((names[sql], params))
+        return [], []
+
+    monkeypatch.setattr(online, "trino_rows", trino_rows)
+    online.read_states(None, "S")  # type: ignore[arg-type]
+    wanted = ("curves", "vpseqt", "stats", "objects", "memory", "halves", "pools")
+    assert {n for n, _ in asked} == {f"advice_{n}" for n in wanted}
+    assert all(p == ("S", "S") for _, p in asked)
