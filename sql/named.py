@@ -36,7 +36,7 @@ from poolsight.sql.views import GRAIN_VIEWS, SCHEMA
 QUERIES_DIR = Path(__file__).resolve().parent / "queries"
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 _PARAM = re.compile(r"[A-Za-z_]\w*")
-_HEADER = re.compile(r"^--\s*name:\s*(\S+)\s*$", re.MULTILINE)
+_HEADER = re.compile(r"^--\s*(name|fragment):\s*(\S+)\s*$", re.MULTILINE)
 _TEMPLATE = re.compile(r"\$\{(\w+)\}")
 
 
@@ -130,19 +130,42 @@ def _fill(name: str, text: str, values: Mapping[str, str]) -> str:
     return _TEMPLATE.sub(sub, text)
 
 
-def parse(text: str, origin: str = "<text>") -> dict[str, Query]:
-    """The queries of one file's text, by name (grain variants as name@grain)."""
+def _blocks(text: str, origin: str) -> list[tuple[str, str, str]]:
+    """(kind, name, text after its header) of each `-- name:` query and `-- fragment:` block."""
     heads = list(_HEADER.finditer(text))
     if not heads:
         raise QueryError(f"{origin}: no `-- name:` header")
     if any(line.strip() and not line.lstrip().startswith("--") for line in text[: heads[0].start()].splitlines()):
         raise QueryError(f"{origin}: SQL before the first `-- name:` header")
-    out: dict[str, Query] = {}
+    out = []
     for k, h in enumerate(heads):
-        name = h.group(1)
-        if not NAME.fullmatch(name):
-            raise QueryError(f"{origin}: query name {name!r} is not snake_case")
-        block = text[h.end() : heads[k + 1].start() if k + 1 < len(heads) else len(text)]
+        if not NAME.fullmatch(h.group(2)):
+            raise QueryError(f"{origin}: {h.group(1)} name {h.group(2)!r} is not snake_case")
+        out.append((h.group(1), h.group(2), text[h.end() : heads[k + 1].start() if k + 1 < len(heads) else len(text)]))
+    return out
+
+
+def fragments(text: str, origin: str = "<text>") -> dict[str, str]:
+    """The `-- fragment: name` blocks of a file: SQL written once that queries of any file use as
+    `${name}` (e.g. a CTE several statements share), its doc comment lines dropped."""
+    out: dict[str, str] = {}
+    for kind, name, block in _blocks(text, origin):
+        if kind == "fragment":
+            body = "\n".join(ln for ln in block.strip("\n").splitlines() if not ln.lstrip().startswith("--"))
+            if not body.strip():
+                raise QueryError(f"{origin}: fragment {name} is empty")
+            out[name] = body.strip()
+    return out
+
+
+def parse(text: str, origin: str = "<text>", shared: Mapping[str, str] | None = None) -> dict[str, Query]:
+    """The queries of one file's text, by name (grain variants as name@grain); `shared`: the
+    fragments of every file (default: this file's)."""
+    frags = dict(fragments(text, origin) if shared is None else shared)
+    out: dict[str, Query] = {}
+    for kind, name, block in _blocks(text, origin):
+        if kind == "fragment":
+            continue
         lines = block.strip("\n").splitlines()
         doc: list[str] = []
         grains: list[str] = []
@@ -160,7 +183,7 @@ def parse(text: str, origin: str = "<text>") -> dict[str, Query]:
         body = "\n".join(lines).strip().rstrip(";").strip()
         if not body:
             raise QueryError(f"{origin}: query {name} has no statement")
-        base = {"schema": SCHEMA, "curve_window": curve_sql("window")}
+        base = {**frags, "schema": SCHEMA, "curve_window": curve_sql("window")}
         variants = [(f"{name}@{g}", {"grain": g, "grainly": GRAIN_VIEWS[g]}) for g in grains] or [(name, {})]
         for qname, extra in variants:
             if qname in out:
@@ -172,16 +195,23 @@ def parse(text: str, origin: str = "<text>") -> dict[str, Query]:
     return out
 
 
-def load(path: Path) -> dict[str, Query]:
-    return parse(path.read_text(), str(path))
+def load(path: Path, shared: Mapping[str, str] | None = None) -> dict[str, Query]:
+    return parse(path.read_text(), str(path), shared)
 
 
 @cache
 def queries() -> dict[str, Query]:
     """Every named query of sql/queries/*.sql; a name defined in two files is an error."""
+    paths = sorted(QUERIES_DIR.glob("*.sql"))
+    shared: dict[str, str] = {}
+    for path in paths:
+        for name, frag in fragments(path.read_text(), str(path)).items():
+            if name in shared:
+                raise QueryError(f"{path}: fragment {name} is also defined in another file")
+            shared[name] = frag
     out: dict[str, Query] = {}
-    for path in sorted(QUERIES_DIR.glob("*.sql")):
-        for name, q in load(path).items():
+    for path in paths:
+        for name, q in load(path, shared).items():
             if name in out:
                 raise QueryError(f"{path}: query {name} is also defined in another file")
             out[name] = q

@@ -2,11 +2,16 @@
 -- window sim_curve_latest shows, sql/curve.py WINDOW_MINUTES), for one :source or all (null),
 -- and the latest advice that `poolsight advise` and the dashboard read (advice/table.py).
 
--- name: advice_pools
--- Per pool over its latest window: getpages, seconds, the trace's sync reads, settings, warm-up.
-WITH latest AS (
+-- fragment: latest_windows
+-- Each pool's latest window ends at its newest pane: (source, pool, window_end), for one
+-- :source or all (null). The advice queries below read the 15 minutes before it.
+latest AS (
   SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane
   WHERE (:source IS NULL OR source = :source) GROUP BY source, pool)
+
+-- name: advice_pools
+-- Per pool over its latest window: getpages, seconds, the trace's sync reads, settings, warm-up.
+WITH ${latest_windows}
 SELECT p.source, p.pool, l.window_end, sum(p.getpages), sum(p.seconds),
        sum(p.observed_sync_reads), count(p.observed_sync_reads), count(*),
        max_by(p.model, p.pane_end), max_by(p.current_size, p.pane_end), max_by(p.vpseqt, p.pane_end),
@@ -23,9 +28,7 @@ FROM ${schema}.sim_curve_latest WHERE (:source IS NULL OR source = :source) ORDE
 -- name: advice_vpseqt
 -- Sync reads per second at each simulated VPSEQT alternative, at the pool's current size only
 -- (an -ALTER of VPSIZE in the window changes the ladder).
-WITH latest AS (
-  SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane
-  WHERE (:source IS NULL OR source = :source) GROUP BY source, pool), cur AS (
+WITH ${latest_windows}, cur AS (
   SELECT p.source, p.pool, max_by(p.current_size, p.pane_end) AS size
   FROM ${schema}.pool_pane p JOIN latest l ON p.source = l.source AND p.pool = l.pool AND p.pane_end = l.window_end
   GROUP BY p.source, p.pool)
@@ -39,9 +42,7 @@ GROUP BY c.source, c.pool, c.vpseqt
 
 -- name: advice_stats
 -- Per pool, its statistics over the latest window: reads, writes, thresholds reached, settings.
-WITH latest AS (
-  SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane
-  WHERE (:source IS NULL OR source = :source) GROUP BY source, pool)
+WITH ${latest_windows}
 SELECT s.source, s.pool, sum(s.interval_seconds), sum(coalesce(s.sync_reads_random, 0)),
        sum(coalesce(s.sync_reads_random, 0) + coalesce(s.sync_reads_sequential, 0)
            + coalesce(s.seq_prefetch_pages, 0) + coalesce(s.list_prefetch_pages, 0)
@@ -60,9 +61,7 @@ GROUP BY s.source, s.pool
 
 -- name: advice_objects
 -- Per pool and object over the latest window: getpages, sequential share, distinct pages, simulated sync reads.
-WITH latest AS (
-  SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane
-  WHERE (:source IS NULL OR source = :source) GROUP BY source, pool)
+WITH ${latest_windows}
 SELECT o.source, o.pool, o.object, sum(o.getpages),
        sum(o.getpages_sequential + o.getpages_rid) * 1e0 / nullif(sum(o.getpages), 0),
        avg(o.distinct_pages), max(o.distinct_pages), max(o.working_set_pages), sum(o.sim_sync_reads)
@@ -72,9 +71,7 @@ GROUP BY o.source, o.pool, o.object
 
 -- name: advice_halves
 -- Per pool and object, each half of the latest window's getpage mix (the workload's similarity).
-WITH latest AS (
-  SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane
-  WHERE (:source IS NULL OR source = :source) GROUP BY source, pool)
+WITH ${latest_windows}
 SELECT o.source, o.pool, o.object, o.pane_end <= l.window_end - INTERVAL '450' SECOND AS first,
        sum(o.getpages_random), sum(o.getpages_sequential), sum(o.getpages_rid), sum(o.seconds)
 FROM ${schema}.object_pane o JOIN latest l ON o.source = l.source AND o.pool = l.pool
@@ -87,9 +84,7 @@ SELECT DISTINCT source, pool FROM ${schema}.pool_stats
 
 -- name: advice_memory
 -- Each source's memory over its latest window: intervals, page-ins, real storage available and total.
-WITH latest AS (
-  SELECT source, pool, max(pane_end) AS window_end FROM ${schema}.pool_pane
-  WHERE (:source IS NULL OR source = :source) GROUP BY source, pool),
+WITH ${latest_windows},
 ends AS (SELECT source, max(window_end) AS window_end FROM latest GROUP BY source)
 SELECT m.source, count(*), max(m.pageins_per_second), min(m.real_storage_available_mb), max(m.real_storage_mb)
 FROM ${schema}.system_memory m JOIN ends e ON m.source = e.source

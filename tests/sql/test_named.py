@@ -255,3 +255,29 @@ def test_compare_and_the_advice_service_bind_their_named_queries(monkeypatch: py
     wanted = ("curves", "vpseqt", "stats", "objects", "memory", "halves", "pools")
     assert {n for n, _ in asked} == {f"advice_{n}" for n in wanted}
     assert all(p == ("S", "S") for _, p in asked)
+
+
+def test_a_fragment_is_written_once_and_filled_into_every_query_that_names_it() -> None:
+    text = (
+        "-- fragment: recent\n-- each pool's newest pane\n"
+        "recent AS (SELECT pool, max(pane_end) AS e FROM ${schema}.pool_pane WHERE source = :source GROUP BY pool)\n\n"
+        "-- name: a\n-- doc\nWITH ${recent} SELECT * FROM recent WHERE pool = :pool\n\n"
+        "-- name: b\n-- doc\nWITH ${recent}, x AS (SELECT 1 AS one) SELECT * FROM recent, x\n"
+    )
+    qs = parse(text)
+    assert set(qs) == {"a", "b"}  # a fragment is not a query
+    cte = f"recent AS (SELECT pool, max(pane_end) AS e FROM {SCHEMA}.pool_pane WHERE source = ? GROUP BY pool)"
+    assert qs["a"].sql == f"WITH {cte} SELECT * FROM recent WHERE pool = ?"
+    assert qs["a"].params == ("source", "pool")
+    assert qs["b"].sql == f"WITH {cte}, x AS (SELECT 1 AS one) SELECT * FROM recent, x"
+    assert qs["b"].params == ("source",)
+    with pytest.raises(QueryError, match=r"unknown template variable \$\{nowhere\}"):
+        parse("-- name: c\n-- doc\nWITH ${nowhere} SELECT 1\n")
+
+
+def test_the_advice_queries_share_one_latest_window() -> None:
+    text = (QUERIES_DIR / "advice.sql").read_text()
+    assert text.count("max(pane_end) AS window_end") == 1
+    users = [q for name, q in queries().items() if name.startswith("advice_") and "latest AS (" in q.sql]
+    assert len(users) == 6
+    assert all(q.params[:2] == ("source", "source") for q in users)
