@@ -7,6 +7,7 @@ typed rows. Authentication, when Trino asks for it, is added here and nowhere el
 
 from __future__ import annotations
 
+import time
 from typing import Any, NamedTuple
 
 import trino
@@ -15,9 +16,12 @@ import trino.exceptions
 from poolsight.infra.config import Settings
 from poolsight.infra.endpoints import url_host_port
 
-# Trino's error names a statement may be retried on: a pooled catalog connection that a
-# PostgreSQL restart closed ("Failed to execute exists query"), a commit that lost a race.
+# Trino's Iceberg JDBC catalog keeps connections to PostgreSQL in a pool: after PostgreSQL
+# restarts, a statement can meet a dead one once ("Failed to execute exists query") before the
+# pool replaces it; and a commit can lose a race with a running job's checkpoint. An idempotent
+# statement is run again on these errors (fetch_idempotent).
 RETRYABLE = ("GENERIC_INTERNAL_ERROR", "ICEBERG_COMMIT_ERROR")
+RETRIES = 5
 
 QueryError = trino.exceptions.TrinoQueryError
 UserError = trino.exceptions.TrinoUserError
@@ -52,6 +56,20 @@ def fetch(cursor: Any, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) 
     """Run one statement on an open cursor and read every row."""
     cursor.execute(sql, params)
     return list(cursor.fetchall())
+
+
+def fetch_idempotent(cursor: Any, sql: str, params: tuple[Any, ...] | list[Any] | None = None) -> list[list[Any]]:
+    """`fetch` of a statement that is safe to run twice (DDL, a backfill UPDATE ... WHERE col IS
+    NULL), retried on the passing errors of RETRYABLE."""
+    for attempt in range(RETRIES):
+        try:
+            cursor.execute(sql, params) if params is not None else cursor.execute(sql)
+            return list(cursor.fetchall())
+        except QueryError as exc:
+            if exc.error_name not in RETRYABLE or attempt == RETRIES - 1:
+                raise
+            time.sleep(1 + attempt)
+    raise AssertionError("unreachable")
 
 
 def trino_rows(s: Settings, sql: str, params: tuple[Any, ...] = (), *, user: str | None = None) -> Rows:

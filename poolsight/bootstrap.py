@@ -7,14 +7,13 @@ tables and views); roles and databases of an external PostgreSQL are its owner's
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 from poolsight.infra.config import CATALOG_DATABASE, CATALOG_ROLE, Settings
 from poolsight.infra.kafka_service import min_insync_replicas, replication_factor
 from poolsight.infra.services import Unhealthy, catalog_password, pg_connect
-from poolsight.infra.trino import QueryError, trino_connection
+from poolsight.infra.trino import fetch_idempotent, trino_connection
 from poolsight.names import NAMESPACE, NAMESPACES, PROBE_TABLE, TOPICS, TRINO_CATALOG
 from poolsight.sql.catalog import TABLES, add_column_ddl, backfill_dml, create_table_ddl, missing_columns
 from poolsight.sql.views import view_statements
@@ -98,25 +97,8 @@ def bootstrap_kafka(s: Settings) -> None:
                 raise Unhealthy(f"creating topic {name}: {exc}") from exc
 
 
-# Trino's Iceberg JDBC catalog keeps connections to PostgreSQL in a pool: after PostgreSQL
-# restarts, a statement can meet a dead one once ("Failed to execute ... query") before the pool
-# replaces it. A brief retry keeps that from failing a whole `up`.
-CATALOG_RETRIES = 5
-# Also a commit conflict: a running job's checkpoint committed to the table an UPDATE rewrites.
-# Every statement here is idempotent, so running it again is safe.
-RETRIED = ("GENERIC_INTERNAL_ERROR", "ICEBERG_COMMIT_ERROR")
-
-
 def _run(cur: Any, sql: str, params: list[Any] | None = None) -> list[Any]:
-    for attempt in range(CATALOG_RETRIES):
-        try:
-            cur.execute(sql, params) if params is not None else cur.execute(sql)
-            return list(cur.fetchall())
-        except QueryError as exc:
-            if exc.error_name not in RETRIED or attempt == CATALOG_RETRIES - 1:
-                raise
-            time.sleep(1 + attempt)
-    raise AssertionError("unreachable")
+    return fetch_idempotent(cur, sql, params)  # every statement here is idempotent
 
 
 def bootstrap_trino(s: Settings) -> None:
