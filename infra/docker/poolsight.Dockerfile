@@ -45,7 +45,9 @@ COPY --from=build --chown=poolsight:poolsight /var/lib/poolsight/.cache/dashboar
 # POOLSIGHT_HOME: settings, caches, data (var/data: Flink's state, the file:// warehouse) and the
 # evaluators' heartbeats (var/run) live here.
 ENV PATH=/opt/poolsight/bin:$PATH POOLSIGHT_HOME=/var/lib/poolsight PYTHONUNBUFFERED=1
-RUN install -d -o poolsight -g poolsight /var/lib/poolsight/var/data/flink /var/lib/poolsight/var/data/warehouse
+# Every level owned by poolsight (install -d makes missing parents root's): var/run and var/log are
+# created at run time; the volumes mounted on data/flink and data/warehouse take this ownership.
+RUN cd /var/lib/poolsight && install -d -o poolsight -g poolsight var var/data var/data/flink var/data/warehouse
 USER poolsight
 WORKDIR /var/lib/poolsight
 

@@ -11,7 +11,8 @@ FROM ${BASE_IMAGE}
 ARG TRINO_VERSION
 RUN groupadd --system --gid 10001 poolsight \
  && useradd --system --uid 10001 --gid poolsight --home-dir /var/lib/trino poolsight \
- && install -d -o poolsight -g poolsight /var/lib/trino /var/lib/poolsight/var/data/warehouse
+ && install -d -o poolsight -g poolsight /var/lib/trino /var/lib/poolsight /var/lib/poolsight/var \
+      /var/lib/poolsight/var/data /var/lib/poolsight/var/data/warehouse
 COPY --from=java /opt/java/openjdk /opt/java/openjdk
 ADD .cache/downloads/trino-server-${TRINO_VERSION}.tar.gz /opt/
 RUN ln -s /opt/trino-server-${TRINO_VERSION} /opt/trino
