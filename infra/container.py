@@ -51,7 +51,8 @@ def launch(s: Settings, role: str) -> Launch:
     )
     base = prepare_flink_jobmanager(s, inst) if role == "flink-jobmanager" else prepare_flink_taskmanager(s, inst)
     own = socket.gethostbyname(socket.gethostname())
-    extra = [f"-D{key}={value}" for key, value in container_properties(s, role, own).items()]
+    # `-D key=value` as two words: jobmanager.sh takes a second word not starting with -D as the host.
+    extra = [word for key, value in container_properties(s, role, own).items() for word in ("-D", f"{key}={value}")]
     return Launch(command=[*base.command, *extra], env=base.env, cwd=base.cwd)
 
 
