@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .config import CATALOG_DATABASE, DEFAULT_PORTS, Settings, load_settings
+from .config import CATALOG_DATABASE, CONTAINER_BIND_HOST, DEFAULT_PORTS, Settings, load_settings
 from .services import registry_options, trino_access_rules, trino_catalog_properties, trino_config_properties
 
 # POOLSIGHT_HOME in every poolsight container; the file:// warehouse and Flink's state are volumes
@@ -24,7 +24,6 @@ CONTAINER_HOME = "/var/lib/poolsight"
 TRINO_HOME = Path("/opt/trino")
 TRINO_ETC = Path("/etc/trino")
 REGISTRY_HOME = Path("/opt/apicurio")
-WILDCARD = "0.0.0.0"  # noqa: S104 (inside a container; compose publishes on 127.0.0.1 only)
 # Kafka's listener for clients on the host: advertised as 127.0.0.1:<published port>.
 KAFKA_HOST_LISTENER = "HOST"
 KAFKA_HOST_CONTAINER_PORT = 9094
@@ -69,9 +68,8 @@ def container_settings(bind_host: str | None = None) -> Settings:
 def registry_command() -> list[str]:
     """The registry container's command: the launcher's options, listening on every address."""
     hosts = ("-Dquarkus.http.host=", "-Dquarkus.management.host=")
-    options = [
-        f"{o.split('=', 1)[0]}={WILDCARD}" if o.startswith(hosts) else o for o in registry_options(container_settings())
-    ]
+    native = registry_options(container_settings())
+    options = [f"{o.split('=', 1)[0]}={CONTAINER_BIND_HOST}" if o.startswith(hosts) else o for o in native]
     return ["java", "-Xms128m", "-Xmx512m", *options, "-jar", str(REGISTRY_HOME / "quarkus-run.jar")]
 
 

@@ -15,7 +15,7 @@ import os
 import socket
 import sys
 
-from .config import Settings, load_settings
+from .config import CONTAINER_BIND_HOST, Settings, load_settings
 from .flink_service import prepare_flink_jobmanager, prepare_flink_taskmanager
 from .install import Installed, dashboard_assets, flink_lib, pyflink_home
 from .service_base import Launch
@@ -28,11 +28,11 @@ def container_properties(s: Settings, role: str, own_address: str) -> dict[str, 
     jobmanager, _ = s.flink_rest_address
     props = {
         "jobmanager.rpc.address": jobmanager,
-        "jobmanager.bind-host": "0.0.0.0",  # noqa: S104 (inside its container; published on 127.0.0.1)
-        "rest.bind-address": "0.0.0.0",  # noqa: S104
+        "jobmanager.bind-host": CONTAINER_BIND_HOST,
+        "rest.bind-address": CONTAINER_BIND_HOST,
     }
     if role == "flink-taskmanager":
-        props |= {"taskmanager.bind-host": "0.0.0.0", "taskmanager.host": own_address}  # noqa: S104
+        props |= {"taskmanager.bind-host": CONTAINER_BIND_HOST, "taskmanager.host": own_address}
     return props
 
 
