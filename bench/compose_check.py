@@ -10,7 +10,8 @@ part of `make test`.
    launcher's own variables), waits for the `init` service (`poolsight up`: the bootstrap).
 3. Submits both jobs from the JobManager's container, generates a scenario from the host into
    Kafka through its host listener (127.0.0.1), and reads the getpages back from Trino on the
-   host until they equal what was generated.
+   host until they equal what was generated. The event time starts now: panes older than the
+   retention (14 days) are rolled up and removed by the maintenance service within minutes.
 4. `compose down -v` (unless --keep).
 
 Needs `make install` first (the images copy the jars and distributions from .cache/).
@@ -211,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         member = f"CK{secrets.token_hex(2).upper()}"
         poolsight = shutil.which("poolsight", path=str(Path(sys.executable).parent)) or "poolsight"
         gen = _run(
-            [poolsight, "generate", "--scenario", a.scenario, "--getpages", str(a.getpages), "--members", member],
+            [poolsight, "generate", a.scenario, "--getpages", str(a.getpages), "--members", member, "--start", "now"],
             env={**os.environ},
             capture_output=True,
         )
