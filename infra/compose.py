@@ -16,7 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .config import CATALOG_DATABASE, CONTAINER_BIND_HOST, DEFAULT_PORTS, Settings, load_settings
-from .services import registry_options, trino_access_rules, trino_catalog_properties, trino_config_properties
+from .install import Installed
+from .services import (
+    BY_NAME,
+    registry_options,
+    trino_access_rules,
+    trino_catalog_properties,
+    trino_config_properties,
+)
 
 # POOLSIGHT_HOME in every poolsight container; the file:// warehouse and Flink's state are volumes
 # mounted at the same paths in each container that reads or writes them.
@@ -71,6 +78,22 @@ def registry_command() -> list[str]:
     native = registry_options(container_settings())
     options = [f"{o.split('=', 1)[0]}={CONTAINER_BIND_HOST}" if o.startswith(hosts) else o for o in native]
     return ["java", "-Xms128m", "-Xmx512m", *options, "-jar", str(REGISTRY_HOME / "quarkus-run.jar")]
+
+
+# The Python services need nothing installed: their image holds the package.
+_NOTHING = Installed(None, None, None, None, Path(), Path(), None, Path())
+
+
+def service_command(name: str) -> list[str]:
+    """A Python service's container command: the launcher's (infra/services.py prepare_<name>) run
+    by the image's python, listening on every address of its container."""
+    s = container_settings()
+    with environment(service_env()):  # the pace variables (POOLSIGHT_ALERTS_EVERY, ...) as in the container
+        launch = BY_NAME[name].prepare(s, _NOTHING)
+    command = ["python", *launch.command[1:]]
+    if "--host" in command:
+        command[command.index("--host") + 1] = CONTAINER_BIND_HOST
+    return command
 
 
 def generated_files() -> dict[str, str]:

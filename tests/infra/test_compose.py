@@ -445,11 +445,11 @@ def test_flink_containers_run_the_launchers_flink() -> None:
     assert tm["taskmanager.host"] == "10.0.0.3" and "taskmanager.host" not in jm
 
 
-def test_evaluators_run_at_the_launchers_pace() -> None:
+def test_python_services_run_the_launchers_commands() -> None:
     services = _compose()["services"]
-    for name in ("alerts", "advice", "maintenance"):
-        command = services[name]["command"]
-        assert float(command[command.index("--every") + 1]) == EVERY_SECONDS[name], name
+    for name in POOLSIGHT_SERVICES:
+        assert services[name]["command"] == compose.service_command(name), name
+    assert compose.service_command("alerts")[-2:] == ["--every", str(EVERY_SECONDS["alerts"])]
 
 
 # ------------------------------------------------------------------ the init service
