@@ -13,6 +13,8 @@ part of `make test`.
    host until they equal what was generated. The event time starts now: panes older than the
    retention (14 days) are rolled up and removed by the maintenance service within minutes.
 4. `compose down -v` (unless --keep).
+--cluster adds docker-compose.cluster.yml (3 KRaft brokers, each with its host listener; 2
+TaskManagers; jobs at parallelism 2).
 
 Needs `make install` first (the images copy the jars and distributions from .cache/).
 """
@@ -34,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from poolsight.infra.config import DEFAULT_PORTS, port_variable
+from poolsight.infra.config import DEFAULT_PORTS, KAFKA_PORT_STEP, port_variable
 from poolsight.infra.java import find_java
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,6 +166,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=900.0, help="seconds for init, and again for the totals")
     p.add_argument("--rebuild", action="store_true", help="build images that already exist again")
     p.add_argument("--keep", action="store_true", help="leave the stack running")
+    p.add_argument(
+        "--cluster",
+        action="store_true",
+        help="add docker-compose.cluster.yml: 3 brokers, 2 TaskManagers, parallelism 2",
+    )
     a = p.parse_args(argv)
     # A SIGTERM (a stopped make) still runs `compose down -v` below.
     signal.signal(signal.SIGTERM, _interrupted)
@@ -174,9 +181,14 @@ def main(argv: list[str] | None = None) -> int:
     env["POOLSIGHT_CATALOG_PASSWORD"] = secrets.token_urlsafe(18)
     ports = {key: DEFAULT_PORTS[key] + a.offset for key in PUBLISHED}
     env |= {port_variable(key): str(port) for key, port in ports.items()}
+    if a.cluster:  # brokers 2 and 3 publish the launcher's ports for them (+10 per node), moved too
+        for node in (2, 3):
+            env[f"POOLSIGHT_KAFKA_{node}_PORT"] = str(ports["kafka"] + KAFKA_PORT_STEP * (node - 1))
     if not _image_exists(a.engine, env["POOLSIGHT_BASE_IMAGE"]):
         raise SystemExit(f"no base image {env['POOLSIGHT_BASE_IMAGE']}: debootstrap one and import it")
     compose = [*a.compose.split(), "-p", PROJECT, "-f", "docker-compose.yml"]
+    if a.cluster:
+        compose += ["-f", "docker-compose.cluster.yml"]
     report: dict[str, Any] = {"ports": ports}
 
     t0 = time.monotonic()
@@ -191,8 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"init (poolsight up: the bootstrap) done in {report['init_seconds']} s")
 
         [jobmanager] = _containers(a.engine, "flink-jobmanager")
+        parallelism = ["--parallelism", "2" if a.cluster else "1"]
         submit = _run(
-            [a.engine, "exec", jobmanager, "poolsight", "jobs", "submit", "all", "--idle-flush", "5"],
+            [a.engine, "exec", jobmanager, "poolsight", "jobs", "submit", "all", "--idle-flush", "5", *parallelism],
             capture_output=True,
         )
         _say(f"jobs submitted in the JobManager's container: {submit.stdout.strip()} {submit.stderr.strip()[-500:]}")
