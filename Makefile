@@ -88,6 +88,9 @@ chaos: install ## kill -9 each service in turn under a streaming workload; total
 bench-dashboard: install browser ## first paint of the pool page with 24 h of 1-minute panes, in Chromium, vs its queries in turn
 	$(BIN)/python -m bench.dashboard
 
+compose-check: install ## docker-compose.yml end to end under podman: images built, stack up, a scenario from the host, totals in Trino (ARGS='--keep')
+	$(BIN)/python -m bench.compose_check $(ARGS)
+
 clean: ## remove runtime data and logs (var/); keeps the download cache
 	-$(BIN)/poolsight down
 	rm -rf var
@@ -95,4 +98,4 @@ clean: ## remove runtime data and logs (var/); keeps the download cache
 distclean: clean ## also remove .venv and the download cache
 	rm -rf $(VENV) .cache
 
-.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim bench-decode bench-ingest bench-pipeline bench-history chaos clean distclean
+.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim bench-decode bench-ingest bench-pipeline bench-history chaos compose-check clean distclean

@@ -28,6 +28,9 @@ from .endpoints import ConfigError as ConfigError
 from .endpoints import Endpoints, bind_host, hostport, load_endpoints, url_host_port
 
 DEFAULT_BIND_HOST = "127.0.0.1"
+# What a service binds inside a container (docker-compose.yml): every address of the container,
+# which compose publishes on the host's 127.0.0.1 only. Never a bind host of the launcher's.
+CONTAINER_BIND_HOST = "0.0.0.0"  # noqa: S104
 
 DEFAULT_PORTS: dict[str, int] = {
     "kafka": 9092,

@@ -1,20 +1,24 @@
-# poolsight's own Python services (the dashboard and the alert evaluator) for docker-compose.yml.
-# `pip install .` builds the simulator's Rust kernel (setuptools-rust, pyproject.toml), so the
-# build stage takes the Rust toolchain from the official rust image and a C linker from Debian;
-# the final image holds only the virtualenv and the dashboard's pinned, checked ECharts.
-ARG PYTHON_IMAGE=python:3.11-slim
-ARG RUST_IMAGE=rust:1.93-slim
+# poolsight's own images for docker-compose.yml, built from one Debian base (BASE_IMAGE; under
+# podman compose.podman.yml names a local debootstrap image). Two targets:
+#   poolsight  the Python services: dashboard, alerts, advice, maintenance
+#   flink      the same package and virtualenv + Java 17 + the Flink lib jars of the launcher: the
+#              JobManager and TaskManagers (run by poolsight.infra.container), the `init` service
+#              (`poolsight up` against the containers) and job submission (`poolsight jobs submit`)
+# Every package folder of pyproject.toml's [tool.setuptools.package-dir] is copied; bench/ and tests/
+# are not (tests/infra/test_compose.py reads the COPY lines and ../../.dockerignore).
+ARG BASE_IMAGE=debian:bookworm-slim
 
-FROM ${RUST_IMAGE} AS rust
-
-FROM ${PYTHON_IMAGE} AS build
-# rustc links through `cc`: gcc and the C library headers.
-RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
+FROM ${BASE_IMAGE} AS build
+# `pip install .` builds the simulator's Rust kernel (setuptools-rust): Debian's rustc-web/cargo-web
+# (a current Rust in bookworm) and a C linker.
+RUN apt-get update && apt-get install -y --no-install-recommends \
+      python3 python3-venv gcc libc6-dev rustc-web cargo-web ca-certificates \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=rust /usr/local/rustup /usr/local/rustup
-COPY --from=rust /usr/local/cargo /usr/local/cargo
-ENV RUSTUP_HOME=/usr/local/rustup CARGO_HOME=/usr/local/cargo PATH=/usr/local/cargo/bin:$PATH
-# Only what the package is built from (see poolsight.Dockerfile.dockerignore).
+# Behind a TLS-intercepting proxy: its CA bundle, mounted into the build (podman build -v), for pip,
+# cargo and Python's urllib (bench/compose_check.py passes the host's); nothing of it stays in the image.
+ARG PIP_CERT
+ARG CARGO_HTTP_CAINFO
+ARG SSL_CERT_FILE
 COPY pyproject.toml README.md /src/
 COPY poolsight /src/poolsight
 COPY infra /src/infra
@@ -24,18 +28,39 @@ COPY ingest /src/ingest
 COPY sql /src/sql
 COPY flink-jobs /src/flink-jobs
 COPY dashboards /src/dashboards
-RUN python -m venv /opt/poolsight && /opt/poolsight/bin/pip install --no-cache-dir /src
-# The dashboard serves ECharts from its cache (never a CDN): fetch and verify it now, not at run time.
+COPY advice /src/advice
+RUN python3 -m venv /opt/poolsight && /opt/poolsight/bin/pip install --no-cache-dir /src
+# The dashboard serves ECharts from its cache (never a CDN): fetched and verified now, not at run time.
 RUN POOLSIGHT_HOME=/var/lib/poolsight /opt/poolsight/bin/python -c \
     "from poolsight.infra.config import load_settings; from poolsight.infra.install import dashboard_assets; \
 print(dashboard_assets(load_settings()))"
 
-FROM ${PYTHON_IMAGE}
-RUN groupadd --system poolsight \
- && useradd --system --gid poolsight --home-dir /var/lib/poolsight --create-home poolsight
+FROM ${BASE_IMAGE} AS poolsight
+RUN apt-get update && apt-get install -y --no-install-recommends python3 ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --system --gid 10001 poolsight \
+ && useradd --system --uid 10001 --gid poolsight --home-dir /var/lib/poolsight --create-home poolsight
 COPY --from=build /opt/poolsight /opt/poolsight
 COPY --from=build --chown=poolsight:poolsight /var/lib/poolsight/.cache/dashboard /var/lib/poolsight/.cache/dashboard
-# POOLSIGHT_HOME: settings, caches and the alert evaluator's heartbeat (var/run/alerts) live here.
+# POOLSIGHT_HOME: settings, caches, data (var/data: Flink's state, the file:// warehouse) and the
+# evaluators' heartbeats (var/run) live here.
 ENV PATH=/opt/poolsight/bin:$PATH POOLSIGHT_HOME=/var/lib/poolsight PYTHONUNBUFFERED=1
+# Every level owned by poolsight (install -d makes missing parents root's): var/run and var/log are
+# created at run time; the volumes mounted on data/flink and data/warehouse take this ownership.
+RUN cd /var/lib/poolsight && install -d -o poolsight -g poolsight var var/data var/data/flink var/data/warehouse
 USER poolsight
 WORKDIR /var/lib/poolsight
+
+FROM poolsight AS flink
+USER root
+# Flink runs on Java 17 (Hadoop inside Iceberg's Flink path fails on 21+); bash for Flink's scripts.
+RUN apt-get update && apt-get install -y --no-install-recommends openjdk-17-jre-headless bash procps \
+ && rm -rf /var/lib/apt/lists/*
+# The connector, Avro, Iceberg, JDBC and Hadoop jars exactly as `poolsight install` resolved them
+# (infra/install.py flink_lib; its .complete stamp included), so flink_lib() finds them and
+# links PyFlink's own jars beside them into .cache/flink-<version>-lib.
+ARG FLINK_VERSION
+COPY --chown=poolsight:poolsight .cache/jars/flink-${FLINK_VERSION}-extra /var/lib/poolsight/.cache/jars/flink-${FLINK_VERSION}-extra
+USER poolsight
+RUN python -c "from poolsight.infra.config import load_settings; from poolsight.infra.install import flink_lib; \
+print(flink_lib(load_settings()))"
