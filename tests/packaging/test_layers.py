@@ -40,21 +40,22 @@ def test_the_checkout_keeps_every_contract(tmp_path: Path) -> None:
     assert re.search(r"Contracts: (\d+) kept, 0 broken", out), out
 
 
-def _add_import(path: Path, line: str) -> str:
-    text = path.read_text()
-    path.write_text(
-        text.replace("from __future__ import annotations\n", f"from __future__ import annotations\n{line}\n", 1)
-    )
-    return text
+def _lint_with(scratch: Path, tmp_path: Path, module: str, line: str) -> tuple[int, str]:
+    """Lint the scratch copy with `line` added to `module` (a path under it), then undo it."""
+    path = scratch / module
+    before = path.read_text()
+    future = "from __future__ import annotations\n"
+    path.write_text(before.replace(future, f"{future}{line}\n", 1))
+    try:
+        return _lint(scratch, tmp_path)
+    finally:
+        path.write_text(before)
 
 
 def test_an_upward_import_fails(scratch: Path, tmp_path: Path) -> None:
-    engine = scratch / "simulator" / "engine.py"
-    before = _add_import(engine, "from poolsight.dashboards import timerange  # noqa")
-    try:
-        code, out = _lint(scratch, tmp_path)
-    finally:
-        engine.write_text(before)
+    code, out = _lint_with(
+        scratch, tmp_path, "simulator/engine.py", "from poolsight.dashboards import timerange  # noqa"
+    )
     assert code != 0
     assert "Folders import only the folders below them BROKEN" in out
     assert "poolsight.simulator.engine -> poolsight.dashboards.timerange" in out
@@ -63,14 +64,15 @@ def test_an_upward_import_fails(scratch: Path, tmp_path: Path) -> None:
 def test_a_cycle_between_modules_fails(scratch: Path, tmp_path: Path) -> None:
     # grain.py imports retention.py (the pane retention bounds a grain); the reverse closes a cycle.
     assert "poolsight.sql.retention" in (scratch / "sql" / "grain.py").read_text()
-    retention = scratch / "sql" / "retention.py"
-    before = _add_import(retention, "from poolsight.sql import grain  # noqa")
-    try:
-        code, out = _lint(scratch, tmp_path)
-    finally:
-        retention.write_text(before)
+    code, out = _lint_with(scratch, tmp_path, "sql/retention.py", "from poolsight.sql import grain  # noqa")
     assert code != 0
     assert "No import cycles between the modules of any package BROKEN" in out
+
+
+def test_a_second_road_to_trino_fails(scratch: Path, tmp_path: Path) -> None:
+    code, out = _lint_with(scratch, tmp_path, "dashboards/server.py", "import trino  # noqa")
+    assert code != 0
+    assert "One road to Trino: only infra.trino imports the Trino client BROKEN" in out
 
 
 def _function_imports(path: Path) -> list[int]:
