@@ -390,6 +390,8 @@ def _health_beat(s: Settings, name: str, describe: Callable[[dict[str, Any]], st
         raise Unhealthy(f"last evaluation {age:.0f} s ago")
     if beat.get("error"):
         raise Unhealthy(f"last evaluation failed: {str(beat['error'])[:200]}")
+    if beat.get("phase") == "starting":  # the loop's beat before its first cycle ends
+        return f"first evaluation running, started {age:.0f} s ago"
     return f"{describe(beat)}, evaluated {age:.0f} s ago"
 
 

@@ -15,4 +15,4 @@ from poolsight.infra.services import health_advice
 def test_a_heartbeat_before_the_first_evaluation(tmp_path: Path) -> None:
     s = cast(Settings, SimpleNamespace(run_dir=tmp_path))
     run_loop(AdviceEvaluator(s), s, 300, cycles=0)  # started, no evaluation finished yet
-    assert health_advice(s).startswith("first evaluation running, evaluated ")
+    assert health_advice(s).startswith("first evaluation running, started ")
