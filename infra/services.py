@@ -375,6 +375,14 @@ def health_trino(s: Settings) -> str:
 # ---------------------------------------------------------------- dashboard and alert evaluator
 
 
+def _every(name: str) -> float:
+    """An evaluator's interval; a bad POOLSIGHT_<NAME>_EVERY makes the service unhealthy, saying why."""
+    try:
+        return evaluator_every(name)
+    except ConfigError as exc:
+        raise Unhealthy(str(exc)) from None
+
+
 def _health_beat(s: Settings, name: str, describe: Callable[[dict[str, Any]], str]) -> str:
     path = heartbeat_path(s, name)
     try:
@@ -382,11 +390,7 @@ def _health_beat(s: Settings, name: str, describe: Callable[[dict[str, Any]], st
     except (OSError, ValueError) as exc:
         raise Unhealthy(f"no heartbeat yet ({path})") from exc
     age = time.time() - float(beat.get("time", 0))
-    try:
-        every = evaluator_every(name)
-    except ConfigError as exc:
-        raise Unhealthy(str(exc)) from None
-    if age > 3 * every + 60:  # + one slow evaluation
+    if age > 3 * _every(name) + 60:  # + one slow evaluation
         raise Unhealthy(f"last evaluation {age:.0f} s ago")
     if beat.get("error"):
         raise Unhealthy(f"last evaluation failed: {str(beat['error'])[:200]}")
@@ -417,11 +421,7 @@ def _evaluator_launch(s: Settings, name: str) -> Launch:
     """An evaluator's process, run by the one service loop (poolsight/service.py; its stale
     heartbeat removed first: health waits for a new one)."""
     heartbeat_path(s, name).unlink(missing_ok=True)
-    try:
-        every = evaluator_every(name)
-    except ConfigError as exc:
-        raise Unhealthy(str(exc)) from None
-    return _python_launch(s, "poolsight.service", name, "--every", str(every))
+    return _python_launch(s, "poolsight.service", name, "--every", str(_every(name)))
 
 
 def prepare_alerts(s: Settings, inst: Installed) -> Launch:

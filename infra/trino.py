@@ -52,7 +52,7 @@ def trino_connection(s: Settings, *, schema: str | None = None, user: str | None
     )
 
 
-def fetch(cursor: Any, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[list[Any]]:
+def fetch(cursor: Any, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()) -> list[list[Any]]:
     """Run one statement on an open cursor and read every row."""
     cursor.execute(sql, params)
     return list(cursor.fetchall())
@@ -63,8 +63,7 @@ def fetch_idempotent(cursor: Any, sql: str, params: tuple[Any, ...] | list[Any] 
     NULL), retried on the passing errors of RETRYABLE."""
     for attempt in range(RETRIES):
         try:
-            cursor.execute(sql, params) if params is not None else cursor.execute(sql)
-            return list(cursor.fetchall())
+            return fetch(cursor, sql, params or ())
         except QueryError as exc:
             if exc.error_name not in RETRYABLE or attempt == RETRIES - 1:
                 raise
