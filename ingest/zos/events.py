@@ -1,0 +1,211 @@
+"""What every z/OS trace reader (binary SMF/GTF, OMEGAMON record-trace text) produces, and the
+steps they share: pool ids to names, I/O starts (IFCID 006) paired with their ends (IFCID 007)."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+# IFCID 198 QW0198PS (getpage status) to the GetpageBatch `hit` byte: H hit -> 1, M miss and
+# N no-read request (the page is formatted, never read) -> 0.
+STATUS_HIT = {"H": 1, "M": 0, "N": 0}
+
+# IFCID 006 QW0006F read type to ReadIoBatch.io_type (0 sync, 1 sequential, 2 list, 3 dynamic).
+READ_TYPES = {"R": 0, "S": 1, "L": 2, "D": 3}
+
+
+def pool_name(pool_id: int) -> str | None:
+    """A buffer pool's internal id (DSNB401I, IFCID 198 QW0198BP) as its name; None: not a pool id."""
+    if 0 <= pool_id <= 49:
+        return f"BP{pool_id}"
+    if pool_id == 80:
+        return "BP32K"
+    if 81 <= pool_id <= 89:
+        return f"BP32K{pool_id - 80}"
+    if 100 <= pool_id <= 109:
+        return f"BP8K{pool_id - 100}"
+    if 120 <= pool_id <= 129:
+        return f"BP16K{pool_id - 120}"
+    return None
+
+
+def pool_id(name: str) -> int | None:
+    """The inverse of pool_name (writers, and the catalog's BPOOL check)."""
+    n = name.strip().upper()
+    for prefix, base, first in (("BP32K", 80, 0), ("BP16K", 120, 0), ("BP8K", 100, 0), ("BP", 0, 0)):
+        if n.startswith(prefix):
+            rest = n[len(prefix) :]
+            if prefix == "BP32K" and rest == "":
+                return 80
+            if rest.isdigit():
+                pid = base + int(rest) + first
+                return pid if pool_name(pid) == n else None
+    return None
+
+
+@dataclass
+class GetpageColumns:
+    """IFCID 198 records (function G, S or R), one entry each, in record order. Codes are the
+    GetpageBatch's (schemas/getpage.py): function 0 getpage, 1 set write intent, 2 release; access
+    0 random, 1 sequential, 2 RID list (0 for S and R records); hit 1 found in the pool."""
+
+    time_us: npt.NDArray[np.int64]  # QWHSSTCK as epoch microseconds
+    ssid: npt.NDArray[np.int32]  # index into ssids
+    ssids: list[str]
+    pool_id: npt.NDArray[np.int16]  # QW0198BP
+    dbid: npt.NDArray[np.int32]
+    obid: npt.NDArray[np.int32]
+    function: npt.NDArray[np.uint8]
+    access: npt.NDArray[np.uint8]
+    hit: npt.NDArray[np.uint8]
+    page: npt.NDArray[np.uint64]
+    partition: npt.NDArray[np.int32]  # QW0198PT where the page number is relative to it, else 0
+
+    def __len__(self) -> int:
+        return len(self.time_us)
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[tuple[int, str, int, int, int, int, int, int, int, int]]) -> GetpageColumns:
+        """rows: (time_us, ssid, pool_id, dbid, obid, function, access, hit, page, partition)."""
+        ssids = sorted({r[1] for r in rows})
+        index = {s: i for i, s in enumerate(ssids)}
+        cols = list(zip(*rows, strict=True)) if rows else [()] * 10
+        return cls(
+            np.array(cols[0], dtype=np.int64),
+            np.array([index[s] for s in cols[1]], dtype=np.int32),
+            ssids,
+            np.array(cols[2], dtype=np.int16),
+            np.array(cols[3], dtype=np.int32),
+            np.array(cols[4], dtype=np.int32),
+            np.array(cols[5], dtype=np.uint8),
+            np.array(cols[6], dtype=np.uint8),
+            np.array(cols[7], dtype=np.uint8),
+            np.array(cols[8], dtype=np.uint64),
+            np.array(cols[9], dtype=np.int32),
+        )
+
+
+@dataclass(frozen=True)
+class IoStart:
+    """IFCID 006: a read I/O began."""
+
+    time_us: int  # QWHSSTCK as epoch microseconds
+    ssid: str
+    ace: int  # QW0006AC
+    dbid: int
+    obid: int
+    pool_id: int
+    first_page: int
+    read_type: str  # QW0006F: R, S, L or D
+    where: str  # source and byte offset (or line) of the record, for messages
+
+
+@dataclass(frozen=True)
+class IoStop:
+    """IFCID 007: a read I/O ended."""
+
+    time_us: int
+    ssid: str
+    ace: int  # QW0007AC
+    dbid: int
+    obid: int
+    pages: int  # QW0007NP
+    retcode: int  # QW0007MM
+    where: str
+
+
+@dataclass(frozen=True)
+class ReadIo:
+    """A 006 matched with its 007."""
+
+    time_us: int
+    ssid: str
+    pool_id: int
+    dbid: int
+    obid: int
+    io_type: int  # READ_TYPES value
+    first_page: int
+    pages: int
+    elapsed_us: int
+
+
+@dataclass(frozen=True)
+class Unpaired:
+    """A 007 with no 006 before it (same subsystem, ACE, DBID, OBID)."""
+
+    stop: IoStop
+
+
+@dataclass
+class IoPairing:
+    """Matches each 007 with the oldest open 006 of the same subsystem, ACE, DBID and OBID (the
+    order DB2 writes them). Open starts carry over between blocks and, for a followed file, runs."""
+
+    open: dict[tuple[str, int, int, int], deque[IoStart]] = field(default_factory=dict)
+    max_open: int = 1_000_000  # bound: beyond it the oldest open start is dropped and counted
+    dropped_starts: int = 0
+    empty_prefetches: int = 0  # a prefetch whose 007 read 0 pages did no I/O
+    failed: int = 0  # QW0007MM != 0
+    _open_count: int = 0
+
+    def start(self, s: IoStart) -> None:
+        key = (s.ssid, s.ace, s.dbid, s.obid)
+        self.open.setdefault(key, deque()).append(s)
+        self._open_count += 1
+        if self._open_count > self.max_open:
+            oldest = min(self.open, key=lambda k: self.open[k][0].time_us)
+            self._pop(oldest)
+            self.dropped_starts += 1
+
+    def _pop(self, key: tuple[str, int, int, int]) -> IoStart:
+        q = self.open[key]
+        s = q.popleft()
+        if not q:
+            del self.open[key]
+        self._open_count -= 1
+        return s
+
+    def stop(self, e: IoStop) -> ReadIo | Unpaired | None:
+        """The finished I/O; Unpaired when no 006 is open for it; None when it did no I/O."""
+        key = (e.ssid, e.ace, e.dbid, e.obid)
+        if key not in self.open:
+            return Unpaired(e)
+        s = self._pop(key)
+        if e.retcode != 0:
+            self.failed += 1
+            return None
+        if e.pages == 0:
+            self.empty_prefetches += 1
+            return None
+        return ReadIo(
+            s.time_us,
+            s.ssid,
+            s.pool_id,
+            s.dbid,
+            s.obid,
+            READ_TYPES.get(s.read_type, 0),
+            s.first_page,
+            e.pages,
+            max(0, e.time_us - s.time_us),
+        )
+
+    @property
+    def open_starts(self) -> int:
+        return self._open_count
+
+
+@dataclass
+class ZosBlock:
+    """What a reader yields per block of its input: the getpages, the I/O records in record order,
+    records skipped by IFCID (other IFCIDs, layouts not public) and where the block ends (a
+    collector that resumes there neither skips nor repeats a record)."""
+
+    getpages: GetpageColumns
+    ios: list[IoStart | IoStop]
+    skipped: dict[int, int]
+    end_offset: int  # byte offset just after the block's last complete record (or line)
+    end_line: int  # text: the line number reached; binary: records read so far
