@@ -98,10 +98,10 @@ class TraceCollector:
             time.sleep(delay)
 
     def _reject(self, path: Path, err: TraceFormatError) -> None:
-        self._first_error.setdefault(path, f"line {err.line}, {err.field}: {err.reason}")
+        self._first_error.setdefault(path, f"{err.position}, {err.field}: {err.reason}")
         self.producer.dead_letter(
             str(path),
-            f"line {err.line}",
+            err.position,
             err.reason,
             err.raw or str(err).encode(),
             collector=COLLECTOR,

@@ -82,3 +82,7 @@ GetpageColumns = tuple[
 
 def decode_getpage_batch(data: bytes, start: int = 0) -> GetpageColumns:
     """The GetpageBatch v1 Avro body in data[start:]. Raises AvroError (malformed) or ValueError (columns disagree)."""
+
+def frame_records(
+    data: bytes | bytearray | memoryview, with_bdw: bool, min_len: int
+) -> tuple[bytearray, bytearray, bytes, int, tuple[int, str, str] | None]: ...

@@ -27,12 +27,19 @@ TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 class TraceFormatError(Exception):
     """A row (or file) that cannot be read: names the source, the line and the field."""
 
-    def __init__(self, source: str, line: int, field: str, reason: str, raw: bytes = b"") -> None:
-        super().__init__(f"{source}:{line}: {field}: {reason}")
-        self.source, self.line, self.field, self.reason, self.raw = source, line, field, reason, raw
+    def __init__(self, source: str, line: int, field: str, reason: str, raw: bytes = b"", unit: str = "line") -> None:
+        # unit "byte": `line` is the byte offset of a binary record (SMF, GTF)
+        where = f"byte {line}" if unit == "byte" else str(line)
+        super().__init__(f"{source}:{where}: {field}: {reason}")
+        self.source, self.line, self.field, self.reason, self.raw, self.unit = source, line, field, reason, raw, unit
 
-    def __reduce__(self) -> tuple[type, tuple[str, int, str, str, bytes]]:  # crosses process boundaries
-        return (TraceFormatError, (self.source, self.line, self.field, self.reason, self.raw))
+    @property
+    def position(self) -> str:
+        """`line 12` or `byte 4096`: where in its file, for dead letters and summaries."""
+        return f"{self.unit} {self.line}"
+
+    def __reduce__(self) -> tuple[type, tuple[str, int, str, str, bytes, str]]:  # crosses process boundaries
+        return (TraceFormatError, (self.source, self.line, self.field, self.reason, self.raw, self.unit))
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,22 @@ class Names:
 
 
 @dataclass
+class ReadIos:
+    """Measured read I/Os (IFCID 006 paired with 007) that came with a trace, in start order."""
+
+    times: npt.NDArray[np.float64]  # start, seconds since the epoch
+    pool_names: Names  # as TraceBatch.pool_names
+    object_names: Names
+    io_type: npt.NDArray[np.uint8]  # 0 sync, 1 sequential, 2 list, 3 dynamic prefetch
+    first_page: npt.NDArray[np.int64]
+    pages: npt.NDArray[np.int32]
+    elapsed_us: npt.NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+
+@dataclass
 class TraceBatch:
     times: npt.NDArray[np.float64]
     pool_names: Names  # "source/pool" when the trace has a source column
@@ -88,8 +111,10 @@ class TraceBatch:
     pages: npt.NDArray[np.uint64]
     access: npt.NDArray[np.uint8]
     function: npt.NDArray[np.uint8]
-    end_offset: int = 0  # byte offset just after the batch's last line (CSV)
+    end_offset: int = 0  # byte offset just after the batch's last line (CSV) or record (SMF, GTF)
     end_line: int = 0
+    hit: npt.NDArray[np.uint8] | None = None  # observed: 1 the page was in the pool; None not observed
+    io: ReadIos | None = None  # read I/Os finished within the batch's part of the file
 
     def __len__(self) -> int:
         return len(self.times)
@@ -112,6 +137,8 @@ class TraceBatch:
             self.function[sel],
             self.end_offset,
             self.end_line,
+            None if self.hit is None else self.hit[sel],
+            self.io if sel.start in (0, None) else None,  # the I/Os travel with the first part
         )
 
 

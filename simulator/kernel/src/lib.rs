@@ -9,6 +9,7 @@ pub mod mini;
 pub mod olken;
 pub mod pool;
 pub mod table;
+pub mod zos;
 #[cfg(test)]
 mod testutil;
 
@@ -557,11 +558,32 @@ fn decode_getpage_batch<'py>(py: Python<'py>, data: &[u8], start: usize) -> PyRe
     PyTuple::new(py, items)
 }
 
+/// Records of a z/OS variable-length data set in `data` (see zos.rs): (starts, lengths, segment
+/// descriptors) as little-endian int64 / byte columns, bytes consumed, and the framing error
+/// (byte offset, field, reason) where the lengths cannot be followed further, or None.
+#[pyfunction]
+#[pyo3(signature = (data, with_bdw, min_len))]
+fn frame_records<'py>(py: Python<'py>, data: &[u8], with_bdw: bool, min_len: usize) -> PyResult<Bound<'py, PyTuple>> {
+    let f = py.detach(|| zos::frame(data, with_bdw, min_len));
+    let items: [Bound<'py, PyAny>; 5] = [
+        i64_column(py, &f.starts)?.into_any(),
+        i64_column(py, &f.lengths)?.into_any(),
+        PyBytes::new(py, &f.segments).into_any(),
+        f.consumed.into_pyobject(py)?.into_any(),
+        match f.error {
+            Some((at, field, why)) => (at, field, why).into_pyobject(py)?.into_any(),
+            None => py.None().into_bound(py),
+        },
+    ];
+    PyTuple::new(py, items)
+}
+
 #[pymodule]
 fn _kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Kernel>()?;
     m.add_class::<PyPoolModel>()?;
     m.add_function(wrap_pyfunction!(decode_getpage_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(frame_records, m)?)?;
     m.add("AvroError", m.py().get_type::<AvroError>())?;
     Ok(())
 }
