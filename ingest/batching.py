@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from poolsight.schemas.getpage import MAX_OFFSET_US, Function, GetpageBatch
-from poolsight.simulator.trace import TraceBatch
+from poolsight.simulator.trace import ReadIos, TraceBatch
 
 
 def split_pool(name: str, default_source: str) -> tuple[str, str]:
@@ -84,6 +84,49 @@ def batches_from_trace(
                 batch.pages[sel],
                 batch.access[sel],
                 batch.function[sel],
+                None if batch.hit is None else batch.hit[sel],
                 names=objects,
             )
             start += len(sel)
+
+
+def read_io_records(
+    io: ReadIos, sequences: dict[str, int], *, default_source: str, max_ios: int = 65_536
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Measured read I/Os as ReadIoBatch records (Kafka key, record), one per (source, pool) and
+    start-time span (an Avro int of microseconds), with their own gapless sequence numbers
+    (`read_io_batch|source|pool` in `sequences`)."""
+    pools = io.pool_names
+    objects = list(io.object_names.table)
+    for code in np.unique(pools.codes):
+        source, pool = split_pool(str(pools.table[code]), default_source)
+        idx = np.nonzero(pools.codes == code)[0]
+        t_all = np.round(io.times[idx] * 1e6).astype(np.int64)
+        order = np.argsort(t_all, kind="stable")  # I/Os come in end order; records go by start
+        idx, t_all = idx[order], t_all[order]
+        a = 0
+        while a < len(idx):
+            b = min(len(idx), a + max_ios, int(np.searchsorted(t_all, t_all[a] + MAX_OFFSET_US, side="right")))
+            sel, t = idx[a:b], t_all[a:b]
+            a = b
+            start = int(t[0])
+            uniq, inv = np.unique(io.object_names.codes[sel], return_inverse=True)
+            key = f"read_io_batch|{source}|{pool}"
+            seq = sequences.get(key, 0)
+            sequences[key] = seq + 1
+            yield (
+                f"{source}|{pool}",
+                {
+                    "source": source,
+                    "pool": pool,
+                    "sequence": seq,
+                    "start_time": start,
+                    "object_names": [objects[int(u)] for u in uniq],
+                    "time_offset": (t - start).tolist(),
+                    "object": inv.reshape(-1).tolist(),
+                    "io_type": io.io_type[sel].astype(int).tolist(),
+                    "first_page": io.first_page[sel].astype(int).tolist(),
+                    "pages": io.pages[sel].astype(int).tolist(),
+                    "elapsed": np.minimum(io.elapsed_us[sel], MAX_OFFSET_US).astype(int).tolist(),
+                },
+            )

@@ -15,6 +15,7 @@ from typing import Any
 from poolsight.infra.config import load_settings
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.trace_collector import PositionStore, TraceCollector
+from poolsight.ingest.tracefiles import add_format_arguments, catalog_from_args
 from poolsight.simulator.trace import TraceFormatError, add_column_arguments, columns_from_args
 
 
@@ -24,8 +25,10 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
         nargs="+",
         type=Path,
         metavar="FILE",
-        help="trace files: the project format (CSV/Parquet) or any CSV with --page-column",
+        help="trace files: the project format (CSV/Parquet), any CSV with --page-column, or a DB2 for z/OS "
+        "trace (SMF type 102, GTF, OMEGAMON record-trace text; docs/zos-traces.md)",
     )
+    add_format_arguments(p)
     add_column_arguments(p)
     r = p.add_argument_group("replay")
     r.add_argument("--source", default="TRACE", help="source (subsystem/member) when the trace has no source column")
@@ -52,11 +55,18 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
 def run_trace(a: argparse.Namespace) -> int:
     s = load_settings()
     columns = columns_from_args(a)
+    try:
+        catalog_from_args(a)  # a catalog that cannot be used stops here, before anything is sent
+    except TraceFormatError as exc:
+        print(f"poolsight ingest trace: --catalog: {exc}", file=sys.stderr)
+        return 2
     producer = AvroProducer(s.kafka_bootstrap, s.registry_url, linger_ms=a.linger_ms, client_id="poolsight-trace")
     collector = TraceCollector(
         producer,
         PositionStore(a.state_dir or s.data_dir / "ingest" / "trace"),
         columns=columns,
+        fmt=a.format,
+        catalog=tuple(a.catalog),
         source=a.source,
         speed=a.speed,
         max_getpages=a.batch_getpages,
@@ -74,7 +84,8 @@ def run_trace(a: argparse.Namespace) -> int:
         collector.close()
     print(
         f"accepted {summary.accepted:,} rows, rejected {summary.rejected:,} (to the dead-letter topic); "
-        f"sent {summary.getpages:,} getpages in {summary.records:,} records",
+        f"sent {summary.getpages:,} getpages in {summary.records:,} records"
+        + (f", {summary.read_ios:,} read I/Os" if summary.read_ios else ""),
         file=sys.stderr,
     )
     print(json.dumps(summary.as_dict()))
@@ -102,6 +113,12 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
         "--output",
         default="kafka",
         help="kafka (default) or a directory for trace.csv, JSON lines and statistics-report.txt",
+    )
+    p.add_argument(
+        "--trace-format",
+        default="csv",
+        help="with --output DIR: the trace as csv (trace.csv), smf (trace.smf, SMF type 102) and/or gtf "
+        "(trace.gtf), comma-separated; smf/gtf also write catalog.csv (DBID/OBID to names)",
     )
     p.add_argument("--batch-getpages", type=int, default=4096, help="getpages per Kafka record")
     p.add_argument("--linger-ms", type=int, default=20, help="how long the producer waits to fill a Kafka batch")
@@ -160,7 +177,12 @@ def run_generate(a: argparse.Namespace) -> int:
         )
         sink = KafkaSink(producer, a.batch_getpages)
     else:
-        sink = FileSink(Path(a.output))
+        formats = tuple(f.strip() for f in a.trace_format.split(",") if f.strip())
+        unknown = sorted(set(formats) - {"csv", "smf", "gtf"})
+        if unknown or not formats:
+            print(f"poolsight generate: --trace-format {a.trace_format}: use csv, smf and/or gtf", file=sys.stderr)
+            return 2
+        sink = FileSink(Path(a.output), formats)
     try:
         totals = gen.run(sink, getpages=a.getpages, duration=a.duration, rate=rate)
     except KeyboardInterrupt:  # what was generated so far is delivered (or written) before stopping

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,7 @@ from poolsight.ingest import stats_report
 from poolsight.ingest.batching import make_batch
 from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario
 from poolsight.ingest.stats_common import empty_pool_stats
+from poolsight.ingest.zos.writer import ZosTraceWriter
 from poolsight.schemas.getpage import ACCESS_LETTERS, FUNCTION_LETTERS
 
 U32 = npt.NDArray[np.uint32]
@@ -591,11 +592,15 @@ class FileSink:
     """The trace (project CSV format, with source and observed hit), JSON lines of the rest, and the
     pool statistics again as a DB2 statistics report (statistics-report.txt, `ingest stats --format omegamon`)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, trace_formats: tuple[str, ...] = ("csv",)) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.dir = directory
-        self.trace = (directory / "trace.csv").open("w")
-        self.trace.write("time,source,pool,object,page,access,function,hit\n")
+        self.trace: TextIO | None = None
+        if "csv" in trace_formats:
+            self.trace = (directory / "trace.csv").open("w")
+            self.trace.write("time,source,pool,object,page,access,function,hit\n")
+        # The same trace as a shop's DB2 writes it (IFCID 198 getpages, 006/007 read I/Os).
+        self.zos = {f: ZosTraceWriter(directory / f"trace.{f}", f) for f in trace_formats if f in ("smf", "gtf")}
         self.jsonl = {
             name: (directory / f"{name}.jsonl").open("w")
             for name in ("attributes", "catalog", "pool_stats", "gbp_stats", "io", "system_memory")
@@ -614,6 +619,12 @@ class FileSink:
             self.jsonl["attributes"].write(json.dumps(a) + "\n")
 
     def getpages(self, source: str, pool: str, c: Chunk, sel: npt.NDArray[np.bool_], names: list[str]) -> None:
+        i = np.nonzero(sel)[0]
+        t_us = np.round(c.times[i] * 1e6).astype(np.int64)
+        for w in self.zos.values():
+            w.getpages(source, pool, t_us, names, c.obj[i], c.page[i], c.access[i], c.function[i], c.hit[i])
+        if self.trace is None:
+            return
         acc = np.array(ACCESS_LETTERS)
         fun = np.array(FUNCTION_LETTERS)
         yn = np.array(["N", "Y"])
@@ -636,6 +647,8 @@ class FileSink:
         self.trace.write("\n".join(lines.tolist()) + "\n")
 
     def io(self, source: str, pool: str, reads: tuple[Any, ...], writes: tuple[Any, ...], names: list[str]) -> None:
+        for w in self.zos.values():
+            w.read_ios(source, pool, names, *reads)
         out = self.jsonl["io"]
         for t, o, first, pages, kind, us in zip(*reads, strict=True):
             out.write(
@@ -690,6 +703,9 @@ class FileSink:
         if self._page:
             self._write_page()
         self.report.close()
-        self.trace.close()
+        if self.trace is not None:
+            self.trace.close()
+        for w in self.zos.values():
+            w.close(self.dir / "catalog.csv")
         for fh in self.jsonl.values():
             fh.close()

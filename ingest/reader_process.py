@@ -16,9 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from poolsight.ingest.batching import batches_from_trace
+from poolsight.ingest.batching import batches_from_trace, read_io_records
+from poolsight.ingest.tracefiles import open_trace
+from poolsight.ingest.zos.catalog import Catalog
+from poolsight.ingest.zos.source import ZosTraceReader
 from poolsight.schemas.getpage import GetpageBatch
-from poolsight.simulator.trace import Columns, TraceFormatError, TraceReader
+from poolsight.simulator.trace import Columns, TraceFormatError
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,9 @@ class ReadJob:
     sequences: dict[str, int]
     max_getpages: int
     default_source: str
+    fmt: str | None = None  # None: as the content shows
+    catalog: tuple[Path, ...] = ()
+    open_ios: tuple[tuple[object, ...], ...] = ()  # z/OS: I/O starts still waiting for their end
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,8 @@ class Chunk:
     sequences: dict[str, int]  # next sequence number per key after these batches
     end_offset: int
     end_line: int
+    reads: list[tuple[str, dict[str, Any]]]  # ReadIoBatch records (Kafka key, record)
+    open_ios: list[list[object]]  # the position's I/O starts still open after these batches
 
 
 @dataclass(frozen=True)
@@ -56,19 +64,26 @@ class Failed:
 
 def _serve(jobs: Any, out: Any) -> None:
     while (job := jobs.get()) is not None:
-        reader = TraceReader(
-            job.path,
-            job.columns,
-            start_offset=job.start_offset,
-            start_line=job.start_line,
-            complete_lines_only=job.follow,
-            on_reject=out.put,
-        )
         seq = dict(job.sequences)
         try:
+            reader = open_trace(
+                job.path,
+                fmt=job.fmt,
+                columns=job.columns,
+                catalog=Catalog.load(list(job.catalog)),
+                start_offset=job.start_offset,
+                start_line=job.start_line,
+                follow=job.follow,
+                on_reject=out.put,
+            )
+            pairing = reader.pairing if isinstance(reader, ZosTraceReader) else None
+            if pairing is not None:
+                pairing.restore([list(x) for x in job.open_ios])
             for b in reader.batches():
                 cut = list(batches_from_trace(b, seq, max_getpages=job.max_getpages, default_source=job.default_source))
-                out.put(Chunk(cut, dict(seq), b.end_offset, b.end_line))
+                reads = [] if b.io is None else list(read_io_records(b.io, seq, default_source=job.default_source))
+                ios = [] if pairing is None else pairing.snapshot()
+                out.put(Chunk(cut, dict(seq), b.end_offset, b.end_line, reads, ios))
             out.put(Done(reader.accepted, reader.rejected, reader.end_offset, reader.end_line))
         except TraceFormatError as exc:
             out.put(Failed(exc))

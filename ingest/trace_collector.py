@@ -34,6 +34,7 @@ class Position:
     line: int = 1
     sequences: dict[str, int] = field(default_factory=dict)
     done: bool = False
+    open_ios: list[list[object]] = field(default_factory=list)  # z/OS: read I/Os begun, not ended
 
 
 @dataclass
@@ -43,6 +44,7 @@ class Summary:
     rejected: int = 0
     getpages: int = 0
     records: int = 0
+    read_ios: int = 0  # z/OS traces: IFCID 006/007 pairs sent as ReadIoBatch records
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -74,6 +76,8 @@ class TraceCollector:
     producer: AvroProducer
     state: PositionStore
     columns: Columns = PROJECT_COLUMNS
+    fmt: str | None = None  # --format; None: as each file's content shows
+    catalog: tuple[Path, ...] = ()  # --catalog files (z/OS traces)
     source: str = "TRACE"
     speed: float = 0.0  # 0: as fast as possible; 1: recorded speed; 10: ten times faster
     max_getpages: int = 4096
@@ -117,7 +121,17 @@ class TraceCollector:
         accepted_before = self.summary.accepted
         parquet = path.suffix.lower() in (".parquet", ".pq")
         job = ReadJob(
-            path, self.columns, pos.offset, pos.line, follow, dict(pos.sequences), self.max_getpages, self.source
+            path,
+            self.columns,
+            pos.offset,
+            pos.line,
+            follow,
+            dict(pos.sequences),
+            self.max_getpages,
+            self.source,
+            self.fmt,
+            self.catalog,
+            tuple(tuple(x) for x in pos.open_ios),
         )
         started = time.monotonic()
         try:
@@ -144,7 +158,10 @@ class TraceCollector:
                     self.producer.send_batch(b)
                     self.summary.records += 1
                     self.summary.getpages += b.events
-                pos.sequences = item.sequences
+                for key, rec in item.reads:
+                    self.producer.send("read_io_batch", key, rec)
+                    self.summary.read_ios += len(rec["time_offset"])
+                pos.sequences, pos.open_ios = item.sequences, item.open_ios
                 if not parquet:  # a Parquet file is resumed only as a whole (done or not)
                     pos.offset, pos.line = item.end_offset, item.end_line
                     if time.monotonic() - last_checkpoint >= self.checkpoint_seconds:

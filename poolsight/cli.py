@@ -18,6 +18,7 @@ from poolsight.infra.download import DownloadError
 from poolsight.infra.install import install_all
 from poolsight.infra.java import JavaNotFound
 from poolsight.ingest.cli import add_generate_arguments, add_stats_arguments, add_trace_arguments
+from poolsight.ingest.tracefiles import add_format_arguments
 from poolsight.launcher import LaunchError, down, format_status, status, status_dicts, up
 from poolsight.simulator.cli import add_arguments
 from poolsight.sql.compare import add_arguments as add_compare_arguments
@@ -78,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         "status": ("show each service: state, address, PID, memory, health", _cmd_status),
         "simulate": (
             "simulate other pool sizes and policies from a getpage trace, offline",
-            _lazy("poolsight.simulator.cli", "run"),
+            _lazy("poolsight.ingest.tracefiles", "simulate"),
         ),
     }
     for name, (help_text, func) in commands.items():
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--json", action="store_true", help="print JSON instead of a table")
         if name == "simulate":
             add_arguments(p)
+            add_format_arguments(p)
     ingest = sub.add_parser("ingest", help="collectors: traces and statistics into Kafka")
     ingest_sub = ingest.add_subparsers(dest="what", required=True)
     trace = ingest_sub.add_parser("trace", help="getpage trace files into Kafka (replay, follow, dead letters)")

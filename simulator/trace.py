@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -140,6 +140,21 @@ class TraceBatch:
             None if self.hit is None else self.hit[sel],
             self.io if sel.start in (0, None) else None,  # the I/Os travel with the first part
         )
+
+
+class TraceSource(Protocol):
+    """What every trace reader offers its caller (this module's for CSV/Parquet; the ingest
+    layer's for z/OS traces, see ingest/tracefiles.py)."""
+
+    accepted: int
+    errors: list[TraceFormatError]
+    end_offset: int
+    end_line: int
+
+    @property
+    def rejected(self) -> int: ...
+
+    def batches(self) -> Iterator[TraceBatch]: ...
 
 
 @dataclass

@@ -3,6 +3,7 @@ steps they share: pool ids to names, I/O starts (IFCID 006) paired with their en
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -196,6 +197,14 @@ class IoPairing:
     @property
     def open_starts(self) -> int:
         return self._open_count
+
+    def snapshot(self) -> list[list[object]]:
+        """The open starts as JSON-able lists (a collector's position keeps them across restarts)."""
+        return [list(dataclasses.astuple(s)) for q in self.open.values() for s in q]
+
+    def restore(self, saved: list[list[object]]) -> None:
+        for fields in sorted(saved, key=lambda f: int(str(f[0]))):
+            self.start(IoStart(*fields))  # type: ignore[arg-type]
 
 
 @dataclass

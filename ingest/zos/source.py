@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from poolsight.ingest.zos.binary import KINDS, BinaryReader
 from poolsight.ingest.zos.catalog import Catalog
@@ -16,6 +17,7 @@ from poolsight.ingest.zos.events import GetpageColumns, IoPairing, IoStart, Read
 from poolsight.simulator.trace import Names, ReadIos, TraceBatch, TraceFormatError
 
 FORMATS = ("smf", "gtf", "omegamon-rectrace")
+I64 = npt.NDArray[np.int64]
 
 
 @dataclass
@@ -132,9 +134,7 @@ class ZosTraceReader:
         name = self.catalog.name(dbid, obid)
         return f"{name}:P{part}" if part else name
 
-    def _check_pools(
-        self, g: GetpageColumns, used: np.ndarray, pcode: np.ndarray, oused: np.ndarray, ocode: np.ndarray
-    ) -> None:
+    def _check_pools(self, g: GetpageColumns, used: I64, pcode: I64, oused: I64, ocode: I64) -> None:
         """Getpages of an object in a pool other than the catalog's BPOOL (counted, not dropped:
         the trace says where the getpage happened; the catalog may predate an ALTER)."""
         if not self.catalog.pools:
@@ -187,5 +187,5 @@ def _pool_key(ssid: str, pid: int) -> str:
     return f"{ssid}/{name}" if ssid else name
 
 
-def _names(table: np.ndarray, codes: np.ndarray) -> Names:
+def _names(table: npt.NDArray[np.str_], codes: I64) -> Names:
     return Names(codes.reshape(-1).astype(np.int32), table.astype(np.str_))
