@@ -197,7 +197,9 @@ def test_spanned_smf_and_split_gtf_records_are_joined(tmp_path: Path) -> None:
     rec = smf(198, T0, g198(260, 2, 1, "G", "H", "R", 42))
     body = rec[4:]  # a spanned record: each segment its own RDW (byte 2: 1 first, 3 middle, 2 last)
     parts = [body[:50], body[50:100], body[100:]]
-    segs = b"".join((len(x) + 4).to_bytes(2, "big") + bytes([code, 0]) + x for x, code in zip(parts, (1, 3, 2)))
+    segs = b"".join(
+        (len(x) + 4).to_bytes(2, "big") + bytes([code, 0]) + x for x, code in zip(parts, (1, 3, 2), strict=True)
+    )
     p = tmp_path / "t.smf"
     p.write_bytes(getpage_records()[0] + segs + getpage_records()[1])
     _, batches = read(p, "smf")
@@ -326,10 +328,10 @@ def test_not_a_trace_is_refused_with_the_file_and_field(tmp_path: Path) -> None:
 def test_catalog_errors_name_file_line_and_column(tmp_path: Path) -> None:
     bad = tmp_path / "cat.csv"
     bad.write_text("DBID,OBID,DBNAME\n1,2,A\n")
-    with pytest.raises(TraceFormatError, match="cat.csv:1: SPACE: no column SPACE"):
+    with pytest.raises(TraceFormatError, match=r"cat\.csv:1: SPACE: no column SPACE"):
         Catalog.load([bad])
     bad.write_text("DBID,OBID,DBNAME,SPACE\n1,x,A,B\n")
-    with pytest.raises(TraceFormatError, match="cat.csv:2: DBID/OBID: not integers"):
+    with pytest.raises(TraceFormatError, match=r"cat\.csv:2: DBID/OBID: not integers"):
         Catalog.load([bad])
 
 
