@@ -74,8 +74,8 @@ bench-sim: venv ## simulator throughput and accuracy vs libcachesim (benchmark-o
 bench-decode: venv ## getpages/s of the simulation job's decoding: the compiled kernel vs fastavro + from_record (no services)
 	$(BIN)/python -m bench.decode
 
-bench-ingest: install ## getpages/s into and out of Kafka (generator, trace collector, consumer) vs raw Kafka
-	$(BIN)/python -m bench.ingest
+bench-ingest: install ## getpages/s into and out of Kafka (generator, trace collector, consumer) vs raw Kafka; trace readers (CSV, SMF, GTF)
+	$(BIN)/python -m bench.ingest $(ARGS)
 
 bench-pipeline: install ## getpages/s from the generator through Flink into Iceberg, and freshness via Trino
 	$(BIN)/python -m bench.pipeline

@@ -4,6 +4,8 @@ Measures, in one run and against the launcher's Kafka and registry:
 - the generator (day-posting, buffer-pool models included) producing to Kafka as fast as possible;
 - the trace collector sending a project-format CSV trace as fast as possible;
 - the registry-aware consumer decoding the getpage batches back;
+- the trace readers alone (no Kafka): the same getpages as the project's CSV, SMF type 102 and
+  GTF (IFCID 198 records, `ingest/zos/`), each against the CSV reader in the same run;
 - and, as the peer, librdkafka producing the same workload's encoded records with no work in between
   (what Kafka itself allows here), so each figure has a ratio beside it.
 Each producing measurement runs --repeat times (default 3), after an untimed warm-up, and the
@@ -30,6 +32,8 @@ from poolsight.ingest.kafka_io import AvroProducer, consume
 from poolsight.ingest.producer_process import ProducerProcess
 from poolsight.ingest.scenario import Scenario, load
 from poolsight.ingest.trace_collector import PositionStore, TraceCollector
+from poolsight.ingest.tracefiles import open_trace
+from poolsight.ingest.zos.catalog import Catalog
 from poolsight.launcher import up
 from poolsight.names import GETPAGE_TOPIC
 from poolsight.schemas.getpage import GetpageBatch
@@ -105,6 +109,39 @@ def _collect(s: Settings, trace: Path, state: Path) -> tuple[float, int]:
     return summary.getpages / summary.seconds, summary.getpages
 
 
+def _read_all(path: Path, catalog: Catalog) -> tuple[float, int]:
+    """(getpages/s, getpages) of one reader over a whole file, nothing sent."""
+    t0 = time.perf_counter()
+    n = sum(len(b) for b in open_trace(path, catalog=catalog).batches())
+    return n / (time.perf_counter() - t0), n
+
+
+def _readers(sc: Scenario, getpages: int, repeat: int) -> dict[str, list[float]]:
+    """Each format's reader over the same workload, runs interleaved so drift hits all alike."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "trace"
+        Generator(sc, seed=13, event_rate=1_000_000).run(FileSink(out, ("csv", "smf", "gtf")), getpages=getpages)
+        os.sync()
+        catalog = Catalog.load([out / "catalog.csv"])
+        runs: dict[str, list[float]] = {f: [] for f in ("csv", "smf", "gtf")}
+        counts: dict[str, int] = {}
+        for _ in range(repeat):
+            for f in runs:
+                rate, counts[f] = _read_all(out / f"trace.{f}", catalog)
+                runs[f].append(rate)
+        if len(set(counts.values())) != 1:
+            raise SystemExit(f"the readers disagree on the events read: {counts}")
+        for f, r in runs.items():
+            size = (out / f"trace.{f}").stat().st_size
+            ratio = statistics.median(r) / statistics.median(runs["csv"])
+            print(
+                f"{'read ' + f:<20} {statistics.median(r) / 1e6:6.2f} M events/s median "
+                f"(runs {', '.join(f'{x / 1e6:.2f}' for x in r)})  {size / 2**20:,.0f} MiB, "
+                f"{ratio:.2f}x the CSV reader"
+            )
+        return runs
+
+
 def _consume(s: Settings, limit: int) -> tuple[float, int]:
     """Decode getpage batches from the start of the topic, up to `limit` getpages. (getpages/s, getpages)"""
     dec = AvroDecoder(s.registry_url)
@@ -136,7 +173,17 @@ def main() -> None:
     p.add_argument("--getpages", type=int, default=3_000_000, help="getpages per run")
     p.add_argument("--repeat", type=int, default=3, help="runs of each measurement; the median is reported")
     p.add_argument("--warmup", type=int, default=1, help="untimed generator runs (1 M getpages) before the first")
+    p.add_argument("--readers-only", action="store_true", help="only the trace readers (no stack needed)")
     a = p.parse_args()
+    readers = _readers(load("day-posting"), a.getpages, a.repeat)
+    reader_json = {f"read_{f}_events_per_s": statistics.median(r) for f, r in readers.items()}
+    reader_json |= {
+        f"read_{f}_vs_csv": reader_json[f"read_{f}_events_per_s"] / reader_json["read_csv_events_per_s"]
+        for f in ("smf", "gtf")
+    }
+    if a.readers_only:
+        print(json.dumps(reader_json | {f"read_{f}_runs": r for f, r in readers.items()}))
+        return
     s = load_settings()
     up(s)  # the whole stack, as it runs in use (Flink and Trino take CPU too)
     sc = load("day-posting")
@@ -191,6 +238,7 @@ def main() -> None:
                 "generator_runs": gen_runs,
                 "collector_runs": coll_runs,
                 "raw_kafka_runs": raw_runs,
+                **reader_json,
             }
         )
     )

@@ -76,13 +76,13 @@ def _serve(jobs: Any, out: Any) -> None:
                 follow=job.follow,
                 on_reject=out.put,
             )
-            pairing = reader.pairing if isinstance(reader, ZosTraceReader) else None
-            if pairing is not None:
-                pairing.restore([list(x) for x in job.open_ios])
+            zos = reader if isinstance(reader, ZosTraceReader) else None
+            if zos is not None:
+                zos.restore_open([list(x) for x in job.open_ios])
             for b in reader.batches():
                 cut = list(batches_from_trace(b, seq, max_getpages=job.max_getpages, default_source=job.default_source))
                 reads = [] if b.io is None else list(read_io_records(b.io, seq, default_source=job.default_source))
-                ios = [] if pairing is None else pairing.snapshot()
+                ios = [] if zos is None else zos.open_ios()
                 out.put(Chunk(cut, dict(seq), b.end_offset, b.end_line, reads, ios))
             out.put(Done(reader.accepted, reader.rejected, reader.end_offset, reader.end_line))
         except TraceFormatError as exc:

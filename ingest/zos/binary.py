@@ -12,7 +12,6 @@ lengths themselves cannot be followed, reading stops there with that message.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,7 @@ import numpy.typing as npt
 
 from poolsight._kernel import frame_records
 from poolsight.ingest.zos import layout as L
-from poolsight.ingest.zos.events import GetpageColumns, IoStart, IoStop, ZosBlock, pool_name
+from poolsight.ingest.zos.events import READ_TYPES, GetpageColumns, IoColumns, ZosBlock, pool_name
 from poolsight.simulator.trace import TraceFormatError
 
 U8 = npt.NDArray[np.uint8]
@@ -36,6 +35,8 @@ _STATUS[[L.E["H"], L.E["M"], L.E["N"]]] = [1, 0, 0]
 _ACCESS = np.full(256, 255, np.uint8)
 _ACCESS[[L.E["R"], L.E["S"], L.E["L"]]] = [0, 1, 2]
 _POOL_OK = np.array([pool_name(i) is not None for i in range(256)])
+_READ_TYPE = np.full(256, 255, np.int64)
+_READ_TYPE[[L.E[c] for c in READ_TYPES]] = list(READ_TYPES.values())
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,6 @@ class BinaryReader:
     def _decode(self, buf: U8, data: bytes, starts: I64, lengths: I64, segs: U8, pos: int, consumed: int) -> ZosBlock:
         kind = self.kind or SMF
         n = len(starts)
-        ios: list[tuple[int, IoStart | IoStop]] = []
         skipped: dict[int, int] = {}
         whole = segs == L.SEG_WHOLE
         # Records that are DB2's: SMF type 102 / GTF event id X'EFB9'.
@@ -236,8 +236,6 @@ class BinaryReader:
                 jr = jrec[jdb2]
                 parts.append(self._decode_whole(jbuf, joined, jstarts[jdb2], jlengths[jdb2], jr, pos + starts[jr]))
         for p in parts:
-            for rec, item in p[1]:
-                ios.append((rec, item))
             for k, v in p[2].items():
                 skipped[k] = skipped.get(k, 0) + v
         gp = [p[0] for p in parts if len(p[0].record)]
@@ -246,11 +244,15 @@ class BinaryReader:
             getpages = _concat([d.getpages for d in gp], order)
         else:
             getpages = gp[0].getpages if gp else GetpageColumns.from_rows([])
-        ios.sort(key=lambda x: x[0])
+        io = parts[0][1][1]
+        if len(parts) > 1:  # spanned I/O records back in record order
+            io = IoColumns.concat([p[1][1] for p in parts]).take(
+                np.argsort(np.concatenate([p[1][0] for p in parts]), kind="stable")
+            )
         for k, v in skipped.items():
             self.skipped[k] = self.skipped.get(k, 0) + v
         self.records += n
-        return ZosBlock(getpages, [i for _, i in ios], skipped, pos + consumed, self.records)
+        return ZosBlock(getpages, [], skipped, pos + consumed, self.records, io)
 
     def _join(self, data: bytes, starts: I64, lengths: I64, segs: U8, pos: int) -> tuple[bytes, I64, I64, I64]:
         """Spanned records joined into one buffer: the first segment whole, then each later
@@ -288,7 +290,7 @@ class BinaryReader:
 
     def _decode_whole(
         self, buf: U8, data: bytes, s: I64, n: I64, rec: I64, at: I64
-    ) -> tuple[_Decoded, list[tuple[int, IoStart | IoStop]], dict[int, int]]:
+    ) -> tuple[_Decoded, tuple[I64, IoColumns], dict[int, int]]:
         """Whole DB2 records at starts s (lengths n) of buf (data: the same bytes); rec: each
         record's index in the read, at: its file offset (a spanned record's first segment's)."""
         kind = self.kind or SMF
@@ -368,57 +370,49 @@ class BinaryReader:
             partition=part.astype(np.int32),
         )
         decoded = _Decoded(rec[rows], cols)
-        # Everything else: I/O records one by one, other IFCIDs counted, failures named.
-        ios: list[tuple[int, IoStart | IoStop]] = []
-        skipped: dict[int, int] = {}
-        for i in np.flatnonzero((fail == 0) & (ifcid != L.IFCID_GETPAGE)):
-            f = int(ifcid[i])
-            if f in (L.IFCID_READ_START, L.IFCID_READ_END):
-                one = self._io(data, int(s[i]), int(n[i]), f, int(time_us[i]), int(ssid_raw[i]), int(at[i]))
-                if one is not None:
-                    ios.append((int(rec[i]), one))
-            else:
-                skipped[f] = skipped.get(f, 0) + 1
+        # I/O records, vectorised like the getpages; other IFCIDs counted; failures named.
+        is_io = (fail == 0) & np.isin(ifcid, (L.IFCID_READ_START, L.IFCID_READ_END))
+        check(is_io & (n < h + 2 * L.SDS_ITEM), "SDS|no data section triplet")
+        ok = is_io & (fail == 0)
+        t = np.where(ok, s + h + L.SDS_ITEM, 0)
+        i_off, i_len, i_cnt = _u32(buf, t), _u16(buf, t + L.SDS_LENGTH), _u16(buf, t + L.SDS_COUNT)
+        start = ifcid == L.IFCID_READ_START
+        check(ok & (i_cnt != 1), "SDS|expected one data section item")
+        check(ok & start & (i_len != L.QW0006_LENGTH), "QW0006|section length is not the public layout (16 bytes)")
+        check(
+            ok & ~start & ~np.isin(i_len, L.QW0007_LENGTHS), "QW0007|section length is not the public layout (14 or 16)"
+        )
+        check(ok & ((i_off < h + 16) | (i_off + i_len > n)), "SDS|data section outside the record")
+        ok = is_io & (fail == 0)
+        d = np.where(ok, s + i_off, 0)
+        rt = _READ_TYPE[buf[d + L.QW0006F]]
+        bp6 = _u32(buf, d + L.QW0006BP)
+        check(ok & start & (rt == 255), "QW0006F|read type is not R, S, L or D")
+        check(ok & start & ((bp6 > 255) | ~_POOL_OK[np.minimum(bp6, 255)]), "QW0006BP|not a buffer pool id")
+        sel = np.flatnonzero(is_io & (fail == 0))
+        ds, st = d[sel], start[sel]
+        z = np.zeros(len(sel), np.int64)
+        io = IoColumns(
+            is_start=st,
+            time_us=time_us[sel],
+            ssid=ssid_raw[sel],
+            ace=np.where(st, _u32(buf, ds + L.QW0006AC), _u32(buf, ds + L.QW0007AC)),
+            dbid=np.where(st, _u16(buf, ds + L.QW0006DB), _u16(buf, ds + L.QW0007DB)),
+            obid=np.where(st, _u16(buf, ds + L.QW0006OB), _u16(buf, ds + L.QW0007OB)),
+            pool_id=np.where(st, bp6[sel], z),
+            first_page=np.where(st, _u32(buf, ds + L.QW0006PN) >> 8, z),  # XL3: the fullword's top 3 bytes
+            read_type=np.where(st, rt[sel], z).astype(np.int64),
+            pages=np.where(st, z, _u16(buf, ds + L.QW0007NP)),
+            retcode=np.where(st, z, _u32(buf, ds + L.QW0007MM)),
+            offset=at[sel],
+        )
+        other = (fail == 0) & ~is_io & (ifcid != L.IFCID_GETPAGE) & (ifcid >= 0)
+        skipped = {int(k): int(v) for k, v in zip(*np.unique(ifcid[other], return_counts=True), strict=True)}
         for i in np.flatnonzero(fail):
             fld, why = reasons[fail[i] - 1].split("|")
             a = int(s[i])
             self._reject(int(at[i]), fld, why, data[a : a + int(n[i])])
-        return decoded, ios, skipped
-
-    def _io(
-        self, data: bytes, s: int, n: int, ifcid: int, time_us: int, ssid_raw: int, at: int
-    ) -> IoStart | IoStop | None:
-        """One 006 or 007 record at s (its file offset: at)."""
-        h = (self.kind or SMF).header
-        off, ln, cnt = struct.unpack_from(">IHH", data, s + h + L.SDS_ITEM)
-        name = f"QW{ifcid:04d}"
-        lengths = (L.QW0006_LENGTH,) if ifcid == L.IFCID_READ_START else L.QW0007_LENGTHS
-        why = None
-        if n < h + 2 * L.SDS_ITEM or cnt != 1:
-            why = "SDS", "expected one data section item"
-        elif ln not in lengths:
-            why = name, f"section length {ln} is not the public layout ({' or '.join(map(str, lengths))} bytes)"
-        elif off < h + 16 or off + ln > n:
-            why = "SDS", "data section outside the record"
-        if why is not None:
-            self._reject(at, why[0], why[1], data[s : s + n])
-            return None
-        d = s + off
-        ssid = L.ebcdic(ssid_raw.to_bytes(4, "big"))
-        if ifcid == L.IFCID_READ_START:
-            db, ob, bp = struct.unpack_from(">HHI", data, d)
-            first = int.from_bytes(data[d + L.QW0006PN : d + L.QW0006PN + 3], "big")
-            rt = L.ebcdic(data[d + L.QW0006F : d + L.QW0006F + 1])
-            (ace,) = struct.unpack_from(">I", data, d + L.QW0006AC)
-            if rt not in ("R", "S", "L", "D"):
-                self._reject(at, "QW0006F", f"read type {rt!r} is not R, S, L or D", data[s : s + n])
-                return None
-            if pool_name(bp) is None:
-                self._reject(at, "QW0006BP", f"{bp} is not a buffer pool id", data[s : s + n])
-                return None
-            return IoStart(time_us, ssid, ace, db, ob, bp, first, rt, f"{self.path}:byte {at}")
-        mm, db, ob, ace, pages = struct.unpack_from(">IHHIH", data, d)
-        return IoStop(time_us, ssid, ace, db, ob, pages, mm, f"{self.path}:byte {at}")
+        return decoded, (rec[sel], io), skipped
 
 
 def _concat(parts: list[GetpageColumns], order: I64) -> GetpageColumns:

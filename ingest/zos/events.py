@@ -218,3 +218,144 @@ class ZosBlock:
     skipped: dict[int, int]
     end_offset: int  # byte offset just after the block's last complete record (or line)
     end_line: int  # text: the line number reached; binary: records read so far
+    io_columns: IoColumns | None = None  # binary readers: the 006/007 records as columns (not in ios)
+
+
+@dataclass
+class IoColumns:
+    """IFCID 006 and 007 records of one read, in record order, as columns (binary readers)."""
+
+    is_start: npt.NDArray[np.bool_]
+    time_us: npt.NDArray[np.int64]
+    ssid: npt.NDArray[np.int64]  # the raw 4 EBCDIC bytes as an integer (a key, named at the end)
+    ace: npt.NDArray[np.int64]
+    dbid: npt.NDArray[np.int64]
+    obid: npt.NDArray[np.int64]
+    pool_id: npt.NDArray[np.int64]  # starts only
+    first_page: npt.NDArray[np.int64]  # starts only
+    read_type: npt.NDArray[np.int64]  # starts only: READ_TYPES value
+    pages: npt.NDArray[np.int64]  # stops only
+    retcode: npt.NDArray[np.int64]  # stops only
+    offset: npt.NDArray[np.int64]  # the record's byte offset in its file
+
+    def __len__(self) -> int:
+        return len(self.time_us)
+
+    def take(self, sel: npt.NDArray[np.intp] | npt.NDArray[np.bool_]) -> IoColumns:
+        return IoColumns(*(getattr(self, f.name)[sel] for f in dataclasses.fields(self)))
+
+    @classmethod
+    def concat(cls, parts: list[IoColumns]) -> IoColumns:
+        return cls(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(cls)))
+
+
+@dataclass
+class PairedIos:
+    """Finished read I/Os as columns (ssid still raw EBCDIC as an integer)."""
+
+    time_us: npt.NDArray[np.int64]
+    ssid: npt.NDArray[np.int64]
+    pool_id: npt.NDArray[np.int64]
+    dbid: npt.NDArray[np.int64]
+    obid: npt.NDArray[np.int64]
+    io_type: npt.NDArray[np.int64]
+    first_page: npt.NDArray[np.int64]
+    pages: npt.NDArray[np.int64]
+    elapsed_us: npt.NDArray[np.int64]
+
+
+def pair_columns(c: IoColumns, carried: IoColumns) -> tuple[PairedIos, npt.NDArray[np.int64], IoColumns, int, int]:
+    """FIFO matching of each 007 with the oldest open 006 of the same (subsystem, ACE, DBID, OBID),
+    as IoPairing does, vectorised: within a key the k-th end matches the k-th start. `carried`:
+    starts left open by earlier reads (they come first). Returns (finished I/Os, byte offsets of
+    ends without a start, the starts still open, empty prefetches, failed I/Os)."""
+    allc = IoColumns.concat([carried, c])
+    order = np.arange(len(allc))
+    # The key's 96 bits as one integer in two steps (1-d unique sorts beat a row-wise unique).
+    _, agent = np.unique((allc.ssid << 32) | allc.ace, return_inverse=True)
+    _, group = np.unique(
+        (agent.reshape(-1).astype(np.int64) << 32) | (allc.dbid << 16) | allc.obid, return_inverse=True
+    )
+    group = group.reshape(-1).astype(np.int64)
+
+    def ranks(sel: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:
+        idx = np.flatnonzero(sel)
+        o = idx[np.lexsort((order[idx], group[idx]))]
+        g = group[o]
+        first = np.r_[0, np.flatnonzero(g[1:] != g[:-1]) + 1]
+        counts = np.diff(np.r_[first, len(o)])
+        rank = np.arange(len(o)) - np.repeat(first, counts)
+        return o, (g << 32) | rank
+
+    s_idx, s_key = ranks(allc.is_start)
+    e_idx, e_key = ranks(~allc.is_start)
+    pos = np.searchsorted(s_key, e_key) if len(s_key) else np.zeros(len(e_key), np.intp)
+    found = (pos < len(s_key)) & (s_key[np.minimum(pos, max(len(s_key) - 1, 0))] == e_key) if len(s_key) else pos < 0
+    matched_start = s_idx[np.minimum(pos, max(len(s_idx) - 1, 0))] if len(s_idx) else pos
+    ok = found & (matched_start < e_idx)
+    if not ok.all():  # an end before (or without) its start: FIFO step by step
+        return _pair_slowly(allc, len(carried))
+    start, end = matched_start, e_idx
+    used = np.zeros(len(allc), np.bool_)
+    used[start] = True
+    still_open = allc.take(allc.is_start & ~used)
+    good = (allc.retcode[end] == 0) & (allc.pages[end] > 0)
+    empty = int(((allc.retcode[end] == 0) & (allc.pages[end] == 0)).sum())
+    failed = int((allc.retcode[end] != 0).sum())
+    s, e = start[good], end[good]
+    paired = PairedIos(
+        allc.time_us[s],
+        allc.ssid[s],
+        allc.pool_id[s],
+        allc.dbid[s],
+        allc.obid[s],
+        allc.read_type[s],
+        allc.first_page[s],
+        allc.pages[e],
+        np.maximum(0, allc.time_us[e] - allc.time_us[s]),
+    )
+    return paired, np.zeros(0, np.int64), still_open, empty, failed
+
+
+def _pair_slowly(allc: IoColumns, n_carried: int) -> tuple[PairedIos, npt.NDArray[np.int64], IoColumns, int, int]:
+    open_: dict[tuple[int, int, int, int], deque[int]] = {}
+    starts: list[int] = []
+    ends: list[int] = []
+    unpaired: list[int] = []
+    empty = failed = 0
+    for i in range(len(allc)):
+        key = (int(allc.ssid[i]), int(allc.ace[i]), int(allc.dbid[i]), int(allc.obid[i]))
+        if allc.is_start[i]:
+            open_.setdefault(key, deque()).append(i)
+            continue
+        q = open_.get(key)
+        if not q:
+            unpaired.append(int(allc.offset[i]))
+            continue
+        s = q.popleft()
+        if allc.retcode[i] != 0:
+            failed += 1
+        elif allc.pages[i] == 0:
+            empty += 1
+        else:
+            starts.append(s)
+            ends.append(i)
+    left = sorted(i for q in open_.values() for i in q)
+    s_a, e_a = np.array(starts, np.intp), np.array(ends, np.intp)
+    paired = PairedIos(
+        allc.time_us[s_a],
+        allc.ssid[s_a],
+        allc.pool_id[s_a],
+        allc.dbid[s_a],
+        allc.obid[s_a],
+        allc.read_type[s_a],
+        allc.first_page[s_a],
+        allc.pages[e_a],
+        np.maximum(0, allc.time_us[e_a] - allc.time_us[s_a]),
+    )
+    return paired, np.array(unpaired, np.int64), allc.take(np.array(left, np.intp)), empty, failed
+
+
+def no_ios() -> IoColumns:
+    z = np.zeros(0, np.int64)
+    return IoColumns(np.zeros(0, np.bool_), z, z, z, z, z, z, z, z, z, z, z)

@@ -4,16 +4,30 @@ getpages keyed `SSID/BPn` by member and pool, objects named from the catalog (el
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from poolsight.ingest.zos.binary import KINDS, BinaryReader
 from poolsight.ingest.zos.catalog import Catalog
-from poolsight.ingest.zos.events import GetpageColumns, IoPairing, IoStart, ReadIo, Unpaired, ZosBlock, pool_name
+from poolsight.ingest.zos.events import (
+    GetpageColumns,
+    IoColumns,
+    IoPairing,
+    IoStart,
+    ReadIo,
+    Unpaired,
+    ZosBlock,
+    no_ios,
+    pair_columns,
+    pool_name,
+)
+from poolsight.ingest.zos.layout import ebcdic
 from poolsight.simulator.trace import Names, ReadIos, TraceBatch, TraceFormatError
 
 FORMATS = ("smf", "gtf", "omegamon-rectrace")
@@ -52,6 +66,7 @@ class ZosTraceReader:
     errors: list[TraceFormatError] = field(default_factory=list)
     summary: ZosSummary = field(default_factory=ZosSummary)
     _rejected: int = 0
+    _open: IoColumns = field(default_factory=no_ios)  # binary: 006 records still waiting for their 007
 
     def __post_init__(self) -> None:
         self.end_offset, self.end_line = self.start_offset, self.start_line
@@ -108,7 +123,7 @@ class ZosTraceReader:
             if len(batch) or (batch.io is not None and len(batch.io)):
                 yield batch
         p = self.pairing
-        self.summary.open_starts = p.open_starts
+        self.summary.open_starts = p.open_starts + len(self._open)
         self.summary.empty_prefetches, self.summary.failed_ios = p.empty_prefetches, p.failed
 
     def _batch(self, g: GetpageColumns) -> TraceBatch:
@@ -149,7 +164,28 @@ class ZosTraceReader:
                 key = f"{name} ({want} in the catalog, {have} in the trace)"
                 self.summary.pool_mismatches[key] = self.summary.pool_mismatches.get(key, 0) + int(c)
 
+    def open_ios(self) -> list[list[object]]:
+        """The I/O starts still waiting for their end, JSON-able (a collector's position keeps them)."""
+        if self.format == "omegamon-rectrace":
+            return self.pairing.snapshot()
+        c = self._open
+        return [[int(getattr(c, f.name)[i]) for f in dataclasses.fields(c)] for i in range(len(c))]
+
+    def restore_open(self, saved: list[list[object]]) -> None:
+        if self.format == "omegamon-rectrace":
+            self.pairing.restore(saved)
+        elif saved:
+            cols = list(zip(*saved, strict=True))
+            fields = dataclasses.fields(IoColumns)
+            arrays: list[Any] = [
+                np.array(v, dtype=np.bool_ if f.name == "is_start" else np.int64)
+                for f, v in zip(fields, cols, strict=True)
+            ]
+            self._open = IoColumns(*arrays)
+
     def _ios(self, block: ZosBlock) -> ReadIos | None:
+        if block.io_columns is not None:
+            return self._io_columns(block.io_columns)
         done: list[ReadIo] = []
         for e in block.ios:
             if isinstance(e, IoStart):
@@ -179,6 +215,34 @@ class ZosTraceReader:
             first_page=np.array([r.first_page for r in done], np.int64),
             pages=np.array([r.pages for r in done], np.int32),
             elapsed_us=np.array([r.elapsed_us for r in done], np.int64),
+        )
+
+    def _io_columns(self, c: IoColumns) -> ReadIos | None:
+        paired, unpaired, self._open, empty, failed = pair_columns(c, self._open)
+        if len(self._open) > self.pairing.max_open:  # bound: the oldest starts give way
+            self.pairing.dropped_starts += len(self._open) - self.pairing.max_open
+            self._open = self._open.take(np.arange(len(self._open) - self.pairing.max_open, len(self._open)))
+        self.pairing.empty_prefetches += empty
+        self.pairing.failed += failed
+        for off in unpaired.tolist():
+            why = "a read I/O end without its start (IFCID 006)"
+            self._reject(TraceFormatError(str(self.path), int(off), "IFCID 007", why, unit="byte"))
+        n = len(paired.time_us)
+        if not n:
+            return None
+        self.summary.read_ios += n
+        pool_used, pool_code = np.unique((paired.ssid << 16) | paired.pool_id, return_inverse=True)
+        pools = [_pool_key(ebcdic(int(u >> 16).to_bytes(4, "big")), int(u) & 0xFFFF) for u in pool_used]
+        obj_used, obj_code = np.unique((paired.dbid << 16) | paired.obid, return_inverse=True)
+        objects = [self.catalog.name(int(u) >> 16, int(u) & 0xFFFF) for u in obj_used]
+        return ReadIos(
+            times=paired.time_us / 1e6,
+            pool_names=_names(np.array(pools), pool_code),
+            object_names=_names(np.array(objects), obj_code),
+            io_type=paired.io_type.astype(np.uint8),
+            first_page=paired.first_page,
+            pages=paired.pages.astype(np.int32),
+            elapsed_us=paired.elapsed_us,
         )
 
 

@@ -11,7 +11,7 @@ import datetime as dt
 import heapq
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -117,8 +117,8 @@ class ZosTraceWriter:
         pool: str,
         time_us: npt.NDArray[np.int64],
         names: list[str],
-        objects: npt.NDArray[np.int64],
-        pages: npt.NDArray[np.int64],
+        objects: npt.NDArray[Any],
+        pages: npt.NDArray[Any],
         access: npt.NDArray[np.uint8],
         function: npt.NDArray[np.uint8],
         hit: npt.NDArray[np.uint8],

@@ -944,3 +944,47 @@ def test_maintain_compacts_and_expires_and_changes_no_answer(workload: tuple[str
     assert {p: int(n) for p, n in curve} == truth
     bad = poolsight("maintain", "--retain", "7 days; DROP TABLE x")
     assert bad.returncode == 2 and "--retain" in bad.stderr
+
+
+def test_an_smf_trace_lands_exactly_with_its_measured_read_ios(jobs: None, tmp_path: Path) -> None:
+    """A shop's trace as SMF type 102 (IFCID 198 getpages, 006/007 read I/Os) through `ingest
+    trace` into Kafka, Flink and Iceberg. Truth: the same run's CSV trace and I/O events."""
+    member = f"Z{uuid.uuid4().hex[:3].upper()}"  # a DB2 subsystem id has 4 characters
+    files = tmp_path / "smf"
+    _generate(member, files, "--trace-format", "csv,smf", duration=60)
+    truth = _truth(files / "trace.csv")
+    r = poolsight(
+        "ingest", "trace", str(files / "trace.smf"), "--catalog", str(files / "catalog.csv"),
+        "--state-dir", str(tmp_path / "state"), timeout=300,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    sent = json.loads(r.stdout.strip().splitlines()[-1])
+    reads: dict[tuple[str, str, str], list[int]] = {}
+    with (files / "io.jsonl").open() as f:
+        for line in f:
+            e = json.loads(line)
+            if e["kind"] == "read":
+                c = reads.setdefault(
+                    (e["pool"], e["object"], ("sync", "sequential", "list", "dynamic")[e["io_type"]]), [0, 0, 0]
+                )
+                c[0], c[1], c[2] = c[0] + 1, c[1] + e["pages"], c[2] + e["elapsed_us"]
+    events = pacsv.read_csv(files / "trace.csv").num_rows  # getpages, set-write-intents and releases
+    assert (sent["accepted"], sent["read_ios"], sent["rejected"]) == (
+        events,
+        sum(c[0] for c in reads.values()),
+        0,
+    )
+    assert _wait_getpages(member, truth) == truth, _diagnosis()
+    got: dict[tuple[str, str, str], list[int]] = {}
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        rows = _query(
+            "SELECT pool, object, io_type, sum(ios), sum(pages), sum(elapsed_us) FROM iceberg.poolsight.io_pane "
+            "WHERE source = ? AND direction = 'read' GROUP BY pool, object, io_type",
+            (member,),
+        )
+        got = {(str(p), str(o), str(t)): [int(a), int(b), int(c)] for p, o, t, a, b, c in rows}
+        if got == reads:
+            break
+        time.sleep(2)
+    assert got == reads

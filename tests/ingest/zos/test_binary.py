@@ -120,7 +120,7 @@ def read(path: Path, fmt: str, catalog: Catalog | None = None, **kw: object) -> 
 
 
 def rows(batches: list[TraceBatch]) -> list[tuple[object, ...]]:
-    out = []
+    out: list[tuple[object, ...]] = []
     for b in batches:
         assert b.hit is not None
         for i in range(len(b)):
@@ -140,7 +140,7 @@ def rows(batches: list[TraceBatch]) -> list[tuple[object, ...]]:
 
 def expected(names: dict[tuple[int, int], str] | None = None) -> list[tuple[object, ...]]:
     pools = {1: "DB2A/BP1", 100: "DB2A/BP8K0"}
-    out = []
+    out: list[tuple[object, ...]] = []
     for i, ((db, ob, bp, _, _, _, page), codes) in enumerate(GETPAGES):
         name = (names or {}).get((db, ob), f"{db}/{ob}")
         out.append((T0 + 10 * i, pools[bp], name, page, *codes))
