@@ -16,7 +16,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "directory",
         nargs="?",
         type=Path,
-        help="offline: a directory as `poolsight generate --output DIR` writes it (trace.csv, statistics, "
+        help="offline: a directory as `poolsight generate --output DIR` writes it (trace.csv, or trace.smf / "
+        "trace.gtf with catalog.csv; statistics, "
         "attributes, catalog, system_memory.jsonl or .csv); without it, the latest advice from Trino",
     )
     b = p.add_mutually_exclusive_group()
@@ -133,9 +134,6 @@ def run(a: argparse.Namespace) -> int:
     from poolsight.advice.offline import advise_dir
     from poolsight.advice.replay import TraceError
 
-    if not (a.directory / "trace.csv").exists():
-        print(f"poolsight advise: {a.directory}/trace.csv: no such file", file=sys.stderr)
-        return 2
     try:
         doc, inputs = advise_dir(a.directory, budget)
     except TraceError as exc:

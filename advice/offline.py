@@ -134,7 +134,10 @@ def advise_dir(
     """The advice document for a directory, and the inputs read (with their rejects)."""
     t, r, c = thresholds or Thresholds(), rules or Rules(), costs or Costs()
     inputs = read(directory)
-    trace = replay.load(directory / "trace.csv")
+    path = replay.trace_file(directory)
+    if path is None:
+        raise replay.TraceError(f"{directory}: no trace ({', '.join(replay.TRACE_NAMES)})")
+    trace = replay.load(path)
     states, skipped = pool_states(inputs, trace)
     if not states:
         raise replay.TraceError(f"{directory}: no pool of the trace has attributes ({'; '.join(skipped)})")

@@ -14,10 +14,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from poolsight.ingest.tracefiles import open_trace
+from poolsight.ingest.zos.catalog import Catalog
 from poolsight.schemas.getpage import ACCESS_NAMES
 from poolsight.simulator.engine import PolicyName, SimConfig, Simulator
 from poolsight.simulator.result import PoolResult
-from poolsight.simulator.trace import Names, TraceReader
+from poolsight.simulator.trace import Names, TraceFormatError
 
 PANE_SECONDS = 60.0
 
@@ -71,9 +73,22 @@ class Trace:
         return [self.objects[int(c)] for c in codes]
 
 
+TRACE_NAMES = ("trace.csv", "trace.smf", "trace.gtf", "trace.parquet")  # what a directory may hold
+
+
+def trace_file(directory: Path) -> Path | None:
+    """The trace of a directory as `poolsight generate --output DIR` (or a shop) lays it out."""
+    return next((directory / n for n in TRACE_NAMES if (directory / n).exists()), None)
+
+
 def load(path: Path) -> Trace:
-    """Every getpage of a trace file (the project CSV format), names coded once for the whole file."""
-    reader = TraceReader(path)
+    """Every getpage of a trace file in any format the readers know (a z/OS trace's objects named
+    by a catalog.csv beside it), names coded once for the whole file."""
+    catalog = path.parent / "catalog.csv"
+    try:
+        reader = open_trace(path, catalog=Catalog.load([catalog]) if catalog.exists() else None)
+    except TraceFormatError as exc:
+        raise TraceError(str(exc)) from exc
     parts: dict[str, list[Any]] = {k: [] for k in ("t", "p", "o", "pg", "a", "f")}
     pools: dict[str, int] = {}
     objects: dict[str, int] = {}
