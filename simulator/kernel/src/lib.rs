@@ -9,9 +9,9 @@ pub mod mini;
 pub mod olken;
 pub mod pool;
 pub mod table;
-pub mod zos;
 #[cfg(test)]
 mod testutil;
+pub mod zos;
 
 use mini::Policy;
 use pool::{Mode, PoolState, TYPES};

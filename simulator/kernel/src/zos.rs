@@ -43,7 +43,11 @@ pub fn frame(data: &[u8], with_bdw: bool, min_len: usize) -> Frames {
                 (raw >> 16) as usize
             };
             if blen < 8 {
-                f.error = Some((at, "BDW", format!("block length {blen} is shorter than a BDW and an RDW")));
+                f.error = Some((
+                    at,
+                    "BDW",
+                    format!("block length {blen} is shorter than a BDW and an RDW"),
+                ));
                 break;
             }
             if at + blen > data.len() {
@@ -54,13 +58,20 @@ pub fn frame(data: &[u8], with_bdw: bool, min_len: usize) -> Frames {
             let before = f.starts.len();
             while r < end {
                 if r + 4 > end {
-                    f.error = Some((r, "RDW", format!("{} bytes left in the block, too few for an RDW", end - r)));
+                    f.error = Some((
+                        r,
+                        "RDW",
+                        format!("{} bytes left in the block, too few for an RDW", end - r),
+                    ));
                     break;
                 }
                 let len = be16(data, r);
                 if len < min_len.max(4) || r + len > end {
                     let why = if len < min_len.max(4) {
-                        format!("record length {len} is shorter than the {}-byte writer header", min_len.max(4))
+                        format!(
+                            "record length {len} is shorter than the {}-byte writer header",
+                            min_len.max(4)
+                        )
                     } else {
                         format!("record length {len} runs past the block's end at byte {end}")
                     };
@@ -90,7 +101,10 @@ pub fn frame(data: &[u8], with_bdw: bool, min_len: usize) -> Frames {
                 f.error = Some((
                     at,
                     "RDW",
-                    format!("record length {len} is shorter than the {}-byte writer header", min_len.max(4)),
+                    format!(
+                        "record length {len} is shorter than the {}-byte writer header",
+                        min_len.max(4)
+                    ),
                 ));
                 break;
             }
