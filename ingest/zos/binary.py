@@ -66,25 +66,31 @@ def sniff(head: bytes) -> tuple[Kind, bool] | None:
     return None
 
 
-def _u16(b: U8, at: I64) -> I64:
-    """Big-endian halfwords at byte offsets `at`: one gather from the view starting at the
-    offset's parity (unaligned numpy views cost nothing; two byte gathers cost twice)."""
+def _gather(b: U8, at: I64, width: int, dtype: str) -> I64:
+    """Big-endian integers of `width` bytes at byte offsets `at`: one gather from the view that
+    starts at each offset's remainder (unaligned numpy views cost nothing; gathering the bytes
+    one by one costs `width` times more). Records are usually all aligned alike: one view."""
+    shift = width.bit_length() - 1
+    rem = at & (width - 1)
+    if not len(at) or (rem == rem[0]).all():
+        k = int(rem[0]) if len(at) else 0
+        view = np.frombuffer(b.data, dtype=dtype, offset=k, count=(len(b) - k) // width)
+        out: I64 = view[(at - k) >> shift].astype(np.int64)
+        return out
     out = np.empty(len(at), np.int64)
-    for k in (0, 1):
-        sel = (at & 1) == k
-        view = np.frombuffer(b.data, dtype=">u2", offset=k, count=(len(b) - k) // 2)
-        out[sel] = view[(at[sel] - k) >> 1]
+    for k in range(width):
+        view = np.frombuffer(b.data, dtype=dtype, offset=k, count=(len(b) - k) // width)
+        sel = rem == k
+        out[sel] = view[(at[sel] - k) >> shift]
     return out
+
+
+def _u16(b: U8, at: I64) -> I64:
+    return _gather(b, at, 2, ">u2")
 
 
 def _u32(b: U8, at: I64) -> I64:
-    out = np.empty(len(at), np.int64)
-    for k in range(4):
-        sel = (at & 3) == k
-        if sel.any():
-            view = np.frombuffer(b.data, dtype=">u4", offset=k, count=(len(b) - k) // 4)
-            out[sel] = view[(at[sel] - k) >> 2]
-    return out
+    return _gather(b, at, 4, ">u4")
 
 
 @dataclass
@@ -346,7 +352,9 @@ class BinaryReader:
             (~_POOL_OK[bp], "QW0198BP|not a buffer pool id (0-49, 80-89, 100-109, 120-129)"),
         ]
         for bad, reason in item_reasons:
-            check(np.isin(np.arange(len(s)), rows[bad]), reason)
+            bad_record = np.zeros(len(s), np.bool_)
+            bad_record[rows[bad]] = True
+            check(bad_record, reason)
             bad_item[bad] = 1
         good = fail[rows] == 0
         rows, item = rows[good], item[good]
