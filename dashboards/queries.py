@@ -100,7 +100,8 @@ def pool(
     retention: Retention | None = None,
     now: datetime | None = None,
 ) -> dict[str, Any]:
-    """The pool page: attributes, curve with the measured point and accuracy, series over the range
+    """The pool page: attributes, curve with the measured point and accuracy, DB2's simulated pool
+    beside the simulation (spsize_check, when the pool has an SPSIZE), series over the range
     at the grain that answers it (sql/grain.py; `retention`: what is kept, default the defaults).
     With a cache, everything but the attributes is read again only when the pool has a new pane."""
     since = recent_since(run, source, pool_name)
@@ -129,19 +130,20 @@ def pool(
     out: dict[str, Any] = {"source": source, "pool": pool_name, "attributes": attributes}
     window = tr.resolve(attributes["latest_pane_end"])
     if window is None:
-        return {**out, "window": None, "series": [], "stats_series": [], "curve": [], "mix": None}
+        return {**out, "window": None, "series": [], "stats_series": [], "curve": [], "mix": None, "spsize_check": []}
     start, end = window
     grain = grain_for(start, end, retention or Retention(), now or datetime.now(start.tzinfo))
     at = "" if grain == "pane" else f"_rollup@{grain}"  # a declared variant of sql/queries/dashboard.sql
     series_q, stats_q, mix_q = (f"{name}{at}" for name in ("pool_series", "pool_stats_series", "pool_mix"))
     rng = {"source": source, "pool": pool_name, "start": start, "end": end}
     # One Trino query each, at once: the page waits for the slowest, not for the sum.
-    with ThreadPoolExecutor(5) as ex:
+    with ThreadPoolExecutor(6) as ex:
         curve = ex.submit(curve_and_measured)
         accuracy = ex.submit(ask, run, "pool_accuracy", source=source, pool=pool_name)
         series = ex.submit(ask, run, series_q, **rng)
         stats = ex.submit(ask, run, stats_q, **rng)
         mix = ex.submit(ask, run, mix_q, **rng)
+        spsize = ex.submit(ask, run, "pool_spsize_check", **rng)  # empty unless the pool has an SPSIZE
         acc = accuracy.result()
         rows, stats_rows, mix_row = series.result(), stats.result(), mix.result()[0]
     if grain != "pane" and not rows:  # not rolled up (yet, or no maintenance service): the panes kept
@@ -158,6 +160,7 @@ def pool(
         "measured_at_current": curve.result()[1],
         "accuracy": acc[0] if acc else None,
         "mix": mix_row,
+        "spsize_check": spsize.result(),
     }
 
 

@@ -44,7 +44,18 @@ OUTPUTS = (
 )
 COLLECTOR = "flink-statistics"
 # The pool attributes pool_stats rows carry (the latest seen for the key).
-ATTRIBUTE_KEYS = ("vpsize", "vpseqt", "dwqt", "vdwqt", "page_size", "pgsteal", "pgfix", "frame_size")
+ATTRIBUTE_KEYS = (
+    "vpsize",
+    "vpseqt",
+    "dwqt",
+    "vdwqt",
+    "page_size",
+    "pgsteal",
+    "pgfix",
+    "frame_size",
+    "spsize",
+    "spseqt",
+)
 NS = "poolsight.v1."
 # pool_stats is the main output; every other table is a side output.
 TAGS = {name: OutputTag(name, row_type(BY_NAME[name])) for name in OUTPUTS if name != "pool_stats"}

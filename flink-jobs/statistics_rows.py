@@ -37,6 +37,8 @@ def pool_stats_row(rec: dict[str, Any], attrs: dict[str, Any] | None) -> dict[st
         "pgsteal": a.get("pgsteal"),
         "pgfix": a.get("pgfix"),
         "frame_size": a.get("frame_size"),
+        "spsize": a.get("spsize") or None,  # 0: no simulated pool
+        "spseqt": a.get("spseqt") if a.get("spsize") else None,
     }
 
 

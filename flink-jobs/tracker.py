@@ -14,7 +14,8 @@ starts its numbers again with later times (a new run) is fed.
 
 Each pool runs with its own settings, from its attribute records: beside the
 LRU stack curve, miniature caches of its page-steal policy and VPSEQT on the
-ladder around its VPSIZE (`Simulator.set_pool_policy`). An attribute record that
+ladder around its VPSIZE (`Simulator.set_pool_policy`), and at VPSIZE + SPSIZE when DB2
+simulates a pool of its own (SPSIZE). An attribute record that
 alters the pool takes effect at its event time, inside a batch if need be, and
 starts a prediction check (checks.py).
 
@@ -143,7 +144,9 @@ class PoolTracker:
         self.setting = new
         self.current_size = new.size
         if self.pool_policy:
-            self.sim.set_pool_policy(self.pool, new.size, new.policy, new.vpseqt)
+            # DB2's simulated pool (SPSIZE) is checked at its exact size (the view spsize_check).
+            also = [new.simulated_size] if new.simulated_size else []
+            self.sim.set_pool_policy(self.pool, new.size, new.policy, new.vpseqt, also=also)
 
     def _ordered(self, b: GetpageBatch) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], Any]:
         """Times and panes in feeding order: the batch's order, or (if its panes go back and

@@ -6,6 +6,10 @@ VPSEQT, dynamic prefetch, deferred writes, cross-invalidation) that decide
 hits, read I/Os and write I/Os; statistics intervals are the models' own
 counters. So the trace, the I/O events and the statistics agree as a real
 subsystem's would. Deterministic for a given seed.
+
+A pool with an SPSIZE (scenario `spsize`) also runs DB2's simulated pool: a second model of
+VPSIZE + SPSIZE buffers fed the same getpages (`SimulatedPool`), whose hits against the real
+pool's misses are the interval's avoidable reads and delay (DSNB432I, IFCID 2).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from poolsight._kernel import PoolModel
-from poolsight.ingest import stats_report
+from poolsight.ingest import display_report, stats_report
 from poolsight.ingest.batching import make_batch
 from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario
 from poolsight.ingest.stats_common import empty_pool_stats
@@ -223,6 +227,70 @@ class Sink(Protocol):
     def close(self) -> None: ...
 
 
+def simulated_vpseqt(spec: PoolSpec) -> float:
+    """The sequential threshold of the pool of VPSIZE + SPSIZE buffers DB2 simulates: VPSEQT % of
+    the real buffers and SPSEQT % of the simulated ones (SPSEQT defaults to VPSEQT)."""
+    spseqt = spec.vpseqt if spec.spseqt is None else spec.spseqt
+    return (spec.vpseqt * spec.vpsize + spseqt * spec.spsize) / (spec.vpsize + spec.spsize)
+
+
+class SimulatedPool:
+    """DB2's simulated pool of one member's pool: a PoolModel of VPSIZE + SPSIZE buffers that sees
+    every getpage the real pool sees. A read the real pool made for a getpage this bigger pool
+    found is avoidable: a random getpage's sync read (SYNC READ I/O (R)), a sequential or
+    RID-list getpage's prefetch read (ASYNC READ I/O); the real pool's model reads sequential
+    getpages only by prefetch, so SYNC READ I/O (S) stays 0. The avoidable sync reads' elapsed
+    times add up to the avoidable delay."""
+
+    def __init__(self, spec: PoolSpec) -> None:
+        self.spec = spec
+        self.model = PoolModel(
+            spec.vpsize + spec.spsize, simulated_vpseqt(spec), spec.prefetch_quantity, spec.dwqt, spec.vdwqt
+        )
+        self.sync_random = 0
+        self.async_reads = 0
+        self.delay_us = 0
+
+    def alter(self, t: float, spec: PoolSpec) -> None:
+        self.spec = spec
+        self.model.alter(t, spec.vpsize + spec.spsize, simulated_vpseqt(spec))
+
+    def feed(self, c: Chunk, sel: npt.NDArray[np.bool_], reads: tuple[Any, ...]) -> None:
+        """The chunk's events of this pool (`sel`, after the real pool decided c.hit) and the
+        real pool's reads of them (kind 0 = sync, in event order, with their elapsed times)."""
+        access, function = c.access[sel], c.function[sel]
+        found = np.frombuffer(
+            self.model.feed(c.times[sel], c.obj[sel], c.page[sel], access, function), dtype=np.uint8
+        ).astype(bool)
+        self.model.take_reads()  # the simulated pool's own I/O is no one's: only its hits count
+        self.model.take_writes()
+        missed = (function == 0) & (c.hit[sel] == 0)
+        random = access == 0
+        avoidable = missed & found
+        self.sync_random += int((avoidable & random).sum())
+        self.async_reads += int((avoidable & ~random).sum())
+        # One sync read per random miss, in event order (bpmodel.rs): the avoidable ones' times.
+        k = reads[4]  # Vec<u8> crosses as bytes
+        kinds = np.frombuffer(k, dtype=np.uint8) if isinstance(k, bytes | bytearray) else np.asarray(k, np.uint8)
+        elapsed = np.asarray(reads[5], dtype=np.int64)
+        sync_elapsed = elapsed[kinds == 0]
+        of_sync = avoidable[missed & random]
+        if len(sync_elapsed) != len(of_sync):
+            raise RuntimeError(f"{len(sync_elapsed)} sync reads for {len(of_sync)} random misses")
+        self.delay_us += int(sync_elapsed[of_sync].sum())
+
+    def take(self) -> dict[str, Any]:
+        """The interval's DSNB432I figures (pool_stats fields), counted afresh from now."""
+        out = {
+            "sim_sync_reads_avoidable_random": self.sync_random,
+            "sim_sync_reads_avoidable_sequential": 0,
+            "sim_async_pages_avoidable": self.async_reads,
+            "sim_sync_io_delay_avoidable_ms": self.delay_us / 1e3,
+        }
+        self.sync_random = self.async_reads = self.delay_us = 0
+        return out
+
+
 @dataclass
 class Totals:
     getpages: int = 0
@@ -258,6 +326,7 @@ class Generator:
             [PoolModel(p.vpsize, p.vpseqt, p.prefetch_quantity, p.dwqt, p.vdwqt) for p in sc.pools.values()]
             for _ in sc.members
         ]
+        self.simulated = [[SimulatedPool(p) if p.spsize else None for p in sc.pools.values()] for _ in sc.members]
         names = self.workload.object_names
         self.gbp_dependent = np.array([sc.objects[n].gbp_dependent for n in names], dtype=bool)
         self.totals = Totals()
@@ -270,6 +339,9 @@ class Generator:
         pi = list(self.sc.pools).index(al.pool)
         for models in self.models:
             models[pi].alter(self.t, spec.vpsize, spec.vpseqt)
+        for simulated in self.simulated:
+            if (sp := simulated[pi]) is not None:
+                sp.alter(self.t, spec)
         sink.attributes(self.attributes(al.pool))
 
     def attributes(self, only: str | None = None) -> list[dict[str, Any]]:
@@ -293,8 +365,8 @@ class Generator:
                         "pgsteal": p.pgsteal,
                         "pgfix": p.pgfix,
                         "frame_size": None,
-                        "spsize": None,
-                        "spseqt": None,
+                        "spsize": p.spsize or None,
+                        "spseqt": (p.vpseqt if p.spseqt is None else p.spseqt) if p.spsize else None,
                     }
                 )
         return out
@@ -347,6 +419,8 @@ class Generator:
                 r, w = model.take_reads(), model.take_writes()
                 reads = (*r, self._elapsed(r[3], spec.sync_read_us, spec))
                 writes = (*w, self._elapsed(w[2], spec.write_us, spec))
+                if (sp := self.simulated[mi][pi]) is not None:
+                    sp.feed(c, sel, reads)
                 self.totals.reads += len(reads[0])
                 self.totals.writes += len(writes[0])
                 sink.io(member, pool, reads, writes, names)
@@ -404,6 +478,8 @@ class Generator:
                     "vdwqt_reached",
                 ):
                     rec[key] = k[key]
+                if (sp := self.simulated[mi][pi]) is not None:
+                    rec.update(sp.take())
                 sink.stats("pool_stats", rec)
             if len(self.sc.members) > 1:
                 sink.stats(
@@ -590,7 +666,9 @@ class KafkaSink:
 
 class FileSink:
     """The trace (project CSV format, with source and observed hit), JSON lines of the rest, and the
-    pool statistics again as a DB2 statistics report (statistics-report.txt, `ingest stats --format omegamon`)."""
+    pool statistics again as a DB2 statistics report (statistics-report.txt, `ingest stats --format
+    omegamon`) and as -DISPLAY BUFFERPOOL DETAIL output per pool and interval, with DSNB431I/432I
+    for a pool with SPSIZE (display-bufferpool.txt, `ingest stats --format display`)."""
 
     def __init__(self, directory: Path, trace_formats: tuple[str, ...] = ("csv",)) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -606,6 +684,8 @@ class FileSink:
             for name in ("attributes", "catalog", "pool_stats", "gbp_stats", "io", "system_memory")
         }
         self.report = (directory / "statistics-report.txt").open("w")
+        self.display = (directory / "display-bufferpool.txt").open("w")
+        self._attrs: dict[tuple[str, str], dict[str, Any]] = {}  # the latest attributes per (source, pool)
         self._page: list[dict[str, Any]] = []  # one member's pools of one interval
         self._pages = 0
 
@@ -617,6 +697,7 @@ class FileSink:
     def attributes(self, attributes: list[dict[str, Any]]) -> None:
         for a in attributes:
             self.jsonl["attributes"].write(json.dumps(a) + "\n")
+            self._attrs[(a["source"], a["pool"])] = a
 
     def getpages(self, source: str, pool: str, c: Chunk, sel: npt.NDArray[np.bool_], names: list[str]) -> None:
         i = np.nonzero(sel)[0]
@@ -687,6 +768,7 @@ class FileSink:
     def stats(self, schema: str, record: dict[str, Any]) -> None:
         self.jsonl[schema].write(json.dumps(record) + "\n")
         if schema == "pool_stats":
+            self.display.write(display_report.display(record, self._attrs.get((record["source"], record["pool"]))))
             if self._page and (self._page[0]["source"], self._page[0]["interval_start"]) != (
                 record["source"],
                 record["interval_start"],
@@ -703,6 +785,7 @@ class FileSink:
         if self._page:
             self._write_page()
         self.report.close()
+        self.display.close()
         if self.trace is not None:
             self.trace.close()
         for w in self.zos.values():

@@ -12,6 +12,11 @@ patterns, each taking a share of the getpages:
   the data pages;
 - sequential: a scan of `run_pages` consecutive pages (dynamic prefetch);
 - list: a RID-list access of `list_pages` sorted random pages (list prefetch).
+
+A pool with `spsize` (and optionally `spseqt`, default the pool's VPSEQT) also has DB2's
+simulated pool (-ALTER BUFFERPOOL SPSIZE, DB2 11+): the generator runs a second pool model of
+VPSIZE + SPSIZE buffers over the same getpages and reports what DB2 reports in DSNB432I and
+IFCID 2, the sync reads the bigger pool would have avoided.
 """
 
 from __future__ import annotations
@@ -47,6 +52,10 @@ class PoolSpec:
     write_us: float = 400.0
     page_transfer_us: float = 10.0
     io_sigma: float = 0.5
+    # DB2's simulated pool (SPSIZE buffers beyond VPSIZE; 0: none) and its sequential threshold
+    # (SPSEQT %, None: the pool's VPSEQT, so the simulated pool differs from the real one in size only).
+    spsize: int = 0
+    spseqt: float | None = None
 
 
 @dataclass(frozen=True)
@@ -140,6 +149,11 @@ def validate(sc: Scenario, where: str) -> None:
     for pool in sc.pools.values():
         if min(pool.sync_read_us, pool.write_us, pool.page_transfer_us, pool.io_sigma) < 0:
             raise ScenarioError(f"{where}: pool {pool.name}: I/O times and io_sigma must be >= 0")
+        if pool.spsize < 0 or (pool.spseqt is not None and not 0 <= pool.spseqt <= 100):
+            raise ScenarioError(f"{where}: pool {pool.name}: spsize must be >= 0 and spseqt in [0, 100]")
+        if pool.spsize and pool.pgsteal.upper() != "LRU":
+            # DB2 sets SPSIZE to 0 for such a pool (DSNB614I): a simulated pool needs PGSTEAL LRU.
+            raise ScenarioError(f"{where}: pool {pool.name}: a simulated pool (spsize) needs pgsteal LRU")
     for o in sc.objects.values():
         if o.pool not in sc.pools:
             raise ScenarioError(f"{where}: object {o.name} is in unknown pool {o.pool}")

@@ -9,20 +9,23 @@ per line layout both parse. A pool is named by DSNB401I; output without it
 or by the caller (`--pool`). Per pool the parser yields:
 
 - a PoolAttributes record: size (DSNB402I), thresholds (DSNB404I: VPSEQT,
-  DWQT, VDWQT and its buffer count, VPXSEQT), PGFIX and page stealing
+  SPSEQT, DWQT, VDWQT and its buffer count, VPXSEQT), PGFIX and page stealing
   (DSNB406I), simulated pool size (DSNB431I);
 - a PoolStats record of the incremental statistics (DSNB411I-415I, 420I,
-  421I, simulated-pool avoidable I/O DSNB432I) for the interval from
-  DSNB409I's "SINCE" to the time of the display. The display does not print
-  its own time: it comes from a timestamp leading the console lines
-  (`2026-11-22 10:00:00`, or `hh:mm:ss` with the date of DSNB409I) or from the
-  caller (`at`); without it the statistics are rejected, not guessed.
+  421I, the simulated pool's avoidable sync and async reads and avoidable sync
+  I/O delay DSNB432I) for the interval from DSNB409I's "SINCE" to the time of
+  the display. The display does not print its own time: it comes from the
+  last timestamp leading the console lines of that display (`2026-11-22
+  10:00:00.12`; an output of several displays, one per interval, gives each
+  display its own) or from the caller (`at`); without it the statistics are
+  rejected, not guessed.
 
 DSNB999I service output (SERVICE=4) gives the frame size backing most buffers.
 Ignored knowingly: other DSNB999I service output, use count, VPSIZE minimum and
 maximum, AUTOSIZE, in-use counts, SEQUENTIAL/VPSEQT HIT/RECLASSIFY of
-DSNB411I, parallel activity (DSNB440I), LPL (DSNB441I), data set statistics
-(DSNB450I+).
+DSNB411I, the simulated pool's allocated and in-use buffers (DSNB431I), its
+avoidable GBP reads and pages moved into it (DSNB432I), parallel activity
+(DSNB440I), LPL (DSNB441I), data set statistics (DSNB450I+).
 """
 
 from __future__ import annotations
@@ -86,6 +89,9 @@ STATS: dict[str, list[tuple[str, str]]] = {
         ("ASYNC READ I/O", "sim_async_pages_avoidable"),
     ],
 }
+# Units a value may carry (DSNB432I's delay): words after the last value that are not a key.
+UNITS = {"MILLISECONDS": 1.0, "MSEC": 1.0, "MS": 1.0, "SECONDS": 1e3, "SEC": 1e3, "MICROSECONDS": 1e-3}
+DELAY = re.compile(r"AVOIDABLE\s+SYNC\s+I/O\s+DELAY\s*=\s*([\d:.,]+)\s*([A-Z]+)?")
 MONTHS = {
     m: i
     for i, m in enumerate(("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"), start=1)
@@ -109,13 +115,27 @@ def pairs(text: str) -> list[tuple[str, str | None]]:
             value.append(rest.pop(0))
         out.append((_norm(key), "".join(value).rstrip(",")))
         key = " ".join(rest)
-    if len(parts) > 1 and _norm(key) not in ("", "BUFFERS", "PAGES"):
+    if len(parts) > 1 and _norm(key) not in ("", "BUFFERS", "PAGES", *UNITS):
         out.append((_norm(key), None))  # words after the last value: a pair cut before its "="
     return [(k, v) for k, v in out if k]
 
 
 def _norm(key: str) -> str:
     return " ".join(key.upper().split())
+
+
+def _delay_ms(value: str, unit: str | None) -> float:
+    """DSNB432I's TOTAL AVOIDABLE SYNC I/O DELAY in milliseconds: a number with its unit
+    (milliseconds without one), or a time h:mm:ss.ffffff as IFCID 2 reports print it."""
+    v = value.replace(",", "")
+    if ":" in v:
+        seconds = 0.0
+        for part in v.split(":"):
+            seconds = seconds * 60 + float(part)
+        return seconds * 1e3
+    if unit is not None and unit not in UNITS:
+        raise ValueError(f"avoidable sync I/O delay in {unit!r}")
+    return float(v) * UNITS.get(unit or "MILLISECONDS", 1.0)
 
 
 def _count(value: str) -> int:
@@ -130,12 +150,14 @@ class _Pool:
     name: str
     line: int
     subsystem: str | None
+    display: int  # which display of the output (each has its own time)
     attrs: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, int] = field(default_factory=dict)
     since: str | None = None
     error: Rejected | None = None
     lines: list[str] = field(default_factory=list)
     frames: dict[int, int] = field(default_factory=dict)  # frame size in bytes -> buffers (SERVICE=4)
+    delay_ms: float | None = None  # DSNB432I TOTAL AVOIDABLE SYNC I/O DELAY
 
 
 def _iso(text: str) -> float:
@@ -151,7 +173,11 @@ def parse(
     pools: list[_Pool] = []
     current: _Pool | None = None
     msg: tuple[str, int, list[str]] | None = None  # (message id, line, text pieces)
-    display_time = at
+    # The time of each display in the output: its last console timestamp. A display begins at a
+    # command line, or at a DSNB401I of a pool the display showed already (output kept without
+    # its commands); an output of several displays (one per interval) gives each its own time.
+    times: list[float | None] = [None]
+    shown: set[str] = set()  # pools of the current display
     commanded = pool  # the pool the latest command line (or the caller) names
 
     def close_message() -> None:
@@ -160,17 +186,20 @@ def parse(
         mid, line, pieces = msg
         _apply(current, mid, line, " ".join(pieces), source_name)
 
+    def new_display() -> None:
+        if any(p.display == len(times) - 1 for p in pools[-1:]):
+            times.append(None)
+            shown.clear()
+
     for n, raw in enumerate(text.splitlines(), start=1):
-        if (t := LEADING_TIME.match(raw)) and at is None:
-            try:
-                display_time = _iso(t.group(1))
-            except ValueError:
-                pass
         m = MESSAGE.match(raw)
         c = None if m else COMMAND.search(raw)
-        if c and c.group(1).upper() not in ("ACTIVE", "*"):
+        if c:
             close_message()
-            msg, current, commanded = None, None, c.group(1).upper()  # a new display begins
+            new_display()
+            named = c.group(1).upper()
+            msg, current = None, None
+            commanded = pool if named in ("ACTIVE", "*") else named
         elif m:
             close_message()
             mid, rest = m.group(2), m.group(3)
@@ -181,12 +210,16 @@ def parse(
             msg = (mid, n, [rest])
             if mid == "DSNB401I":
                 pm = re.search(r"BUFFERPOOL NAME\s+(\w+)", rest.upper())
-                current = _Pool(pm.group(1) if pm else "?", n, subsystem)
+                name = pm.group(1) if pm else "?"
+                if name in shown:
+                    new_display()
+                shown.add(name)
+                current = _Pool(name, n, subsystem, len(times) - 1)
                 pools.append(current)
             elif current is None and mid.startswith("DSNB4"):
                 # Output of one pool without its DSNB401I (seed 002): named by its command line or
                 # the caller, else not named (and rejected).
-                current = _Pool(commanded or "?", n, subsystem)
+                current = _Pool(commanded or "?", n, subsystem, len(times) - 1)
                 pools.append(current)
             if current is not None:
                 current.lines.append(raw)
@@ -194,9 +227,14 @@ def parse(
             msg[2].append(raw.strip())
             if current is not None:
                 current.lines.append(raw)
+        if (t := LEADING_TIME.match(raw)) and at is None:
+            try:
+                times[-1] = _iso(t.group(1))
+            except ValueError:
+                pass
     close_message()
     for p in pools:
-        _emit(p, result, source_name, default_source, display_time)
+        _emit(p, result, source_name, default_source, at if at is not None else times[p.display])
     result.records.sort(key=lambda r: r[0] != "pool_attributes")  # all attributes first, then the statistics
     return result
 
@@ -222,6 +260,8 @@ def _apply(p: _Pool, mid: str, line: int, text: str, source_name: str) -> None:
                     p.attrs["vdwqt_buffers"] = int(buffers) if buffers else None
                 elif k.endswith("VP SEQUENTIAL"):
                     p.attrs["vpseqt"] = float(v)
+                elif k.endswith("SP SEQUENTIAL"):  # the simulated pool's SPSEQT (DB2 12+)
+                    p.attrs["spseqt"] = float(v)
                 elif k.endswith("DEFERRED WRITE"):
                     p.attrs["dwqt"] = float(v)
                 elif k.endswith("ASSISTING PARALLEL SEQ") or k.endswith("ASSISTING PARALLEL SEQT"):
@@ -253,6 +293,8 @@ def _apply(p: _Pool, mid: str, line: int, text: str, source_name: str) -> None:
                 elif v is not None and k.endswith("SIMULATED SEQUENTIAL THRESHOLD"):
                     p.attrs["spseqt"] = float(v)
         elif mid in STATS:
+            if mid == "DSNB432I" and (dm := DELAY.search(u)):
+                p.delay_ms = _delay_ms(dm.group(1), dm.group(2))
             for k, v in pairs(u):
                 if v is None:
                     raise KeyError(k)  # a pair cut off: the rest of the message is lost with it
@@ -335,7 +377,9 @@ def _emit(p: _Pool, result: Parsed, source_name: str, default_source: str, displ
         if attrs["pgsteal"] not in (None, "LRU", "FIFO", "NONE"):
             attrs["pgsteal"] = None
         result.add("pool_attributes", attrs)
-    counters = {k: v for k, v in p.stats.items() if k != "buffers_allocated"}
+    counters: dict[str, Any] = {k: v for k, v in p.stats.items() if k != "buffers_allocated"}
+    if p.delay_ms is not None:
+        counters["sim_sync_io_delay_avoidable_ms"] = p.delay_ms
     if not counters:
         return
     start = _since(p, display_time) if p.since else None
@@ -361,6 +405,7 @@ def _emit(p: _Pool, result: Parsed, source_name: str, default_source: str, displ
             "interval_seconds": display_time - start,
             "origin": "display",
             **p.stats,
+            "sim_sync_io_delay_avoidable_ms": p.delay_ms,
         }
     )
     result.add("pool_stats", rec)

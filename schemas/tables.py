@@ -395,6 +395,13 @@ POOL_STATS = Table(
         C("pgsteal", "string", "PGSTEAL (LRU, FIFO or NONE) from the latest pool attributes."),
         C("pgfix", "boolean", "PGFIX from the latest pool attributes."),
         C("frame_size", "int", "Frame size in bytes (4096, 1048576 or 2147483648) from the latest pool attributes."),
+        C(
+            "spsize",
+            "bigint",
+            "SPSIZE from the latest pool attributes: the buffers DB2's simulated pool adds to VPSIZE for the "
+            "sim_ columns (DSNB431I); null without a simulated pool.",
+        ),
+        C("spseqt", "double", "SPSEQT % (the simulated pool's sequential threshold) from the latest pool attributes."),
     ),
     "interval_start",
     ("source", "pool", "interval_start"),

@@ -166,13 +166,20 @@ class Simulator:
         meta.policy_sizes, meta.policy_vpseqts = [int(s) for s in sizes], None
 
     def set_pool_policy(
-        self, pool: str, buffers: int, policy: PolicyName, vpseqt: float = 80.0, sizes: Sequence[int] | None = None
+        self,
+        pool: str,
+        buffers: int,
+        policy: PolicyName,
+        vpseqt: float = 80.0,
+        sizes: Sequence[int] | None = None,
+        also: Sequence[int] = (),
     ) -> None:
         """The pool as it runs now (size, page steal, VPSEQT), at any time: miniature caches of its
         policy on the ladder around `buffers`, unsampled up to MINI_BUDGET buffers. Called again
         after an -ALTER BUFFERPOOL, the caches start from what the old ones held and the
         panes' policy counts from then on are the new setting's. `sizes` replaces the ladder (and
-        the other VPSEQT values) when only those sizes are asked about."""
+        the other VPSEQT values) when only those sizes are asked about; `also` adds sizes to
+        either (DB2's simulated pool at VPSIZE + SPSIZE: its curve point exact, not interpolated)."""
         if policy not in ("lru", "fifo", "lru-vpseqt"):
             raise ValueError(f"policy {policy!r}: use lru, fifo or lru-vpseqt")
         meta = self._meta.setdefault(pool, _PoolMeta())
@@ -183,6 +190,8 @@ class Simulator:
             chosen = [x for x in default_ladder(int(buffers)) if 4 * x >= buffers and x <= 4 * buffers]
         else:
             chosen = [int(x) for x in sizes]
+        if also:
+            chosen = sorted({*chosen, *(int(x) for x in also if int(x) > 0)})
         vpseqts = [float(vpseqt)] * len(chosen)
         if policy == "lru-vpseqt" and sizes is None:  # and the current size at other thresholds, after the ladder
             alternatives = [v for v in VPSEQT_ALTERNATIVES if v != float(vpseqt)]

@@ -261,6 +261,85 @@ FROM (
   WHERE pane_seconds >= 0.99 * seconds AND size_pages = min_size
 ) u;
 
+-- DB2's own simulated pool against the simulation. A pool with an SPSIZE (DSNB431I, pool
+-- attributes) has DB2 count, per statistics interval, the sync reads of random getpages a pool
+-- of VPSIZE + SPSIZE buffers would have avoided (DSNB432I SYNC READ I/O (R), IFCID 2). The
+-- simulation's answer for the same interval: its curve at the pool's own policy (sim_curve,
+-- pool_policy, curve 'sizes'), sync reads at the current size minus those at VPSIZE + SPSIZE,
+-- added up over the interval's panes (those whose middle lies in it; the interval must span
+-- them to 1 %, so intervals that start a few ms off a pane boundary compare, and the getpages
+-- of those slivers are the only difference). The simulation job runs VPSIZE + SPSIZE as a size
+-- of its own once the attributes carry SPSIZE, so the point is exact; a pane without it (written
+-- before the job knew the SPSIZE) reads it linearly between the two simulated sizes around it,
+-- and an interval where VPSIZE + SPSIZE lies beyond the curve has no row. Intervals at one size
+-- only (no -ALTER inside). DB2's sequential avoidable sync reads (S) are left out: the
+-- simulation counts sequential misses as prefetch, as sim_accuracy does. One row per interval
+-- (when two collectors sent it, the origin first by name). error_ratio = simulated / db2 - 1.
+CREATE OR REPLACE VIEW ${schema}.spsize_check
+COMMENT 'DB2''s simulated pool (SPSIZE) per statistics interval: its avoidable sync reads against the simulation at VPSIZE + SPSIZE, error ratio'
+AS WITH stats AS (
+  SELECT source, pool, interval_start, interval_end,
+         min_by(interval_seconds, origin) AS seconds,
+         min_by(spsize, origin) AS spsize,
+         min_by(sim_sync_reads_avoidable_random, origin) AS db2
+  FROM ${schema}.pool_stats
+  WHERE spsize > 0 AND sim_sync_reads_avoidable_random IS NOT NULL
+  GROUP BY source, pool, interval_start, interval_end
+), curve AS (
+  SELECT s.source, s.pool, s.interval_start, s.spsize, c.pane_start,
+         to_unixtime(c.pane_end) - to_unixtime(c.pane_start) AS span,
+         c.size_pages, c.sync_reads, c.is_current
+  FROM stats s
+  JOIN ${schema}.sim_curve c
+    ON c.source = s.source AND c.pool = s.pool
+   AND c.pane_start < s.interval_end AND c.pane_end > s.interval_start
+   -- the pane's middle in the interval
+   AND to_unixtime(c.pane_start) + to_unixtime(c.pane_end) >= 2 * to_unixtime(s.interval_start)
+   AND to_unixtime(c.pane_start) + to_unixtime(c.pane_end) < 2 * to_unixtime(s.interval_end)
+  WHERE c.pool_policy AND c.curve = 'sizes'
+), pane AS (
+  SELECT source, pool, interval_start, pane_start, max(span) AS span,
+         max(CASE WHEN is_current THEN size_pages END) AS vpsize,
+         max(CASE WHEN is_current THEN sync_reads END) AS at_current,
+         max(CASE WHEN is_current THEN size_pages END) + max(spsize) AS target
+  FROM curve
+  GROUP BY source, pool, interval_start, pane_start
+), bracket AS (
+  -- The simulated sizes around VPSIZE + SPSIZE (the same size on both sides when simulated).
+  SELECT p.source, p.pool, p.interval_start, p.pane_start, p.span, p.vpsize, p.at_current, p.target,
+         max(c.size_pages) FILTER (WHERE c.size_pages <= p.target) AS lo_size,
+         max_by(c.sync_reads, c.size_pages) FILTER (WHERE c.size_pages <= p.target) AS lo_reads,
+         min(c.size_pages) FILTER (WHERE c.size_pages >= p.target) AS hi_size,
+         min_by(c.sync_reads, c.size_pages) FILTER (WHERE c.size_pages >= p.target) AS hi_reads
+  FROM pane p
+  JOIN curve c
+    ON c.source = p.source AND c.pool = p.pool AND c.interval_start = p.interval_start
+   AND c.pane_start = p.pane_start
+  GROUP BY p.source, p.pool, p.interval_start, p.pane_start, p.span, p.vpsize, p.at_current, p.target
+), per_pane AS (
+  SELECT source, pool, interval_start, span, vpsize,
+         at_current - CASE WHEN lo_size = target THEN lo_reads
+                           WHEN hi_size IS NULL OR lo_size IS NULL THEN NULL
+                           ELSE lo_reads + (hi_reads - lo_reads) * (target - lo_size) / (hi_size - lo_size) END
+           AS avoidable
+  FROM bracket
+), by_interval AS (
+  SELECT s.source, s.pool, s.interval_end, s.spsize, s.db2, s.seconds,
+         sum(p.avoidable) AS simulated,
+         count(*) AS panes, count(p.avoidable) AS panes_with_point, sum(p.span) AS pane_seconds,
+         min(p.vpsize) AS min_size, max(p.vpsize) AS max_size
+  FROM stats s
+  JOIN per_pane p ON p.source = s.source AND p.pool = s.pool AND p.interval_start = s.interval_start
+  GROUP BY s.source, s.pool, s.interval_start, s.interval_end, s.spsize, s.db2, s.seconds
+)
+SELECT source, pool, interval_end, spsize,
+       db2 AS db2_avoidable_sync_reads,
+       simulated AS simulated_avoidable_sync_reads,
+       simulated / nullif(db2, 0) - 1 AS error_ratio
+FROM by_interval
+-- Only intervals whose panes span them to 1 %, each pane with the point, at one size.
+WHERE abs(pane_seconds - seconds) <= 0.01 * seconds AND panes_with_point = panes AND min_size = max_size;
+
 -- The latest advice of each source: the rows of its latest evaluation (advice/online.py),
 -- each with its evidence, prediction, confidence and commands; `budget` holds the source's whole
 -- allocation (and the paging guard's reason) on each row.

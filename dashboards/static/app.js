@@ -288,6 +288,27 @@ function showWhatIf() {
   if (c) c.setOption({ series: [{ id: "whatif", type: "line", data: [], markLine: { silent: true, symbol: "none", label: { show: false }, lineStyle: { color: "#1f6feb", type: "dotted" }, data: [{ xAxis: size }] } }] });
 }
 
+// DB2's own simulated pool (SPSIZE, DSNB431I/432I) beside the simulation at VPSIZE + SPSIZE, per
+// statistics interval (the view spsize_check): shown only for a pool that has one.
+function spsizeCard(d) {
+  const rows = d.spsize_check || [];
+  const old = document.getElementById("spsize");
+  if (!rows.length) { if (old) old.remove(); return; }
+  const c = old || card("spsize", "DB2's simulated pool (SPSIZE) against the simulation", "Sync reads of random getpages a pool of VPSIZE + SPSIZE buffers would have avoided, per statistics interval: DB2's count (DSNB432I) and the simulation's curve at that size.");
+  if (!old) document.getElementById("accuracy").after(c);
+  const last = rows[rows.length - 1];
+  const sum = (k) => rows.reduce((s, r) => s + (r[k] ?? 0), 0);
+  const db2 = sum("db2_avoidable_sync_reads"), sim = sum("simulated_avoidable_sync_reads");
+  kv(c, "spsize-kv", [
+    ["SPSIZE (buffers)", `${num(last.spsize)} (simulated pool of ${num(d.attributes.vpsize + last.spsize)})`, "spsize"],
+    ["Newest interval end", time(last.t), "spsize_interval"],
+    ["DB2 avoidable sync reads", num(last.db2_avoidable_sync_reads), "db2_avoidable_sync_reads"],
+    ["Simulated avoidable sync reads", num(last.simulated_avoidable_sync_reads, 1), "simulated_avoidable_sync_reads"],
+    ["Error (simulated / DB2 - 1)", signedPct(last.error_ratio), "error_ratio"],
+    [`Over the range (${rows.length} intervals): DB2 / simulated`, `${num(db2)} / ${num(sim, 1)} (${signedPct(db2 ? sim / db2 - 1 : null)})`, "range"],
+  ]);
+}
+
 RENDER.pool = async () => {
   if (!params.get("source") || !params.get("pool")) { emptyPage("Choose a pool above, or open one from the overview."); return; }
   const d = await api("pool");
@@ -310,6 +331,7 @@ RENDER.pool = async () => {
     ["Simulated / measured", d.accuracy ? `${num(d.accuracy.simulated_sync_reads_per_s, 2)} / ${num(d.accuracy.measured_sync_reads_per_s, 2)} per s` : "-", "accuracy_values"],
     ["Error", d.accuracy ? signedPct(d.accuracy.error_ratio) : "-", "accuracy_error"],
   ]);
+  spsizeCard(d);
   const cc = card("curve", "Sim graph: sync reads and prefetch against pool size", d.curve.length ? `Window ${time(d.curve[0].window_start)} – ${time(d.curve[0].window_end)}, ${d.curve[0].panes} panes at the pool's policy; ◆ measured at the current size.` : "No curve yet.", true);
   if (d.curve.length) {
     chart(cc, "curve-chart", 320).setOption({

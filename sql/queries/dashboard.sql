@@ -141,6 +141,14 @@ WHERE source = :source AND pool = :pool
 ORDER BY window_end DESC
 LIMIT 1
 
+-- name: pool_spsize_check
+-- DB2's simulated pool (SPSIZE) of one pool per statistics interval ending in (:start, :end]: its
+-- avoidable sync reads beside the simulation's at VPSIZE + SPSIZE (the view spsize_check).
+SELECT interval_end AS t, spsize, db2_avoidable_sync_reads, simulated_avoidable_sync_reads, error_ratio
+FROM ${schema}.spsize_check
+WHERE source = :source AND pool = :pool AND interval_end > :start AND interval_end <= :end
+ORDER BY interval_end
+
 -- name: pool_mix
 -- One pool's random / sequential / list getpages in [:start, :end).
 SELECT sum(getpages_random) AS random, sum(getpages_sequential) AS sequential, sum(getpages_rid) AS list,

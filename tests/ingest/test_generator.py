@@ -199,3 +199,153 @@ def test_scenario_errors_name_the_file(tmp_path: Path) -> None:
         load(bad)
     with pytest.raises(ScenarioError, match="known: data-sharing, day-posting, mixed, night-balancing"):
         load("no-such-scenario")
+
+
+# ---------------------------------------------------------------- DB2's simulated pool (SPSIZE)
+
+SPSIZE_SCENARIO = """
+name: simulated-pool
+members: [DB2A]
+interval_seconds: 1
+pools:
+  - {name: BP3, vpsize: 800, vpseqt: 80, dwqt: 30, vdwqt: 5, spsize: 400}
+objects:
+  - {name: APP.T, pool: BP3, pages: 6000}
+  - {name: APP.T~0, pool: BP3, pages: 1500, type: INDEXSPACE, index_levels: 3}
+patterns:
+  - {name: probe, kind: random, share: 1.0, objects: {APP.T: 1}, index: APP.T~0, skew: 0.8, update_ratio: 0.3}
+"""
+
+
+def _brute_force_avoidable(out: Path, pool: str, spsize: int) -> list[tuple[int, int, int, int]]:
+    """Per statistics interval (by its end, µs): (sync reads, avoidable sync reads, avoidable
+    delay µs), from the trace and I/O events alone, with two plain LRU lists: the pool at its
+    VPSIZE and DB2's simulated pool at VPSIZE + SPSIZE, both resized at an -ALTER."""
+    from collections import OrderedDict
+
+    attrs = [a for a in _jsonl(out / "attributes.jsonl") if a["pool"] == pool]
+    sizes = [(a["event_time"], a["vpsize"]) for a in attrs]  # the first, then one per -ALTER
+    ends = [s["interval_end"] for s in _jsonl(out / "pool_stats.jsonl") if s["pool"] == pool]
+    # The pool's sync reads in order, with their elapsed times: one per random miss.
+    elapsed = iter(
+        e["elapsed_us"]
+        for e in _jsonl(out / "io.jsonl")
+        if e["pool"] == pool and e["kind"] == "read" and e["io_type"] == 0
+    )
+    small: OrderedDict[tuple[str, str], None] = OrderedDict()
+    big: OrderedDict[tuple[str, str], None] = OrderedDict()
+    cap = 0
+    out_rows = {end: [0, 0, 0] for end in ends}
+    interval = iter(ends)
+    end = next(interval)
+    with (out / "trace.csv").open() as fh:
+        for r in csv.DictReader(fh):
+            if r["pool"] != pool or r["function"] != "GP":
+                continue  # an update changes no page's place in the LRU list
+            t_us = round(float(r["time"]) * 1e6)
+            while sizes and sizes[0][0] <= t_us:
+                cap = sizes.pop(0)[1]
+            while t_us >= end:
+                end = next(interval)
+            key = (r["object"], r["page"])
+            hits = []
+            for lru, size in ((small, cap), (big, cap + spsize)):
+                hits.append(key in lru)
+                lru[key] = None
+                lru.move_to_end(key)
+                while len(lru) > size:
+                    lru.popitem(last=False)
+            assert hits[0] == (r["hit"] == "Y"), r  # the generator's pool is this LRU list
+            if not hits[0]:
+                us = next(elapsed)
+                out_rows[end][0] += 1
+                if hits[1]:
+                    out_rows[end][1] += 1
+                    out_rows[end][2] += us
+    assert next(elapsed, None) is None
+    return [(end, *v) for end, v in out_rows.items()]
+
+
+def test_simulated_pool_counts_what_a_bigger_lru_list_would_have_found(tmp_path: Path) -> None:
+    """DSNB432I's avoidable sync reads and delay per interval equal a brute-force count: random
+    getpages the pool missed and an LRU list of VPSIZE + SPSIZE held, before and after an -ALTER
+    of VPSIZE (the simulated pool follows it: SPSIZE stays on top of the new VPSIZE)."""
+    from poolsight.ingest.generator import Alter
+
+    path = tmp_path / "sp.yaml"
+    path.write_text(SPSIZE_SCENARIO)
+    out = tmp_path / "g"
+    gen = Generator(load(path), seed=9, event_rate=50_000, alters=[Alter.parse("BP3:VPSIZE=1200@2.5")])
+    gen.run(FileSink(out), getpages=200_000)
+    stats = [s for s in _jsonl(out / "pool_stats.jsonl") if s["pool"] == "BP3"]
+    want = _brute_force_avoidable(out, "BP3", 400)
+    assert len(stats) == len(want) >= 4
+    for s, (end, sync, avoidable, delay_us) in zip(stats, want, strict=True):
+        assert s["interval_end"] == end and s["sync_reads_random"] == sync
+        assert s["sim_sync_reads_avoidable_random"] == avoidable
+        assert s["sim_sync_io_delay_avoidable_ms"] == pytest.approx(delay_us / 1e3, abs=1e-9)
+        assert (s["sim_sync_reads_avoidable_sequential"], s["sim_async_pages_avoidable"]) == (0, 0)  # random only
+    assert sum(w[2] for w in want) > 1000  # the bigger pool avoids a good share: the check has teeth
+    assert sum(w[2] for w in want) < sum(w[1] for w in want)
+    attrs = [a for a in _jsonl(out / "attributes.jsonl") if a["pool"] == "BP3"]
+    assert [(a["vpsize"], a["spsize"], a["spseqt"]) for a in attrs] == [(800, 400, 80.0), (1200, 400, 80.0)]
+
+
+def test_a_pool_without_spsize_reports_no_simulated_pool(tmp_path: Path) -> None:
+    out = _generate(tmp_path, "mixed", 50_000)
+    for s in _jsonl(out / "pool_stats.jsonl"):
+        has = s["pool"] == "BP2"  # the mixed scenario's pool with an SPSIZE
+        assert (s["sim_sync_reads_avoidable_random"] is not None) == has
+        assert (s["sim_sync_io_delay_avoidable_ms"] is not None) == has
+    for a in _jsonl(out / "attributes.jsonl"):
+        assert (a["spsize"], a["spseqt"]) == ((5000, 50.0) if a["pool"] == "BP2" else (None, None))
+
+
+def test_display_output_reads_back_as_the_same_intervals(tmp_path: Path) -> None:
+    """display-bufferpool.txt (one -DISPLAY BUFFERPOOL(BPn) DETAIL per pool and interval, with
+    DSNB431I/432I for the pool with SPSIZE), read by the display parser, gives every interval's
+    counters and DB2's simulated-pool figures; `poolsight ingest stats` reads it whole."""
+    from poolsight.ingest.stats_display import STATS, parse
+
+    out = tmp_path / "g"
+    Generator(load("mixed"), seed=4, event_rate=5_000).run(FileSink(out), getpages=1_500_000)
+    want = _jsonl(out / "pool_stats.jsonl")
+    got = parse((out / "display-bufferpool.txt").read_text(), "display-bufferpool.txt")
+    assert got.rejected == []
+    assert len(got.of("pool_stats")) == len(want) > 8
+    fields = sorted({f for pairs in STATS.values() for _, f in pairs} - {"pageins_read", "pageins_write"})
+    for w, g in zip(want, got.of("pool_stats"), strict=True):
+        assert (g["source"], g["pool"], g["origin"]) == (w["source"], w["pool"], "display")
+        assert abs(w["interval_end"] - g["interval_end"]) < 10_000  # the console prints hundredths
+        assert abs(w["interval_start"] - g["interval_start"]) <= 500_000  # DSNB409I prints seconds
+        assert {f: g[f] for f in fields if w[f] is not None} == {f: w[f] for f in fields if w[f] is not None}
+        if w["pool"] == "BP2":
+            assert g["sim_sync_io_delay_avoidable_ms"] == pytest.approx(w["sim_sync_io_delay_avoidable_ms"], abs=0.5)
+        else:
+            assert g["sim_sync_reads_avoidable_random"] is None and g["sim_sync_io_delay_avoidable_ms"] is None
+    assert sum(w["sim_sync_reads_avoidable_random"] or 0 for w in want) > 0
+    for a in got.of("pool_attributes"):
+        sp = (5000, 50.0) if a["pool"] == "BP2" else (None, None)
+        assert (a["vpsize"], a["vpseqt"], a["spsize"], a["spseqt"]) == (
+            {"BP1": 30000, "BP2": 15000}[a["pool"]],
+            {"BP1": 40.0, "BP2": 50.0}[a["pool"]],
+            *sp,
+        )
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "poolsight.cli",
+            "ingest",
+            "stats",
+            str(out / "display-bufferpool.txt"),
+            "--output",
+            "-",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    assert sum(1 for x in lines if x["schema"] == "pool_stats") == len(want)

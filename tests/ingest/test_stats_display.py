@@ -6,6 +6,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,6 +59,51 @@ def test_detail_output_of_two_pools() -> None:
     assert (s8["getpages_random"], s8["sync_reads_random"], s8["getpages_sequential"]) == (6116, 37, 2215)
     assert s8["pages_written"] is None  # not displayed: null, not 0
     assert abs(s8["interval_seconds"] - 1800.13) < 0.01
+
+
+def test_simulated_pool_messages_in_ibms_layout() -> None:
+    """DSNB404I's SP SEQUENTIAL, DSNB431I's SPSIZE and DSNB432I's avoidable reads and delay, as
+    -DISPLAY BUFFERPOOL(BPn) DETAIL prints them at each interval: two displays of one pool in one
+    file, each read at its own time, from the SINCE of its own DSNB409I."""
+    r = parse((CORPUS / "simulated_pool.txt").read_text(), "sp.txt")
+    assert r.rejected == []
+    a1, a2 = r.of("pool_attributes")
+    assert (a1["pool"], a1["vpsize"], a1["vpseqt"], a1["spsize"], a1["spseqt"], a1["vpxseqt"]) == (
+        "BP5",
+        50000,
+        60.0,
+        25000,
+        70.0,
+        50.0,
+    )
+    assert (a2["vpsize"], a2["spsize"], a2["spseqt"]) == (50000, 25000, None)  # no DSNB404I the second time
+    half_past = datetime(2026, 11, 22, 10, 30, tzinfo=UTC).timestamp()
+    assert a1["event_time"] == int((half_past + 0.09) * 1e6) and a2["event_time"] == int((TEN + 3600.53) * 1e6)
+    s1, s2 = r.of("pool_stats")
+    assert (s1["interval_start"], s1["interval_end"]) == (int(TEN * 1e6), int((half_past + 0.09) * 1e6))
+    assert (s2["interval_start"], s2["interval_end"]) == (int(half_past * 1e6), int((TEN + 3600.53) * 1e6))
+    sim = ("sim_sync_reads_avoidable_random", "sim_sync_reads_avoidable_sequential", "sim_async_pages_avoidable")
+    assert tuple(s1[k] for k in sim) == (41234, 212, 3318) and s1["sim_sync_io_delay_avoidable_ms"] == 30876.0
+    assert tuple(s2[k] for k in sim) == (40102, 198, 3401) and s2["sim_sync_io_delay_avoidable_ms"] == 29877.0
+    assert (s1["sync_reads_random"], s1["sync_reads_sequential"], s1["dyn_prefetch_pages"]) == (118207, 1410, 871405)
+
+
+@pytest.mark.parametrize(
+    ("delay", "ms"),
+    [("30876 MILLISECONDS", 30876.0), ("30876", 30876.0), ("30.876 SECONDS", 30876.0), ("0:00:30.876000", 30876.0)],
+)
+def test_avoidable_delay_in_each_form(delay: str, ms: float) -> None:
+    """In milliseconds whether the figure comes with its unit, without one, or as IFCID 2's h:mm:ss."""
+    text = (
+        "DSNB401I + BUFFERPOOL NAME BP1, BUFFERPOOL ID 1, USE COUNT 1\n"
+        "DSNB409I + INCREMENTAL STATISTICS SINCE 09:00:00 NOV 22, 2026\n"
+        "DSNB432I + SIMULATED BUFFER POOL ACTIVITY -\n  AVOIDABLE READ I/O -\n    SYNC READ I/O (R) = 7\n"
+        f"  TOTAL AVOIDABLE SYNC I/O DELAY = {delay}\n"
+    )
+    r = parse(text, "d.txt", at=TEN)
+    assert r.rejected == []
+    [s] = r.of("pool_stats")
+    assert s["sim_sync_reads_avoidable_random"] == 7 and s["sim_sync_io_delay_avoidable_ms"] == pytest.approx(ms)
 
 
 def test_attributes_come_before_statistics() -> None:

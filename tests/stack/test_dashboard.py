@@ -455,6 +455,76 @@ def test_the_pool_pages_curve_is_sim_curve_latest(member: str) -> None:
         assert any(r["is_current"] for r in page) and all(r["panes"] > 0 for r in page)
 
 
+def _spsize_expected(member: str) -> list[tuple[Any, ...]]:
+    """spsize_check computed here from the tables: per statistics interval of BP2 (SPSIZE 5,000),
+    DB2's avoidable sync reads, and the pool-policy curve's sync reads at the current size minus
+    at VPSIZE + SPSIZE (a point the job simulates exactly: a KeyError here if it did not), added
+    up over the panes whose middle lies in the interval."""
+    stats = _query(
+        "SELECT interval_start, interval_end, spsize, sim_sync_reads_avoidable_random "
+        "FROM iceberg.poolsight.pool_stats WHERE source = ? AND pool = 'BP2' ORDER BY interval_end",
+        (member,),
+    )
+    panes: dict[tuple[datetime, datetime], dict[str, Any]] = {}
+    for start, end, size, reads, current in _query(
+        "SELECT pane_start, pane_end, size_pages, sync_reads, is_current FROM iceberg.poolsight.sim_curve "
+        "WHERE source = ? AND pool = 'BP2' AND pool_policy AND curve = 'sizes'",
+        (member,),
+    ):
+        p = panes.setdefault((start, end), {"reads": {}, "current": None})
+        p["reads"][size] = reads
+        p["current"] = size if current else p["current"]
+    out = []
+    for start, end, spsize, db2 in stats:
+        mine = [(k, p) for k, p in panes.items() if start <= k[0] + (k[1] - k[0]) / 2 < end]
+        span = sum((k[1] - k[0]).total_seconds() for k, _ in mine)
+        if abs(span - (end - start).total_seconds()) > 0.01 * (end - start).total_seconds():
+            continue
+        sim = sum(p["reads"][p["current"]] - p["reads"][p["current"] + spsize] for _, p in mine)
+        out.append((end, spsize, db2, sim, sim / db2 - 1 if db2 else None))
+    return out
+
+
+def test_spsize_check_holds_db2s_simulated_pool_against_the_curve(member: str, tab: Tab) -> None:
+    """mixed's BP2 has DB2's simulated pool (SPSIZE 5,000): spsize_check per interval equals the
+    computation above; the simulation agrees with DB2 (both exact LRU over BP2's random getpages);
+    the pool page shows both and the error, and a pool without SPSIZE shows nothing of it."""
+    view_sql = (
+        "SELECT interval_end, spsize, db2_avoidable_sync_reads, simulated_avoidable_sync_reads, error_ratio "
+        "FROM iceberg.poolsight.spsize_check WHERE source = ? AND pool = ? ORDER BY interval_end"
+    )
+    deadline = time.monotonic() + 180  # the statistics job's intervals and the last panes' curve land
+    while True:
+        expected, view = _spsize_expected(member), _query(view_sql, (member, "BP2"))
+        if (
+            len(view) == len(expected) == DURATION // 60 and view[-1][0] == expected[-1][0]
+        ) or time.monotonic() > deadline:
+            break
+        time.sleep(3)
+    assert [r[0] for r in view] == [e[0] for e in expected] and len(view) == DURATION // 60
+    for v, e in zip(view, expected, strict=True):
+        assert (v[1], v[2]) == (e[1], e[2]) == (5000, e[2])
+        assert v[3] == pytest.approx(e[3], rel=1e-9, abs=1e-9)
+        assert (v[4] is None) == (e[4] is None) and (v[4] is None or v[4] == pytest.approx(e[4], rel=1e-9, abs=1e-12))
+    warm = [v for v in view if v[2] >= 200]
+    assert len(warm) >= 2, view  # the pool is warm for the last intervals: DB2 counts avoidable reads
+    for v in warm:
+        assert abs(v[4]) <= 0.02, v
+    assert _query(view_sql, (member, "BP1")) == []
+    page = tab.open(f"/pool?source={member}&pool=BP2&range=1h", shot="pool-spsize")
+    last = view[-1]
+    assert page.inner_text("#spsize-kv dd[data-key=spsize]") == "5,000 (simulated pool of 20,000)"
+    assert page.inner_text("#spsize-kv dd[data-key=db2_avoidable_sync_reads]") == f"{last[2]:,}"
+    assert page.inner_text("#spsize-kv dd[data-key=simulated_avoidable_sync_reads]") == f"{last[3]:,.1f}"
+    sign = "+" if last[4] >= 0 else ""
+    assert page.inner_text("#spsize-kv dd[data-key=error_ratio]") == f"{sign}{100 * last[4]:,.1f} %"
+    db2, sim = sum(v[2] for v in view), sum(v[3] for v in view)
+    assert page.inner_text("#spsize-kv dd[data-key=range]").startswith(f"{db2:,} / {sim:,.1f} (")
+    tab.open(f"/pool?source={member}&pool=BP1&range=1h")
+    assert tab.page.locator("#spsize").count() == 0
+    assert tab.errors == []
+
+
 def test_named_queries_answer_what_the_loaded_data_holds(member: str) -> None:
     for pool in ("BP1", "BP2"):
         [[panes, getpages, newest]] = _query(
