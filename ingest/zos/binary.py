@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from poolsight._kernel import frame_records
 from poolsight.ingest.zos import layout as L
-from poolsight.ingest.zos.events import READ_TYPES, GetpageColumns, IoColumns, ZosBlock, pool_name
+from poolsight.ingest.zos.events import READ_TYPES, GetpageColumns, IoColumns, ZosBlock, factorize, pool_name
 from poolsight.simulator.trace import TraceFormatError
 
 U8 = npt.NDArray[np.uint8]
@@ -363,7 +363,7 @@ class BinaryReader:
         long = d_len[rows] == 24
         flag = np.where(long, buf[np.where(long, item + L.QW0198P, 0)], 0)
         part = np.where(long & (flag & L.QW0198P_RELATIVE != 0), _u32(buf, np.where(long, item + L.QW0198PT, 0)), 0)
-        ssid_codes, ssid_index = np.unique(ssid_raw[rows], return_inverse=True)
+        ssid_codes, ssid_index = factorize(ssid_raw[rows])
         cols = GetpageColumns(
             time_us=time_us[rows].astype(np.int64),
             ssid=ssid_index.reshape(-1).astype(np.int32),

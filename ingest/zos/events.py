@@ -48,6 +48,19 @@ def pool_id(name: str) -> int | None:
     return None
 
 
+def factorize(values: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(distinct values, each value's index among them), by hashing: np.unique sorts, which costs
+    more than all the decoding for the few distinct subsystems, pools and objects of a read."""
+    # lazy: pyarrow (hash-based dictionary encoding) loads with the first read, not on import
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not len(values):
+        return values, values
+    enc = pc.dictionary_encode(pa.array(values, type=pa.int64()))
+    return enc.dictionary.to_numpy(zero_copy_only=False), enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
 @dataclass
 class GetpageColumns:
     """IFCID 198 records (function G, S or R), one entry each, in record order. Codes are the
@@ -271,12 +284,9 @@ def pair_columns(c: IoColumns, carried: IoColumns) -> tuple[PairedIos, npt.NDArr
     ends without a start, the starts still open, empty prefetches, failed I/Os)."""
     allc = IoColumns.concat([carried, c])
     order = np.arange(len(allc))
-    # The key's 96 bits as one integer in two steps (1-d unique sorts beat a row-wise unique).
-    _, agent = np.unique((allc.ssid << 32) | allc.ace, return_inverse=True)
-    _, group = np.unique(
-        (agent.reshape(-1).astype(np.int64) << 32) | (allc.dbid << 16) | allc.obid, return_inverse=True
-    )
-    group = group.reshape(-1).astype(np.int64)
+    # The key's 96 bits as one integer in two steps.
+    _, agent = factorize((allc.ssid << 32) | allc.ace)
+    _, group = factorize((agent << 32) | (allc.dbid << 16) | allc.obid)
 
     def ranks(sel: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:
         idx = np.flatnonzero(sel)

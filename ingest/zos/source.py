@@ -23,6 +23,7 @@ from poolsight.ingest.zos.events import (
     ReadIo,
     Unpaired,
     ZosBlock,
+    factorize,
     no_ios,
     pair_columns,
     pool_name,
@@ -129,10 +130,10 @@ class ZosTraceReader:
     def _batch(self, g: GetpageColumns) -> TraceBatch:
         # Pools: SSID/BPn (a trace with a subsystem id keys pools by member, as CSV's source does).
         pair = g.ssid.astype(np.int64) * 256 + g.pool_id
-        used, pcode = np.unique(pair, return_inverse=True)
+        used, pcode = factorize(pair)
         pools = np.array([_pool_key(g.ssids[int(u) // 256], int(u) % 256) for u in used] or ["BP0"])
         obj = (g.dbid.astype(np.int64) << 48) | (g.obid.astype(np.int64) << 32) | g.partition.astype(np.int64)
-        oused, ocode = np.unique(obj, return_inverse=True)
+        oused, ocode = factorize(obj)
         names = [self._object(int(u) >> 48, (int(u) >> 32) & 0xFFFF, int(u) & 0xFFFFFFFF) for u in oused]
         self._check_pools(g, used, pcode, oused, ocode)
         return TraceBatch(
@@ -154,8 +155,9 @@ class ZosTraceReader:
         the trace says where the getpage happened; the catalog may predate an ALTER)."""
         if not self.catalog.pools:
             return
-        pairs = np.unique(np.stack([pcode.reshape(-1), ocode.reshape(-1)]), axis=1, return_counts=True)
-        for (pc, oc), c in zip(pairs[0].T, pairs[1], strict=True):
+        counts = np.bincount(pcode * len(oused) + ocode, minlength=len(used) * len(oused))
+        for pair in np.flatnonzero(counts).tolist():  # the few (pool, object) pairs of the read
+            pc, oc, c = pair // len(oused), pair % len(oused), int(counts[pair])
             o = int(oused[oc])
             want = self.catalog.pools.get((o >> 48, (o >> 32) & 0xFFFF))
             have = pool_name(int(used[pc]) % 256)
@@ -231,9 +233,9 @@ class ZosTraceReader:
         if not n:
             return None
         self.summary.read_ios += n
-        pool_used, pool_code = np.unique((paired.ssid << 16) | paired.pool_id, return_inverse=True)
+        pool_used, pool_code = factorize((paired.ssid << 16) | paired.pool_id)
         pools = [_pool_key(ebcdic(int(u >> 16).to_bytes(4, "big")), int(u) & 0xFFFF) for u in pool_used]
-        obj_used, obj_code = np.unique((paired.dbid << 16) | paired.obid, return_inverse=True)
+        obj_used, obj_code = factorize((paired.dbid << 16) | paired.obid)
         objects = [self.catalog.name(int(u) >> 16, int(u) & 0xFFFF) for u in obj_used]
         return ReadIos(
             times=paired.time_us / 1e6,
