@@ -344,7 +344,6 @@ class BinaryReader:
         ac = _ACCESS[buf[item + L.QW0198AT]]
         bp = buf[item + L.QW0198BP]
         getpage = fc == 0
-        bad_item = np.zeros(len(rows), np.uint8)
         item_reasons = [
             (fc == 255, "QW0198FC|function is not G, S or R"),
             (getpage & (ps == 255), "QW0198PS|page status of a getpage is not H, M or N"),
@@ -355,7 +354,6 @@ class BinaryReader:
             bad_record = np.zeros(len(s), np.bool_)
             bad_record[rows[bad]] = True
             check(bad_record, reason)
-            bad_item[bad] = 1
         good = fail[rows] == 0
         rows, item = rows[good], item[good]
         fc, ps, ac, bp = fc[good], ps[good], ac[good], bp[good]

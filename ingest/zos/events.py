@@ -277,6 +277,21 @@ class PairedIos:
     elapsed_us: npt.NDArray[np.int64]
 
 
+def _paired(allc: IoColumns, s: npt.NDArray[np.intp], e: npt.NDArray[np.intp]) -> PairedIos:
+    """The I/Os of starts s ended by e (the start's fields, the end's pages, their time apart)."""
+    return PairedIos(
+        allc.time_us[s],
+        allc.ssid[s],
+        allc.pool_id[s],
+        allc.dbid[s],
+        allc.obid[s],
+        allc.read_type[s],
+        allc.first_page[s],
+        allc.pages[e],
+        np.maximum(0, allc.time_us[e] - allc.time_us[s]),
+    )
+
+
 def pair_columns(c: IoColumns, carried: IoColumns) -> tuple[PairedIos, npt.NDArray[np.int64], IoColumns, int, int]:
     """FIFO matching of each 007 with the oldest open 006 of the same (subsystem, ACE, DBID, OBID),
     as IoPairing does, vectorised: within a key the k-th end matches the k-th start. `carried`:
@@ -313,17 +328,7 @@ def pair_columns(c: IoColumns, carried: IoColumns) -> tuple[PairedIos, npt.NDArr
     empty = int(((allc.retcode[end] == 0) & (allc.pages[end] == 0)).sum())
     failed = int((allc.retcode[end] != 0).sum())
     s, e = start[good], end[good]
-    paired = PairedIos(
-        allc.time_us[s],
-        allc.ssid[s],
-        allc.pool_id[s],
-        allc.dbid[s],
-        allc.obid[s],
-        allc.read_type[s],
-        allc.first_page[s],
-        allc.pages[e],
-        np.maximum(0, allc.time_us[e] - allc.time_us[s]),
-    )
+    paired = _paired(allc, s, e)
     return paired, np.zeros(0, np.int64), still_open, empty, failed
 
 
@@ -352,17 +357,7 @@ def _pair_slowly(allc: IoColumns, n_carried: int) -> tuple[PairedIos, npt.NDArra
             ends.append(i)
     left = sorted(i for q in open_.values() for i in q)
     s_a, e_a = np.array(starts, np.intp), np.array(ends, np.intp)
-    paired = PairedIos(
-        allc.time_us[s_a],
-        allc.ssid[s_a],
-        allc.pool_id[s_a],
-        allc.dbid[s_a],
-        allc.obid[s_a],
-        allc.read_type[s_a],
-        allc.first_page[s_a],
-        allc.pages[e_a],
-        np.maximum(0, allc.time_us[e_a] - allc.time_us[s_a]),
-    )
+    paired = _paired(allc, s_a, e_a)
     return paired, np.array(unpaired, np.int64), allc.take(np.array(left, np.intp)), empty, failed
 
 
