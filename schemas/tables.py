@@ -593,6 +593,104 @@ ADVICE = Table(
     ("source", "evaluated_at", "pool", "kind"),
 )
 
+# The group simulation (simulator/group.py, flink-jobs/group_job.py): a data-sharing group's
+# members' LBPs and its GBP fed in one event-time order. `group_name`, not `group` (an SQL word).
+GROUP_KEY = (
+    C("group_name", "string", "Data-sharing group (z/OS) or pureScale instance."),
+    C("gbp", "string", "Group buffer pool, e.g. GBP1 (the pools of that number in every member)."),
+)
+GBP_POINT = (
+    C("data_entries", "bigint", "GBP data entries (page images) simulated."),
+    C("ratio", "double", "RATIO simulated: directory entries per data entry."),
+    C("directory_entries", "bigint", "Directory entries: floor(ratio x data entries)."),
+    C("structure_mb", "double", "Structure size: data x page size + directory x 400 bytes (DATA-SHARING.md), MB."),
+    C("is_current", "boolean", "True for the GBP's current size and RATIO (from gbp_stats, else the settings)."),
+)
+GBP_COUNTERS = (
+    C("getpages", "double", "Getpages of the members simulated (scaled back when sampled)."),
+    C("lbp_hits", "double", "Getpages that found a valid buffer in the member's LBP."),
+    C("sync_reads_xi", "double", "Sync reads of a buffer invalidated by XI (SYN.READ(XI))."),
+    C("xi_data_returned", "double", "Of those, the GBP returned the page."),
+    C("xi_no_data", "double", "Of those, the GBP had no data: a disk read."),
+    C("sync_reads_nf", "double", "Sync reads of a page not in the LBP (SYN.READ(NF))."),
+    C("nf_data_returned", "double", "Of those, the GBP returned the page."),
+    C("nf_no_data", "double", "Of those, the GBP had no data: a disk read."),
+    C("disk_sync_reads", "double", "xi_no_data + nf_no_data: synchronous reads from disk."),
+    C("gbp_hit_ratio", "double", "(xi_data_returned + nf_data_returned) / (sync_reads_xi + sync_reads_nf)."),
+    C("directory_reclaims", "double", "Directory entries reclaimed (each cross-invalidates its registered members)."),
+    C("xi_due_to_reclaims", "double", "Cross-invalidations due to directory reclaims."),
+    C("xi_due_to_writes", "double", "Cross-invalidations due to writes of changed pages."),
+    C("changed_pages_written", "double", "Changed pages written to the GBP."),
+    C("data_entry_reclaims", "double", "Data entries reclaimed (clean page images dropped)."),
+    C("writes_failed_no_storage", "double", "Writes that failed: every data entry held changed data."),
+    C("castout_pages", "double", "Pages cast out to disk (GBPOOLT, or after a failed write)."),
+)
+GROUP_RUN = (
+    C("sampling_rate", "double", "Spatial sampling rate of the group simulation (1: every page)."),
+    C("late_getpages", "bigint", "Getpages that came after events of a later time had been simulated."),
+    C("model", "string", "reference (DATA-SHARING.md's rules) or the options the job ran with."),
+    C("emitted_at", "timestamp", "Wall-clock time the job emitted the row."),
+)
+
+GBP_CURVE = Table(
+    "gbp_curve",
+    "The group simulation per GBP and pane over a grid of GBP sizes and RATIOs, the members' LBPs at their "
+    "current sizes: group totals.",
+    (
+        *GROUP_KEY,
+        *PANE,
+        *GBP_POINT,
+        C("members", "string", "The members simulated, comma-separated."),
+        *GBP_COUNTERS,
+        *GROUP_RUN,
+    ),
+    "pane_start",
+    ("group_name", "gbp", "pane_start", "data_entries", "ratio"),
+    key=("group_name", "gbp", "pane_start", "data_entries", "ratio"),
+)
+
+GBP_MEMBER = Table(
+    "gbp_member",
+    "The group simulation's counters per member, GBP point and pane (gbp_curve split by member).",
+    (
+        *GROUP_KEY,
+        C("member", "string", "The member (its source)."),
+        *PANE,
+        *GBP_POINT,
+        *GBP_COUNTERS,
+        *GROUP_RUN,
+    ),
+    "pane_start",
+    ("group_name", "gbp", "member", "pane_start", "data_entries", "ratio"),
+    key=("group_name", "gbp", "member", "pane_start", "data_entries", "ratio"),
+)
+
+LBP_CURVE = Table(
+    "lbp_curve",
+    "Each member's LBP curve with invalidations, per pane: at candidate LBP sizes, hits, XI refreshes and "
+    "NF reads, each split into GBP hit and disk read (the GBP at its current setting).",
+    (
+        *GROUP_KEY,
+        C("member", "string", "The member (its source)."),
+        C("pool", "string", "The member's pool, e.g. BP1."),
+        *PANE,
+        C("size_pages", "bigint", "Candidate LBP size in buffers."),
+        C("is_current", "boolean", "True for the member's current VPSIZE."),
+        C("getpages", "double", "Getpages simulated."),
+        C("lbp_hits", "double", "Getpages that found a valid buffer."),
+        C("xi_gbp", "double", "XI refreshes the GBP returned."),
+        C("xi_disk", "double", "XI refreshes read from disk."),
+        C("nf_gbp", "double", "Not-found reads the GBP returned."),
+        C("nf_disk", "double", "Not-found reads from disk."),
+        C("disk_sync_reads", "double", "xi_disk + nf_disk."),
+        C("lbp_hit_ratio", "double", "lbp_hits / getpages."),
+        *GROUP_RUN,
+    ),
+    "pane_start",
+    ("group_name", "gbp", "member", "pane_start", "size_pages"),
+    key=("group_name", "gbp", "member", "pane_start", "size_pages"),
+)
+
 TABLES: tuple[Table, ...] = (
     POOL_PANE,
     OBJECT_PANE,
@@ -611,6 +709,9 @@ TABLES: tuple[Table, ...] = (
     ALERT,
     SYSTEM_MEMORY,
     ADVICE,
+    GBP_CURVE,
+    GBP_MEMBER,
+    LBP_CURVE,
 )
 
 BY_NAME = {t.name: t for t in TABLES}

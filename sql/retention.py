@@ -22,9 +22,12 @@ from poolsight.sql.catalog import BY_NAME
 from poolsight.sql.rollup import changes, metadata_table
 from poolsight.sql.rollups import ROLLUPS
 
-# Pane-grain tables the pane retention applies to: the rollups' sources, and the working sets
-# (their maxima are in the pool and object rollups).
-PANE_TABLES: tuple[Table, ...] = (*(r.source for r in ROLLUPS), BY_NAME["working_set"])
+# Pane-grain tables the pane retention applies to: the rollups' sources, the working sets
+# (their maxima are in the pool and object rollups) and the group simulation's panes.
+PANE_TABLES: tuple[Table, ...] = (
+    *(r.source for r in ROLLUPS),
+    *(BY_NAME[name] for name in ("working_set", "gbp_curve", "gbp_member", "lbp_curve")),
+)
 DEFAULTS: dict[str, int | None] = {"pane_days": 14, "hour_months": 13, "day_months": None}
 
 

@@ -359,6 +359,12 @@ SELECT 'system_memory' AS table_name, max(interval_start) AS newest, count(*) AS
 UNION ALL
 SELECT 'advice' AS table_name, max(evaluated_at) AS newest, count(*) AS row_count FROM ${schema}.advice
 UNION ALL
+SELECT 'gbp_curve' AS table_name, max(pane_start) AS newest, count(*) AS row_count FROM ${schema}.gbp_curve
+UNION ALL
+SELECT 'gbp_member' AS table_name, max(pane_start) AS newest, count(*) AS row_count FROM ${schema}.gbp_member
+UNION ALL
+SELECT 'lbp_curve' AS table_name, max(pane_start) AS newest, count(*) AS row_count FROM ${schema}.lbp_curve
+UNION ALL
 SELECT 'pool_hour' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.pool_hour
 UNION ALL
 SELECT 'pool_day' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.pool_day
