@@ -46,6 +46,7 @@ class SimulationOptions:
     check_panes: int | None = None  # whole panes measured after a pool is altered (default: the window)
     pool_policy: bool = True  # False: LRU stack only, without miniature caches of each pool's own policy
     kernel_decode: bool = True  # False: getpage batches decoded by fastavro (schemas/wire.py AvroDecoder.read)
+    groups: dict[str, list[str]] = field(default_factory=dict)  # data-sharing group -> members (their sources)
 
     def config_for(self, pool: str) -> SimConfig:
         """The pool's simulator settings: the job's, overridden by the pool's own."""

@@ -83,6 +83,7 @@ class Settings:
     kafka_brokers: int = 1  # embedded Kafka: KRaft nodes, each broker and controller
     flink_taskmanagers: int = 1  # embedded Flink: TaskManagers of the session cluster
     history: dict[str, Any] = field(default_factory=dict)  # [history]: retention (sql/retention.py)
+    groups: dict[str, Any] = field(default_factory=dict)  # [groups]: data-sharing group = its members
     trino_add_files: bool = False  # Trino's add_files procedure (bench-history loads files with it)
 
     @property
@@ -290,6 +291,7 @@ def load_settings() -> Settings:
         kafka_brokers=brokers,
         flink_taskmanagers=taskmanagers,
         history=dict(conf.get("history", {})),
+        groups=dict(conf.get("groups", {})),
         trino_add_files=(os.environ.get("POOLSIGHT_TRINO_ADD_FILES") or str(conf.get("trino", {}).get("add_files", "")))
         .strip()
         .lower()

@@ -630,6 +630,7 @@ GROUP_RUN = (
     C("late_getpages", "bigint", "Getpages that came after events of a later time had been simulated."),
     C("model", "string", "reference (DATA-SHARING.md's rules) or the options the job ran with."),
     C("emitted_at", "timestamp", "Wall-clock time the job emitted the row."),
+    C("warmup", "boolean", "True until a whole pane has run since the group simulation (re)started."),
 )
 
 GBP_CURVE = Table(

@@ -340,6 +340,125 @@ FROM by_interval
 -- Only intervals whose panes span them to 1 %, each pane with the point, at one size.
 WHERE abs(pane_seconds - seconds) <= 0.01 * seconds AND panes_with_point = panes AND min_size = max_size;
 
+-- The group simulation over the latest 15 minutes of each GBP (the window of sim_curve_latest):
+-- every (data entries, RATIO) point with its counters added up over the window's panes and its
+-- ratios and rates from the sums. is_current: the point at the GBP's setting in the latest pane.
+CREATE OR REPLACE VIEW ${schema}.gbp_curve_latest
+COMMENT 'Group buffer pool curve over size and RATIO, latest 15 minutes: disk sync reads, GBP hit ratio, reclaims, XIs, failed writes, castouts'
+AS WITH latest AS (
+  SELECT group_name, gbp, max(pane_end) AS window_end
+  FROM ${schema}.gbp_curve
+  GROUP BY group_name, gbp
+), w AS (
+  SELECT c.*, l.window_end
+  FROM ${schema}.gbp_curve c
+  JOIN latest l ON l.group_name = c.group_name AND l.gbp = c.gbp
+  WHERE c.pane_end > l.window_end - INTERVAL '15' MINUTE
+)
+SELECT group_name, gbp, min(pane_start) AS window_start, max(window_end) AS window_end,
+       count(*) AS panes, sum(seconds) AS seconds,
+       data_entries, ratio, max(directory_entries) AS directory_entries, max(structure_mb) AS structure_mb,
+       max_by(is_current, pane_end) AS is_current, max_by(members, pane_end) AS members,
+       sum(getpages) AS getpages, sum(lbp_hits) AS lbp_hits,
+       sum(sync_reads_xi) AS sync_reads_xi, sum(xi_data_returned) AS xi_data_returned, sum(xi_no_data) AS xi_no_data,
+       sum(sync_reads_nf) AS sync_reads_nf, sum(nf_data_returned) AS nf_data_returned, sum(nf_no_data) AS nf_no_data,
+       sum(disk_sync_reads) AS disk_sync_reads,
+       (sum(xi_data_returned) + sum(nf_data_returned)) / nullif(sum(sync_reads_xi) + sum(sync_reads_nf), 0)
+         AS gbp_hit_ratio,
+       sum(directory_reclaims) AS directory_reclaims, sum(xi_due_to_reclaims) AS xi_due_to_reclaims,
+       sum(xi_due_to_writes) AS xi_due_to_writes, sum(changed_pages_written) AS changed_pages_written,
+       sum(data_entry_reclaims) AS data_entry_reclaims, sum(writes_failed_no_storage) AS writes_failed_no_storage,
+       sum(castout_pages) AS castout_pages,
+       sum(disk_sync_reads) / nullif(sum(seconds), 0) AS disk_sync_reads_per_s,
+       sum(directory_reclaims) / nullif(sum(seconds), 0) AS directory_reclaims_per_s,
+       sum(castout_pages) / nullif(sum(seconds), 0) AS castout_pages_per_s,
+       bool_or(warmup) AS warmup
+FROM w
+GROUP BY group_name, gbp, data_entries, ratio;
+
+-- The group simulation at the GBP's current setting against what the group measured, per
+-- statistics interval. Measured: the members' rows of gbp_stats (scope member or unset) for the
+-- reads (disk sync reads = XI and NF reads without data; GBP hit ratio of seed 001), the group's
+-- own row (scope group, -DISPLAY GROUPBUFFERPOOL GDETAIL) for reclaims, XIs by cause, writes and
+-- castouts, else the members' sum. Simulated: gbp_curve at is_current over the panes whose middle
+-- lies in the interval (the interval must span them to 1 %, as in spsize_check). Each error is
+-- simulated / measured - 1; the hit ratio's is the difference in points.
+CREATE OR REPLACE VIEW ${schema}.gbp_accuracy
+COMMENT 'Group simulation at the GBP''s current size and RATIO against the group''s statistics per interval: disk sync reads, GBP hit ratio, reclaims'
+AS WITH members AS (
+  SELECT group_name, gbp, interval_start, interval_end,
+         max(to_unixtime(interval_end) - to_unixtime(interval_start)) AS seconds,
+         count(DISTINCT source) AS members,
+         sum(xi_reads_no_data + nf_reads_no_data) AS disk_sync_reads,
+         sum(xi_reads_data_returned + nf_reads_data_returned) AS data_returned,
+         sum(xi_reads_data_returned + xi_reads_no_data + nf_reads_data_returned + nf_reads_no_data) AS sync_reads,
+         sum(directory_reclaims) AS directory_reclaims, sum(xi_due_to_reclaims) AS xi_due_to_reclaims,
+         sum(xi_due_to_writes) AS xi_due_to_writes, sum(write_failed_no_storage) AS writes_failed,
+         sum(castout_pages) AS castout_pages
+  FROM ${schema}.gbp_stats
+  WHERE group_name IS NOT NULL AND coalesce(scope, 'member') = 'member'
+  GROUP BY group_name, gbp, interval_start, interval_end
+), grp AS (
+  SELECT group_name, gbp, interval_start, interval_end,
+         max(directory_reclaims) AS directory_reclaims, max(xi_due_to_reclaims) AS xi_due_to_reclaims,
+         max(xi_due_to_writes) AS xi_due_to_writes, max(write_failed_no_storage) AS writes_failed,
+         max(castout_pages) AS castout_pages, max(data_entries) AS data_entries, max(ratio) AS ratio
+  FROM ${schema}.gbp_stats
+  WHERE group_name IS NOT NULL AND scope = 'group'
+  GROUP BY group_name, gbp, interval_start, interval_end
+), measured AS (
+  SELECT m.group_name, m.gbp, m.interval_start, m.interval_end, m.seconds, m.members,
+         m.disk_sync_reads, m.data_returned / nullif(m.sync_reads, 0) AS gbp_hit_ratio,
+         coalesce(g.directory_reclaims, m.directory_reclaims) AS directory_reclaims,
+         coalesce(g.xi_due_to_reclaims, m.xi_due_to_reclaims) AS xi_due_to_reclaims,
+         coalesce(g.xi_due_to_writes, m.xi_due_to_writes) AS xi_due_to_writes,
+         coalesce(g.writes_failed, m.writes_failed) AS writes_failed,
+         coalesce(g.castout_pages, m.castout_pages) AS castout_pages,
+         g.data_entries, g.ratio
+  FROM members m
+  LEFT JOIN grp g
+    ON g.group_name = m.group_name AND g.gbp = m.gbp
+   AND g.interval_start = m.interval_start AND g.interval_end = m.interval_end
+), simulated AS (
+  SELECT s.group_name, s.gbp, s.interval_start, s.interval_end,
+         count(*) AS panes, sum(c.seconds) AS pane_seconds,
+         min(c.data_entries) AS data_entries, max(c.data_entries) AS max_entries,
+         min(c.ratio) AS ratio, max(c.ratio) AS max_ratio,
+         sum(c.disk_sync_reads) AS disk_sync_reads,
+         (sum(c.xi_data_returned) + sum(c.nf_data_returned)) / nullif(sum(c.sync_reads_xi) + sum(c.sync_reads_nf), 0)
+           AS gbp_hit_ratio,
+         sum(c.directory_reclaims) AS directory_reclaims, sum(c.xi_due_to_reclaims) AS xi_due_to_reclaims,
+         sum(c.xi_due_to_writes) AS xi_due_to_writes, sum(c.writes_failed_no_storage) AS writes_failed,
+         sum(c.castout_pages) AS castout_pages, bool_or(c.warmup) AS warmup
+  FROM measured s
+  JOIN ${schema}.gbp_curve c
+    ON c.group_name = s.group_name AND c.gbp = s.gbp AND c.is_current
+   AND c.pane_start < s.interval_end AND c.pane_end > s.interval_start
+   AND to_unixtime(c.pane_start) + to_unixtime(c.pane_end) >= 2 * to_unixtime(s.interval_start)
+   AND to_unixtime(c.pane_start) + to_unixtime(c.pane_end) < 2 * to_unixtime(s.interval_end)
+  GROUP BY s.group_name, s.gbp, s.interval_start, s.interval_end
+)
+SELECT m.group_name, m.gbp, m.interval_start, m.interval_end, m.members, s.panes, s.warmup,
+       s.data_entries, s.ratio,
+       s.disk_sync_reads AS simulated_disk_sync_reads, m.disk_sync_reads AS measured_disk_sync_reads,
+       s.disk_sync_reads / nullif(m.disk_sync_reads, 0) - 1 AS disk_sync_reads_error,
+       s.gbp_hit_ratio AS simulated_gbp_hit_ratio, m.gbp_hit_ratio AS measured_gbp_hit_ratio,
+       s.gbp_hit_ratio - m.gbp_hit_ratio AS gbp_hit_ratio_error,
+       s.directory_reclaims AS simulated_directory_reclaims, m.directory_reclaims AS measured_directory_reclaims,
+       CASE WHEN m.directory_reclaims = 0 AND s.directory_reclaims = 0 THEN 0e0
+            ELSE s.directory_reclaims / nullif(m.directory_reclaims, 0) - 1 END AS directory_reclaims_error,
+       s.xi_due_to_reclaims AS simulated_xi_due_to_reclaims, m.xi_due_to_reclaims AS measured_xi_due_to_reclaims,
+       s.xi_due_to_writes AS simulated_xi_due_to_writes, m.xi_due_to_writes AS measured_xi_due_to_writes,
+       s.writes_failed AS simulated_writes_failed, m.writes_failed AS measured_writes_failed,
+       s.castout_pages AS simulated_castout_pages, m.castout_pages AS measured_castout_pages
+FROM measured m
+JOIN simulated s
+  ON s.group_name = m.group_name AND s.gbp = m.gbp
+ AND s.interval_start = m.interval_start AND s.interval_end = m.interval_end
+-- Only intervals the panes span to 1 %, at one GBP setting.
+WHERE abs(s.pane_seconds - m.seconds) <= 0.01 * m.seconds
+  AND s.data_entries = s.max_entries AND s.ratio = s.max_ratio;
+
 -- The latest advice of each source: the rows of its latest evaluation (advice/online.py),
 -- each with its evidence, prediction, confidence and commands; `budget` holds the source's whole
 -- allocation (and the paging guard's reason) on each row.
