@@ -4,6 +4,7 @@
 pub mod bpmodel;
 pub mod chains;
 pub mod getpage_avro;
+pub mod group;
 pub mod hist;
 pub mod mini;
 pub mod olken;
@@ -578,9 +579,189 @@ fn frame_records<'py>(py: Python<'py>, data: &[u8], with_bdw: bool, min_len: usi
     PyTuple::new(py, items)
 }
 
+const GROUP_MAGIC: &[u8; 8] = b"PSGRP001";
+
+/// Data sharing: the members' LBPs and a GBP per grid point (see group.rs).
+#[pyclass(module = "poolsight._kernel", name = "GroupSim")]
+struct PyGroupSim {
+    inner: group::Group,
+}
+
+#[pymethods]
+impl PyGroupSim {
+    /// One LBP size per member; the grid: data_entries[i] x ratios[i]; curve_sizes: per member
+    /// the LBP sizes of its curve (empty: none). Sizes unscaled: the kernel scales by `sample`.
+    #[new]
+    #[pyo3(signature = (lbp_sizes, data_entries, ratios, gbpoolt=30.0, sample=1.0, seed=0,
+        curve_sizes=Vec::new(), commit_every=0, commit_seconds=None, checkpoint_seconds=None,
+        classt=None, infer_dependence=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        lbp_sizes: Vec<u64>,
+        data_entries: Vec<u64>,
+        ratios: Vec<f64>,
+        gbpoolt: f64,
+        sample: f64,
+        seed: u64,
+        curve_sizes: Vec<Vec<u64>>,
+        commit_every: u64,
+        commit_seconds: Option<f64>,
+        checkpoint_seconds: Option<f64>,
+        classt: Option<f64>,
+        infer_dependence: bool,
+    ) -> PyResult<Self> {
+        if data_entries.len() != ratios.len() {
+            return Err(PyValueError::new_err("one ratio per data entries value"));
+        }
+        for (name, v) in [
+            ("commit_seconds", commit_seconds),
+            ("checkpoint_seconds", checkpoint_seconds),
+        ] {
+            if matches!(v, Some(x) if x.is_nan() || x <= 0.0) {
+                return Err(PyValueError::new_err(format!("{name} must be > 0")));
+            }
+        }
+        let config = group::Config {
+            members: lbp_sizes.len(),
+            lbp_sizes,
+            settings: data_entries.into_iter().zip(ratios).collect(),
+            gbpoolt,
+            sample,
+            seed,
+            curve_sizes,
+            commit_every,
+            commit_seconds,
+            checkpoint_seconds,
+            classt,
+            infer_dependence,
+        };
+        Ok(PyGroupSim {
+            inner: group::Group::new(config).map_err(PyValueError::new_err)?,
+        })
+    }
+
+    /// An object's GBPCACHE (0 CHANGED, 1 ALL, 2 NONE) and whether it is never GBP-dependent.
+    fn set_object(&mut self, obj: u32, gbpcache: u8, never_dependent: bool) -> PyResult<()> {
+        if gbpcache > group::CACHE_NONE {
+            return Err(PyValueError::new_err(format!("gbpcache {gbpcache}: use 0, 1 or 2")));
+        }
+        self.inner.set_object(obj, gbpcache, never_dependent);
+        Ok(())
+    }
+
+    /// Events in global order: uint32 member ids, uint32 object ids, uint64 pages, uint8
+    /// function (0 getpage, 1 set write intent, 2 release), float64 seconds (optional).
+    #[pyo3(signature = (members, objects, pages, function, times=None))]
+    fn feed(
+        &mut self,
+        py: Python<'_>,
+        members: PyBuffer<u32>,
+        objects: PyBuffer<u32>,
+        pages: PyBuffer<u64>,
+        function: PyBuffer<u8>,
+        times: Option<PyBuffer<f64>>,
+    ) -> PyResult<u64> {
+        let (mb, ob, pg, fu) = (
+            slice(py, &members, "members")?,
+            slice(py, &objects, "objects")?,
+            slice(py, &pages, "pages")?,
+            slice(py, &function, "function")?,
+        );
+        let t = match &times {
+            Some(b) => Some(slice(py, b, "times")?),
+            None => None,
+        };
+        let n = mb.len();
+        for (name, len) in [
+            ("objects", ob.len()),
+            ("pages", pg.len()),
+            ("function", fu.len()),
+            ("times", t.map_or(n, |t| t.len())),
+        ] {
+            if len != n {
+                return Err(PyValueError::new_err(format!(
+                    "{name} has {len} values, members has {n}"
+                )));
+            }
+        }
+        let nm = self.inner.config.members as u32;
+        for i in 0..n {
+            if mb[i].get() >= nm {
+                return Err(PyValueError::new_err(format!(
+                    "event {i}: member id {} of {nm}",
+                    mb[i].get()
+                )));
+            }
+            if fu[i].get() > group::RELEASE {
+                return Err(PyValueError::new_err(format!(
+                    "event {i}: function {}: use 0 getpage, 1 set write intent, 2 release",
+                    fu[i].get()
+                )));
+            }
+        }
+        for i in 0..n {
+            let time = t.map_or(0.0, |t| t[i].get());
+            self.inner
+                .event(mb[i].get() as usize, ob[i].get(), pg[i].get(), fu[i].get(), time);
+        }
+        Ok(n as u64)
+    }
+
+    /// Raw (sampled) counters: [point][member][16] in group.rs order (COUNTERS, then getpages).
+    fn counters(&self) -> Vec<Vec<[u64; group::COUNTERS]>> {
+        self.inner.points.iter().map(|p| p.counters.clone()).collect()
+    }
+
+    /// A member's LBP curve: (scaled sizes ascending, per size bucket [valid/data, valid/no data,
+    /// stale/data, stale/no data]); bucket b holds getpages at stack distance in [sizes[b-1], sizes[b]).
+    fn curve(&self, member: usize) -> PyResult<(Vec<u64>, Vec<[u64; 4]>)> {
+        if member >= self.inner.config.members {
+            return Err(PyValueError::new_err(format!("member {member}: no such member")));
+        }
+        let (s, c) = self.inner.curve(member);
+        Ok((s.to_vec(), c.to_vec()))
+    }
+
+    fn rate(&self) -> f64 {
+        self.inner.rate()
+    }
+
+    /// LBP sizes as simulated (scaled by the sampling rate).
+    fn lbp_sizes(&self) -> Vec<u64> {
+        self.inner.lbp_sizes()
+    }
+
+    /// (data entries, directory entries) of each point as simulated (scaled).
+    fn gbp_sizes(&self) -> Vec<(u64, u64)> {
+        self.inner.points.iter().map(|p| (p.data_cap, p.dir_cap)).collect()
+    }
+
+    fn tracked_pages(&self) -> usize {
+        self.inner.tracked_pages()
+    }
+
+    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut out = GROUP_MAGIC.to_vec();
+        bincode::serialize_into(&mut out, &self.inner)
+            .map_err(|e| PyValueError::new_err(format!("snapshot failed: {e}")))?;
+        Ok(PyBytes::new(py, &out))
+    }
+
+    #[staticmethod]
+    fn restore(data: &[u8]) -> PyResult<Self> {
+        if data.len() < 8 || &data[..8] != GROUP_MAGIC {
+            return Err(PyValueError::new_err("not a poolsight group snapshot (bad magic)"));
+        }
+        let inner = bincode::deserialize(&data[8..])
+            .map_err(|e| PyValueError::new_err(format!("corrupt group snapshot: {e}")))?;
+        Ok(PyGroupSim { inner })
+    }
+}
+
 #[pymodule]
 fn _kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Kernel>()?;
+    m.add_class::<PyGroupSim>()?;
     m.add_class::<PyPoolModel>()?;
     m.add_function(wrap_pyfunction!(decode_getpage_batch, m)?)?;
     m.add_function(wrap_pyfunction!(frame_records, m)?)?;
