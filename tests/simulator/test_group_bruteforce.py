@@ -3,7 +3,7 @@ hand in the comments (one object "T"; pages are numbers; LBP lists are LRU first
 
 from __future__ import annotations
 
-from tests.simulator.group_bruteforce import NAMES, Event, Group, brute_force
+from tests.simulator.group_bruteforce import NAMES, DirEntry, Event, Group, brute_force
 
 
 def g(m: str, page: int) -> Event:
@@ -309,3 +309,33 @@ def test_a_directory_reclaim_skips_changed_entries_and_frees_the_data_entry() ->
     )
     assert list(group.directory) == [("T", 1), ("T", 6)]
     assert list(group.data) == [("T", 1)]
+
+
+def test_the_steal_of_an_invalid_buffer_frees_an_entry_left_with_nothing() -> None:
+    # The module docstring's reading of rule 3. 1 data entry, ratio 5, GBPOOLT 30 (every
+    # write cast out at once). LBP A 2, B 1.
+    # 1 A gp1, 2 B gp1: NF no data. R(1) = {A, B}.
+    # 3 B swi1: data [1], changed then cast out [castout B]; A invalidated [XI writes A].
+    # 4 B gp2: steal 1 (R empty, data held: entry stays). NF no data.
+    # 5 B swi2: data full, 1 clean: its data freed [data entry reclaim B]; 1's entry stays
+    #   with no member and no data. Data [2]; castout.
+    # 6 A gp3: LBP(A) [1 (invalid)] has room. NF no data.
+    # 7 A gp4: steal 1 (invalid, A not registered): the entry has nobody and no data: freed.
+    events = [g("A", 1), g("B", 1), w("B", 1), g("B", 2), w("B", 2), g("A", 3)]
+    group = Group(["A", "B"], {"A": 2, "B": 1}, data_entries=1, ratio=5, gbpoolt=30)
+    group.feed(events)
+    assert list(group.directory) == [("T", 1), ("T", 2), ("T", 3)]
+    assert group.directory[("T", 1)] == DirEntry()
+    group.feed([g("A", 4)])
+    assert list(group.directory) == [("T", 2), ("T", 3), ("T", 4)]
+    got = group.counters()
+    assert got["A"] == counts(getpages=3, sync_reads_nf=3, nf_no_data=3, disk_sync_reads=3, xi_due_to_writes=1)
+    assert got["B"] == counts(
+        getpages=2,
+        sync_reads_nf=2,
+        nf_no_data=2,
+        disk_sync_reads=2,
+        changed_pages_written=2,
+        castout_pages=2,
+        data_entry_reclaims=1,
+    )
