@@ -16,16 +16,19 @@ Where the model text leaves a choice, this is the reading implemented:
   pages and changed pages written count for the member whose event caused them;
   XI due to writes and XI due to reclaims for the member whose buffer was
   invalidated. Getpages implied by an SWI count as getpages with their outcome.
-- SWI (rule 4) on a page that is not *valid* in LBP(m) -- absent, or present but
-  invalidated since m's getpage -- implies the getpage first (rule 3, or rule 2
-  for an invalid buffer): an update needs the current page.
+- SWI (rule 4) implies the getpage only when p is not in LBP(m) at all. A buffer
+  invalidated since m's getpage is still "in LBP(m)" in the model's own words
+  (rule 2: "p in LBP(m) but invalid"), so no getpage is implied: m writes its
+  copy, which becomes the valid one (m is registered, R(p) = {m}), and the buffer
+  keeps its place in the LRU chain.
 - Invariant that follows: a member is registered for p exactly while p is valid
-  in its LBP (rules 2-5 register on every read, unregister on steal, on XI due
-  to writes and with the whole entry on a reclaim). So after the (implied)
-  getpage of rule 4, p always has a directory entry: the write itself never
-  creates one and so never reclaims (the question whether it could reclaim p's
-  own entry does not arise). The code still follows rule 4's order: directory
-  entry (rule 5) first, then the data entry (rule 6), then changed, XIs, MRU.
+  in its LBP (rules 2-5 register on every read and on a write, unregister on
+  steal, on XI due to writes and with the whole entry on a reclaim). So on an
+  SWI p has a directory entry unless m's buffer is invalid because a directory
+  reclaim took p's entry; only then does the write create one (rule 5), and
+  that reclaim never takes p's own entry (p has none). Rule 4's order is kept:
+  directory entry (rule 5) first, then the data entry (rule 6), then changed,
+  XIs, MRU.
 - Rule 2 and 3 with data returned move p's data entry as well as its directory
   entry to MRU (the rule says "p's data and directory entries to MRU").
 - On an XI refresh (rule 2) m was unregistered when its buffer was invalidated
@@ -56,7 +59,7 @@ Where the model text leaves a choice, this is the reading implemented:
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -114,6 +117,8 @@ class Group:
         self.data_entries = data_entries
         self.castout_limit = Fraction(gbpoolt) / 100 * data_entries
         self.count: dict[str, dict[str, int]] = {m: dict.fromkeys(NAMES, 0) for m in members}
+        # How often each branch where the model text left a choice was taken (for tests).
+        self.paths: Counter[str] = Counter()
 
     def changed_pages(self) -> list[Page]:
         return [p for p, e in self.directory.items() if e.changed]
@@ -158,13 +163,20 @@ class Group:
         self.register(m, p)
 
     def write(self, m: str, p: Page) -> None:
-        # Rule 4: set write intent. The getpage is implied when p is not valid in LBP(m).
-        if self.lbp[m].get(p) is not True:
+        # Rule 4: set write intent. The getpage is implied when p is not in LBP(m); an
+        # invalid buffer is written as it is and becomes valid, keeping its place.
+        lbp = self.lbp[m]
+        if p not in lbp:
             self.getpage(m, p)
+            self.paths["swi_implies_getpage"] += 1
+        elif not lbp[p]:
+            self.paths["swi_on_invalid_buffer"] += 1
+        lbp[p] = True
         c = self.count[m]
         c["changed_pages_written"] += 1
-        if p not in self.directory:  # rule 5 (never reached: see the module docstring)
+        if p not in self.directory:  # rule 5: only after a reclaim invalidated m's buffer
             self.new_directory_entry(m, p)
+            self.paths["write_creates_directory_entry"] += 1
         entry = self.directory[p]
         if not entry.has_data:  # rule 6
             self.new_data_entry(m, p)
@@ -199,9 +211,11 @@ class Group:
         entry = self.directory.get(v)
         if entry is None:
             return
+        was_registered = m in entry.registered
         entry.registered.discard(m)
         if not entry.registered and not entry.has_data:
             del self.directory[v]
+            self.paths["steal_frees_directory_entry" if was_registered else "steal_frees_bare_entry"] += 1
 
     def invalidate(self, r: str, p: Page) -> None:
         assert self.lbp[r].get(p) is True, "a registered member holds a valid buffer"
@@ -218,6 +232,7 @@ class Group:
                 self.count[r]["xi_due_to_reclaims"] += 1
             if entry.has_data:
                 del self.data[victim]
+                self.paths["directory_reclaim_frees_data"] += 1
         self.directory[p] = DirEntry()
 
     def new_data_entry(self, cause: str, p: Page) -> None:
@@ -229,10 +244,13 @@ class Group:
                 del self.data[victim]
                 self.directory[victim].has_data = False
                 c["data_entry_reclaims"] += 1
+                if not self.directory[victim].registered:
+                    self.paths["data_reclaim_leaves_bare_entry"] += 1
             else:
                 # All changed: write failed, cast out every changed page, retry.
                 c["writes_failed_no_storage"] += 1
                 self.castout(cause)
+                self.paths["write_retried"] += 1
         self.data[p] = None
 
     def castout(self, cause: str) -> None:

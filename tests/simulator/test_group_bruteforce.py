@@ -88,8 +88,9 @@ def test_a_write_xis_two_members_refreshes_with_data_and_nf_with_data() -> None:
     #  5 B gp1, 6 C gp1: invalid -> XI, data returned. R = {A, B, C}.
     #  7 A gp1: LBP hit (the writer's buffer stayed valid).
     #  8 A swi1: [changed written A]; data held already; B, C invalidated again.
-    #  9 B swi1: B's buffer invalid -> implied getpage: XI data returned. Then
-    #    [changed written B]; A invalidated [XI writes A]; C is not registered. R = {B}.
+    #  9 B swi1: B's buffer is in LBP(B) though invalid: no getpage implied; B writes it,
+    #    it is valid again. [changed written B]; A invalidated [XI writes A]; C is not
+    #    registered. R = {B}.
     # 10 C gp2: LBP(C) full with 1 (invalid): steal it (C not registered; R(1) = {B} and
     #    data held: entry stays). NF, 2 has no data -> NF no data, disk.
     # 11 C gp1: steal 2 (nobody left, no data: freed). NF, 1 has data -> NF data returned.
@@ -108,11 +109,11 @@ def test_a_write_xis_two_members_refreshes_with_data_and_nf_with_data() -> None:
         xi_due_to_writes=1,
     )
     assert got["B"] == counts(
-        getpages=3,
+        getpages=2,
         sync_reads_nf=1,
         nf_no_data=1,
-        sync_reads_xi=2,
-        xi_data_returned=2,
+        sync_reads_xi=1,
+        xi_data_returned=1,
         disk_sync_reads=1,
         changed_pages_written=1,
         xi_due_to_writes=2,
@@ -128,10 +129,10 @@ def test_a_write_xis_two_members_refreshes_with_data_and_nf_with_data() -> None:
         xi_due_to_writes=2,
     )
     assert got["total"] == counts(
-        getpages=9,
+        getpages=8,
         lbp_hits=1,
-        sync_reads_xi=3,
-        xi_data_returned=3,
+        sync_reads_xi=2,
+        xi_data_returned=2,
         sync_reads_nf=5,
         nf_data_returned=1,
         nf_no_data=4,
@@ -139,6 +140,7 @@ def test_a_write_xis_two_members_refreshes_with_data_and_nf_with_data() -> None:
         changed_pages_written=3,
         xi_due_to_writes=5,
     )
+    assert group.lbp["B"][("T", 1)] is True
     assert group.directory[("T", 1)].registered == {"B", "C"}
     assert list(group.directory) == [("T", 1)]
 
@@ -339,3 +341,44 @@ def test_the_steal_of_an_invalid_buffer_frees_an_entry_left_with_nothing() -> No
         castout_pages=2,
         data_entry_reclaims=1,
     )
+
+
+def test_a_write_on_a_buffer_a_reclaim_invalidated_creates_its_directory_entry() -> None:
+    # 1 data entry, ratio 2 (2 directory entries), GBPOOLT 100. LBP A 3, B 3.
+    # 1 A gp1: NF no data. Dir [1{A}].   2 B gp2: NF no data. Dir [1{A}, 2{B}].
+    # 3 B gp3: NF no data; reclaim LRU 1 [dir reclaim B]; A's 1 invalid [XI reclaims A].
+    #   Dir [2{B}, 3{B}].
+    # 4 A swi1: 1 is in LBP(A), invalid: no getpage; A's copy becomes valid. [changed
+    #   written A]; 1 has no entry: rule 5 reclaims LRU 2 [dir reclaim A], B's 2 invalid
+    #   [XI reclaims B]; data entry free: data [1], changed. Dir [3{B}, 1{A}].
+    # 5 B gp2: invalid -> XI; 2 has no data -> XI no data, disk. Register: reclaim LRU 3
+    #   [dir reclaim B], B's own 3 invalid [XI reclaims B]. Dir [1{A}, 2{B}].
+    # 6 B gp1: NF, 1 has data -> NF data returned. Dir [2{B}, 1{A, B}].
+    # 7 A gp1: LBP hit.
+    events = [g("A", 1), g("B", 2), g("B", 3), w("A", 1), g("B", 2), g("B", 1), g("A", 1)]
+    group = Group(["A", "B"], {"A": 3, "B": 3}, data_entries=1, ratio=2, gbpoolt=100)
+    group.feed(events)
+    got = group.counters()
+    assert got["A"] == counts(
+        getpages=2,
+        lbp_hits=1,
+        sync_reads_nf=1,
+        nf_no_data=1,
+        disk_sync_reads=1,
+        changed_pages_written=1,
+        directory_reclaims=1,
+        xi_due_to_reclaims=1,
+    )
+    assert got["B"] == counts(
+        getpages=4,
+        sync_reads_nf=3,
+        nf_no_data=2,
+        nf_data_returned=1,
+        sync_reads_xi=1,
+        xi_no_data=1,
+        disk_sync_reads=3,
+        directory_reclaims=2,
+        xi_due_to_reclaims=2,
+    )
+    assert list(group.directory) == [("T", 2), ("T", 1)]
+    assert group.directory[("T", 1)] == DirEntry(registered={"A", "B"}, has_data=True, changed=True)

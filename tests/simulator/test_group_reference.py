@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections import Counter, OrderedDict
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pytest
 
 from poolsight.simulator.group import GbpCounters, GbpSetting, GroupOptions, GroupSimulator
-from tests.simulator.group_bruteforce import GETPAGE, NAMES, RELEASE, SWI, Event, brute_force
+from tests.simulator.group_bruteforce import GETPAGE, NAMES, RELEASE, SWI, Event, Group, brute_force
 
 MEMBERS = ("DB1A", "DB1B", "DB1C")
 LBP_SIZES = {"DB1A": 20, "DB1B": 32, "DB1C": 45}
@@ -58,8 +58,14 @@ def random_trace(seed: int, n: int) -> list[Event]:
     return events
 
 
-def engine(events: Sequence[Event], gbpoolt: float, chunks: int) -> list[tuple[GbpSetting, dict[str, dict[str, int]]]]:
-    sim = GroupSimulator(MEMBERS, LBP_SIZES, GRID, GroupOptions(reference=True, gbpoolt=gbpoolt))
+def engine(
+    events: Sequence[Event],
+    gbpoolt: float,
+    chunks: int,
+    lbp_sizes: Mapping[str, int] = LBP_SIZES,
+    grid: Sequence[GbpSetting] = GRID,
+) -> list[tuple[GbpSetting, dict[str, dict[str, int]]]]:
+    sim = GroupSimulator(MEMBERS, lbp_sizes, grid, GroupOptions(reference=True, gbpoolt=gbpoolt))
     bounds = np.linspace(0, len(events), chunks + 1).astype(int)
     for lo, hi in itertools.pairwise(bounds):
         part = events[lo:hi]
@@ -88,8 +94,12 @@ def test_reference_equals_brute_force(seed: int, gbpoolt: float) -> None:
     assert [s for s, _ in got] == GRID
     mismatches: list[str] = []
     seen: dict[str, int] = dict.fromkeys(NAMES, 0)
+    paths: Counter[str] = Counter()
     for setting, counters in got:
-        want = brute_force(events, MEMBERS, LBP_SIZES, setting.data_entries, setting.ratio, gbpoolt)
+        group = Group(MEMBERS, LBP_SIZES, setting.data_entries, setting.ratio, gbpoolt)
+        group.feed(events)
+        want = group.counters()
+        paths += group.paths
         assert set(counters) == set(want)
         for who in want:
             for name in NAMES:
@@ -103,11 +113,31 @@ def test_reference_equals_brute_force(seed: int, gbpoolt: float) -> None:
         assert seen[name] > 0, name
     for name in ("xi_data_returned", "xi_no_data", "nf_data_returned", "nf_no_data", "lbp_hits"):
         assert seen[name] == len(GRID), name
+    # ... and every branch where the model text left a choice (group_bruteforce's docstring).
+    branches = {"swi_implies_getpage", "swi_on_invalid_buffer", "write_creates_directory_entry"}
+    branches |= {"steal_frees_directory_entry", "steal_frees_bare_entry", "data_reclaim_leaves_bare_entry"}
+    branches |= {"directory_reclaim_frees_data"}
+    assert branches <= set(paths), branches - set(paths)
     if gbpoolt == 100.0:
         assert seen["writes_failed_no_storage"] > 0
+        assert paths["write_retried"] == sum(c["total"]["writes_failed_no_storage"] for _, c in got)
     else:  # castouts at GBPOOLT keep changed pages under the data entries: no failed write
         assert seen["writes_failed_no_storage"] == 0
         assert seen["data_entry_reclaims"] > 0
+
+
+@pytest.mark.parametrize("seed", range(20, 26))
+def test_reference_equals_brute_force_at_the_edges(seed: int) -> None:
+    """LBPs down to one buffer, one data entry, GBPOOLT 0 (a castout after every write)
+    and 100 (none), fractional ratios: still counter for counter."""
+    rng = random.Random(seed)
+    events = random_trace(seed, 1500)
+    lbp_sizes = {m: rng.choice([1, 2, 5, 20, 60]) for m in MEMBERS}
+    grid = [GbpSetting(data_entries=d, ratio=r) for d in (1, 2, 5, 30, 200) for r in (2.0, 3.3, 10.0)]
+    gbpoolt = rng.choice([0.0, 12.5, 70.0, 100.0])
+    for setting, counters in engine(events, gbpoolt, chunks=2, lbp_sizes=lbp_sizes, grid=grid):
+        want = brute_force(events, MEMBERS, lbp_sizes, setting.data_entries, setting.ratio, gbpoolt)
+        assert counters == want, (setting, lbp_sizes, gbpoolt)
 
 
 def test_the_engine_feed_in_one_chunk_or_many_is_the_same() -> None:
