@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from poolsight.ingest.gbp_display_text import display
 from poolsight.ingest.stats_common import empty_gbp_stats
@@ -358,3 +360,32 @@ def test_a_group_record_named_by_its_member_does_not_hide_the_members_own(tmp_pa
     assert r.returncode == 0, r.stderr
     rows = [json.loads(ln) for ln in out.read_text().splitlines()]
     assert [(x["source"], x["scope"]) for x in rows] == [("DB1A", "group"), ("DB1A", "member")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                *IBM_FIGURE.splitlines(),
+                *(CORPUS / "gdetail_mdetail.txt").read_text().splitlines()[:12],
+                "DSNB750I -DB1A DISPLAY FOR GROUP BUFFER POOL",
+                "DSNB783I -DB1A CUMULATIVE GROUP DETAIL STATISTICS SINCE 99:99:99 FOO 42, 2002",
+                "DSNB782I -DB1A INCREMENTAL GROUP DETAIL STATISTICS SINCE 10:00:00 FEB 30, 2026",
+                "                     DIRECTORY ENTRY NOT CREATED      = ,",
+                "                     DIRECTORY ENTRY NOT CREATED      = 1, 2, 3",
+                "DSNB758I -DB1A   ALLOCATED SIZE = 99999999999 GB",
+                "DSNB757I -DB1A MVS CFRM POLICY STATUS FOR _GBP0 = NORMAL",
+                "-DB1A DIS GBPOOL(A_B_GBP1,GBP2) GDETAIL(*)",
+                "= = =",
+                "",
+            ]
+        )
+        | st.text(max_size=50),
+        max_size=40,
+    )
+)
+def test_parser_never_raises(lines: list[str]) -> None:
+    r = parse("\n".join(lines), "fuzz", at=_t(2026, 11, 20, 12))
+    for rec in r.of("gbp_stats"):
+        assert rec["interval_end"] > rec["interval_start"] and rec["scope"] in ("group", "member")

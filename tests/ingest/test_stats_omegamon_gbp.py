@@ -4,12 +4,17 @@ group-scope page, blocks without their report's header, broken ones."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from poolsight.ingest.stats_formats import detect
 from poolsight.ingest.stats_omegamon import parse
 from poolsight.simulator.metrics import gbp_metrics
+
+CORPUS = Path(__file__).parent / "corpus" / "omegamon"
 
 
 def _t(year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0) -> float:
@@ -167,3 +172,44 @@ def test_broken_blocks_name_file_line_and_field() -> None:
 def test_a_report_of_group_bp_blocks_only_is_detected() -> None:
     assert [f.name for f in detect(HEADER.format(member="DB1A", scope="MEMBER") + IBM_BLOCK)] == ["omegamon"]
     assert [f.name for f in detect(IBM_BLOCK)] == ["omegamon"]
+
+
+def test_blocks_side_by_side() -> None:
+    """Two GROUP BP blocks printed side by side, as the report prints its BP blocks (seed 000;
+    for GROUP BP blocks the layout is inferred): the k-th counter of a line is the k-th block's.
+    Without the report's header, each lasts QUANTITY / (/SECOND): an hour."""
+    text = (CORPUS / "group_bp_side_by_side.txt").read_text()
+    r = parse(text, "s.txt", interval_end=_t(2026, 11, 20, 13))
+    assert r.rejected == []
+    got = {
+        x["gbp"]: (x["gbp_dependent_getpages"], x["xi_reads_data_returned"], x["nf_reads_no_data"])
+        for x in r.of("gbp_stats")
+    }
+    assert got == {"GBP1": (3600, 10, 360), "GBP2": (7200, 20, 720)}
+    assert {x["interval_start"] for x in r.of("gbp_stats")} == {int(_t(2026, 11, 20, 12) * 1e6)}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                *HEADER.format(member="DB1A", scope="GROUP").splitlines(),
+                *IBM_BLOCK.splitlines(),
+                *REST.splitlines(),
+                "GROUP BP1   QUANTITY  /SECOND     GROUP BP1 CONTINUED   QUANTITY  /SECOND",
+                "PAGES CASTOUT   N/A   N/A     WRITE FAILED-NO STORAGE   1.0K   0.0",
+                "SYN.READ(XI)-DATA RETURNED   Q",
+                "BP1       READ OPERATIONS               QUANTITY  /SECOND  /THREAD  /COMMIT",
+                "GETPAGE REQUEST-RANDOM                    45.6K    50.67     0.52     0.00",
+                "",
+            ]
+        )
+        | st.text(max_size=50),
+        max_size=40,
+    )
+)
+def test_parser_never_raises(lines: list[str]) -> None:
+    r = parse("\n".join(lines), "fuzz", interval_end=_t(2026, 11, 20, 13))
+    for rec in r.of("gbp_stats"):
+        assert rec["interval_end"] > rec["interval_start"] and rec["gbp"].startswith("GBP")
