@@ -57,6 +57,8 @@ group (from DSNB757I's structure name, else a structure name in the command line
 member that issued the command (group_name then null). MDETAIL gives scope 'member', source
 the member. Each record carries the structure's attributes from its display (RATIO, CLASST,
 GBPOOLT, GBPCHKPT, size, entries). Member writes are DSNB776I + DSNB777I (sync + async).
+DSNB787I CASTOUTS is the structure's castout counter (`castouts`); pages cast out by a member
+are its DSNB796I PAGES CASTOUT (`castout_pages`), null in a group record.
 Intervals: an incremental display covers its SINCE to the display's time; a cumulative one
 since its basetime: the first is read as one interval from the basetime, each later one of
 the same pool, scope, source and basetime as the difference to the one before (the changed
