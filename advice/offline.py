@@ -216,7 +216,11 @@ def _groups(
                 "note": "no group simulation: each member's pool is advised alone, as if the GBP were infinite",
             }
             continue
-        section, advised = group_advice(surface, budget, costs)
+        try:
+            section, advised = group_advice(surface, budget, costs)
+        except ValueError as exc:  # a surface advice cannot use (the grid lacks today's setting): say so
+            doc.setdefault(spec.group, {})[spec.gbp] = {"members": spec.members, "note": f"not advised: {exc}"}
+            continue
         doc.setdefault(spec.group, {})[spec.gbp] = section
         rows += advised
         grouped |= {(m, spec.pool) for m in spec.members}

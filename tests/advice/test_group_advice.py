@@ -538,3 +538,13 @@ def test_a_grid_point_from_the_simulators_gbp_point() -> None:
     g = GridPoint.of(Point(Setting(2000, 5.0), Counters(10, 4), {"DB2A": Counters(10, 4, 10, 2)}), 4096)
     assert (g.data_entries, g.ratio, g.directory_entries, g.structure_mb) == (2000, 5.0, 10000, mb(2000, 5.0))
     assert g.total.miss_share == 0.4 and g.miss("DB2A") == 0.3 and g.miss("DB2B") == 0.4
+
+
+def test_offline_a_surface_without_todays_setting_is_named_not_advised(tmp_path: Path) -> None:
+    wrong = GroupSurface(**{**two_members().__dict__, "data_entries": 3000})
+    doc, _ = advise_dir(_directory(tmp_path), Budget(frames=1500), simulate_group=lambda spec, trace: wrong)
+    assert doc["groups"][GROUP]["GBP1"]["note"] == (
+        "not advised: DSNDBG/GBP1: the grid has no point at the current setting (3,000 data entries, RATIO 5)"
+    )
+    # Then each member's pool is budgeted alone, as without a simulation.
+    assert [list(b["pools"]) for b in doc["budget"]["by_source"].values()] == [["BP1"], ["BP1"]]
