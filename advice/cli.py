@@ -66,6 +66,12 @@ def format_text(doc: dict[str, Any]) -> str:
             lines.append(f"{who}no growth: {one['paging_guard']}")
         if one.get("error"):
             lines.append(f"{who}no budget: {one['error']}")
+    for group, gbps in sorted((doc.get("groups") or {}).items()):
+        for gbp, one in sorted(gbps.items()):
+            said = (one.get("note"), (one.get("budget") or {}).get("error"), (one.get("seed004") or {}).get("text"))
+            for line in said:
+                if line:
+                    lines.append(f"{group} {gbp}: {line}")
     for a in doc.get("advice", []):
         lines.append(f"\n[{a['kind']}] {a['source']} {a['summary']}")
         conf = a.get("confidence", {}).get("note")

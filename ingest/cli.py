@@ -219,10 +219,14 @@ def add_stats_arguments(p: argparse.ArgumentParser) -> None:
         + "; ".join(f"{f.name}: {f.reads}" for f in FORMATS.values()),
     )
     p.add_argument("--source", help="source when the input names no subsystem or member")
-    p.add_argument("--pool", help="display: the buffer pool, when the output names none (no DSNB401I or command line)")
+    p.add_argument(
+        "--pool",
+        help="display: the buffer pool, when the output names none (no DSNB401I or command line); "
+        "gbp-display: the group buffer pool (no DSNB750I or command line)",
+    )
     p.add_argument(
         "--at",
-        help="when the input was produced, if it says not (ISO time, UTC): display: when the command ran; "
+        help="when the input was produced, if it says not (ISO time, UTC): display, gbp-display: when the command ran; "
         "omegamon: when an interval the report does not state ended",
     )
     p.add_argument(

@@ -41,7 +41,10 @@ def with_metrics(schema: str, rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _mark_key(schema: str, rec: dict[str, Any]) -> str:
-    return f"{schema}|{rec.get('source')}|{rec.get('pool', rec.get('gbp', rec.get('position', '')))}"
+    # A GDETAIL record named by the member that issued the command shares source and GBP with
+    # that member's MDETAIL record: the scope keeps them apart.
+    scope = f"|{rec['scope']}" if rec.get("scope") else ""
+    return f"{schema}|{rec.get('source')}|{rec.get('pool', rec.get('gbp', rec.get('position', '')))}{scope}"
 
 
 def _when(rec: dict[str, Any]) -> int:

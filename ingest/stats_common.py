@@ -20,11 +20,17 @@ from poolsight import schemas
 
 _POOL_STATS: list[dict[str, Any]] = json.loads(schemas.text("pool_stats"))["fields"]
 POOL_STATS_FIELDS: list[str] = [f["name"] for f in _POOL_STATS]
+_GBP_STATS: list[dict[str, Any]] = json.loads(schemas.text("gbp_stats"))["fields"]
 
 
 def empty_pool_stats() -> dict[str, Any]:
     """A PoolStats record with every field at its schema default (None where it has none)."""
     return {f["name"]: f.get("default") for f in _POOL_STATS}
+
+
+def empty_gbp_stats() -> dict[str, Any]:
+    """A GbpStats record with every field at its schema default (None where it has none)."""
+    return {f["name"]: f.get("default") for f in _GBP_STATS}
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from poolsight.ingest import stats_db2diag, stats_display, stats_luw, stats_omegamon
+from poolsight.ingest import stats_db2diag, stats_display, stats_gbp_display, stats_luw, stats_omegamon
 from poolsight.ingest.stats_common import Parsed, ParseOptions, Rejected, StatsFormat
 
 FORMATS: dict[str, StatsFormat] = {
-    f.name: f for f in (stats_omegamon.FORMAT, stats_display.FORMAT, stats_luw.FORMAT, stats_db2diag.FORMAT)
+    f.name: f
+    for f in (
+        stats_omegamon.FORMAT,
+        stats_display.FORMAT,
+        stats_gbp_display.FORMAT,
+        stats_luw.FORMAT,
+        stats_db2diag.FORMAT,
+    )
 }
 
 

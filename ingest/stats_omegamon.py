@@ -1,4 +1,10 @@
-"""DB2 z/OS statistics report text (OMEGAMON XE for DB2 PE "STATISTICS REPORT"), buffer pool blocks.
+"""DB2 z/OS statistics report text (OMEGAMON XE for DB2 PE "STATISTICS REPORT"), buffer pool blocks
+and group buffer pool blocks.
+
+The "GROUP BPn  QUANTITY /SECOND ..." blocks become GbpStats records of the page's member (or of
+its group on a group-scope page) for the page's interval, read as the BP blocks are (K/M
+suffixes, N/A, the interval derived when the report states none): their labels, and which are
+confirmed, are in stats_omegamon_gbp.py.
 
 Reads the "BPn GENERAL / READ OPERATIONS / WRITE OPERATIONS  QUANTITY /SECOND ..."
 blocks of seed 000, in the report's fixed-width layout (columns two or more
@@ -28,7 +34,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from poolsight.ingest.stats_common import Parsed, ParseOptions, Rejected, StatsFormat, empty_pool_stats
+from poolsight.ingest import stats_omegamon_gbp as gbp
+from poolsight.ingest.stats_common import (
+    Parsed,
+    ParseOptions,
+    Rejected,
+    StatsFormat,
+    empty_gbp_stats,
+    empty_pool_stats,
+)
 
 SECTIONS = ("GENERAL", "READ OPERATIONS", "WRITE OPERATIONS")
 
@@ -154,6 +168,10 @@ class _Block:
     error: Rejected | None = None
     lines: list[str] = field(default_factory=list)
     rates: list[tuple[float, float, float]] = field(default_factory=list)  # (quantity, its precision, /SECOND)
+    scope: str = "member"  # GROUP BP blocks: 'group' on a group-scope page
+    group: str | None = None  # GROUP BP blocks: the page's data sharing group
+    labels: set[str] = field(default_factory=set)  # GROUP BP blocks: the counters seen
+    last_line: int = 0  # GROUP BP blocks: the last line read into it
 
     def derived_seconds(self) -> float | None:
         """The interval as QUANTITY / (/SECOND), from the counter whose printed digits make the
@@ -181,6 +199,10 @@ class OmegamonParser:
         self._elapsed: float | None = None
         self._sections: dict[str, str] = {}  # section -> pool of the current header
         self._blocks: dict[str, _Block] = {}
+        self._group: str | None = None
+        self._group_scope = False  # the page is a group-scope report's (SCOPE: GROUP)
+        self._gbp_pools: list[str] = []  # GBPs of the current GROUP BP header(s), left to right
+        self._gbp_blocks: dict[str, _Block] = {}
         self.given_end = interval_end  # when an interval the report does not state ended (epoch s)
         self.given_seconds = interval_seconds  # and how long it lasted, when the caller knows
 
@@ -190,21 +212,62 @@ class OmegamonParser:
     def _flush(self) -> None:
         for b in self._blocks.values():
             self._emit(b)
+        for b in self._gbp_blocks.values():
+            self._emit_gbp(b)
         self._blocks = {}
         self._sections = {}
+        self._gbp_blocks = {}
+        self._gbp_pools = []
 
     def _new_interval(self) -> None:
         self._flush()
         self._start = self._end = self._elapsed = None
 
     def _emit(self, b: _Block) -> None:
+        span = self._span(b)
+        if span is None:
+            return
+        start, end, derived = span
+        rec: dict[str, Any] = empty_pool_stats()
+        rec.update(
+            {
+                "source": b.source,
+                "pool": b.pool,
+                "interval_start": int(start * 1e6),
+                "interval_end": int(end * 1e6),
+                "interval_seconds": end - start,
+                "origin": "omegamon",
+                "interval_derived": derived,
+            }
+        )
+        for fld, v in b.values.items():
+            rec[fld] = None if v is None else round(v)
+        self.result.add("pool_stats", rec)
+
+    def _emit_gbp(self, b: _Block) -> None:
+        missing = [k for k in gbp.REQUIRED if gbp.label_key(k) not in b.labels]
+        if b.error is None and b.labels and missing:
+            why = f"truncated block: GROUP {b.pool[1:]} has no {missing[0]}"
+            self.result.rejected.append(Rejected(self.name, b.last_line, missing[0], why, "\n".join(b.lines)))
+            return
+        span = self._span(b)
+        if span is None:
+            return
+        start, end, _ = span
+        rec = empty_gbp_stats()
+        rec.update(gbp.record(b.pool, b.source, b.scope, b.group, b.values, start, end))
+        self.result.add("gbp_stats", rec)
+
+    def _span(self, b: _Block) -> tuple[float, float, bool] | None:
+        """The interval of a block (start, end, whether its length was derived), or None with
+        the block rejected: broken, empty, or in no interval the report or the caller states."""
         raw = "\n".join(b.lines)
         if b.error is not None:
             self.result.rejected.append(b.error)
-            return
+            return None
         if not any(v is not None for v in b.values.values()):
             self.result.rejected.append(Rejected(self.name, b.first_line, b.pool, "truncated block: no counters", raw))
-            return
+            return None
         start, end = self._start, self._end
         if start is not None and end is None and self._elapsed is not None:
             end = start + self._elapsed
@@ -228,28 +291,14 @@ class OmegamonParser:
                         raw,
                     )
                 )
-                return
+                return None
             start, end = self.given_end - seconds, self.given_end
         if end - start <= 0:
             self.result.rejected.append(
                 Rejected(self.name, b.first_line, "interval", f"interval of {end - start:g} seconds", raw)
             )
-            return
-        rec: dict[str, Any] = empty_pool_stats()
-        rec.update(
-            {
-                "source": b.source,
-                "pool": b.pool,
-                "interval_start": int(start * 1e6),
-                "interval_end": int(end * 1e6),
-                "interval_seconds": end - start,
-                "origin": "omegamon",
-                "interval_derived": derived,
-            }
-        )
-        for fld, v in b.values.items():
-            rec[fld] = None if v is None else round(v)
-        self.result.add("pool_stats", rec)
+            return None
+        return start, end, derived
 
     def _header_info(self, line: str) -> bool:
         u = line.upper()
@@ -257,6 +306,10 @@ class OmegamonParser:
             self._subsystem = m.group(1)
         if (m := re.search(r"MEMBER:\s*(\S+)", u)) and m.group(1) not in NOT_REPORTED:
             self._member = m.group(1)
+        if (m := re.search(r"\bGROUP:\s*(\S+)", u)) and m.group(1) not in NOT_REPORTED:
+            self._group = m.group(1)
+        if m := re.search(r"\bSCOPE:\s*(\S+)", u):
+            self._group_scope = m.group(1) == "GROUP"
         if m := re.search(r"INTERVAL FROM:\s*" + STAMP, u):
             self._new_interval()
             self._start = _stamp(m.group(1))
@@ -283,6 +336,8 @@ class OmegamonParser:
         if self._header_info(line):
             return
         cells = _cells(line)
+        if self._feed_gbp(lineno, line, cells):
+            return
         # Block headers: "BP1  GENERAL  QUANTITY ..." (one or two side by side), or "BP1 WRITE
         # OPERATIONS" in one cell, possibly beside counters of the block to its right.
         headers = []
@@ -340,6 +395,64 @@ class OmegamonParser:
             else:
                 i += 1
 
+    def _feed_gbp(self, lineno: int, line: str, cells: list[str]) -> bool:
+        """A GROUP BP block's header or line (True: taken); the k-th counter of a line belongs to
+        the k-th of the GROUP BP blocks printed side by side."""
+        pools = [p for c in cells if (p := gbp.header_pool(c))]
+        if pools:
+            self._sections = {}  # a BP block before it is over
+            self._gbp_pools = pools
+            scope, source = (
+                ("group", self._group or self._source()) if self._group_scope else ("member", self._source())
+            )
+            for p in pools:
+                block = self._gbp_blocks.setdefault(p, _Block(p, lineno, source, scope=scope, group=self._group))
+                block.lines.append(line)
+            return True
+        if not self._gbp_pools:
+            return False
+        if not line.strip() or set(line.strip()) <= set("-= \t"):
+            return True  # blank lines and underlines inside the block
+        if not any(NUMBER.match(c.replace(",", "")) or c in NOT_REPORTED for c in cells):
+            self._gbp_pools = []  # prose or another block's header: the GROUP BP block is over
+            return False
+        k, i = 0, 0
+        while i < len(cells):
+            cell, label = cells[i], gbp.label_key(cells[i])
+            j = i + 2 if i + 2 < len(cells) and gbp.CALLOUT.match(cells[i + 1]) else i + 1
+            qty = cells[j] if j < len(cells) else ""
+            per_second = cells[j + 1] if j + 1 < len(cells) else ""
+            known = label in gbp.COUNTERS or label in gbp.IGNORED
+            counted = qty != "" and (NUMBER.match(qty.replace(",", "")) is not None or qty in NOT_REPORTED)
+            if not known and (not counted or NUMBER.match(label) or label in NOT_REPORTED):
+                i += 1
+                continue
+            block = self._gbp_blocks[self._gbp_pools[min(k, len(self._gbp_pools) - 1)]]
+            if block.last_line != lineno:
+                block.lines.append(line)
+            block.last_line = lineno
+            k, i = k + 1, j + 1
+            if label in gbp.IGNORED:
+                self.result.ignored[cell] += 1
+            elif label not in gbp.COUNTERS:
+                self.result.unknown[cell] += 1  # a counter this parser does not know: kept out, counted
+            else:
+                block.labels.add(label)
+                try:
+                    v = parse_quantity(qty)
+                except ValueError as exc:
+                    if block.error is None:
+                        block.error = Rejected(self.name, lineno, cell, str(exc), line)
+                    continue
+                gbp.add(block.values, gbp.COUNTERS[label], v)
+                try:
+                    q, r = parse_quantity(qty), parse_quantity(per_second)
+                except ValueError:
+                    continue
+                if q is not None and r is not None and q > 0 and r > 0:
+                    block.rates.append((q, _precision(qty), r))
+        return True
+
     def _rate(self, lineno: int, label: str, qty: str, per_second: str) -> None:
         """Keep (quantity, its precision, /SECOND) of a counter line for the block it belongs to."""
         section = COUNTERS[label][0] if label in COUNTERS else None
@@ -382,5 +495,8 @@ FORMAT = StatsFormat(
     "omegamon",
     "DB2 statistics report text (OMEGAMON buffer pool blocks)",
     read,
-    re.compile(r"^\s*[A-Z][A-Z0-9]*\d\w*\s+(GENERAL|READ OPERATIONS|WRITE OPERATIONS)\s+QUANTITY", re.MULTILINE),
+    re.compile(
+        r"^\s*(?:[A-Z][A-Z0-9]*\d\w*\s+(?:GENERAL|READ OPERATIONS|WRITE OPERATIONS)|GROUP\s+BP\w+)\s+QUANTITY",
+        re.MULTILINE,
+    ),
 )

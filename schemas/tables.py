@@ -457,13 +457,36 @@ IO_PANE = Table(
 
 GBP_STATS = Table(
     "gbp_stats",
-    "Group buffer pool statistics per member and interval.",
+    "Group buffer pool statistics per member (scope member) or structure (scope group) and interval.",
     (
         *_avro_columns("gbp_stats"),
         C("gbp_hit_ratio", "double", "z/OS: reads with data returned over all XI and NF reads."),
         C("luw_gbp_hit_ratio", "double", "pureScale: (GBP logical - physical) / logical."),
         C("gbp_full_per_10k_commits", "double", "pureScale: 10,000 x GBP-full conditions / commits (seed 004)."),
         C("cf_wait_us_per_call", "double", "pureScale: microseconds waited for the CF per request."),
+        C(
+            "disk_sync_reads_per_second",
+            "double",
+            "z/OS member: XI and NF reads without data (read from disk) per second.",
+        ),
+        C(
+            "xi_reads_per_1000_getpages",
+            "double",
+            "z/OS member: reads after cross-invalidation per 1000 GBP-dependent getpages.",
+        ),
+        C("castout_pages_per_second", "double", "z/OS: pages cast out per second."),
+        C(
+            "group_read_hit_ratio",
+            "double",
+            "z/OS group (GDETAIL): reads with data returned over all the structure's reads.",
+        ),
+        C("directory_reclaims_per_second", "double", "z/OS group: directory entries reclaimed per second."),
+        C(
+            "xi_due_to_reclaims_per_second",
+            "double",
+            "z/OS group: cross-invalidations due to directory reclaims per second.",
+        ),
+        C("changed_pages_share", "double", "z/OS group: changed pages held (snapshot) over data entries; vs GBPOOLT."),
     ),
     "interval_start",
     ("source", "gbp", "interval_start"),

@@ -83,23 +83,60 @@ def luw_hit_ratio(logical: float | None, physical: float | None, async_reads: fl
     return _div(logical - (physical - async_reads), logical)
 
 
+GROUP_READS = (
+    "reads_data_returned",
+    "reads_no_data_dir_existed",
+    "reads_no_data_dir_created",
+    "reads_no_data_dir_not_created",
+)
+
+
 def gbp_metrics(rec: dict[str, Any]) -> dict[str, Any]:
-    """z/OS: data returned over all XI and NF reads; LUW pureScale: (GBP logical - physical) / logical."""
+    """z/OS: data returned over all XI and NF reads; LUW pureScale: (GBP logical - physical) / logical.
+
+    A member's record (XI and NF reads) gives its GBP hit ratio, disk sync reads and XI reads per
+    1000 GBP-dependent getpages; a group's (GDETAIL) its read hit ratio over the structure's
+    reads, the share of data entries holding changed pages, and the reclaims per second. Rates
+    need the record's interval; counters a record lacks give None."""
     luw = None
     if rec.get("gbp_logical_reads") is not None and rec.get("gbp_physical_reads") is not None:
         luw = _div(rec["gbp_logical_reads"] - rec["gbp_physical_reads"], rec["gbp_logical_reads"])
+    seconds = _seconds(rec.get("interval_start"), rec.get("interval_end"))
+    xi_data, xi_nodata = rec.get("xi_reads_data_returned"), rec.get("xi_reads_no_data")
+    disk = None if xi_nodata is None or rec.get("nf_reads_no_data") is None else xi_nodata + rec["nf_reads_no_data"]
+    reads = _sum(rec, GROUP_READS)
     return {
         "gbp_hit_ratio": gbp_hit_ratio(
-            rec.get("xi_reads_data_returned"),
-            rec.get("xi_reads_no_data"),
-            rec.get("nf_reads_data_returned"),
-            rec.get("nf_reads_no_data"),
+            xi_data, xi_nodata, rec.get("nf_reads_data_returned"), rec.get("nf_reads_no_data")
         ),
         "luw_gbp_hit_ratio": luw,
         # Seed 004: 10000 * NUM_GBP_FULL / COMMIT_SQL_STMTS; great 0, good below 5.
         "gbp_full_per_10k_commits": _scaled(rec.get("write_failed_no_storage"), rec.get("commits"), 10_000),
         "cf_wait_us_per_call": _scaled(rec.get("cf_wait_ms"), rec.get("cf_waits"), 1000),
+        # DATA-SHARING.md: a member's disk sync reads are its XI and NF reads the GBP returned no data for.
+        "disk_sync_reads_per_second": _div(disk, seconds),
+        "xi_reads_per_1000_getpages": _scaled(
+            None if xi_data is None or xi_nodata is None else xi_data + xi_nodata,
+            rec.get("gbp_dependent_getpages"),
+            1000,
+        ),
+        "castout_pages_per_second": _div(rec.get("castout_pages"), seconds),
+        # GDETAIL: the structure's reads (DSNB784I/785I), all members together, prefetch included.
+        "group_read_hit_ratio": _div(rec.get("reads_data_returned"), reads),
+        "directory_reclaims_per_second": _div(rec.get("directory_reclaims"), seconds),
+        "xi_due_to_reclaims_per_second": _div(rec.get("xi_due_to_reclaims"), seconds),
+        # Changed pages held (snapshot) over data entries: compare with GBPOOLT (%, castout threshold).
+        "changed_pages_share": _div(rec.get("changed_pages_snapshot"), rec.get("data_entries")),
     }
+
+
+def _seconds(start: Any, end: Any) -> float | None:
+    """An interval's length from its ends: epoch microseconds, or datetimes as fastavro reads them."""
+    if start is None or end is None:
+        return None
+    if isinstance(start, int | float) and isinstance(end, int | float):
+        return (end - start) / 1e6
+    return float((end - start).total_seconds())
 
 
 def _scaled(num: float | None, den: float | None, scale: float) -> float | None:

@@ -23,6 +23,7 @@ CORPUS = Path(__file__).parent / "corpus"
 CASES = {
     "omegamon": ("omegamon", "fixed_width.txt", "highlights_and_broken.txt", {"pool_stats"}),
     "display": ("display", "detail_two_pools.txt", "broken.txt", {"pool_stats", "pool_attributes"}),
+    "gbp-display": ("gbp_display", "gdetail_mdetail.txt", "broken.txt", {"gbp_stats"}),
     "luw-bufferpool": ("luw", "mon_get_bufferpool.csv", "broken.csv", {"pool_stats", "gbp_stats"}),
     "db2diag-backup": ("db2diag", "db2diag.log", "broken.log", {"backup_stats"}),
 }
