@@ -145,6 +145,11 @@ def main() -> None:
     )
     p.add_argument("--skip-lru-only", action="store_true", help="skip the peer phase (LRU stack only)")
     p.add_argument("--skip-fastavro", action="store_true", help="skip the peer phase (fastavro decoding)")
+    p.add_argument(
+        "--skip-group",
+        action="store_true",
+        help="skip the phase with the group simulation (scenarios with several members: data-sharing)",
+    )
     a = p.parse_args()
     s = load_settings()
     up(s)
@@ -173,6 +178,8 @@ def main() -> None:
 
     fastavro = None if a.skip_fastavro else peer(kernel_decode=False)
     lru = None if a.skip_lru_only else peer(pool_policy=False)
+    # The same stream with the members' pools also simulated together with their GBPs.
+    grouped = None if a.skip_group or len(sc.members) < 2 else peer(groups={"DSG1": list(sc.members)})
     result = {
         "scenario": a.scenario,
         "checkpoint_seconds": a.checkpoint_seconds,
@@ -195,6 +202,9 @@ def main() -> None:
         "pool_policy_throughput_ratio": None if lru is None else round(flat.rate() / lru.rate(), 3),
         "fastavro_getpages_per_s": None if fastavro is None else round(fastavro.rate()),
         "kernel_decode_throughput_ratio": None if fastavro is None else round(flat.rate() / fastavro.rate(), 3),
+        "group_getpages_per_s": None if grouped is None else round(grouped.rate()),
+        "group_visible_getpages": None if grouped is None else grouped.visible,
+        "group_throughput_ratio": None if grouped is None else round(grouped.rate() / flat.rate(), 3),
         "cpu_s_per_m_getpages": flat.profile(),
         "fastavro_cpu_s_per_m_getpages": None if fastavro is None else fastavro.profile(),
     }
@@ -224,6 +234,14 @@ def main() -> None:
             f"{lru.wall_seconds:.1f} s: {result['lru_only_getpages_per_s']:,} getpages/s; with each pool's "
             f"own policy the pipeline runs at {result['pool_policy_throughput_ratio']:.2f}x of that"
         )
+    if grouped is not None:
+        print(
+            f"with the group simulation (members {', '.join(sc.members)} and their GBPs, --data-sharing-group): "
+            f"{grouped.visible:,} of {grouped.produced:,} visible after {grouped.wall_seconds:.1f} s: "
+            f"{result['group_getpages_per_s']:,} getpages/s, {result['group_throughput_ratio']:.2f}x of the run "
+            f"without it. Where the CPU went:"
+        )
+        print(cpu_profile.table(grouped.cpu, grouped.visible, grouped.wall_seconds))
     print(json.dumps(result))
 
 

@@ -7,6 +7,7 @@ import json
 import sys
 
 from poolsight.flink_jobs import submit as jobs
+from poolsight.flink_jobs.group_tracker import parse_groups, settings_groups
 from poolsight.flink_jobs.options import AUTO_SIM, JobOptions, SimulationOptions, StatisticsOptions, pool_modes
 from poolsight.infra.config import load_settings
 
@@ -113,6 +114,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="CPU µs a sync read costs (seed 001: 20-40), carried with every row the jobs write",
     )
     m.add_argument("--sync-io-ms", type=float, help="average sync read I/O time, for elapsed-time savings")
+    m.add_argument(
+        "--data-sharing-group",
+        action="append",
+        default=[],
+        metavar="NAME=MEMBER,MEMBER",
+        help="simulate these members' pools together with their group buffer pools (repeatable; adds to "
+        "[groups] in poolsight.toml); members are the sources their getpages carry",
+    )
     sub.add_parser("list", help="jobs on the cluster")
     c = sub.add_parser(
         "cancel", help="stop a job by id, or every poolsight job, with a savepoint the next submit resumes from"
@@ -151,6 +160,7 @@ def run(a: argparse.Namespace) -> int:
         return 0
     try:
         per_pool = pool_modes(a.pool_mode)
+        groups = parse_groups([*settings_groups(s.groups), *a.data_sharing_group])
     except ValueError as exc:
         print(f"poolsight jobs submit: {exc}", file=sys.stderr)
         return 2
@@ -184,6 +194,7 @@ def run(a: argparse.Namespace) -> int:
                 check_panes=a.check_panes,
                 pool_policy=a.pool_policy,
                 kernel_decode=a.kernel_decode,
+                groups={g: list(ms) for g, ms in groups.items()},
             )
         else:
             options = StatisticsOptions(

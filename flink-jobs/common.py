@@ -7,7 +7,8 @@ import argparse
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from poolsight.flink_jobs.options import JobOptions
@@ -161,33 +162,39 @@ def dead_letter(
     )
 
 
-def run_keyed(
-    env: StreamExecutionEnvironment,
-    t_env: StreamTableEnvironment,
-    view: str,
-    function: Any,
-    main_table: str,
-    tags: dict[str, Any],
-    name: str,
-    operator: str,
-) -> str:
-    """Key the raw records by Kafka key, run `function` (main output: main_table rows,
-    side outputs: tags by table name), insert every output into its table, and
-    submit the job; returns its id."""
+@dataclass(frozen=True)
+class Keyed:
+    """One keyed operator over a job's raw records: `function` keyed by `key` (the Kafka key by
+    default) over the records `keep` lets through; main output rows of main_table, side outputs
+    of `tags` (table name -> OutputTag)."""
+
+    function: Any
+    main_table: str
+    tags: dict[str, Any]
+    operator: str  # its name and uid: its keyed state maps to the same operator in a resubmitted job
+    key: Callable[[Any], str] | None = None
+    keep: Callable[[Any], bool] | None = None
+
+
+def run_keyed(env: StreamExecutionEnvironment, t_env: StreamTableEnvironment, view: str, name: str, *ops: Keyed) -> str:
+    """Run each keyed operator over the raw records of `view` (one source, read once), insert
+    every output into its table, and submit the job; returns its id."""
     # lazy: PyFlink, as above
     from pyflink.common.typeinfo import Types
 
-    out = (
-        raw_stream(t_env, view)
-        .key_by(key_of, key_type=Types.STRING())
-        .process(function, output_type=row_type(BY_NAME[main_table]))
-        .name(operator)
-        .uid(operator)  # its keyed state maps to the same operator in a resubmitted job
-    )
+    raw = raw_stream(t_env, view)
     statements = t_env.create_statement_set()
-    sink(t_env, statements, out, main_table)
-    for table, tag in tags.items():
-        sink(t_env, statements, out.get_side_output(tag), table)
+    for op in ops:
+        records = raw if op.keep is None else raw.filter(op.keep)
+        out = (
+            records.key_by(op.key or key_of, key_type=Types.STRING())
+            .process(op.function, output_type=row_type(BY_NAME[op.main_table]))
+            .name(op.operator)
+            .uid(op.operator)
+        )
+        sink(t_env, statements, out, op.main_table)
+        for table, tag in op.tags.items():
+            sink(t_env, statements, out.get_side_output(tag), table)
     statements.attach_as_datastream()
     return str(env.execute_async(name).get_job_id())
 

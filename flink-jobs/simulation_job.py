@@ -23,8 +23,10 @@ from pyflink.common.typeinfo import Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, TimeDomain
 from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
 
+from poolsight.flink_jobs import group_simulate as group
 from poolsight.flink_jobs.caught_up import CaughtUp, ConsumerGroup, Offsets
-from poolsight.flink_jobs.common import dead_letter, environment, kafka_source, main, row_type, run_keyed, to_row
+from poolsight.flink_jobs.common import Keyed, dead_letter, environment, kafka_source, main, row_type, run_keyed, to_row
+from poolsight.flink_jobs.group_simulate import GroupSimulate, group_key, member_filter
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.flink_jobs.tracker import Emission, PoolTracker
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC
@@ -227,7 +229,20 @@ def submit(settings: Any, job: JobOptions, o: SimulationOptions, name: str = "po
     topics = (GETPAGE_TOPIC.name, ATTRIBUTES_TOPIC.name)
     kafka_source(t_env, settings, "getpage_source", list(topics), job)
     reads = ConsumerGroup(settings.kafka_bootstrap, job.group, topics, job.start_from)
-    return run_keyed(env, t_env, "getpage_source", Simulate(o, reads), "pool_pane", TAGS, name, "simulate")
+    ops = [Keyed(Simulate(o, reads), "pool_pane", TAGS, "simulate")]
+    if o.groups:  # the data-sharing groups' members, merged per (group, pool): group_simulate.py
+        group_tags = group.TAGS
+        ops.append(
+            Keyed(
+                GroupSimulate(o, reads),
+                group.MAIN,
+                group_tags,
+                "simulate-groups",
+                key=group_key(o.groups),
+                keep=member_filter(o.groups),
+            )
+        )
+    return run_keyed(env, t_env, "getpage_source", name, *ops)
 
 
 def _main() -> None:

@@ -16,7 +16,7 @@ from pyflink.common.typeinfo import Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext
 from pyflink.datastream.state import ValueStateDescriptor
 
-from poolsight.flink_jobs.common import dead_letter, environment, kafka_source, main, row_type, run_keyed, to_row
+from poolsight.flink_jobs.common import Keyed, dead_letter, environment, kafka_source, main, row_type, run_keyed, to_row
 from poolsight.flink_jobs.io_panes import KINDS, IoPanes
 from poolsight.flink_jobs.options import JobOptions, StatisticsOptions
 from poolsight.flink_jobs.statistics_rows import (
@@ -153,7 +153,7 @@ def submit(settings: Any, job: JobOptions, o: StatisticsOptions, name: str = "po
     env, t_env = environment(settings, name, job)
     topics = [STATS_TOPIC.name, IO_TOPIC.name, ATTRIBUTES_TOPIC.name, DEADLETTER_TOPIC.name]
     kafka_source(t_env, settings, "stats_source", topics, job)
-    return run_keyed(env, t_env, "stats_source", Statistics(o), "pool_stats", TAGS, name, "statistics")
+    return run_keyed(env, t_env, "stats_source", name, Keyed(Statistics(o), "pool_stats", TAGS, "statistics"))
 
 
 def _main() -> None:

@@ -26,9 +26,12 @@ def query(sql: str, params: tuple[Any, ...] = (), user: str | None = None) -> li
 # is checked over the 2 whole panes after an -ALTER.
 # --mode exact: these tests hold the stream to the offline exact simulation; the default (auto,
 # fixed-size SHARDS) is exact only below its sample budget (tests/simulator/test_auto_mode.py).
+# The data-sharing group the jobs simulate together (the data-sharing scenario's run in
+# test_pipeline.py sends as these members; the generator names the group DSG1).
+GROUP, GROUP_MEMBERS = "DSG1", ("DSMBRA", "DSMBRB")
 SUBMIT = (
     "jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", str(IDLE_FLUSH), "--check-panes", "2",
-    "--mode", "exact",
+    "--mode", "exact", "--data-sharing-group", f"{GROUP}={','.join(GROUP_MEMBERS)}",
 )  # fmt: skip
 
 

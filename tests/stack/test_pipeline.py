@@ -26,7 +26,7 @@ from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, Topic
 from poolsight.simulator.similarity import similarity
 from tests.conftest import POOLSIGHT, ROOT, poolsight
-from tests.stack.conftest import IDLE_FLUSH, SUBMIT
+from tests.stack.conftest import GROUP, GROUP_MEMBERS, IDLE_FLUSH, SUBMIT
 from tests.stack.conftest import query as _query
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
@@ -427,6 +427,9 @@ def test_every_bundled_scenario_is_simulated_within_two_percent_at_the_current_s
             continue
         sc = load(path.stem)
         members = [f"{path.stem[0].upper()}{i}{tag}" for i in range(len(sc.members))]
+        if path.stem == "data-sharing":  # the group the jobs were submitted with
+            assert len(members) == len(GROUP_MEMBERS)
+            members = list(GROUP_MEMBERS)
         r = poolsight(
             "generate", path.stem, "--members", ",".join(members), "--seed", "5", "--duration", "130",
             "--event-rate", "8000",
@@ -460,6 +463,34 @@ def test_every_bundled_scenario_is_simulated_within_two_percent_at_the_current_s
     big = [r for r in rows if r[5] >= 1000]
     assert len(big) >= len(expected), rows
     assert all(abs(r[4]) <= 0.02 for r in big), sorted(big, key=lambda r: -abs(r[4]))[:5]
+    _check_the_group_simulation()
+
+
+def _check_the_group_simulation() -> None:
+    """The data-sharing members' pools simulated together with their GBPs (the generator's GBP is
+    the truth): at the GBP's current size and RATIO, per statistics interval, disk sync reads and
+    directory reclaims within 2 % and the GBP hit ratio within 2 points (gbp_accuracy)."""
+    deadline = time.monotonic() + 120
+    rows: list[Any] = []
+    while time.monotonic() < deadline:
+        rows = _query(
+            "SELECT gbp, interval_end, members, simulated_disk_sync_reads, measured_disk_sync_reads, "
+            "disk_sync_reads_error, simulated_gbp_hit_ratio, measured_gbp_hit_ratio, "
+            "simulated_directory_reclaims, measured_directory_reclaims, directory_reclaims_error "
+            "FROM iceberg.poolsight.gbp_accuracy WHERE group_name = ? ORDER BY gbp, interval_end",
+            (GROUP,),
+        )
+        if len({r[1] for r in rows}) >= 2 and {r[0] for r in rows} == {"GBP1", "GBP2"}:
+            break
+        time.sleep(3)
+    assert {r[0] for r in rows} == {"GBP1", "GBP2"}, (rows, _diagnosis())
+    for r in rows:
+        assert r[2] == len(GROUP_MEMBERS), r
+        assert abs(r[5]) <= 0.02, r
+        assert abs(r[6] - r[7]) <= 0.02, r
+        assert (r[9] == 0 and r[8] == 0) or abs(r[10]) <= 0.02, r
+    # Reclaims happen at the current size in this scenario: the check is not 0 = 0.
+    assert sum(r[9] for r in rows if r[0] == "GBP1") > 0, rows
 
 
 def test_statistics_job_lands_intervals_with_derived_metrics(workload: tuple[str, Path, dict[str, int]]) -> None:

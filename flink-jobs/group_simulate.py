@@ -1,0 +1,192 @@
+"""The simulation job's group operator: one GroupTracker per (data-sharing group, pool) in
+Flink keyed state, beside the per-(source, pool) Simulate of simulation_job.py, reading the
+same records. Its rows go to gbp_curve, gbp_member and lbp_curve.
+
+State as Simulate keeps it: the tracker's snapshot (at every emission, and when the records
+since reach `snapshot_getpages`) plus the raw records since, replayed into a restored tracker;
+the Iceberg commits and the Kafka offsets of one checkpoint make the rows exactly once (the
+tables are keyed, so a pane written again replaces itself).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Any
+
+from pyflink.common.typeinfo import Types
+from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, TimeDomain
+from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
+
+from poolsight.flink_jobs.caught_up import CaughtUp, ConsumerGroup, Offsets
+from poolsight.flink_jobs.common import row_type, to_row
+from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker
+from poolsight.flink_jobs.options import SimulationOptions
+from poolsight.schemas.getpage import GetpageBatch
+from poolsight.schemas.tables import BY_NAME
+from poolsight.schemas.wire import AvroDecoder, DecodeError, UnusableBatch
+
+COLLECTOR = "flink-group-simulation"
+GETPAGE = "poolsight.v1.GetpageBatch"
+ATTRIBUTES = "poolsight.v1.PoolAttributes"
+CATALOG = "poolsight.v1.ObjectCatalog"
+MAIN = "gbp_curve"
+TAGS = {name: OutputTag(f"group_{name}", row_type(BY_NAME[name])) for name in ("gbp_member", "lbp_curve")}
+RECHECK_SECONDS = 2.0
+LOG = logging.getLogger(__name__)
+
+
+def member_filter(groups: dict[str, list[str]]) -> Any:
+    """The records of the groups' members (by the Kafka key's source): the others never reach the operator."""
+    members = {m for ms in groups.values() for m in ms}
+
+    def keep(row: Any) -> bool:
+        k = row[0]
+        return k is not None and bytes(k).decode("utf-8", "replace").partition("|")[0] in members
+
+    return keep
+
+
+def group_key(groups: dict[str, list[str]]) -> Any:
+    """source|pool -> group|pool."""
+    of = {m: g for g, ms in groups.items() for m in ms}
+
+    def key(row: Any) -> str:
+        source, _, pool = bytes(row[0]).decode("utf-8", "replace").partition("|")
+        return f"{of[source]}|{pool}"
+
+    return key
+
+
+class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
+    def __init__(self, options: SimulationOptions, reads: ConsumerGroup | None = None) -> None:
+        super().__init__()
+        self.o = options
+        self.reads = reads
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        self.decoder = AvroDecoder(self.o.registry_url, kernel=self.o.kernel_decode)
+        self.snap = runtime_context.get_state(ValueStateDescriptor("group_tracker", Types.PICKLED_BYTE_ARRAY()))
+        self.pending = runtime_context.get_list_state(ListStateDescriptor("group_since", Types.PICKLED_BYTE_ARRAY()))
+        self.trackers: dict[str, GroupTracker] = {}
+        self.since: dict[str, int] = {}
+        self.last_seen: dict[str, float] = {}
+        self.caught_up = CaughtUp(self.reads) if self.reads is not None else None
+        if self.caught_up is not None:
+            self.caught_up.open()
+        self.targets: dict[str, Offsets] = {}
+
+    def close(self) -> None:
+        if self.caught_up is not None:
+            self.caught_up.close()
+
+    def _tracker(self, key: str) -> GroupTracker:
+        tr = self.trackers.get(key)
+        if tr is not None:
+            return tr
+        data = self.snap.value()
+        if data is not None:
+            tr = GroupTracker.restore(data)
+        else:
+            group, _, pool = key.partition("|")
+            pane = float(self.o.config_for(pool).pane_seconds)
+            tr = GroupTracker(group, tuple(self.o.groups[group]), pool, pane)
+        replay: list[GroupEmission] = []
+        for raw in self.pending.get():
+            full, rec = self.decoder.read(raw)
+            self._apply(tr, full, rec, replay)
+        if replay:
+            raise RuntimeError("replaying the records since the group snapshot emitted a pane")
+        self.trackers[key] = tr
+        self.since[key] = 0
+        self.last_seen[key] = time.time()
+        return tr
+
+    @staticmethod
+    def _apply(tr: GroupTracker, full: str, rec: Any, out: list[GroupEmission]) -> int:
+        if full == GETPAGE and isinstance(rec, GetpageBatch):
+            tr.add(rec.source, rec, out)
+            return rec.getpages
+        if full == ATTRIBUTES and isinstance(rec, dict):
+            tr.set_attributes(str(rec["source"]), rec)
+        elif full == CATALOG and isinstance(rec, dict):
+            tr.set_catalog(rec)
+        return 0
+
+    def _save(self, key: str, tr: GroupTracker) -> None:
+        self.snap.update(tr.snapshot())
+        self.pending.clear()
+        self.since[key] = 0
+
+    def process_element(self, value: Any, ctx: Any) -> Any:
+        key = ctx.get_current_key()
+        raw = bytes(value[1]) if value[1] is not None else None
+        try:
+            full, item = self.decoder.read(raw)
+        except (DecodeError, UnusableBatch):
+            return  # Simulate reads the same record and dead-letters it, once
+        tr = self._tracker(key)
+        self.last_seen[key] = time.time()
+        self.targets.pop(key, None)
+        out: list[GroupEmission] = []
+        try:
+            fed = self._apply(tr, full, item, out)
+        except (ValueError, KeyError, TypeError) as exc:  # Simulate dead-letters what it cannot use
+            LOG.warning("%s: %s not usable for group %s: %s", COLLECTOR, full, key, exc)
+            return
+        if out:
+            self._save(key, tr)  # the snapshot holds this record: nothing to replay
+        else:
+            self.pending.add(raw)
+            self.since[key] = self.since.get(key, 0) + fed
+            if self.since[key] >= self.o.snapshot_getpages:
+                self._save(key, tr)
+        if tr.open_pane is not None:
+            end = (tr.open_pane + 1) * tr.pane_seconds + self.o.lateness_seconds
+            ctx.timer_service().register_event_time_timer(int(end * 1000))
+        self._idle_timer(key, ctx)
+        yield from _rows(out)
+
+    def _idle_timer(self, key: str, ctx: Any, due: float | None = None) -> None:
+        if due is None:
+            due = self.last_seen.get(key, time.time()) + self.o.idle_flush_seconds
+        ctx.timer_service().register_processing_time_timer(math.ceil(due) * 1000)
+
+    def _read_all(self, key: str) -> bool:
+        if self.caught_up is None:
+            return True
+        target = self.targets.get(key)
+        if target is None:
+            target = self.caught_up.target(since=self.last_seen.get(key, time.time()))
+            if target is None:
+                return False
+            self.targets[key] = target
+        return self.caught_up.reached(target)
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Any:
+        key = ctx.get_current_key()
+        tr = self._tracker(key)
+        out: list[GroupEmission] = []
+        if ctx.time_domain() == TimeDomain.EVENT_TIME:
+            tr.advance(timestamp / 1000 - self.o.lateness_seconds, out)
+        elif time.time() - self.last_seen.get(key, 0.0) >= self.o.idle_flush_seconds - 1e-3:
+            if tr.open_pane is not None or tr.buffer:
+                if self._read_all(key):
+                    self.targets.pop(key, None)
+                    tr.flush(out)
+                else:
+                    self._idle_timer(key, ctx, time.time() + RECHECK_SECONDS)
+        elif tr.open_pane is not None or tr.buffer:
+            self._idle_timer(key, ctx)
+        if out:
+            self._save(key, tr)
+        yield from _rows(out)
+
+
+def _rows(out: list[GroupEmission]) -> Any:
+    for e in out:
+        for name, rows in e.rows.items():
+            table = BY_NAME[name]
+            for r in rows:
+                yield (to_row(table, r) if name == MAIN else (TAGS[name], to_row(table, r)))

@@ -1,0 +1,436 @@
+"""A data-sharing group's pool in the simulation job: the members' getpage batches merged in
+one event-time order and fed to one GroupSimulator (simulator/group.py), its panes written as
+rows of gbp_curve, gbp_member and lbp_curve.
+
+Members' batches arrive on their own Kafka partitions, each in its own time order, so events
+wait in a buffer until every member of the group has passed them (`add`), the watermark has
+(`advance`) or the stream went quiet (`flush`); they are then sorted by (time, member order,
+arrival) and fed. The buffer is bounded by that wait: the members' skew and the watermark's
+out-of-orderness, not the pane. An event older than what was already fed (a member far
+behind, a replay) is fed at once and counted in the open pane's late_getpages.
+
+Which objects use the GBP: those the object catalog marks GBP-dependent; without a catalog,
+those two members use and one updates (inter-DB2 read/write interest, inferred as it happens).
+
+The grid: the GBP's current data entries and RATIO (the members' pool attributes) times
+0.25 .. 4 and RATIO halved and doubled, the current point first; the members' LBPs at their
+VPSIZE. A change of VPSIZE, or of the GBP to a setting off the grid, restarts the simulation
+at the change's event time (its rows say warmup until a whole pane has run since).
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from poolsight.schemas.getpage import GetpageBatch
+from poolsight.simulator.engine import default_ladder
+from poolsight.simulator.group import COUNTERS, GbpCounters, GbpPoint, GbpSetting, GroupOptions, GroupSimulator
+
+SIZE_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
+DEFAULT_RATIO = 5.0  # Db2 12's default RATIO
+MIN_RATIO = 2.0  # the reference model's floor (DATA-SHARING.md rule 5)
+# Before the GBP's size is known: data entries as this share of the members' LBPs (seed 004's
+# rule of thumb, 35-40 % of the sum of LBPs).
+GBP_SHARE_OF_LBPS = 0.375
+MEMBER_NAME = re.compile(r"^[A-Za-z0-9@#$_.-]{1,64}$")
+
+
+def parse_groups(specs: list[str]) -> dict[str, tuple[str, ...]]:
+    """NAME=MEMBER,MEMBER[,...] (repeatable) to {group: members}; a member in two groups is an error."""
+    out: dict[str, tuple[str, ...]] = {}
+    seen: dict[str, str] = {}
+    for spec in specs:
+        name, sep, rest = spec.partition("=")
+        members = tuple(m.strip() for m in rest.split(",") if m.strip())
+        if not sep or not name.strip() or len(members) < 1:
+            raise ValueError(f"group {spec!r}: expected NAME=MEMBER,MEMBER[,...]")
+        for n in (name.strip(), *members):
+            if not MEMBER_NAME.match(n):
+                raise ValueError(f"group {spec!r}: {n!r} is not a group or member name")
+        for m in members:
+            if m in seen:
+                raise ValueError(f"group {spec!r}: member {m} is already in group {seen[m]}")
+            seen[m] = name.strip()
+        out[name.strip()] = members
+    return out
+
+
+def settings_groups(conf: dict[str, Any]) -> list[str]:
+    """[groups] of poolsight.toml (NAME = ["M1", "M2"] or "M1,M2") as NAME=M1,M2 specs."""
+    out = []
+    for name, members in conf.items():
+        listed = members if isinstance(members, list) else str(members).split(",")
+        out.append(f"{name}={','.join(str(m).strip() for m in listed)}")
+    return out
+
+
+def gbp_of(pool: str) -> str:
+    """The group buffer pool of a pool name: BP1 -> GBP1, BP8K0 -> GBP8K0 (DB2's rule)."""
+    return f"G{pool}" if pool.upper().startswith("BP") else f"GBP:{pool}"
+
+
+def grid(current: GbpSetting) -> list[GbpSetting]:
+    """The current point first, then the other sizes and ratios."""
+    ratios = sorted({max(MIN_RATIO, current.ratio / 2), current.ratio, current.ratio * 2})
+    out = [current]
+    for f in SIZE_FACTORS:
+        for r in ratios:
+            p = GbpSetting(max(1, round(current.data_entries * f)), r)
+            if p not in out:
+                out.append(p)
+    return out
+
+
+@dataclass
+class _Member:
+    vpsize: int | None = None
+    page_size: int = 4096
+    latest: float | None = None  # the latest event time received (seconds)
+
+
+@dataclass
+class _Chunk:
+    member: int
+    times: npt.NDArray[np.float64]
+    objects: npt.NDArray[np.str_]
+    pages: npt.NDArray[np.uint64]
+    function: npt.NDArray[np.uint8]
+
+    def select(self, sel: npt.NDArray[np.bool_]) -> _Chunk:
+        return _Chunk(self.member, self.times[sel], self.objects[sel], self.pages[sel], self.function[sel])
+
+
+@dataclass
+class GroupEmission:
+    pane: int
+    rows: dict[str, list[dict[str, Any]]]
+
+
+@dataclass
+class GroupTracker:
+    group: str
+    members: tuple[str, ...]
+    pool: str
+    pane_seconds: float = 60.0
+    model: str = "stream"
+    member_state: dict[str, _Member] = field(default_factory=dict)
+    gbp: GbpSetting | None = None  # the current setting, from the attributes
+    gbpoolt: float = 30.0
+    not_dependent: set[str] = field(default_factory=set)
+    catalog_seen: bool = False  # the pool's object catalog arrived: it says which objects are GBP-dependent
+    buffer: list[_Chunk] = field(default_factory=list)
+    pending: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)  # (time, member, attributes)
+    fed_until: float | None = None  # every event before this time has been fed
+    open_pane: int | None = None
+    pane_first: float | None = None  # first event time fed in the open pane
+    pane_last: float | None = None
+    late: int = 0
+    started_pane: int | None = None  # the pane the current simulation started in
+    sim_bytes: bytes | None = None  # the simulator while pickled
+    settings: list[GbpSetting] = field(default_factory=list)
+    lbp_sizes: dict[str, list[int]] = field(default_factory=dict)
+    lbp_before: dict[str, list[tuple[float, ...]]] = field(default_factory=dict)  # cumulative curves at the pane start
+
+    def __post_init__(self) -> None:
+        for m in self.members:
+            self.member_state.setdefault(m, _Member())
+        self._sim: GroupSimulator | None = None
+
+    # -------------------------------------------------------------- input
+
+    def set_attributes(self, member: str, rec: dict[str, Any]) -> None:
+        """A member's pool attributes: in force from its event time (waits until the feed gets there)."""
+        t = (rec.get("event_time") or 0) / 1e6
+        if self.fed_until is None or t <= self.fed_until:
+            self._apply(member, rec)
+        else:
+            self.pending.append((t, member, rec))
+            self.pending.sort(key=lambda x: x[0])
+
+    def set_catalog(self, rec: dict[str, Any]) -> None:
+        """An object catalog record: objects not GBP-dependent never touch the GBP."""
+        if rec.get("pool") != self.pool or not rec.get("object"):
+            return
+        if rec.get("gbp_dependent") is not None:
+            self.catalog_seen = True
+        if rec.get("gbp_dependent") is False:
+            self.not_dependent.add(str(rec["object"]))
+
+    def add(self, member: str, b: GetpageBatch, emit: list[GroupEmission]) -> int:
+        """Buffer a member's batch; feed what every sending member has passed. Returns late getpages."""
+        mi = self.members.index(member)
+        times = b.times()
+        if not len(times):
+            return 0
+        names = np.asarray(b.object_names, dtype=np.str_)
+        chunk = _Chunk(mi, times, names[b.objects], b.pages.astype(np.uint64), b.function_codes())
+        late = 0
+        if self.fed_until is not None and times.min() < self.fed_until:
+            old = times < self.fed_until
+            late = int(((chunk.function == 0) & old).sum())
+            self._feed([chunk.select(old)], emit)
+            chunk = chunk.select(~old)
+            self.late += late
+        if len(chunk.times):
+            self.buffer.append(chunk)
+        ms = self.member_state[member]
+        ms.latest = max(float(times.max()), ms.latest or -math.inf)
+        # Every member must have passed a time before it is fed: one not heard from yet holds
+        # the group back until the watermark (or the quiet flush) moves it on.
+        passed = [s.latest for m, s in self.member_state.items() if m in self.members]
+        if all(p is not None for p in passed):
+            self.advance(min(p for p in passed if p is not None), emit, inclusive=False)
+        return late
+
+    def advance(self, until: float, emit: list[GroupEmission], inclusive: bool = False) -> None:
+        """Feed every buffered event before `until` (through it if inclusive), in one time order,
+        and emit each pane all of whose events have been fed."""
+        bound = math.nextafter(until, math.inf) if inclusive else until  # the first time not fed
+        if self.fed_until is not None and bound <= self.fed_until:
+            return
+        take: list[_Chunk] = []
+        keep: list[_Chunk] = []
+        for c in self.buffer:
+            sel = c.times <= until if inclusive else c.times < until
+            if sel.all():
+                take.append(c)
+            elif not sel.any():
+                keep.append(c)
+            else:
+                take.append(c.select(sel))
+                keep.append(c.select(~sel))
+        self.buffer = keep
+        self._feed(take, emit)
+        self.fed_until = bound
+        self._close_panes(emit)
+
+    def flush(self, emit: list[GroupEmission]) -> None:
+        """The stream went quiet: feed everything and emit the open pane."""
+        last = max((float(c.times.max()) for c in self.buffer), default=self.fed_until or 0.0)
+        self.advance(last, emit, inclusive=True)
+        if self.open_pane is not None:
+            self._emit(emit)
+
+    # -------------------------------------------------------------- feeding
+
+    def _feed(self, chunks: list[_Chunk], emit: list[GroupEmission]) -> None:
+        chunks = [c for c in chunks if len(c.times)]
+        if not chunks:
+            return
+        times = np.concatenate([c.times for c in chunks])
+        member = np.concatenate([np.full(len(c.times), c.member, dtype=np.int64) for c in chunks])
+        objects = np.concatenate([c.objects for c in chunks])
+        pages = np.concatenate([c.pages for c in chunks])
+        function = np.concatenate([c.function for c in chunks])
+        order = np.lexsort((member, times))  # stable: ties by member order, then arrival
+        times, member, objects, pages, function = (a[order] for a in (times, member, objects, pages, function))
+        start = 0
+        while start < len(times):
+            # Settings that change inside this stretch split it at their event time.
+            stop = len(times)
+            if self.pending:
+                at = self.pending[0][0]
+                stop = int(np.searchsorted(times, at, side="left"))
+                if stop <= start:
+                    _, m, rec = self.pending.pop(0)
+                    self._apply(m, rec)
+                    continue
+            self._feed_sorted(
+                times[start:stop],
+                member[start:stop],
+                objects[start:stop],
+                pages[start:stop],
+                function[start:stop],
+                emit,
+            )
+            start = stop
+
+    def _feed_sorted(
+        self, times: Any, member: Any, objects: Any, pages: Any, function: Any, emit: list[GroupEmission]
+    ) -> None:
+        panes = np.floor(times / self.pane_seconds).astype(np.int64)
+        i = 0
+        while i < len(times):
+            pane = int(panes[i])
+            if self.open_pane is not None and pane > self.open_pane:
+                self._emit(emit)
+            j = int(np.searchsorted(panes, pane, side="right"))
+            if self.open_pane is None or pane > self.open_pane:
+                self.open_pane = pane
+                self.pane_first = float(times[i])
+            sim = self._simulator()
+            if sim is not None:
+                names = np.asarray(self.members, dtype=np.str_)[member[i:j]]
+                sim.feed(names, objects[i:j], pages[i:j], function[i:j], times[i:j])
+            self.pane_last = float(times[j - 1])
+            i = j
+
+    def _close_panes(self, emit: list[GroupEmission]) -> None:
+        if self.open_pane is not None and self.fed_until is not None:
+            if self.fed_until >= (self.open_pane + 1) * self.pane_seconds:
+                self._emit(emit)
+
+    # -------------------------------------------------------------- settings
+
+    def _apply(self, member: str, rec: dict[str, Any]) -> None:
+        ms = self.member_state.setdefault(member, _Member())
+        restart = False
+        if rec.get("vpsize") and rec["vpsize"] != ms.vpsize:
+            restart = ms.vpsize is not None or self._sim is not None
+            ms.vpsize = int(rec["vpsize"])
+        if rec.get("page_size"):
+            ms.page_size = int(rec["page_size"])
+        if rec.get("gbp_gbpoolt") is not None:
+            self.gbpoolt = float(rec["gbp_gbpoolt"])
+        if rec.get("gbp_data_entries"):
+            new = GbpSetting(int(rec["gbp_data_entries"]), float(rec.get("gbp_ratio") or DEFAULT_RATIO))
+            if new != self.gbp:
+                self.gbp = new
+                if self.settings and new not in self.settings:
+                    restart = True
+        if restart and self._sim is not None:
+            self._sim = None  # rebuilt at the next event, at the new setting
+
+    def _simulator(self) -> GroupSimulator | None:
+        if self._sim is None and self.sim_bytes is not None:
+            self._sim = GroupSimulator.restore(self.sim_bytes)
+            self.sim_bytes = None
+        if self._sim is not None:
+            return self._sim
+        sizes = {m: s.vpsize for m, s in self.member_state.items()}
+        if any(v is None for v in sizes.values()):
+            return None  # a member's VPSIZE not yet known: its getpages cannot be simulated
+        lbp = {m: int(v) for m, v in sizes.items() if v is not None}
+        current = self.gbp or GbpSetting(max(1, round(GBP_SHARE_OF_LBPS * sum(lbp.values()))), DEFAULT_RATIO)
+        self.settings = grid(current)
+        self.lbp_sizes = {m: default_ladder(v) for m, v in lbp.items()}
+        # The catalog's GBP-dependence when it came; else DB2's own rule, inferred: an object is
+        # GBP-dependent once two members use it and one updates it (one member alone: never).
+        options = GroupOptions(
+            reference=False,
+            gbpoolt=self.gbpoolt,
+            not_gbp_dependent=frozenset(self.not_dependent),
+            infer_dependence=not self.catalog_seen,
+        )
+        self._sim = GroupSimulator(self.members, lbp, self.settings, options, lbp_curve_sizes=self.lbp_sizes)
+        self.started_pane = self.open_pane
+        self.lbp_before = {}
+        return self._sim
+
+    # -------------------------------------------------------------- output
+
+    def _emit(self, emit: list[GroupEmission]) -> None:
+        pane = self.open_pane
+        assert pane is not None
+        self.open_pane = None
+        sim = self._sim
+        if sim is None:
+            self.late = 0
+            return
+        start, end = pane * self.pane_seconds, (pane + 1) * self.pane_seconds
+        first = self.pane_first if self.pane_first is not None else start
+        last = self.pane_last if self.pane_last is not None else end
+        page_size = max(s.page_size for s in self.member_state.values())
+        run = {
+            "group_name": self.group,
+            "gbp": gbp_of(self.pool),
+            "pane_start": round(start * 1000),  # timestamps as epoch ms (common.flink_insert)
+            "pane_end": round(end * 1000),
+            "seconds": max(0.0, min(last, end) - max(first, start)),
+            "sampling_rate": 1.0,
+            "late_getpages": self.late,
+            "model": self.model,
+            "emitted_at": round(time.time() * 1000),
+            "warmup": self.started_pane is None or self.started_pane >= pane,
+        }
+        self.late = 0
+        curve: list[dict[str, Any]] = []
+        members: list[dict[str, Any]] = []
+        for p in sim.take_points():
+            point = _point(p, page_size, self.gbp)
+            curve.append({**run, **point, "members": ",".join(self.members), **_counters(p.total)})
+            for m, c in p.members.items():
+                members.append({**run, **point, "member": m, **_counters(c)})
+        lbp: list[dict[str, Any]] = []
+        now = sim.lbp_curves()
+        for m, pts in now.items():
+            before = self.lbp_before.get(m)
+            vpsize = self.member_state[m].vpsize
+            for k, lp in enumerate(pts):
+                vals = np.array([lp.getpages, lp.lbp_hits, lp.xi_gbp, lp.xi_disk, lp.nf_gbp, lp.nf_disk], dtype=float)
+                d = vals - np.array(before[k]) if before is not None and k < len(before) else vals
+                lbp.append(
+                    {
+                        **run,
+                        "member": m,
+                        "pool": self.pool,
+                        "size_pages": lp.buffers,
+                        "is_current": lp.buffers == vpsize,
+                        "getpages": d[0],
+                        "lbp_hits": d[1],
+                        "xi_gbp": d[2],
+                        "xi_disk": d[3],
+                        "nf_gbp": d[4],
+                        "nf_disk": d[5],
+                        "disk_sync_reads": d[3] + d[5],
+                        "lbp_hit_ratio": d[1] / d[0] if d[0] else None,
+                    }
+                )
+            self.lbp_before[m] = [
+                (lp.getpages, lp.lbp_hits, lp.xi_gbp, lp.xi_disk, lp.nf_gbp, lp.nf_disk) for lp in pts
+            ]
+        emit.append(GroupEmission(pane, {"gbp_curve": curve, "gbp_member": members, "lbp_curve": lbp}))
+
+    # -------------------------------------------------------------- state
+
+    def snapshot(self) -> bytes:
+        sim, self._sim = self._sim, None
+        self.sim_bytes = sim.snapshot() if sim is not None else self.sim_bytes
+        try:
+            return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+        finally:
+            self._sim = sim
+            if sim is not None:
+                self.sim_bytes = None
+
+    @classmethod
+    def restore(cls, data: bytes) -> GroupTracker:
+        tr = pickle.loads(data)  # noqa: S301  # the job's own keyed state (PyFlink pickles state values anyway)
+        assert isinstance(tr, cls)
+        tr._sim = None
+        return tr
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_sim", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._sim = None
+
+
+def _point(p: GbpPoint, page_size: int, current: GbpSetting | None) -> dict[str, Any]:
+    s = p.setting
+    return {
+        "data_entries": s.data_entries,
+        "ratio": s.ratio,
+        "directory_entries": s.directory_entries,
+        "structure_mb": s.structure_mb(page_size),
+        "is_current": s == current,
+    }
+
+
+def _counters(c: GbpCounters) -> dict[str, Any]:
+    out: dict[str, Any] = {name: float(getattr(c, name)) for name in COUNTERS}
+    out["getpages"] = float(c.getpages)
+    out["gbp_hit_ratio"] = c.gbp_hit_ratio
+    return out

@@ -1,0 +1,213 @@
+"""The job's group tracker: members' batches arriving in any interleaving give the rows of one
+GroupSimulator fed the whole trace in one time order and read pane by pane; one member's LBP
+equals the single-system simulation; a restored tracker continues as if never stopped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker, gbp_of, grid, parse_groups
+from poolsight.flink_jobs.tracker import PoolTracker
+from poolsight.ingest.batching import make_batch
+from poolsight.schemas.getpage import GetpageBatch
+from poolsight.simulator.group import COUNTERS, GbpSetting, GroupOptions, GroupSimulator
+
+NAMES = ["APP.A", "APP.B", "APP.C"]
+T0 = 1.7e9 - (1.7e9 % 60)  # a pane boundary
+VPSIZE = {"DB2A": 300, "DB2B": 200, "DB2C": 250}
+
+
+def _trace(members: tuple[str, ...], n: int = 30_000, seed: int = 3) -> dict[str, Any]:
+    """Getpages, a quarter of them followed by the member's set-write-intent on the same page
+    (DB2 updates only a page it holds)."""
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.random(n) * 290) + T0 + 0.5
+    m = rng.integers(0, len(members), n)
+    page = (rng.zipf(1.3, n) % 2000).astype(np.uint64)
+    obj = rng.integers(0, len(NAMES), n)
+    upd = np.flatnonzero(rng.random(n) < 0.25)
+    at = np.sort(np.concatenate([np.arange(n), upd]))  # each update right after its getpage
+    fun = np.zeros(len(at), dtype=np.uint8)
+    fun[1:][at[1:] == at[:-1]] = 1
+    return {"t": t[at], "m": m[at], "page": page[at], "obj": obj[at], "fun": fun}
+
+
+def _batches(tr: dict[str, Any], members: tuple[str, ...], size: int = 700) -> list[GetpageBatch]:
+    out = []
+    for mi, m in enumerate(members):
+        idx = np.flatnonzero(tr["m"] == mi)
+        for k, i in enumerate(range(0, len(idx), size)):
+            s = idx[i : i + size]
+            b = make_batch(
+                m,
+                "BP1",
+                k,
+                tr["t"][s],
+                tr["obj"][s],
+                tr["page"][s],
+                np.zeros(len(s), dtype=np.uint8),
+                tr["fun"][s],
+                names=NAMES,
+            )
+            out.append(GetpageBatch.from_record(b.record()))
+    return out
+
+
+def _attrs(m: str, data_entries: int = 400, ratio: float = 4.0, at: float = T0) -> dict[str, Any]:
+    return {
+        "source": m,
+        "pool": "BP1",
+        "event_time": int(at * 1e6),
+        "vpsize": VPSIZE[m],
+        "page_size": 4096,
+        "gbp_data_entries": data_entries,
+        "gbp_ratio": ratio,
+    }
+
+
+def _tracker(members: tuple[str, ...]) -> GroupTracker:
+    tr = GroupTracker("DSG1", members, "BP1", 60.0)
+    for m in members:
+        tr.set_attributes(m, _attrs(m))
+    return tr
+
+
+def _interleaved(batches: list[GetpageBatch], seed: int) -> list[GetpageBatch]:
+    """Each member's batches in order, the members' streams interleaved at random (as partitions are)."""
+    by: dict[str, list[GetpageBatch]] = {}
+    for b in batches:
+        by.setdefault(b.source, []).append(b)
+    rng = np.random.default_rng(seed)
+    out = []
+    while any(by.values()):
+        live = [m for m, bs in by.items() if bs]
+        out.append(by[live[int(rng.integers(0, len(live)))]].pop(0))
+    return out
+
+
+def _direct(tr: dict[str, Any], members: tuple[str, ...]) -> list[dict[str, float]]:
+    """The truth: one simulator fed the whole trace in (time, member) order, read at each pane end."""
+    sim = GroupSimulator(
+        members,
+        {m: VPSIZE[m] for m in members},
+        grid(GbpSetting(400, 4.0)),
+        GroupOptions(reference=False, infer_dependence=True),
+    )
+    order = np.lexsort((tr["m"], tr["t"]))
+    panes = np.floor(tr["t"][order] / 60).astype(np.int64)
+    rows = []
+    for p in np.unique(panes):
+        sel = order[panes == p]
+        sim.feed(
+            np.asarray(members)[tr["m"][sel]],
+            np.asarray(NAMES)[tr["obj"][sel]],
+            tr["page"][sel],
+            tr["fun"][sel],
+            tr["t"][sel],
+        )
+        for pt in sim.take_points():
+            rows.append(
+                {"pane": int(p), "data_entries": pt.setting.data_entries, "ratio": pt.setting.ratio}
+                | {c: float(getattr(pt.total, c)) for c in COUNTERS}
+            )
+    return rows
+
+
+def _curve(ems: list[GroupEmission]) -> list[dict[str, float]]:
+    out = []
+    for e in ems:
+        for r in e.rows["gbp_curve"]:
+            out.append(
+                {"pane": int(r["pane_start"] // 60_000), "data_entries": r["data_entries"], "ratio": r["ratio"]}
+                | {c: r[c] for c in COUNTERS}
+            )
+    return out
+
+
+def test_group_specs_and_gbp_names() -> None:
+    assert parse_groups(["DSG1=DB2A, DB2B", "DSG2=DB2C"]) == {"DSG1": ("DB2A", "DB2B"), "DSG2": ("DB2C",)}
+    with pytest.raises(ValueError, match="already in group DSG1"):
+        parse_groups(["DSG1=DB2A,DB2B", "DSG2=DB2B"])
+    with pytest.raises(ValueError, match="NAME=MEMBER"):
+        parse_groups(["DSG1"])
+    with pytest.raises(ValueError, match="not a group or member name"):
+        parse_groups(["DSG1=DB2A,'; DROP"])
+    assert (gbp_of("BP1"), gbp_of("BP8K0"), gbp_of("BP32K")) == ("GBP1", "GBP8K0", "GBP32K")
+    g = grid(GbpSetting(1000, 5.0))
+    assert g[0] == GbpSetting(1000, 5.0) and len(g) == len(set(g)) == 15
+    assert {p.ratio for p in g} == {2.5, 5.0, 10.0}
+    assert {p.data_entries for p in g} == {250, 500, 1000, 2000, 4000}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_members_interleaved_at_random_give_the_one_time_order_simulation(seed: int) -> None:
+    members = ("DB2A", "DB2B", "DB2C")
+    tr = _trace(members)
+    t = _tracker(members)
+    ems: list[GroupEmission] = []
+    for b in _interleaved(_batches(tr, members), seed):
+        assert t.add(b.source, b, ems) == 0
+    t.flush(ems)
+    got, want = _curve(ems), _direct(tr, members)
+    assert [(r["pane"], r["data_entries"], r["ratio"]) for r in got] == [
+        (r["pane"], r["data_entries"], r["ratio"]) for r in want
+    ]
+    for g, w in zip(got, want, strict=True):
+        assert g == pytest.approx(w), (g["pane"], g["data_entries"], g["ratio"])
+    # Each point's members add up to its total, and the current point is marked.
+    first = ems[0].rows
+    current = [r for r in first["gbp_curve"] if r["is_current"]]
+    assert [(r["data_entries"], r["ratio"]) for r in current] == [(400, 4.0)]
+    per_member = [r for r in first["gbp_member"] if r["is_current"]]
+    assert sorted(r["member"] for r in per_member) == list(members)
+    for c in COUNTERS:
+        assert sum(r[c] for r in per_member) == pytest.approx(current[0][c])
+
+
+def test_a_restored_tracker_continues_as_if_never_stopped() -> None:
+    members = ("DB2A", "DB2B")
+    tr = _trace(members, seed=7)
+    batches = _interleaved(_batches(tr, members), 5)
+    whole: list[GroupEmission] = []
+    t = _tracker(members)
+    for b in batches:
+        t.add(b.source, b, whole)
+    t.flush(whole)
+    parts: list[GroupEmission] = []
+    t = _tracker(members)
+    for i, b in enumerate(batches):
+        if i % 17 == 16:
+            t = GroupTracker.restore(t.snapshot())
+        t.add(b.source, b, parts)
+    t.flush(parts)
+    assert _curve(parts) == _curve(whole)
+
+
+def test_one_member_lbp_hits_are_the_single_system_lru_hits() -> None:
+    members = ("DB2A",)
+    tr = _trace(members, seed=11)
+    batches = _batches(tr, members)
+    t = _tracker(members)
+    ems: list[GroupEmission] = []
+    for b in batches:
+        t.add(b.source, b, ems)
+    t.flush(ems)
+    pool = PoolTracker("DB2A", "BP1", pool_policy=False)
+    pool.set_size(VPSIZE["DB2A"])
+    single: list[Any] = []
+    for b in batches:
+        pool.feed(b, lambda e, _i: single.append(e))
+    pool.flush(10**12, lambda e, _i: single.append(e))
+    lru = {
+        int(r["pane_start"] // 60_000): r["hits"]
+        for e in single
+        for r in e.sim_curve
+        if r["model"] == "lru-stack" and r["size_pages"] == VPSIZE["DB2A"]
+    }
+    lbp = {int(r["pane_start"] // 60_000): r["lbp_hits"] for e in ems for r in e.rows["lbp_curve"] if r["is_current"]}
+    assert lbp == pytest.approx(lru) and len(lbp) == 5
+    for e in ems:  # and every GBP point has the same LBP hits: one member is never invalidated
+        assert {r["lbp_hits"] for r in e.rows["gbp_curve"]} == {lbp[e.pane]}
