@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from poolsight.advice.budget import frames_for
+from poolsight.advice.group_simulate import simulate_group
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -141,7 +142,7 @@ def run(a: argparse.Namespace) -> int:
     from poolsight.advice.replay import TraceError
 
     try:
-        doc, inputs = advise_dir(a.directory, budget)
+        doc, inputs = advise_dir(a.directory, budget, simulate_group=simulate_group)
     except TraceError as exc:
         print(f"poolsight advise: {exc}", file=sys.stderr)
         return 2

@@ -21,6 +21,8 @@ from poolsight.advice import replay
 from poolsight.advice.advisor import Budget, budget_advice, pool_advice
 from poolsight.advice.budget import frames_for
 from poolsight.advice.commands import free_pool_name, page_size_of
+from poolsight.advice.group_advice import group_advice
+from poolsight.advice.group_tables import surface_from_rows
 from poolsight.advice.model import Advice, Costs, Curve, Memory, ObjectState, PoolState, workload_similarity
 from poolsight.advice.placement import Rules, propose, verify
 from poolsight.advice.recent import recent_trace
@@ -30,6 +32,7 @@ from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.evaluator import Report
 from poolsight.infra.trino import trino_rows
 from poolsight.names import TRINO_READER_USER
+from poolsight.simulator.group import pool_page_size
 from poolsight.simulator.setting import Setting
 from poolsight.sql.curve import WINDOW_MINUTES  # the window sim_curve_latest shows
 from poolsight.sql.named import query
@@ -239,11 +242,48 @@ def evaluate(
         if not advice:
             rows.append(_row(now, ends[src], src, None, doc))
         rows += [_row(now, ends[src], src, a, doc) for a in advice]
+    if source is None:
+        rows += group_rows(s, budget, c, now)
     if write and rows:
         marks = "(" + ", ".join("?" * len(COLUMNS)) + ")"
         sql = f"INSERT INTO {ADVICE.qualified} ({', '.join(COLUMNS)}) VALUES " + ", ".join([marks] * len(rows))
         trino_rows(s, sql, tuple(r[k] for r in rows for k in COLUMNS))
     return rows, len(states)
+
+
+def _dicts(s: Settings, name: str) -> list[dict[str, Any]]:
+    q = query(name)
+    names, rows = trino_rows(s, q.sql, q.bind({}))
+    cols = [n for n, _ in names]
+    return [dict(zip(cols, r, strict=True)) for r in rows]
+
+
+def group_rows(s: Settings, budget: Budget, c: Costs, now: datetime) -> list[dict[str, Any]]:
+    """The data-sharing groups' advice (advice/group_advice.py) from the group simulation's tables:
+    one surface per (group, GBP); source = the group, pool = the GBP."""
+    curve = _dicts(s, "advice_gbp_curve")
+    if not curve:
+        return []
+    members, lbp = _dicts(s, "advice_gbp_member"), _dicts(s, "advice_lbp_curve")
+    out: list[dict[str, Any]] = []
+    for group, gbp in sorted({(r["group_name"], r["gbp"]) for r in curve}):
+        mine = [r for r in curve if (r["group_name"], r["gbp"]) == (group, gbp)]
+        curves = [r for r in lbp if (r["group_name"], r["gbp"]) == (group, gbp)]
+        try:
+            surface = surface_from_rows(
+                mine,
+                [r for r in members if (r["group_name"], r["gbp"]) == (group, gbp)],
+                curves,
+                pool=str(curves[0]["pool"]) if curves else gbp[1:],
+                page_size=pool_page_size(gbp),
+            )
+            doc, advice = group_advice(surface, budget, c)
+        except ValueError as exc:  # a grid without today's setting, a member without its curve
+            log.warning("group %s %s not advised: %s", group, gbp, exc)
+            continue
+        end = max(r["window_end"] for r in mine)
+        out += [_row(now, end, group, a, {"groups": {group: {gbp: doc}}}) for a in advice]
+    return out
 
 
 def _row(now: datetime, end: Any, source: str, a: Advice | None, budget: dict[str, Any]) -> dict[str, Any]:

@@ -33,13 +33,8 @@ import numpy.typing as npt
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.simulator.engine import default_ladder
 from poolsight.simulator.group import COUNTERS, GbpCounters, GbpPoint, GbpSetting, GroupOptions, GroupSimulator
+from poolsight.simulator.group_grid import DEFAULT_RATIO, assumed_setting, gbp_grid
 
-SIZE_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
-DEFAULT_RATIO = 5.0  # Db2 12's default RATIO
-MIN_RATIO = 2.0  # the reference model's floor (DATA-SHARING.md rule 5)
-# Before the GBP's size is known: data entries as this share of the members' LBPs (seed 004's
-# rule of thumb, 35-40 % of the sum of LBPs).
-GBP_SHARE_OF_LBPS = 0.375
 MEMBER_NAME = re.compile(r"^[A-Za-z0-9@#$_.-]{1,64}$")
 
 
@@ -75,18 +70,6 @@ def settings_groups(conf: dict[str, Any]) -> list[str]:
 def gbp_of(pool: str) -> str:
     """The group buffer pool of a pool name: BP1 -> GBP1, BP8K0 -> GBP8K0 (DB2's rule)."""
     return f"G{pool}" if pool.upper().startswith("BP") else f"GBP:{pool}"
-
-
-def grid(current: GbpSetting) -> list[GbpSetting]:
-    """The current point first, then the other sizes and ratios."""
-    ratios = sorted({max(MIN_RATIO, current.ratio / 2), current.ratio, current.ratio * 2})
-    out = [current]
-    for f in SIZE_FACTORS:
-        for r in ratios:
-            p = GbpSetting(max(1, round(current.data_entries * f)), r)
-            if p not in out:
-                out.append(p)
-    return out
 
 
 @dataclass
@@ -309,8 +292,8 @@ class GroupTracker:
         if any(v is None for v in sizes.values()):
             return None  # a member's VPSIZE not yet known: its getpages cannot be simulated
         lbp = {m: int(v) for m, v in sizes.items() if v is not None}
-        current = self.gbp or GbpSetting(max(1, round(GBP_SHARE_OF_LBPS * sum(lbp.values()))), DEFAULT_RATIO)
-        self.settings = grid(current)
+        current = self.gbp or assumed_setting(lbp)
+        self.settings = gbp_grid(current)
         self.lbp_sizes = {m: default_ladder(v) for m, v in lbp.items()}
         # The catalog's GBP-dependence when it came; else DB2's own rule, inferred: an object is
         # GBP-dependent once two members use it and one updates it (one member alone: never).

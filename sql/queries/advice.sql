@@ -98,3 +98,44 @@ SELECT evaluated_at, window_end, source, pool, kind, objects, summary, avoided_s
        cpu_seconds_per_24h, elapsed_seconds_per_24h, sim_error, command, evidence, predicted, confidence, budget
 FROM ${schema}.advice_latest
 WHERE (:source IS NULL OR source = :source) ORDER BY source, coalesce(avoided_sync_reads_per_s, 0) DESC, pool, kind
+
+-- name: advice_gbp_curve
+-- Each data-sharing group's GBP grid over its latest window, from the view gbp_curve_latest
+-- (advice/group_tables.py reads the rows by these names).
+SELECT group_name, gbp, window_start, window_end, seconds, data_entries, ratio, directory_entries,
+       structure_mb, is_current, getpages, lbp_hits, sync_reads_xi, xi_data_returned, xi_no_data,
+       sync_reads_nf, nf_data_returned, nf_no_data, disk_sync_reads, directory_reclaims,
+       xi_due_to_reclaims, xi_due_to_writes, changed_pages_written, data_entry_reclaims,
+       writes_failed_no_storage, castout_pages, warmup
+FROM ${schema}.gbp_curve_latest
+ORDER BY group_name, gbp, data_entries, ratio
+
+-- name: advice_gbp_member
+-- The same grid per member, added up over the same window as gbp_curve_latest's.
+WITH latest AS (
+  SELECT group_name, gbp, max(pane_end) AS window_end FROM ${schema}.gbp_member GROUP BY group_name, gbp)
+SELECT m.group_name, m.gbp, m.member, m.data_entries, m.ratio,
+       sum(m.getpages) AS getpages, sum(m.lbp_hits) AS lbp_hits, sum(m.sync_reads_xi) AS sync_reads_xi,
+       sum(m.xi_data_returned) AS xi_data_returned, sum(m.xi_no_data) AS xi_no_data,
+       sum(m.sync_reads_nf) AS sync_reads_nf, sum(m.nf_data_returned) AS nf_data_returned,
+       sum(m.nf_no_data) AS nf_no_data, sum(m.disk_sync_reads) AS disk_sync_reads,
+       sum(m.directory_reclaims) AS directory_reclaims, sum(m.xi_due_to_reclaims) AS xi_due_to_reclaims,
+       sum(m.xi_due_to_writes) AS xi_due_to_writes, sum(m.changed_pages_written) AS changed_pages_written,
+       sum(m.data_entry_reclaims) AS data_entry_reclaims,
+       sum(m.writes_failed_no_storage) AS writes_failed_no_storage, sum(m.castout_pages) AS castout_pages
+FROM ${schema}.gbp_member m JOIN latest l ON l.group_name = m.group_name AND l.gbp = m.gbp
+WHERE m.pane_end > l.window_end - INTERVAL '15' MINUTE
+GROUP BY m.group_name, m.gbp, m.member, m.data_entries, m.ratio
+
+-- name: advice_lbp_curve
+-- Each member's LBP curve with invalidations, added up over the same window; is_current as in
+-- the window's latest pane.
+WITH latest AS (
+  SELECT group_name, gbp, max(pane_end) AS window_end FROM ${schema}.lbp_curve GROUP BY group_name, gbp)
+SELECT c.group_name, c.gbp, c.member, max(c.pool) AS pool, c.size_pages,
+       max_by(c.is_current, c.pane_end) AS is_current, sum(c.getpages) AS getpages,
+       sum(c.lbp_hits) AS lbp_hits, sum(c.xi_gbp) AS xi_gbp, sum(c.xi_disk) AS xi_disk,
+       sum(c.nf_gbp) AS nf_gbp, sum(c.nf_disk) AS nf_disk
+FROM ${schema}.lbp_curve c JOIN latest l ON l.group_name = c.group_name AND l.gbp = c.gbp
+WHERE c.pane_end > l.window_end - INTERVAL '15' MINUTE
+GROUP BY c.group_name, c.gbp, c.member, c.size_pages

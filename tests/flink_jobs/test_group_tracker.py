@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker, gbp_of, grid, parse_groups
+from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker, gbp_of, parse_groups
 from poolsight.flink_jobs.tracker import PoolTracker
 from poolsight.ingest.batching import make_batch
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.simulator.group import COUNTERS, GbpSetting, GroupOptions, GroupSimulator
+from poolsight.simulator.group_grid import gbp_grid as grid
 
 NAMES = ["APP.A", "APP.B", "APP.C"]
 T0 = 1.7e9 - (1.7e9 % 60)  # a pane boundary
