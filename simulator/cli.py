@@ -13,6 +13,14 @@ from typing import Any
 import numpy as np
 
 from poolsight.simulator.engine import CostModel, SimConfig, Simulator
+from poolsight.simulator.group_cli import (
+    GroupEvents,
+    GroupSpec,
+    GroupUsageError,
+    add_group_arguments,
+    format_groups,
+    run_groups,
+)
 from poolsight.simulator.result import PoolResult
 from poolsight.simulator.trace import (
     TraceFormatError,
@@ -52,6 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--precision-bits", type=int, default=12)
     s.add_argument("--cpu-us-per-sync-read", type=float, default=30.0)
     s.add_argument("--sync-io-ms", type=float, help="average sync read I/O time, for elapsed-time savings")
+    add_group_arguments(p)
     o = p.add_argument_group("output")
     o.add_argument("--json", type=Path, metavar="FILE", help="write the full result as JSON")
     o.add_argument("--objects", type=int, default=10, help="objects to show per pool in the table")
@@ -141,6 +150,11 @@ def run(a: argparse.Namespace, open_reader: Callable[[Path], TraceSource] | None
     if config.policy != "lru" and sizes is None and all_size is None and not pool_sizes:
         print("poolsight simulate: --policy fifo/lru-vpseqt needs --sizes or --pool-size", file=sys.stderr)
         return 2
+    try:
+        groups = GroupEvents([GroupSpec.parse(g) for g in a.group]) if a.group else None
+    except GroupUsageError as exc:
+        print(f"poolsight simulate: {exc}", file=sys.stderr)
+        return 2
     columns = columns_from_args(a)
     if open_reader is None:
 
@@ -170,6 +184,8 @@ def run(a: argparse.Namespace, open_reader: Callable[[Path], TraceSource] | None
                     if size is not None:
                         sim.set_pool_size(pool, size)
                 sim.feed(batch.times, batch.pool_names, batch.object_names, batch.pages, batch.access, batch.function)
+                if groups is not None:
+                    groups.add(batch)
         except TraceFormatError as exc:
             print(f"poolsight simulate: {exc}", file=sys.stderr)
             return 2
@@ -205,9 +221,23 @@ def run(a: argparse.Namespace, open_reader: Callable[[Path], TraceSource] | None
         # The shop's own I/O time prices the savings.
         sim.costs = dataclasses.replace(sim.costs, sync_io_seconds=measured_ms / 1000)
         print(f"sync read I/O {measured_ms:.3f} ms: the mean of {sync_ios:,} IFCID 006/007 pairs", file=sys.stderr)
+    gbps = []
+    if groups is not None:
+
+        def lbp_size(pool: str) -> int | None:
+            name = pool_name_match(pool, pool_sizes)
+            return pool_sizes[name] if name is not None else all_size
+
+        try:
+            gbps = run_groups(groups, a, lbp_size)
+        except GroupUsageError as exc:
+            print(f"poolsight simulate: {exc}", file=sys.stderr)
+            return 2
     pools = sim.results(sizes)
     state_bytes = sim.state_bytes()
     print(format_result(pools, a.objects))
+    if gbps:
+        print(format_groups(gbps))
     print(f"\nsimulator state: {state_bytes / 2**20:.1f} MiB as a snapshot")
     if a.json:
         document = {
@@ -221,5 +251,10 @@ def run(a: argparse.Namespace, open_reader: Callable[[Path], TraceSource] | None
             },
             "state_bytes": state_bytes,
         }
+        if groups is not None:
+            out: dict[str, Any] = {g.name: {"gbps": {}} for g in groups.groups}
+            for r in gbps:
+                out[r.group]["gbps"][r.gbp] = r.as_dict()
+            document["groups"] = out
         a.json.write_text(json.dumps(document, indent=1))
     return 0

@@ -302,6 +302,20 @@ def test_a_commit_delay_writes_at_the_commit() -> None:
     feed(sim, [("A", "T", 2, GP), ("A", "T", 2, SWI), ("B", "T", 1, GP)])  # the 2nd SWI commits
     p = sim.points()[0]
     assert (p.members["B"].xi_data_returned, p.members["A"].changed_pages_written) == (1, 2)
+    # A commit every 10 s of a member's events: A's change is written at its first event after t=10.
+    opts = GroupOptions(reference=False, commit_seconds=10.0)
+    sim = GroupSimulator(["A", "B"], {"A": 5, "B": 5}, [GbpSetting(10, 5.0)], opts)
+    ev: list[Event] = [("B", "T", 1, GP), ("A", "T", 1, GP), ("A", "T", 1, SWI), ("B", "T", 1, GP)]
+    ev += [("A", "T", 2, GP), ("B", "T", 1, GP)]
+    sim.feed(
+        [e[0] for e in ev],
+        [e[1] for e in ev],
+        np.array([e[2] for e in ev], np.uint64),
+        np.array([e[3] for e in ev], np.uint8),
+        np.array([0.0, 0.0, 1.0, 5.0, 11.0, 12.0]),
+    )
+    p = sim.points()[0]
+    assert (p.members["B"].lbp_hits, p.members["B"].xi_data_returned, p.members["A"].changed_pages_written) == (1, 1, 1)
     # A GBP checkpoint needs times.
     timed = GroupSimulator(
         ["A"], {"A": 5}, [GbpSetting(10, 5.0)], GroupOptions(reference=False, checkpoint_seconds=60.0)

@@ -978,6 +978,33 @@ impl Group {
         self.release_freed();
     }
 
+    /// Warm the cache for a coming event (the feed loop calls this a few events ahead): stage 0
+    /// loads the page's row of entry slots, stage 1 (nearer) the entries it points to (their LRU
+    /// neighbours, tried too, did not pay). Only a hint: the page table may change before the
+    /// event comes.
+    #[inline]
+    pub fn prefetch(&self, obj: u32, page: u64, stage: u8) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let Some(&g) = self.pages.get(&(obj, page)) else { return };
+            let np = self.points.len();
+            let row = &self.slots[g as usize * np..(g as usize + 1) * np];
+            // SAFETY: prefetching is a hint; every pointer is in bounds of a live Vec.
+            unsafe {
+                if stage == 0 {
+                    _mm_prefetch(row.as_ptr() as *const i8, _MM_HINT_T0);
+                    return;
+                }
+                for (p, &s) in self.points.iter().zip(row) {
+                    if s != NIL {
+                        _mm_prefetch(p.entries.as_ptr().add(s as usize) as *const i8, _MM_HINT_T0);
+                    }
+                }
+            }
+        }
+    }
+
     #[cfg(test)]
     fn check(&self) {
         let np = self.points.len();

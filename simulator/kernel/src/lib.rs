@@ -699,7 +699,16 @@ impl PyGroupSim {
                 )));
             }
         }
+        // The cache misses of coming events overlap with this one's work.
+        const FAR: usize = 16;
+        const NEAR: usize = 8;
         for i in 0..n {
+            if i + FAR < n {
+                self.inner.prefetch(ob[i + FAR].get(), pg[i + FAR].get(), 0);
+            }
+            if i + NEAR < n {
+                self.inner.prefetch(ob[i + NEAR].get(), pg[i + NEAR].get(), 1);
+            }
             let time = t.map_or(0.0, |t| t[i].get());
             self.inner
                 .event(mb[i].get() as usize, ob[i].get(), pg[i].get(), fu[i].get(), time);
