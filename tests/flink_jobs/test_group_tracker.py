@@ -210,5 +210,5 @@ def test_one_member_lbp_hits_are_the_single_system_lru_hits() -> None:
     }
     lbp = {int(r["pane_start"] // 60_000): r["lbp_hits"] for e in ems for r in e.rows["lbp_curve"] if r["is_current"]}
     assert lbp == pytest.approx(lru) and len(lbp) == 5
-    for e in ems:  # and every GBP point has the same LBP hits: one member is never invalidated
-        assert {r["lbp_hits"] for r in e.rows["gbp_curve"]} == {lbp[e.pane]}
+    for e in ems:  # one member alone never makes an object GBP-dependent: the GBP is never used
+        assert {r["getpages"] for r in e.rows["gbp_curve"]} == {0.0}

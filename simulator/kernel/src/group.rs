@@ -896,16 +896,15 @@ impl Group {
             None
         };
         self.pos[at] = mem.olken.mark_next();
-        if !dependent {
-            return;
-        }
         let b = match d {
             Some(d) => mem.curve_sizes.partition_point(|&s| s <= d),
             None => mem.curve_sizes.len(),
         };
+        // A page of an object that is not GBP-dependent is the member's own: a hit within the
+        // size, else a disk read (never invalid, never in the GBP). The curve is the whole LBP's.
         let s0 = self.slots[g as usize * self.points.len()];
-        let data = s0 != NIL && self.points[0].has(s0, F_DATA);
-        let stale = self.stale[g as usize] & bit(m) != 0;
+        let data = dependent && s0 != NIL && self.points[0].has(s0, F_DATA);
+        let stale = dependent && self.stale[g as usize] & bit(m) != 0;
         mem.curve[b][usize::from(stale) * 2 + usize::from(!data)] += 1;
     }
 
