@@ -20,9 +20,10 @@ from typing import Any
 
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.evaluator import JSONValue, Report, run_loop
-from poolsight.infra.trino import trino_connection
+from poolsight.infra.trino import fetch, trino_connection
 from poolsight.sql.catalog import TABLES
 from poolsight.sql.maintain import maintain
+from poolsight.sql.named import query
 from poolsight.sql.retention import Retention, apply_retention, retention_from
 from poolsight.sql.rollup import rollup_of, run_rollups
 
@@ -40,7 +41,15 @@ def cycle(s: Settings, r: Retention, now: datetime | None = None, *, retain: boo
         runs = run_rollups(cur, cut["pane"], cut["hour"])
         sources = {rollup_of(run.rollup).source.name: run.sequence_number for run in runs}
         removed = apply_retention(cur, r, now, sources) if retain else []
-    return {"rollups": [x.as_dict() for x in runs], "retention": removed}
+        checks = copy_gbp_checks(cur)
+    return {"rollups": [x.as_dict() for x in runs], "retention": removed, "gbp_checks": checks}
+
+
+def copy_gbp_checks(cur: Any) -> int:
+    """New GBP prediction checks (view gbp_prediction_check) into prediction_check; how many."""
+    q = query("copy_gbp_prediction_checks")
+    rows = fetch(cur, q.sql, q.bind({}))
+    return int(rows[0][0]) if rows and rows[0] else 0
 
 
 class MaintenanceEvaluator:
@@ -60,6 +69,7 @@ class MaintenanceEvaluator:
         summary: dict[str, JSONValue] = {
             "files": sum(x["files"] for x in out["rollups"]),
             "removed_rows": sum(x.get("rows", 0) for x in out["retention"]),
+            "gbp_checks": out["gbp_checks"],
         }
         warnings = sorted({x["note"] for x in out["rollups"] if x["note"]})
         if warnings:  # a degraded rollup (sql/rollup.py Changes): working, but slower

@@ -459,6 +459,99 @@ JOIN simulated s
 WHERE abs(s.pane_seconds - m.seconds) <= 0.01 * m.seconds
   AND s.data_entries = s.max_entries AND s.ratio = s.max_ratio;
 
+-- A GBP's setting changed (its size or RATIO, -ALTER GROUPBUFFERPOOL or the CF structure): what
+-- the group simulation predicted for the new setting before the change against what the group
+-- measured after it, per getpage, in prediction_check's columns (source = the group, pool = the
+-- GBP; the maintenance service copies new rows into prediction_check, sql/history.py). A change
+-- is the first pane whose current point (gbp_curve is_current) differs from the pane before's.
+-- Predicted: disk sync reads per getpage at the new point over the 15 panes before the change
+-- (null when the grid did not hold it), times the getpage rate after. Measured: the members'
+-- disk sync reads (gbp_stats, XI and NF reads without data) over the statistics intervals after
+-- the change that its panes span (middles, as gbp_accuracy), per simulated getpage of those
+-- panes. Rows once two panes after the change are measured.
+CREATE OR REPLACE VIEW ${schema}.gbp_prediction_check
+COMMENT 'After a GBP size or RATIO change: the group simulation''s prediction for the new setting against the disk sync reads measured after it'
+AS WITH cur AS (
+  SELECT group_name, gbp, pane_start, pane_end, seconds, getpages, data_entries, ratio,
+         lag(data_entries) OVER (PARTITION BY group_name, gbp ORDER BY pane_start) AS old_entries,
+         lag(ratio) OVER (PARTITION BY group_name, gbp ORDER BY pane_start) AS old_ratio
+  FROM ${schema}.gbp_curve
+  WHERE is_current
+), changes AS (
+  SELECT group_name, gbp, pane_start AS changed_at, old_entries, data_entries, old_ratio, ratio
+  FROM cur
+  WHERE old_entries IS NOT NULL AND (old_entries <> data_entries OR old_ratio <> ratio)
+), settings AS (
+  SELECT group_name, gbp, changed_at, 'GBP_SIZE' AS setting, CAST(old_entries AS double) AS old_value,
+         CAST(data_entries AS double) AS new_value, data_entries, ratio
+  FROM changes WHERE old_entries <> data_entries
+  UNION ALL
+  SELECT group_name, gbp, changed_at, 'GBP_RATIO', old_ratio, ratio, data_entries, ratio
+  FROM changes WHERE old_ratio <> ratio AND old_entries = data_entries
+), before AS (
+  SELECT s.group_name, s.gbp, s.changed_at, s.setting,
+         sum(c.disk_sync_reads) FILTER (WHERE c.data_entries = s.data_entries AND c.ratio = s.ratio)
+           / nullif(sum(c.getpages) FILTER (WHERE c.data_entries = s.data_entries AND c.ratio = s.ratio), 0)
+           AS per_getpage,
+         sum(c.getpages) FILTER (WHERE c.is_current) / nullif(sum(c.seconds) FILTER (WHERE c.is_current), 0)
+           AS rate_before
+  FROM settings s
+  JOIN ${schema}.gbp_curve c
+    ON c.group_name = s.group_name AND c.gbp = s.gbp
+   AND c.pane_end <= s.changed_at AND c.pane_start >= s.changed_at - INTERVAL '15' MINUTE
+   AND ((c.data_entries = s.data_entries AND c.ratio = s.ratio) OR c.is_current)
+  GROUP BY s.group_name, s.gbp, s.changed_at, s.setting
+), intervals AS (
+  SELECT group_name, gbp, interval_start, interval_end,
+         sum(xi_reads_no_data + nf_reads_no_data) AS disk_sync_reads
+  FROM ${schema}.gbp_stats
+  WHERE group_name IS NOT NULL AND coalesce(scope, 'member') = 'member'
+  GROUP BY group_name, gbp, interval_start, interval_end
+), after AS (
+  SELECT s.group_name, s.gbp, s.changed_at, s.setting,
+         count(*) AS panes, max(c.pane_end) AS measured_until,
+         sum(c.getpages) AS getpages, sum(c.seconds) AS seconds
+  FROM settings s
+  JOIN ${schema}.gbp_curve c
+    ON c.group_name = s.group_name AND c.gbp = s.gbp AND c.is_current AND c.pane_start >= s.changed_at
+  -- only panes whose middle lies in a statistics interval that starts after the change
+  JOIN intervals i
+    ON i.group_name = s.group_name AND i.gbp = s.gbp AND i.interval_start >= s.changed_at
+   AND to_unixtime(c.pane_start) + to_unixtime(c.pane_end) >= 2 * to_unixtime(i.interval_start)
+   AND to_unixtime(c.pane_start) + to_unixtime(c.pane_end) < 2 * to_unixtime(i.interval_end)
+  GROUP BY s.group_name, s.gbp, s.changed_at, s.setting
+), measured AS (
+  SELECT s.group_name, s.gbp, s.changed_at, s.setting, sum(i.disk_sync_reads) AS disk_sync_reads,
+         sum(to_unixtime(i.interval_end) - to_unixtime(i.interval_start)) AS seconds
+  FROM settings s
+  JOIN intervals i
+    ON i.group_name = s.group_name AND i.gbp = s.gbp AND i.interval_start >= s.changed_at
+  JOIN after a
+    ON a.group_name = s.group_name AND a.gbp = s.gbp AND a.changed_at = s.changed_at AND a.setting = s.setting
+   AND i.interval_end <= a.measured_until + INTERVAL '1' SECOND
+  GROUP BY s.group_name, s.gbp, s.changed_at, s.setting
+)
+SELECT s.group_name AS source, s.gbp AS pool, s.changed_at, s.setting, s.old_value, s.new_value,
+       b.per_getpage * a.getpages / nullif(a.seconds, 0) AS predicted_sync_reads_per_s,
+       m.disk_sync_reads / nullif(m.seconds, 0) AS measured_sync_reads_per_s,
+       (b.per_getpage * a.getpages / nullif(a.seconds, 0)) / nullif(m.disk_sync_reads / nullif(m.seconds, 0), 0) - 1
+         AS error_ratio,
+       CAST(NULL AS double) AS similarity,
+       b.per_getpage AS predicted_sync_reads_per_getpage,
+       m.disk_sync_reads / nullif(a.getpages, 0) AS measured_sync_reads_per_getpage,
+       CAST(a.panes AS integer) AS panes_after, a.measured_until,
+       b.rate_before AS getpages_per_s_before, a.getpages / nullif(a.seconds, 0) AS getpages_per_s_after,
+       CAST(NULL AS varchar) AS objects_new, CAST(NULL AS varchar) AS objects_gone,
+       'group' AS model
+FROM settings s
+JOIN after a
+  ON a.group_name = s.group_name AND a.gbp = s.gbp AND a.changed_at = s.changed_at AND a.setting = s.setting
+JOIN measured m
+  ON m.group_name = s.group_name AND m.gbp = s.gbp AND m.changed_at = s.changed_at AND m.setting = s.setting
+LEFT JOIN before b
+  ON b.group_name = s.group_name AND b.gbp = s.gbp AND b.changed_at = s.changed_at AND b.setting = s.setting
+WHERE a.panes >= 2;
+
 -- The latest advice of each source: the rows of its latest evaluation (advice/online.py),
 -- each with its evidence, prediction, confidence and commands; `budget` holds the source's whole
 -- allocation (and the paging guard's reason) on each row.

@@ -110,10 +110,14 @@ SELECT group_name, gbp, window_start, window_end, seconds, data_entries, ratio, 
 FROM ${schema}.gbp_curve_latest
 ORDER BY group_name, gbp, data_entries, ratio
 
+-- fragment: group_windows
+-- Each GBP's latest window ends at its newest gbp_curve pane, as gbp_curve_latest's does.
+group_latest AS (
+  SELECT group_name, gbp, max(pane_end) AS latest_end FROM ${schema}.gbp_curve GROUP BY group_name, gbp)
+
 -- name: advice_gbp_member
 -- The same grid per member, added up over the same window as gbp_curve_latest's.
-WITH latest AS (
-  SELECT group_name, gbp, max(pane_end) AS window_end FROM ${schema}.gbp_member GROUP BY group_name, gbp)
+WITH ${group_windows}
 SELECT m.group_name, m.gbp, m.member, m.data_entries, m.ratio,
        sum(m.getpages) AS getpages, sum(m.lbp_hits) AS lbp_hits, sum(m.sync_reads_xi) AS sync_reads_xi,
        sum(m.xi_data_returned) AS xi_data_returned, sum(m.xi_no_data) AS xi_no_data,
@@ -123,19 +127,18 @@ SELECT m.group_name, m.gbp, m.member, m.data_entries, m.ratio,
        sum(m.xi_due_to_writes) AS xi_due_to_writes, sum(m.changed_pages_written) AS changed_pages_written,
        sum(m.data_entry_reclaims) AS data_entry_reclaims,
        sum(m.writes_failed_no_storage) AS writes_failed_no_storage, sum(m.castout_pages) AS castout_pages
-FROM ${schema}.gbp_member m JOIN latest l ON l.group_name = m.group_name AND l.gbp = m.gbp
-WHERE m.pane_end > l.window_end - INTERVAL '15' MINUTE
+FROM ${schema}.gbp_member m JOIN group_latest l ON l.group_name = m.group_name AND l.gbp = m.gbp
+WHERE m.pane_end > l.latest_end - INTERVAL '15' MINUTE
 GROUP BY m.group_name, m.gbp, m.member, m.data_entries, m.ratio
 
 -- name: advice_lbp_curve
 -- Each member's LBP curve with invalidations, added up over the same window; is_current as in
 -- the window's latest pane.
-WITH latest AS (
-  SELECT group_name, gbp, max(pane_end) AS window_end FROM ${schema}.lbp_curve GROUP BY group_name, gbp)
+WITH ${group_windows}
 SELECT c.group_name, c.gbp, c.member, max(c.pool) AS pool, c.size_pages,
        max_by(c.is_current, c.pane_end) AS is_current, sum(c.getpages) AS getpages,
        sum(c.lbp_hits) AS lbp_hits, sum(c.xi_gbp) AS xi_gbp, sum(c.xi_disk) AS xi_disk,
        sum(c.nf_gbp) AS nf_gbp, sum(c.nf_disk) AS nf_disk
-FROM ${schema}.lbp_curve c JOIN latest l ON l.group_name = c.group_name AND l.gbp = c.gbp
-WHERE c.pane_end > l.window_end - INTERVAL '15' MINUTE
+FROM ${schema}.lbp_curve c JOIN group_latest l ON l.group_name = c.group_name AND l.gbp = c.gbp
+WHERE c.pane_end > l.latest_end - INTERVAL '15' MINUTE
 GROUP BY c.group_name, c.gbp, c.member, c.size_pages

@@ -108,7 +108,7 @@ def test_to_qmark_keeps_everything_but_the_names() -> None:
 
 def test_every_file_loads_and_every_query_is_named_once_across_files() -> None:
     files = sorted(QUERIES_DIR.glob("*.sql"))
-    assert {f.stem for f in files} == {"advice", "alerts", "compare", "dashboard", "demo"}
+    assert {f.stem for f in files} == {"advice", "alerts", "compare", "dashboard", "demo", "maintenance"}
     seen: dict[str, Path] = {}
     for f in files:
         for name in load(f):
@@ -278,6 +278,14 @@ def test_a_fragment_is_written_once_and_filled_into_every_query_that_names_it() 
 def test_the_advice_queries_share_one_latest_window() -> None:
     text = (QUERIES_DIR / "advice.sql").read_text()
     assert text.count("max(pane_end) AS window_end") == 1
-    users = [q for name, q in queries().items() if name.startswith("advice_") and "latest AS (" in q.sql]
+    users = [
+        q
+        for name, q in queries().items()
+        if name.startswith("advice_") and "latest AS (" in q.sql.replace("group_latest", "")
+    ]
     assert len(users) == 6
     assert all(q.params[:2] == ("source", "source") for q in users)
+    # The groups' windows: one definition, gbp_curve's newest pane (gbp_curve_latest's).
+    assert text.count("max(pane_end) AS latest_end") == 1
+    group_users = [q for name, q in queries().items() if name.startswith("advice_") and "group_latest AS (" in q.sql]
+    assert len(group_users) == 2
