@@ -373,9 +373,10 @@ class GroupSimulator:
 
     def lbp_curves(self) -> dict[str, list[LbpPoint]]:
         """Per member given lbp_curve_sizes: its LBP at each size (ascending), the GBP as at
-        the first setting. The whole LBP: getpages of objects that are not GBP-dependent count too
-        (hits, or disk reads), where the points' counters hold the GBP-dependent ones only. Exact at the member's current LBP size for the first setting; at
-        other sizes, XIs due to directory reclaims are those of the current size."""
+        the first setting. The whole LBP: getpages of objects that are not GBP-dependent count
+        too (hits, or disk reads), where the points' counters hold the GBP-dependent ones only.
+        Exact at the member's current LBP size for the first setting; at other sizes, XIs due
+        to directory reclaims are those of the current size."""
         rate = self.options.sample
         out: dict[str, list[LbpPoint]] = {}
         for name, sizes in self.curve_sizes.items():
