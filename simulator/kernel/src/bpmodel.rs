@@ -21,6 +21,7 @@ pub type Key = (u32, u64);
 struct Buf {
     key: Key,
     dirty: bool,
+    invalid: bool, // cross-invalidated: stays in place until its next getpage refreshes it
 }
 
 /// Counters of one statistics interval (names as in the pool_stats schema).
@@ -75,7 +76,6 @@ pub struct PoolModel {
     dirty: usize,
     dirty_by_obj: FxHashMap<u32, usize>,
     dirty_queue: VecDeque<Key>,
-    invalidated: FxHashMap<Key, ()>,
     /// With `track_steals`, every stolen page in order (the group model unregisters them).
     pub(crate) track_steals: bool,
     pub(crate) stolen: Vec<Key>,
@@ -101,7 +101,6 @@ impl PoolModel {
             dirty: 0,
             dirty_by_obj: FxHashMap::default(),
             dirty_queue: VecDeque::new(),
-            invalidated: FxHashMap::default(),
             track_steals: false,
             stolen: Vec::new(),
             counters: Counters::default(),
@@ -127,7 +126,6 @@ impl PoolModel {
             });
         }
         self.map.remove(&b.key);
-        self.invalidated.remove(&b.key);
         self.bufs.remove(victim);
         if self.track_steals {
             self.stolen.push(b.key);
@@ -138,7 +136,14 @@ impl PoolModel {
         while self.map.len() >= self.cap {
             self.steal(t);
         }
-        let i = self.bufs.insert(Buf { key, dirty: false }, chain);
+        let i = self.bufs.insert(
+            Buf {
+                key,
+                dirty: false,
+                invalid: false,
+            },
+            chain,
+        );
         self.map.insert(key, i);
     }
 
@@ -242,7 +247,9 @@ impl PoolModel {
     /// buffer stays where it is on its chain (only its validity flips, and its own change, if
     /// any, is the GBP's now); the next getpage refreshes it from the group buffer pool.
     pub fn cross_invalidate(&mut self, key: Key) {
-        if self.map.contains_key(&key) && self.invalidated.insert(key, ()).is_none() {
+        let Some(&i) = self.map.get(&key) else { return };
+        if !self.bufs.get(i).invalid {
+            self.bufs.get_mut(i).invalid = true;
             self.clean(key);
             self.counters.xi_invalidations += 1;
         }
@@ -265,7 +272,8 @@ impl PoolModel {
             _ => self.counters.getpages_random += 1,
         }
         if let Some(&i) = self.map.get(&key) {
-            if self.invalidated.remove(&key).is_some() {
+            if self.bufs.get(i).invalid {
+                self.bufs.get_mut(i).invalid = false;
                 // Refreshed from the group buffer pool, which caches changed pages: no disk
                 // read, and the buffer was found (the trace's hit flag: no read I/O).
                 self.counters.xi_reads += 1;
@@ -339,7 +347,7 @@ impl PoolModel {
 
     /// The page's buffer and whether it is valid (not cross-invalidated).
     pub(crate) fn find(&self, key: Key) -> Option<(u32, bool)> {
-        self.map.get(&key).map(|&i| (i, !self.invalidated.contains_key(&key)))
+        self.map.get(&key).map(|&i| (i, !self.bufs.get(i).invalid))
     }
 
     /// A buffer found (or refreshed in place) by a getpage of `chain`'s kind: most recently used.
@@ -348,8 +356,8 @@ impl PoolModel {
     }
 
     /// An invalid buffer refreshed in place: valid again.
-    pub(crate) fn revalidate(&mut self, key: Key) {
-        self.invalidated.remove(&key);
+    pub(crate) fn revalidate(&mut self, slot: u32) {
+        self.bufs.get_mut(slot).invalid = false;
     }
 
     /// Steal until a buffer is free (stolen pages go to `stolen` when tracked).
@@ -361,7 +369,14 @@ impl PoolModel {
 
     /// A page read into a free buffer (after `make_room`), most recently used on `chain`.
     pub(crate) fn insert_new(&mut self, key: Key, chain: u8) {
-        let i = self.bufs.insert(Buf { key, dirty: false }, chain);
+        let i = self.bufs.insert(
+            Buf {
+                key,
+                dirty: false,
+                invalid: false,
+            },
+            chain,
+        );
         self.map.insert(key, i);
     }
 

@@ -192,17 +192,21 @@ impl List {
         self.head = i;
     }
 
-    /// Put `i` just tailward of `at` (at NIL: at the head).
-    fn insert_after(&mut self, at: u32, i: u32) {
-        if at == NIL {
-            self.push_head(i);
-            return;
+    /// Put `i` just headward of `at` (at NIL: at the tail).
+    fn insert_before(&mut self, at: u32, i: u32) {
+        let prev = if at == NIL {
+            self.tail
+        } else {
+            self.links[at as usize][0]
+        };
+        self.links[i as usize] = [prev, at];
+        if prev != NIL {
+            self.links[prev as usize][1] = i;
+        } else {
+            self.head = i;
         }
-        let next = self.links[at as usize][1];
-        self.links[i as usize] = [at, next];
-        self.links[at as usize][1] = i;
-        if next != NIL {
-            self.links[next as usize][0] = i;
+        if at != NIL {
+            self.links[at as usize][0] = i;
         } else {
             self.tail = i;
         }
@@ -224,6 +228,10 @@ impl List {
 
     fn prev(&self, i: u32) -> u32 {
         self.links[i as usize][0]
+    }
+
+    fn next(&self, i: u32) -> u32 {
+        self.links[i as usize][1]
     }
 }
 
@@ -364,15 +372,16 @@ impl Gbp {
         out
     }
 
-    /// Insert `items` (ascending by tick) into `list` (descending by tick from its head).
+    /// Insert `items` (ascending by tick) into `list` (descending by tick from its head). From the
+    /// head: changed pages are recent, so the walk passes only what was used since the oldest.
     fn merge(list: &mut List, entries: &[Entry], items: &[u32]) {
-        let mut at = list.tail;
-        for &x in items {
+        let mut at = list.head;
+        for &x in items.iter().rev() {
             let t = entries[x as usize].tick;
-            while at != NIL && entries[at as usize].tick < t {
-                at = list.prev(at);
+            while at != NIL && entries[at as usize].tick > t {
+                at = list.next(at);
             }
-            list.insert_after(at, x);
+            list.insert_before(at, x);
         }
     }
 }
@@ -557,10 +566,10 @@ impl GroupModel {
         }
         match found {
             Some((slot, _)) => {
-                let from_gbp = self.read(t, m, key, access, true);
-                self.lbps[m].revalidate(key);
+                let (from_gbp, entry) = self.read(t, m, key, access, true);
+                self.lbps[m].revalidate(slot);
                 self.lbps[m].touch_slot(slot, chain);
-                self.register(m, key);
+                self.register_at(m, key, entry);
                 if from_gbp {
                     XI_FROM_GBP
                 } else {
@@ -570,9 +579,9 @@ impl GroupModel {
             None => {
                 self.lbps[m].make_room(t);
                 self.drain(m);
-                let from_gbp = self.read(t, m, key, access, false);
+                let (from_gbp, entry) = self.read(t, m, key, access, false);
                 self.lbps[m].insert_new(key, chain);
-                self.register(m, key);
+                self.register_at(m, key, entry);
                 if from_gbp {
                     NF_FROM_GBP
                 } else {
@@ -583,18 +592,18 @@ impl GroupModel {
     }
 
     /// A sync read of `key` for member m: from the GBP when it holds the page's data (true),
-    /// else from disk.
-    fn read(&mut self, t: f64, m: usize, key: Key, access: u8, xi: bool) -> bool {
+    /// else from disk; and the page's directory entry. (The data entry a read returns moves to
+    /// the most recently used place with the registration that follows.)
+    fn read(&mut self, t: f64, m: usize, key: Key, access: u8, xi: bool) -> (bool, Option<u32>) {
         let entry = self.gbp.map.get(&key).copied();
-        if let Some(i) = entry.filter(|&i| self.gbp.entries[i as usize].state != State::NoData) {
+        if entry.is_some_and(|i| self.gbp.entries[i as usize].state != State::NoData) {
             if xi {
                 count!(self, m, xi_reads_data_returned);
             } else {
                 count!(self, m, nf_reads_data_returned);
             }
             count!(self, m, reads_data_returned);
-            self.gbp.touch(i);
-            return true;
+            return (true, entry);
         }
         if xi {
             count!(self, m, xi_reads_no_data);
@@ -607,7 +616,7 @@ impl GroupModel {
             count!(self, m, reads_no_data_dir_created);
         }
         self.lbps[m].sync_read(t, key, access);
-        false
+        (false, entry)
     }
 
     /// Sequential or RID-list getpage of a page not valid in the pool, with page-list prefetch:
@@ -643,7 +652,7 @@ impl GroupModel {
             }
             match found {
                 Some((slot, _)) => {
-                    self.lbps[m].revalidate(k);
+                    self.lbps[m].revalidate(slot);
                     self.lbps[m].touch_slot(slot, chain);
                 }
                 None => self.lbps[m].insert_new(k, chain),
@@ -744,7 +753,16 @@ impl GroupModel {
 
     /// m registered for the page, its directory entry most recently used.
     fn register(&mut self, m: usize, key: Key) {
-        let i = self.entry(key, m);
+        let entry = self.gbp.map.get(&key).copied();
+        self.register_at(m, key, entry);
+    }
+
+    /// `register` for a page whose directory entry (if any) is known.
+    fn register_at(&mut self, m: usize, key: Key, entry: Option<u32>) {
+        let i = match entry {
+            Some(i) => i,
+            None => self.entry(key, m),
+        };
         self.gbp.entries[i as usize].regs |= 1u64 << m;
         self.gbp.touch(i);
     }
@@ -796,7 +814,7 @@ impl GroupModel {
             Cause::Reclaim => count!(self, r, xi_due_to_reclaims),
             Cause::Write => count!(self, r, xi_due_to_writes),
         }
-        if !self.pending[r].set.contains(&key) {
+        if self.pending[r].set.is_empty() || !self.pending[r].set.contains(&key) {
             self.lbps[r].cross_invalidate(key);
         }
     }
@@ -837,7 +855,7 @@ impl GroupModel {
             if !self.is_dependent(key.0) {
                 continue;
             }
-            if self.pending[m].set.remove(&key) {
+            if !self.pending[m].set.is_empty() && self.pending[m].set.remove(&key) {
                 self.write_changed(m, key);
             }
             self.unregister(m, key);
