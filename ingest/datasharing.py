@@ -34,9 +34,11 @@ from poolsight.ingest.scenario import PoolSpec, Scenario, data_entries_for, gbp_
 # Per-event outcome codes (GroupModel.feed).
 OUTCOMES = ("lbp_hit", "xi_gbp", "xi_disk", "nf_gbp", "nf_disk", "prefetch")
 NOT_A_GETPAGE = 6
-# The trace's hit flag: 1 when a getpage needed no read from disk (an LBP hit, or a page returned
-# by the GBP), as the single-system generator flags an XI refresh; updates and releases 1.
-HIT_OF_OUTCOME = np.array([1, 1, 0, 1, 0, 0, 1], dtype=np.uint8)
+# The trace's hit flag: 1 when the page was in the member's pool, valid or cross-invalidated (the
+# buffer is found where an LRU list left it; its refresh is an XI read), 0 when it was not (an NF
+# read from the GBP or disk, or a prefetch): what a simulation of the pool alone predicts.
+# Updates and releases 1.
+HIT_OF_OUTCOME = np.array([1, 1, 1, 0, 0, 0, 1], dtype=np.uint8)
 SYNC_READ_OUTCOMES = (2, 4)  # one sync read I/O each
 
 # gbp_stats fields each row carries from the model's counters (the rest are the structure's).
@@ -210,8 +212,8 @@ class GroupPool:
             data_entries=data,
             ratio=ratio,
             structure_mb=structure_mb(data, directory, self.pool.page_size),
-            gbpoolt=spec.gbpoolt,
-            classt=spec.classt,
+            gbpoolt=float(spec.gbpoolt),
+            classt=None if spec.classt is None else float(spec.classt),
             gbpchkpt_minutes=spec.checkpoint_seconds / 60 if spec.checkpoint_seconds else None,
         )
         rows.append(row)
