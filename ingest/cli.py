@@ -129,7 +129,9 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="POOL:SETTING=VALUE@SECONDS",
         help="change a pool during the run as -ALTER BUFFERPOOL does (VPSIZE or VPSEQT, at SECONDS of event time "
-        "from the start; repeatable), e.g. BP1:VPSIZE=60000@600: new attributes are published then",
+        "from the start; repeatable), e.g. BP1:VPSIZE=60000@600: new attributes are published then; in a "
+        "data-sharing scenario also a group buffer pool: GBP1:SIZE=MB@SECONDS (the CF structure's size in MB) or "
+        "GBP1:RATIO=R@SECONDS (rebuilt at the same size), shown in the next gbp_stats rows",
     )
     p.add_argument(
         "--start",
@@ -194,7 +196,7 @@ def run_generate(a: argparse.Namespace) -> int:
     finally:
         if producer is not None:
             producer.close()
-    out = dict(totals.__dict__)
+    out = {k: v for k, v in totals.__dict__.items() if k != "outcomes"}  # outcomes: gbp_outcomes.csv
     out["getpages_per_s"] = totals.getpages / totals.seconds if totals.seconds else None
     if producer is not None:
         out["kafka"] = producer.metrics.as_dict()

@@ -10,6 +10,12 @@ subsystem's would. Deterministic for a given seed.
 A pool with an SPSIZE (scenario `spsize`) also runs DB2's simulated pool: a second model of
 VPSIZE + SPSIZE buffers fed the same getpages (`SimulatedPool`), whose hits against the real
 pool's misses are the interval's avoidable reads and delay (DSNB432I, IFCID 2).
+
+With two or more members the subsystem is a data-sharing group (datasharing.py): each pool
+name is one `GroupModel` (the members' pools and their group buffer pool) fed all members'
+events of a chunk in time order; reads the GBP answers are no read I/O; the interval's
+`gbp_stats` has a row per member and GBP and one per GBP for the group, and every getpage's
+outcome is kept (`Totals.outcomes`, gbp_outcomes.csv and the trace's `outcome` column).
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ import numpy.typing as npt
 from poolsight._kernel import PoolModel
 from poolsight.ingest import display_report, stats_report
 from poolsight.ingest.batching import make_batch
-from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario
+from poolsight.ingest.datasharing import HIT_OF_OUTCOME, OUTCOMES, SYNC_READ_OUTCOMES, GroupPool, OutcomeCounts
+from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario, gbp_name
 from poolsight.ingest.stats_common import empty_pool_stats
 from poolsight.ingest.zos.writer import ZosTraceWriter
 from poolsight.schemas.getpage import ACCESS_LETTERS, FUNCTION_LETTERS
@@ -49,6 +56,7 @@ class Chunk:
     access: U8
     function: U8
     hit: U8 = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
+    outcome: U8 | None = None  # data sharing: each event's outcome (datasharing.OUTCOMES, 6 not a getpage)
 
     def head(self, k: int) -> Chunk:
         """The first k events (before the pool models ran: no hits yet)."""
@@ -82,6 +90,7 @@ class Workload:
         self.object_pool = np.array(
             [self.pool_names.index(sc.objects[n].pool) for n in self.object_names], dtype=np.uint8
         )
+        self.home = np.array([sc.members.index(sc.home(n)) for n in self.object_names], dtype=np.uint8)
         # Hot ranks spread over an object's pages by a fixed affine permutation.
         self.perm = {
             n: (_coprime_multiplier(o.pages, rng), int(rng.integers(0, o.pages))) for n, o in sc.objects.items()
@@ -94,8 +103,9 @@ class Workload:
         out: U64 = ((ranks * a + b) % obj.pages).astype(np.uint64)
         return out
 
-    def _pattern_units(self, p: PatternSpec, n_units: int) -> tuple[list[npt.NDArray[Any]], int]:
-        """Arrays (obj, page, access, function, valid) of shape (n_units, unit_len)."""
+    def _pattern_units(self, p: PatternSpec, n_units: int) -> tuple[list[npt.NDArray[Any]], U32]:
+        """Arrays (obj, page, access, function, valid) of shape (n_units, unit_len), and each
+        unit's table (the object it works on)."""
         rng = self.rng
         names = list(p.objects)
         weights = np.array([p.objects[n] for n in names], dtype=float)
@@ -127,7 +137,7 @@ class Workload:
             function[:, levels + 1] = 1
             valid = np.ones((n_units, width), dtype=bool)
             valid[:, levels + 1] = rng.random(n_units) < p.update_ratio
-            return [obj, page, access, function, valid], levels + 1
+            return [obj, page, access, function, valid], objs
         width = p.run_pages if p.kind == "sequential" else p.list_pages
         pages_of = np.array([self.sc.objects[n].pages for n in names], dtype=np.int64)[table_idx]
         if p.kind == "sequential":
@@ -144,16 +154,18 @@ class Workload:
             np.full((n_units, width), access_code, dtype=np.uint8),
             np.zeros((n_units, width), dtype=np.uint8),
             np.ones((n_units, width), dtype=bool),
-        ], width
+        ], objs
 
     def chunk(self, n: int) -> Chunk:
         """About n getpages (plus their updates), units of all patterns interleaved."""
         parts = []
+        tables = []
         for p in self.sc.patterns:
             getpages_per_unit = self._unit_getpages(p)
             n_units = max(1, round(n * p.share / getpages_per_unit))
-            arrays, _ = self._pattern_units(p, n_units)
+            arrays, unit_tables = self._pattern_units(p, n_units)
             parts.append(arrays)
+            tables.append(unit_tables)
         # Interleave whole units of all patterns in random order.
         lens = np.concatenate([np.full(a[0].shape[0], a[0].shape[1]) for a in parts])
         flat = [np.concatenate([a[k].reshape(-1) for a in parts]) for k in range(5)]
@@ -163,7 +175,11 @@ class Workload:
         gather = np.repeat(ostarts - np.concatenate(([0], np.cumsum(olens)[:-1])), olens) + np.arange(olens.sum())
         obj, page, access, function, valid = (f[gather] for f in flat)
         keep = valid.astype(bool)
-        members = self.rng.integers(0, len(self.sc.members), len(lens)).astype(np.uint8)[order]
+        members = self.rng.integers(0, len(self.sc.members), len(lens)).astype(np.uint8)
+        if self.sc.member_affinity > 0:  # that share of units to their table's home member
+            home = self.home[np.concatenate(tables)]
+            members = np.where(self.rng.random(len(lens)) < self.sc.member_affinity, home, members)
+        members = members[order]
         member = np.repeat(members, olens)[keep]
         obj = obj[keep].astype(np.uint32)
         return Chunk(
@@ -184,12 +200,19 @@ class Workload:
 
 @dataclass(frozen=True)
 class Alter:
-    """-ALTER BUFFERPOOL during a run: POOL:SETTING=VALUE@SECONDS (seconds of event time from the start)."""
+    """A change during a run, at SECONDS of event time from the start: -ALTER BUFFERPOOL
+    (POOL:VPSIZE=buffers or POOL:VPSEQT=%) on every member, or a data-sharing group's GBP resized
+    (GBPn:SIZE=MB, the CF structure's size) or rebuilt with another RATIO (GBPn:RATIO=r, the
+    same size)."""
 
-    pool: str
-    setting: str  # VPSIZE or VPSEQT
+    pool: str  # the pool, or the GBP for SIZE and RATIO
+    setting: str  # VPSIZE, VPSEQT, SIZE or RATIO
     value: float
     at_seconds: float
+
+    @property
+    def of_gbp(self) -> bool:
+        return self.setting in ("SIZE", "RATIO")
 
     @classmethod
     def parse(cls, spec: str) -> Alter:
@@ -200,14 +223,20 @@ class Alter:
             out = cls(pool.strip(), setting.strip().upper(), float(value), float(at))
         except ValueError:
             raise ValueError(
-                f"--alter {spec!r}: expected POOL:SETTING=VALUE@SECONDS, e.g. BP1:VPSIZE=60000@600"
+                f"--alter {spec!r}: expected POOL:SETTING=VALUE@SECONDS, e.g. BP1:VPSIZE=60000@600 or GBP1:SIZE=512@600"
             ) from None
-        if out.setting not in ("VPSIZE", "VPSEQT"):
-            raise ValueError(f"--alter {spec!r}: SETTING is VPSIZE or VPSEQT")
+        if out.setting not in ("VPSIZE", "VPSEQT", "SIZE", "RATIO"):
+            raise ValueError(f"--alter {spec!r}: SETTING is VPSIZE or VPSEQT (a pool), SIZE or RATIO (a GBP)")
+        if out.of_gbp != out.pool.startswith("GBP"):
+            raise ValueError(f"--alter {spec!r}: SIZE and RATIO are a GBP's (GBPn), VPSIZE and VPSEQT a pool's (BPn)")
         if out.setting == "VPSIZE" and (out.value < 1 or out.value != int(out.value)):
             raise ValueError(f"--alter {spec!r}: VPSIZE is a whole number of buffers")
         if out.setting == "VPSEQT" and not 0 <= out.value <= 100:
             raise ValueError(f"--alter {spec!r}: VPSEQT is a percentage, 0 to 100")
+        if out.setting == "SIZE" and not out.value > 0:
+            raise ValueError(f"--alter {spec!r}: SIZE is the structure's size in MB, > 0")
+        if out.setting == "RATIO" and not out.value >= 1:
+            raise ValueError(f"--alter {spec!r}: RATIO is directory entries per data entry, >= 1")
         if out.at_seconds < 0:
             raise ValueError(f"--alter {spec!r}: SECONDS must be >= 0")
         return out
@@ -224,6 +253,9 @@ class Sink(Protocol):
         elapsed us); writes: (time s, object code, pages, type 0 sync/1 async, elapsed us)."""
 
     def stats(self, schema: str, record: dict[str, Any]) -> None: ...
+    def outcomes(self, rows: list[OutcomeCounts]) -> None:
+        """Data sharing: the interval's getpages by outcome, the ground truth (no product record)."""
+
     def close(self) -> None: ...
 
 
@@ -238,9 +270,10 @@ class SimulatedPool:
     """DB2's simulated pool of one member's pool: a PoolModel of VPSIZE + SPSIZE buffers that sees
     every getpage the real pool sees. A read the real pool made for a getpage this bigger pool
     found is avoidable: a random getpage's sync read (SYNC READ I/O (R)), a sequential or
-    RID-list getpage's prefetch read (ASYNC READ I/O); the real pool's model reads sequential
-    getpages only by prefetch, so SYNC READ I/O (S) stays 0. The avoidable sync reads' elapsed
-    times add up to the avoidable delay."""
+    RID-list getpage's prefetch read (ASYNC READ I/O); in one system the real pool's model reads
+    sequential getpages only by prefetch, so SYNC READ I/O (S) stays 0 (in a data-sharing group a
+    sequential getpage of a GBP-dependent object may read synchronously). The avoidable sync reads'
+    elapsed times add up to the avoidable delay."""
 
     def __init__(self, spec: PoolSpec) -> None:
         self.spec = spec
@@ -248,6 +281,7 @@ class SimulatedPool:
             spec.vpsize + spec.spsize, simulated_vpseqt(spec), spec.prefetch_quantity, spec.dwqt, spec.vdwqt
         )
         self.sync_random = 0
+        self.sync_sequential = 0
         self.async_reads = 0
         self.delay_us = 0
 
@@ -256,38 +290,45 @@ class SimulatedPool:
         self.model.alter(t, spec.vpsize + spec.spsize, simulated_vpseqt(spec))
 
     def feed(self, c: Chunk, sel: npt.NDArray[np.bool_], reads: tuple[Any, ...]) -> None:
-        """The chunk's events of this pool (`sel`, after the real pool decided c.hit) and the
-        real pool's reads of them (kind 0 = sync, in event order, with their elapsed times)."""
+        """The chunk's events of this pool (`sel`, after the real pool decided c.hit, and in a
+        data-sharing group c.outcome) and the real pool's reads of them (kind 0 = sync, in event
+        order, with their elapsed times)."""
         access, function = c.access[sel], c.function[sel]
         found = np.frombuffer(
             self.model.feed(c.times[sel], c.obj[sel], c.page[sel], access, function), dtype=np.uint8
         ).astype(bool)
         self.model.take_reads()  # the simulated pool's own I/O is no one's: only its hits count
         self.model.take_writes()
-        missed = (function == 0) & (c.hit[sel] == 0)
-        random = access == 0
+        if c.outcome is None:  # one system: a random miss is a sync read, any other miss a prefetch
+            missed = (function == 0) & (c.hit[sel] == 0)
+            sync = missed & (access == 0)
+        else:  # a group: reads from disk only; a sequential getpage's may be a sync read
+            out = c.outcome[sel]
+            sync = np.isin(out, SYNC_READ_OUTCOMES)
+            missed = sync | (out == OUTCOMES.index("prefetch"))
         avoidable = missed & found
-        self.sync_random += int((avoidable & random).sum())
-        self.async_reads += int((avoidable & ~random).sum())
-        # One sync read per random miss, in event order (bpmodel.rs): the avoidable ones' times.
+        self.sync_random += int((avoidable & sync & (access != 1)).sum())
+        self.sync_sequential += int((avoidable & sync & (access == 1)).sum())
+        self.async_reads += int((avoidable & ~sync).sum())
+        # One sync read I/O per sync miss, in event order (bpmodel.rs): the avoidable ones' times.
         k = reads[4]  # Vec<u8> crosses as bytes
         kinds = np.frombuffer(k, dtype=np.uint8) if isinstance(k, bytes | bytearray) else np.asarray(k, np.uint8)
         elapsed = np.asarray(reads[5], dtype=np.int64)
         sync_elapsed = elapsed[kinds == 0]
-        of_sync = avoidable[missed & random]
+        of_sync = avoidable[sync]
         if len(sync_elapsed) != len(of_sync):
-            raise RuntimeError(f"{len(sync_elapsed)} sync reads for {len(of_sync)} random misses")
+            raise RuntimeError(f"{len(sync_elapsed)} sync reads for {len(of_sync)} sync misses")
         self.delay_us += int(sync_elapsed[of_sync].sum())
 
     def take(self) -> dict[str, Any]:
         """The interval's DSNB432I figures (pool_stats fields), counted afresh from now."""
         out = {
             "sim_sync_reads_avoidable_random": self.sync_random,
-            "sim_sync_reads_avoidable_sequential": 0,
+            "sim_sync_reads_avoidable_sequential": self.sync_sequential,
             "sim_async_pages_avoidable": self.async_reads,
             "sim_sync_io_delay_avoidable_ms": self.delay_us / 1e3,
         }
-        self.sync_random = self.async_reads = self.delay_us = 0
+        self.sync_random = self.sync_sequential = self.async_reads = self.delay_us = 0
         return out
 
 
@@ -299,6 +340,8 @@ class Totals:
     writes: int = 0
     intervals: int = 0
     seconds: float = 0.0
+    # Data sharing: getpages by outcome per member, pool and interval (the ground truth).
+    outcomes: list[OutcomeCounts] = field(default_factory=list)
 
 
 class Generator:
@@ -311,8 +354,12 @@ class Generator:
         start_time: float = 1_767_225_600.0,
         alters: list[Alter] | None = None,
     ) -> None:
+        gbps = [gbp_name(p) for p in sc.pools] if len(sc.members) > 1 else []
         for al in alters or []:
-            if al.pool not in sc.pools:
+            if al.of_gbp and al.pool not in gbps:
+                has = f"its GBPs are {', '.join(gbps)}" if gbps else "it is no data-sharing group"
+                raise ValueError(f"--alter: scenario {sc.name} has no group buffer pool {al.pool} ({has})")
+            if not al.of_gbp and al.pool not in sc.pools:
                 raise ValueError(f"--alter: scenario {sc.name} has no pool {al.pool} (it has {', '.join(sc.pools)})")
         self.alters = sorted(alters or [], key=lambda x: x.at_seconds)
         self.start_time = start_time
@@ -322,23 +369,38 @@ class Generator:
         self.workload = Workload(sc, self.rng)
         self.event_rate = event_rate
         self.t = start_time
-        self.models = [
-            [PoolModel(p.vpsize, p.vpseqt, p.prefetch_quantity, p.dwqt, p.vdwqt) for p in sc.pools.values()]
-            for _ in sc.members
-        ]
-        self.simulated = [[SimulatedPool(p) if p.spsize else None for p in sc.pools.values()] for _ in sc.members]
         names = self.workload.object_names
-        self.gbp_dependent = np.array([sc.objects[n].gbp_dependent for n in names], dtype=bool)
+        # One system: each member's pools on their own. A data-sharing group: per pool name the
+        # members' pools and their GBP in one model.
+        self.groups: list[GroupPool] | None = None
+        self.models: list[list[PoolModel]] = []
+        if len(sc.members) > 1:
+            dependent = [i for i, n in enumerate(names) if sc.objects[n].gbp_dependent]
+            self.groups = [GroupPool(sc, p, dependent) for p in sc.pools.values()]
+        else:
+            self.models = [
+                [PoolModel(p.vpsize, p.vpseqt, p.prefetch_quantity, p.dwqt, p.vdwqt) for p in sc.pools.values()]
+                for _ in sc.members
+            ]
+        self.simulated = [[SimulatedPool(p) if p.spsize else None for p in sc.pools.values()] for _ in sc.members]
         self.totals = Totals()
 
     def _alter(self, al: Alter, sink: Sink) -> None:
-        """Apply an -ALTER BUFFERPOOL now, on every member, and publish the pool's new attributes."""
+        """Apply an -ALTER BUFFERPOOL now, on every member, and publish the pool's new attributes;
+        or resize or rebuild a GBP (its new structure shows in the interval's gbp_stats)."""
+        if al.of_gbp:
+            assert self.groups is not None
+            self.groups[[gbp_name(p) for p in self.sc.pools].index(al.pool)].alter(al.setting, al.value)
+            return
         spec = self.sc.pools[al.pool]
         spec = replace(spec, **{"vpsize": int(al.value)} if al.setting == "VPSIZE" else {"vpseqt": al.value})
         self.sc = replace(self.sc, pools={**self.sc.pools, al.pool: spec})
         pi = list(self.sc.pools).index(al.pool)
         for models in self.models:
             models[pi].alter(self.t, spec.vpsize, spec.vpseqt)
+        if self.groups is not None:
+            for mi in range(len(self.sc.members)):
+                self.groups[pi].model.alter_member(mi, self.t, spec.vpsize, spec.vpseqt)
         for simulated in self.simulated:
             if (sp := simulated[pi]) is not None:
                 sp.alter(self.t, spec)
@@ -399,33 +461,60 @@ class Generator:
         c.times = self.t + np.arange(len(c.obj)) / self.event_rate
         self.t += len(c.obj) / self.event_rate
         c.hit = np.zeros(len(c.obj), dtype=np.uint8)
-        names = self.workload.object_names
-        for mi, member in enumerate(self.sc.members):
-            for pi, pool in enumerate(self.workload.pool_names):
-                sel = (c.member == mi) & (c.pool == pi)
-                if not sel.any():
-                    continue
-                model = self.models[mi][pi]
-                hits = model.feed(c.times[sel], c.obj[sel], c.page[sel], c.access[sel], c.function[sel])
-                c.hit[sel] = np.frombuffer(hits, dtype=np.uint8)
-                if len(self.sc.members) > 1:  # updates of shared pages invalidate the other members' copies
-                    upd = sel & (c.function == 1) & self.gbp_dependent[c.obj]
-                    if upd.any():
-                        for other in range(len(self.sc.members)):
-                            if other != mi:
-                                self.models[other][pi].cross_invalidate(c.obj[upd], c.page[upd])
-                sink.getpages(member, pool, c, sel, names)
-                spec = self.sc.pools[pool]
-                r, w = model.take_reads(), model.take_writes()
-                reads = (*r, self._elapsed(r[3], spec.sync_read_us, spec))
-                writes = (*w, self._elapsed(w[2], spec.write_us, spec))
-                if (sp := self.simulated[mi][pi]) is not None:
-                    sp.feed(c, sel, reads)
-                self.totals.reads += len(reads[0])
-                self.totals.writes += len(writes[0])
-                sink.io(member, pool, reads, writes, names)
+        if self.groups is not None:
+            self._run_group_chunk(c, sink)
+        else:
+            for mi in range(len(self.sc.members)):
+                for pi in range(len(self.workload.pool_names)):
+                    sel = (c.member == mi) & (c.pool == pi)
+                    if not sel.any():
+                        continue
+                    model = self.models[mi][pi]
+                    hits = model.feed(c.times[sel], c.obj[sel], c.page[sel], c.access[sel], c.function[sel])
+                    c.hit[sel] = np.frombuffer(hits, dtype=np.uint8)
+                    self._emit(c, sel, mi, pi, model.take_reads(), model.take_writes(), sink)
         self.totals.events += len(c.obj)
         self.totals.getpages += int((c.function == 0).sum())
+
+    def _run_group_chunk(self, c: Chunk, sink: Sink) -> None:
+        """Each pool's events of all members through its group model, in the chunk's time order
+        (c.times rise across members); then each member's share goes out as in one system."""
+        assert self.groups is not None
+        c.outcome = np.full(len(c.obj), 6, dtype=np.uint8)
+        for pi, group in enumerate(self.groups):
+            sel = c.pool == pi
+            if not sel.any():
+                continue
+            out = group.feed(c.times[sel], c.member[sel], c.obj[sel], c.page[sel], c.access[sel], c.function[sel])
+            c.outcome[sel] = out
+            c.hit[sel] = HIT_OF_OUTCOME[out]
+            for mi in range(len(self.sc.members)):
+                msel = sel & (c.member == mi)
+                if msel.any():
+                    self._emit(c, msel, mi, pi, group.model.take_reads(mi), group.model.take_writes(mi), sink)
+
+    def _emit(
+        self,
+        c: Chunk,
+        sel: npt.NDArray[np.bool_],
+        mi: int,
+        pi: int,
+        r: tuple[Any, ...],
+        w: tuple[Any, ...],
+        sink: Sink,
+    ) -> None:
+        """One member's events of one pool and the read and write I/Os its pool made for them."""
+        names = self.workload.object_names
+        member, pool = self.sc.members[mi], self.workload.pool_names[pi]
+        sink.getpages(member, pool, c, sel, names)
+        spec = self.sc.pools[pool]
+        reads = (*r, self._elapsed(r[3], spec.sync_read_us, spec))
+        writes = (*w, self._elapsed(w[2], spec.write_us, spec))
+        if (sp := self.simulated[mi][pi]) is not None:
+            sp.feed(c, sel, reads)
+        self.totals.reads += len(reads[0])
+        self.totals.writes += len(writes[0])
+        sink.io(member, pool, reads, writes, names)
 
     def _elapsed(self, pages: list[int], median_us: float, spec: PoolSpec) -> list[int]:
         """Elapsed microseconds of each I/O: the device's median, varied, plus a transfer per further page."""
@@ -438,10 +527,11 @@ class Generator:
     def _close_interval(self, start: float, sink: Sink) -> None:
         end = self.t
         for mi, member in enumerate(self.sc.members):
-            xi = 0
             for pi, pool in enumerate(self.workload.pool_names):
-                k = self.models[mi][pi].take_counters()
-                xi += k["xi_reads"]
+                if self.groups is not None:
+                    k = self.groups[pi].model.take_counters(mi)
+                else:
+                    k = self.models[mi][pi].take_counters()
                 rec: dict[str, Any] = empty_pool_stats()
                 rec.update(
                     {
@@ -481,29 +571,12 @@ class Generator:
                 if (sp := self.simulated[mi][pi]) is not None:
                     rec.update(sp.take())
                 sink.stats("pool_stats", rec)
-            if len(self.sc.members) > 1:
-                sink.stats(
-                    "gbp_stats",
-                    {
-                        "source": member,
-                        "gbp": "GBP*",
-                        "interval_start": int(start * 1e6),
-                        "interval_end": int(end * 1e6),
-                        "xi_reads_data_returned": xi,
-                        "xi_reads_no_data": 0,
-                        "nf_reads_data_returned": None,
-                        "nf_reads_no_data": None,
-                        "changed_pages_written": None,
-                        "castout_pages": None,
-                        "directory_reclaims": None,
-                        "data_entry_reclaims": None,
-                        "write_failed_no_storage": None,
-                        "commits": None,
-                        "gbp_logical_reads": None,
-                        "gbp_physical_reads": None,
-                        "gbp_invalid_pages": None,
-                    },
-                )
+        for group in self.groups or []:
+            for g in group.stats(start, end):
+                sink.stats("gbp_stats", g)
+            rows = group.take_outcomes(end)
+            self.totals.outcomes.extend(rows)
+            sink.outcomes(rows)
         if self.sc.memory is not None:
             for member in self.sc.members:
                 sink.stats("system_memory", self._memory(member, start, end))
@@ -660,23 +733,32 @@ class KafkaSink:
         )
         self.producer.send(schema, key, record)
 
+    def outcomes(self, rows: list[OutcomeCounts]) -> None:
+        pass  # the generator's ground truth; the product's topics have no place for it
+
     def close(self) -> None:
         self.producer.flush()
 
 
 class FileSink:
-    """The trace (project CSV format, with source and observed hit), JSON lines of the rest, and the
+    """The trace (project CSV format, with source and observed hit; a data-sharing group's with each
+    event's `outcome` too, a column the trace readers pass over), JSON lines of the rest, and the
     pool statistics again as a DB2 statistics report (statistics-report.txt, `ingest stats --format
     omegamon`) and as -DISPLAY BUFFERPOOL DETAIL output per pool and interval, with DSNB431I/432I
-    for a pool with SPSIZE (display-bufferpool.txt, `ingest stats --format display`)."""
+    for a pool with SPSIZE (display-bufferpool.txt, `ingest stats --format display`). A group's
+    getpages by outcome per member, pool and interval go to gbp_outcomes.csv."""
+
+    TRACE_HEADER = "time,source,pool,object,page,access,function,hit"
 
     def __init__(self, directory: Path, trace_formats: tuple[str, ...] = ("csv",)) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.dir = directory
         self.trace: TextIO | None = None
+        self._header_due = False  # the trace's header waits for the first events: with outcome or not
         if "csv" in trace_formats:
             self.trace = (directory / "trace.csv").open("w")
-            self.trace.write("time,source,pool,object,page,access,function,hit\n")
+            self._header_due = True
+        self.outcome_rows: TextIO | None = None
         # The same trace as a shop's DB2 writes it (IFCID 198 getpages, 006/007 read I/Os).
         self.zos = {f: ZosTraceWriter(directory / f"trace.{f}", f) for f in trace_formats if f in ("smf", "gtf")}
         self.jsonl = {
@@ -706,6 +788,9 @@ class FileSink:
             w.getpages(source, pool, t_us, names, c.obj[i], c.page[i], c.access[i], c.function[i], c.hit[i])
         if self.trace is None:
             return
+        if self._header_due:
+            self.trace.write(self.TRACE_HEADER + (",outcome\n" if c.outcome is not None else "\n"))
+            self._header_due = False
         acc = np.array(ACCESS_LETTERS)
         fun = np.array(FUNCTION_LETTERS)
         yn = np.array(["N", "Y"])
@@ -721,6 +806,8 @@ class FileSink:
             fun[c.function[i]],
             yn[c.hit[i]],
         ]
+        if c.outcome is not None:
+            cols.append(c.outcome[i].astype(str))
         lines = np.char.add(cols[0], ",")
         for col in cols[1:-1]:
             lines = np.char.add(np.char.add(lines, col), ",")
@@ -776,6 +863,15 @@ class FileSink:
                 self._write_page()
             self._page.append(record)
 
+    def outcomes(self, rows: list[OutcomeCounts]) -> None:
+        if self.outcome_rows is None:
+            self.outcome_rows = (self.dir / "gbp_outcomes.csv").open("w")
+            self.outcome_rows.write(",".join(("member", "pool", "interval_end", "gbp_dependent", *OUTCOMES)) + "\n")
+        for r in rows:
+            counts = (r.lbp_hit, r.xi_gbp, r.xi_disk, r.nf_gbp, r.nf_disk, r.prefetch)
+            fields = (r.member, r.pool, r.interval_end, "Y" if r.gbp_dependent else "N", *counts)
+            self.outcome_rows.write(",".join(map(str, fields)) + "\n")
+
     def _write_page(self) -> None:
         self._pages += 1
         self.report.write(stats_report.page(self._page, self._pages))
@@ -787,7 +883,11 @@ class FileSink:
         self.report.close()
         self.display.close()
         if self.trace is not None:
+            if self._header_due:
+                self.trace.write(self.TRACE_HEADER + "\n")
             self.trace.close()
+        if self.outcome_rows is not None:
+            self.outcome_rows.close()
         for w in self.zos.values():
             w.close(self.dir / "catalog.csv")
         for fh in self.jsonl.values():

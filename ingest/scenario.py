@@ -17,6 +17,15 @@ A pool with `spsize` (and optionally `spseqt`, default the pool's VPSEQT) also h
 simulated pool (-ALTER BUFFERPOOL SPSIZE, DB2 11+): the generator runs a second pool model of
 VPSIZE + SPSIZE buffers over the same getpages and reports what DB2 reports in DSNB432I and
 IFCID 2, the sync reads the bigger pool would have avoided.
+
+With two or more members the scenario is a data-sharing group (`group`, default DSG1): each
+pool name has a group buffer pool (BP1 -> GBP1, BP8K0 -> GBP8K0) shared by the members' pools
+and used by the objects marked `gbp_dependent`. `gbps` sets them (`GbpSpec`: `data_entries`
+or `size_mb`, `ratio`, `gbpoolt`, `classt`, `checkpoint_seconds`, `commit_every`,
+`commit_seconds`, `prefetch`); a pool without one gets data entries for 40 % of its members'
+buffers together (seed 004's rule of thumb for two members). `member_affinity` (0 to 1) sends
+that share of each object's units of work to its `home` member (default: objects dealt to the
+members in turn), the rest to any member; 0, the default, spreads them evenly.
 """
 
 from __future__ import annotations
@@ -67,6 +76,7 @@ class ObjectSpec:
     index_levels: int = 0
     partitions: int = 0
     gbp_dependent: bool = False
+    home: str | None = None  # data sharing: the member its units of work favour (member_affinity)
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,51 @@ class PatternSpec:
     update_ratio: float = 0.0
     run_pages: int = 64
     list_pages: int = 8
+
+
+# A directory entry's size in the CF structure, bytes (Db2 12/13; DATA-SHARING.md).
+DIRECTORY_ENTRY_BYTES = 400
+# A pool without a `gbps` entry: data entries for this share of its members' buffers together.
+DEFAULT_GBP_SHARE = 0.4
+PREFETCH_MODES = ("getpages", "page-list")
+
+
+@dataclass(frozen=True)
+class GbpSpec:
+    """A group buffer pool of the data-sharing group. Its size is `data_entries` or `size_mb` (the
+    CF structure's size: data entries = size / (RATIO x 400 + page size), directory entries =
+    RATIO x data entries). `gbpoolt` and `classt` are the castout thresholds (% of the data
+    entries; classt None: none), `checkpoint_seconds` the GBP checkpoint interval (0: none),
+    `commit_every` / `commit_seconds` a commit delay (changed pages written to the GBP every N
+    updates of a member or T seconds after its first uncommitted one; 0: at once, the reference
+    model), `prefetch` how sequential and RID-list getpages of GBP-dependent objects read:
+    "getpages" (each is a getpage of the reference model, read synchronously) or "page-list"
+    (prefetch registering the page list, pages the GBP holds read from it)."""
+
+    name: str
+    data_entries: int | None = None
+    size_mb: float | None = None
+    ratio: float = 5.0
+    gbpoolt: float = 30.0
+    classt: float | None = None
+    checkpoint_seconds: float = 0.0
+    commit_every: int = 0
+    commit_seconds: float = 0.0
+    prefetch: str = "getpages"
+
+
+def gbp_name(pool: str) -> str:
+    """The group buffer pool of a pool name: BP1 -> GBP1, BP8K0 -> GBP8K0, BP32K -> GBP32K."""
+    return f"G{pool}"
+
+
+def data_entries_for(size_mb: float, ratio: float, page_size: int) -> int:
+    """Data entries of a CF structure of `size_mb` MB at `ratio` for pages of `page_size` bytes."""
+    return max(1, int(size_mb * 2**20 // (ratio * DIRECTORY_ENTRY_BYTES + page_size)))
+
+
+def structure_mb(data_entries: int, directory_entries: int, page_size: int) -> float:
+    return (data_entries * page_size + directory_entries * DIRECTORY_ENTRY_BYTES) / 2**20
 
 
 @dataclass(frozen=True)
@@ -103,6 +158,30 @@ class Scenario:
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     memory: MemorySpec | None = None
+    group: str | None = None  # the data-sharing group (two or more members)
+    gbps: dict[str, GbpSpec] = field(default_factory=dict)  # by GBP name, as given
+    member_affinity: float = 0.0
+
+    def gbp(self, pool: str) -> GbpSpec:
+        """The group buffer pool of `pool`: as given, else data entries for DEFAULT_GBP_SHARE of
+        the members' buffers of that pool."""
+        name = gbp_name(pool)
+        if name in self.gbps:
+            return self.gbps[name]
+        buffers = self.pools[pool].vpsize * len(self.members)
+        return GbpSpec(name, data_entries=max(1, round(DEFAULT_GBP_SHARE * buffers)))
+
+    def gbp_data_entries(self, pool: str) -> int:
+        g = self.gbp(pool)
+        if g.data_entries is not None:
+            return g.data_entries
+        assert g.size_mb is not None
+        return data_entries_for(g.size_mb, g.ratio, self.pools[pool].page_size)
+
+    def home(self, obj: str) -> str:
+        """The member an object's units of work favour (member_affinity)."""
+        o = self.objects[obj]
+        return o.home if o.home is not None else self.members[list(self.objects).index(obj) % len(self.members)]
 
 
 def _build(cls: type, raw: dict[str, Any], where: str) -> Any:
@@ -129,15 +208,21 @@ def load(name_or_path: str | Path) -> Scenario:
     pools = {p["name"]: _build(PoolSpec, p, f"{path}: pool {p.get('name')}") for p in raw.get("pools", [])}
     objects = {o["name"]: _build(ObjectSpec, o, f"{path}: object {o.get('name')}") for o in raw.get("objects", [])}
     patterns = [_build(PatternSpec, p, f"{path}: pattern {p.get('name')}") for p in raw.get("patterns", [])]
+    gbps = {g.get("name"): _build(GbpSpec, g, f"{path}: gbp {g.get('name')}") for g in raw.get("gbps", [])}
+    members = list(raw.get("members", ["DB2A"]))
+    group = raw.get("group", "DSG1" if len(members) > 1 else None)
     sc = Scenario(
         name=str(raw.get("name", path.stem)),
-        members=list(raw.get("members", ["DB2A"])),
+        members=members,
         pools=pools,
         objects=objects,
         patterns=patterns,
         interval_seconds=float(raw.get("interval_seconds", 60)),
         description=str(raw.get("description", "")),
         memory=_build(MemorySpec, raw["memory"], f"{path}: memory") if raw.get("memory") else None,
+        group=None if group is None else str(group),
+        gbps=gbps,
+        member_affinity=float(raw.get("member_affinity", 0.0)),
     )
     validate(sc, str(path))
     return sc
@@ -172,3 +257,34 @@ def validate(sc: Scenario, where: str) -> None:
                 raise ScenarioError(f"{where}: pattern {p.name} uses unknown object {used}")
     if sc.interval_seconds <= 0:
         raise ScenarioError(f"{where}: interval_seconds must be > 0")
+    validate_group(sc, where)
+
+
+def validate_group(sc: Scenario, where: str) -> None:
+    if len(set(sc.members)) != len(sc.members) or not sc.members:
+        raise ScenarioError(f"{where}: members must be distinct names")
+    if (sc.gbps or sc.member_affinity) and len(sc.members) < 2:
+        raise ScenarioError(f"{where}: gbps and member_affinity need a data-sharing group (two or more members)")
+    if len(sc.members) > 64:
+        raise ScenarioError(f"{where}: at most 64 members")
+    if not 0 <= sc.member_affinity <= 1:
+        raise ScenarioError(f"{where}: member_affinity must be in [0, 1]")
+    for o in sc.objects.values():
+        if o.home is not None and o.home not in sc.members:
+            raise ScenarioError(f"{where}: object {o.name}: home {o.home!r} is not a member")
+    known = {gbp_name(p): p for p in sc.pools}
+    for name, g in sc.gbps.items():
+        if name not in known:
+            raise ScenarioError(f"{where}: gbp {name}: no pool {name[1:]} (GBPs: {', '.join(known)})")
+        if (g.data_entries is None) == (g.size_mb is None):
+            raise ScenarioError(f"{where}: gbp {name}: give data_entries or size_mb (one of them)")
+        if (g.data_entries is not None and g.data_entries < 1) or (g.size_mb is not None and g.size_mb <= 0):
+            raise ScenarioError(f"{where}: gbp {name}: data_entries and size_mb must be > 0")
+        if g.ratio < 1:
+            raise ScenarioError(f"{where}: gbp {name}: ratio must be >= 1")
+        if not 0 <= g.gbpoolt <= 100 or (g.classt is not None and not 0 <= g.classt <= 100):
+            raise ScenarioError(f"{where}: gbp {name}: gbpoolt and classt are percentages, 0 to 100")
+        if min(g.checkpoint_seconds, g.commit_every, g.commit_seconds) < 0:
+            raise ScenarioError(f"{where}: gbp {name}: checkpoint_seconds, commit_every, commit_seconds must be >= 0")
+        if g.prefetch not in PREFETCH_MODES:
+            raise ScenarioError(f"{where}: gbp {name}: prefetch {g.prefetch!r} ({' or '.join(PREFETCH_MODES)})")

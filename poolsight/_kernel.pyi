@@ -90,6 +90,44 @@ class GroupSim:
     @staticmethod
     def restore(data: bytes) -> GroupSim: ...
 
+class GroupModel:
+    """A data-sharing group's pool: the members' local pools (PoolModel each) and their group buffer
+    pool, fed all members' events in one global time order (simulator/kernel/src/gbpmodel.rs)."""
+
+    def __init__(
+        self,
+        vpsizes: list[int],
+        data_entries: int,
+        ratio: float = 5.0,
+        vpseqt: float = 80.0,
+        prefetch_quantity: int = 32,
+        dwqt: float = 30.0,
+        vdwqt: float = 5.0,
+        gbpoolt: float = 30.0,
+        classt: float | None = None,
+        checkpoint_seconds: float = 0.0,
+        commit_every: int = 0,
+        commit_seconds: float = 0.0,
+        page_list_prefetch: bool = False,
+    ) -> None: ...
+    def set_dependent(self, objects: list[int]) -> None: ...
+    def feed(
+        self, times: Buffer, members: Buffer, objects: Buffer, pages: Buffer, access: Buffer, function: Buffer
+    ) -> bytes:
+        """Outcome per event: 0 LBP hit, 1 XI from GBP, 2 XI from disk, 3 NF from GBP, 4 NF from disk,
+        5 read by prefetch, 6 not a getpage."""
+    def alter(self, data_entries: int, ratio: float) -> None: ...
+    def alter_member(self, member: int, t: float, vpsize: int, vpseqt: float) -> None: ...
+    def take_reads(self, member: int) -> tuple[list[float], list[int], list[int], list[int], list[int]]: ...
+    def take_writes(self, member: int) -> tuple[list[float], list[int], list[int], list[int]]: ...
+    def take_counters(self, member: int) -> dict[str, int]: ...
+    def take_gbp_counters(self, member: int | None = None) -> dict[str, int]: ...
+    def structure(self) -> tuple[int, int, float, int]:
+        """(directory entries, data entries, RATIO, changed pages now)."""
+    def used(self) -> tuple[int, int]:
+        """(directory entries in use, data entries in use)."""
+    def pages(self, member: int) -> int: ...
+
 class AvroError(Exception):
     """Not a GetpageBatch v1 Avro body; the message names the field and the byte."""
 

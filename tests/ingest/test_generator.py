@@ -100,19 +100,28 @@ def test_statistics_add_up_to_the_trace(tmp_path: Path, scenario: str) -> None:
             written[key] += e["pages"]
     stats: Counter[tuple[str, str, str]] = Counter()
     for s in _jsonl(out / "pool_stats.jsonl"):
-        for k in ("getpages_random", "getpages_sequential", "sync_reads_random", "buffer_updates", "pages_written"):
+        for k in ("getpages_random", "getpages_sequential", "buffer_updates", "pages_written"):
             stats[(s["source"], s["pool"], k)] += s[k]
+        # A data-sharing group reads a sequential getpage of a GBP-dependent page synchronously.
+        stats[(s["source"], s["pool"], "sync_reads")] += s["sync_reads_random"] + s["sync_reads_sequential"]
     assert set(gp) == {(s, p) for s, p, _ in stats}
     for source, pool in gp:
         assert (
             stats[(source, pool, "getpages_random")] + stats[(source, pool, "getpages_sequential")]
             == gp[(source, pool)]
         )
-        assert stats[(source, pool, "sync_reads_random")] == sync[(source, pool)]
+        assert stats[(source, pool, "sync_reads")] == sync[(source, pool)]
         assert stats[(source, pool, "buffer_updates")] == upd[(source, pool)]
         assert stats[(source, pool, "pages_written")] == written[(source, pool)]
-    if scenario == "data-sharing":
-        assert sum(g["xi_reads_data_returned"] for g in _jsonl(out / "gbp_stats.jsonl")) > 0
+    if scenario == "data-sharing":  # a read from disk is an outcome 2 or 4 (XI or NF, no data), one sync read each
+        from_disk = Counter((r["source"], r["pool"]) for r in rows if r["outcome"] in ("2", "4"))
+        assert from_disk == sync
+        returned = Counter((r["source"], r["pool"]) for r in rows if r["outcome"] in ("1", "3"))
+        gbp: Counter[tuple[str, str]] = Counter()
+        for g in _jsonl(out / "gbp_stats.jsonl"):
+            if g["scope"] == "member":
+                gbp[(g["source"], g["gbp"][1:])] += g["xi_reads_data_returned"] + g["nf_reads_data_returned"]
+        assert +gbp == returned
 
 
 @pytest.mark.parametrize("scenario", ["mixed", "data-sharing"])
@@ -349,3 +358,29 @@ def test_display_output_reads_back_as_the_same_intervals(tmp_path: Path) -> None
     assert r.returncode == 0, r.stderr
     lines = [json.loads(line) for line in r.stdout.splitlines()]
     assert sum(1 for x in lines if x["schema"] == "pool_stats") == len(want)
+
+
+@pytest.mark.parametrize("prefetch", ["getpages", "page-list"])
+def test_a_gbp_dependent_scan_reads_by_prefetch_only_with_page_lists(tmp_path: Path, prefetch: str) -> None:
+    """APP.HISTORY made GBP-dependent: by default (the reference model) each sequential getpage of
+    a page not in the pool is a sync read (SYNC READ I/O (S)); with page-list prefetch it is read
+    by a dynamic prefetch (outcome 5) and no scan getpage reads synchronously."""
+    import dataclasses
+
+    base = load("data-sharing")
+    history = dataclasses.replace(base.objects["APP.HISTORY"], gbp_dependent=True)
+    gbp1 = dataclasses.replace(base.gbps["GBP1"], prefetch=prefetch)
+    sc = dataclasses.replace(base, objects={**base.objects, "APP.HISTORY": history}, gbps={**base.gbps, "GBP1": gbp1})
+    out = tmp_path / prefetch
+    Generator(sc, seed=4, event_rate=20_000).run(FileSink(out), getpages=200_000)
+    with (out / "trace.csv").open() as fh:
+        scan = Counter(r["outcome"] for r in csv.DictReader(fh) if r["object"] == "APP.HISTORY")
+    bp1 = [p for p in _jsonl(out / "pool_stats.jsonl") if p["pool"] == "BP1"]
+    sequential_sync = sum(p["sync_reads_sequential"] for p in bp1)
+    requests = sum(p["dyn_prefetch_requests"] for p in bp1)
+    if prefetch == "getpages":
+        assert (scan["5"], requests) == (0, 0)
+        assert sequential_sync == scan["2"] + scan["4"] > 0
+    else:
+        assert scan["1"] + scan["2"] + scan["3"] + scan["4"] + sequential_sync == 0
+        assert requests == scan["5"] > 0

@@ -21,6 +21,7 @@ pub type Key = (u32, u64);
 struct Buf {
     key: Key,
     dirty: bool,
+    invalid: bool, // cross-invalidated: stays in place until its next getpage refreshes it
 }
 
 /// Counters of one statistics interval (names as in the pool_stats schema).
@@ -75,7 +76,9 @@ pub struct PoolModel {
     dirty: usize,
     dirty_by_obj: FxHashMap<u32, usize>,
     dirty_queue: VecDeque<Key>,
-    invalidated: FxHashMap<Key, ()>,
+    /// With `track_steals`, every stolen page in order (the group model unregisters them).
+    pub(crate) track_steals: bool,
+    pub(crate) stolen: Vec<Key>,
     pub counters: Counters,
     pub reads: Vec<ReadIo>,
     pub writes: Vec<WriteIo>,
@@ -98,7 +101,8 @@ impl PoolModel {
             dirty: 0,
             dirty_by_obj: FxHashMap::default(),
             dirty_queue: VecDeque::new(),
-            invalidated: FxHashMap::default(),
+            track_steals: false,
+            stolen: Vec::new(),
             counters: Counters::default(),
             reads: Vec::new(),
             writes: Vec::new(),
@@ -122,15 +126,24 @@ impl PoolModel {
             });
         }
         self.map.remove(&b.key);
-        self.invalidated.remove(&b.key);
         self.bufs.remove(victim);
+        if self.track_steals {
+            self.stolen.push(b.key);
+        }
     }
 
     fn insert(&mut self, key: Key, chain: u8, t: f64) {
         while self.map.len() >= self.cap {
             self.steal(t);
         }
-        let i = self.bufs.insert(Buf { key, dirty: false }, chain);
+        let i = self.bufs.insert(
+            Buf {
+                key,
+                dirty: false,
+                invalid: false,
+            },
+            chain,
+        );
         self.map.insert(key, i);
     }
 
@@ -234,7 +247,9 @@ impl PoolModel {
     /// buffer stays where it is on its chain (only its validity flips, and its own change, if
     /// any, is the GBP's now); the next getpage refreshes it from the group buffer pool.
     pub fn cross_invalidate(&mut self, key: Key) {
-        if self.map.contains_key(&key) && self.invalidated.insert(key, ()).is_none() {
+        let Some(&i) = self.map.get(&key) else { return };
+        if !self.bufs.get(i).invalid {
+            self.bufs.get_mut(i).invalid = true;
             self.clean(key);
             self.counters.xi_invalidations += 1;
         }
@@ -257,7 +272,8 @@ impl PoolModel {
             _ => self.counters.getpages_random += 1,
         }
         if let Some(&i) = self.map.get(&key) {
-            if self.invalidated.remove(&key).is_some() {
+            if self.bufs.get(i).invalid {
+                self.bufs.get_mut(i).invalid = false;
                 // Refreshed from the group buffer pool, which caches changed pages: no disk
                 // read, and the buffer was found (the trace's hit flag: no read I/O).
                 self.counters.xi_reads += 1;
@@ -312,6 +328,103 @@ impl PoolModel {
             }
         }
         false
+    }
+
+    // Primitives for the group model (gbpmodel.rs), which decides where a GBP-dependent page
+    // comes from and so runs a getpage step by step.
+
+    pub(crate) fn count_getpage(&mut self, access: u8) {
+        match access {
+            1 => self.counters.getpages_sequential += 1,
+            2 => self.counters.getpages_rid += 1,
+            _ => self.counters.getpages_random += 1,
+        }
+    }
+
+    pub(crate) fn count_update(&mut self) {
+        self.counters.buffer_updates += 1;
+    }
+
+    /// The page's buffer and whether it is valid (not cross-invalidated).
+    pub(crate) fn find(&self, key: Key) -> Option<(u32, bool)> {
+        self.map.get(&key).map(|&i| (i, !self.bufs.get(i).invalid))
+    }
+
+    /// A buffer found (or refreshed in place) by a getpage of `chain`'s kind: most recently used.
+    pub(crate) fn touch_slot(&mut self, slot: u32, chain: u8) {
+        self.bufs.touch(slot, chain);
+    }
+
+    /// An invalid buffer refreshed in place: valid again.
+    pub(crate) fn revalidate(&mut self, slot: u32) {
+        self.bufs.get_mut(slot).invalid = false;
+    }
+
+    /// Steal until a buffer is free (stolen pages go to `stolen` when tracked).
+    pub(crate) fn make_room(&mut self, t: f64) {
+        while self.map.len() >= self.cap {
+            self.steal(t);
+        }
+    }
+
+    /// A page read into a free buffer (after `make_room`), most recently used on `chain`.
+    pub(crate) fn insert_new(&mut self, key: Key, chain: u8) {
+        let i = self.bufs.insert(
+            Buf {
+                key,
+                dirty: false,
+                invalid: false,
+            },
+            chain,
+        );
+        self.map.insert(key, i);
+    }
+
+    /// A synchronous read I/O of one page from disk for a getpage of `access` type.
+    pub(crate) fn sync_read(&mut self, t: f64, key: Key, access: u8) {
+        if access == 1 {
+            self.counters.sync_reads_sequential += 1;
+        } else {
+            self.counters.sync_reads_random += 1;
+        }
+        self.reads.push(ReadIo {
+            t,
+            obj: key.0,
+            page: key.1,
+            pages: 1,
+            kind: 0,
+        });
+    }
+
+    /// A prefetch request for a getpage of `access` type (1 dynamic, 2 list) that read `pages`
+    /// pages from disk starting at `first` (none: every page came from the group buffer pool).
+    pub(crate) fn prefetch_read(&mut self, t: f64, first: Key, access: u8, pages: u32) {
+        let c = &mut self.counters;
+        let kind = if access == 1 {
+            c.dyn_prefetch_requests += 1;
+            c.dyn_prefetch_reads += u64::from(pages > 0);
+            c.dyn_prefetch_pages += pages as u64;
+            3
+        } else {
+            c.list_prefetch_requests += 1;
+            c.list_prefetch_reads += u64::from(pages > 0);
+            c.list_prefetch_pages += pages as u64;
+            2
+        };
+        if pages > 0 {
+            self.reads.push(ReadIo {
+                t,
+                obj: first.0,
+                page: first.1,
+                pages,
+                kind,
+            });
+        }
+    }
+
+    /// Prefetch quantity (pages per dynamic prefetch).
+    pub(crate) fn prefetch_quantity(&self) -> u32 {
+        self.prefetch
     }
 }
 

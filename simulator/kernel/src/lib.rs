@@ -3,6 +3,7 @@
 
 pub mod bpmodel;
 pub mod chains;
+pub mod gbpmodel;
 pub mod getpage_avro;
 pub mod group;
 pub mod hist;
@@ -452,52 +453,256 @@ impl PyPoolModel {
 
     /// Read I/Os since the last call: (time, object, first page, pages, type 0 sync/1 seq/2 list/3 dynamic).
     fn take_reads(&mut self) -> ReadIos {
-        let r = std::mem::take(&mut self.inner.reads);
-        (
-            r.iter().map(|x| x.t).collect(),
-            r.iter().map(|x| x.obj).collect(),
-            r.iter().map(|x| x.page).collect(),
-            r.iter().map(|x| x.pages).collect(),
-            r.iter().map(|x| x.kind).collect(),
-        )
+        take_reads(&mut self.inner)
     }
 
     /// Write I/Os since the last call: (time, object, pages, type 0 sync/1 async).
     fn take_writes(&mut self) -> WriteIos {
-        let w = std::mem::take(&mut self.inner.writes);
-        (
-            w.iter().map(|x| x.t).collect(),
-            w.iter().map(|x| x.obj).collect(),
-            w.iter().map(|x| x.pages).collect(),
-            w.iter().map(|x| x.kind).collect(),
-        )
+        take_writes(&mut self.inner)
     }
 
     /// The interval's counters, and start a new interval.
     fn take_counters(&mut self) -> BTreeMap<&'static str, u64> {
-        let c = std::mem::take(&mut self.inner.counters);
-        BTreeMap::from([
-            ("getpages_random", c.getpages_random),
-            ("getpages_sequential", c.getpages_sequential),
-            ("getpages_rid", c.getpages_rid),
-            ("sync_reads_random", c.sync_reads_random),
-            ("sync_reads_sequential", c.sync_reads_sequential),
-            ("dyn_prefetch_requests", c.dyn_prefetch_requests),
-            ("dyn_prefetch_reads", c.dyn_prefetch_reads),
-            ("dyn_prefetch_pages", c.dyn_prefetch_pages),
-            ("list_prefetch_requests", c.list_prefetch_requests),
-            ("list_prefetch_reads", c.list_prefetch_reads),
-            ("list_prefetch_pages", c.list_prefetch_pages),
-            ("buffer_updates", c.buffer_updates),
-            ("pages_written", c.pages_written),
-            ("sync_writes", c.sync_writes),
-            ("async_writes", c.async_writes),
-            ("dwqt_reached", c.dwqt_reached),
-            ("vdwqt_reached", c.vdwqt_reached),
-            ("xi_invalidations", c.xi_invalidations),
-            ("xi_reads", c.xi_reads),
-        ])
+        take_counters(&mut self.inner)
     }
+}
+
+fn take_reads(p: &mut bpmodel::PoolModel) -> ReadIos {
+    let r = std::mem::take(&mut p.reads);
+    (
+        r.iter().map(|x| x.t).collect(),
+        r.iter().map(|x| x.obj).collect(),
+        r.iter().map(|x| x.page).collect(),
+        r.iter().map(|x| x.pages).collect(),
+        r.iter().map(|x| x.kind).collect(),
+    )
+}
+
+fn take_writes(p: &mut bpmodel::PoolModel) -> WriteIos {
+    let w = std::mem::take(&mut p.writes);
+    (
+        w.iter().map(|x| x.t).collect(),
+        w.iter().map(|x| x.obj).collect(),
+        w.iter().map(|x| x.pages).collect(),
+        w.iter().map(|x| x.kind).collect(),
+    )
+}
+
+fn take_counters(p: &mut bpmodel::PoolModel) -> BTreeMap<&'static str, u64> {
+    let c = std::mem::take(&mut p.counters);
+    BTreeMap::from([
+        ("getpages_random", c.getpages_random),
+        ("getpages_sequential", c.getpages_sequential),
+        ("getpages_rid", c.getpages_rid),
+        ("sync_reads_random", c.sync_reads_random),
+        ("sync_reads_sequential", c.sync_reads_sequential),
+        ("dyn_prefetch_requests", c.dyn_prefetch_requests),
+        ("dyn_prefetch_reads", c.dyn_prefetch_reads),
+        ("dyn_prefetch_pages", c.dyn_prefetch_pages),
+        ("list_prefetch_requests", c.list_prefetch_requests),
+        ("list_prefetch_reads", c.list_prefetch_reads),
+        ("list_prefetch_pages", c.list_prefetch_pages),
+        ("buffer_updates", c.buffer_updates),
+        ("pages_written", c.pages_written),
+        ("sync_writes", c.sync_writes),
+        ("async_writes", c.async_writes),
+        ("dwqt_reached", c.dwqt_reached),
+        ("vdwqt_reached", c.vdwqt_reached),
+        ("xi_invalidations", c.xi_invalidations),
+        ("xi_reads", c.xi_reads),
+    ])
+}
+
+/// A data-sharing group's pool: the members' local pools and their group buffer pool, fed all
+/// members' events in one global time order (the workload generator's model; see gbpmodel.rs).
+#[pyclass(module = "poolsight._kernel", name = "GroupModel")]
+struct PyGroupModel {
+    inner: gbpmodel::GroupModel,
+}
+
+#[pymethods]
+impl PyGroupModel {
+    #[new]
+    #[pyo3(signature = (vpsizes, data_entries, ratio=5.0, vpseqt=80.0, prefetch_quantity=32, dwqt=30.0, vdwqt=5.0,
+                        gbpoolt=30.0, classt=None, checkpoint_seconds=0.0, commit_every=0, commit_seconds=0.0,
+                        page_list_prefetch=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        vpsizes: Vec<usize>,
+        data_entries: usize,
+        ratio: f64,
+        vpseqt: f64,
+        prefetch_quantity: u32,
+        dwqt: f64,
+        vdwqt: f64,
+        gbpoolt: f64,
+        classt: Option<f64>,
+        checkpoint_seconds: f64,
+        commit_every: u64,
+        commit_seconds: f64,
+        page_list_prefetch: bool,
+    ) -> PyResult<Self> {
+        if vpsizes.is_empty() || vpsizes.len() > 64 || vpsizes.contains(&0) {
+            return Err(PyValueError::new_err("vpsizes: 1 to 64 members, each vpsize > 0"));
+        }
+        check_structure(data_entries, ratio)?;
+        if !(0.0..=100.0).contains(&gbpoolt) || classt.is_some_and(|c| !(0.0..=100.0).contains(&c)) {
+            return Err(PyValueError::new_err("gbpoolt and classt are percentages, 0 to 100"));
+        }
+        if checkpoint_seconds.is_nan() || checkpoint_seconds < 0.0 || commit_seconds.is_nan() || commit_seconds < 0.0 {
+            return Err(PyValueError::new_err(
+                "checkpoint_seconds and commit_seconds must be >= 0",
+            ));
+        }
+        let cfg = gbpmodel::GbpConfig {
+            data_entries,
+            ratio,
+            gbpoolt,
+            classt,
+            checkpoint_seconds,
+            commit_every,
+            commit_seconds,
+            page_list_prefetch,
+        };
+        Ok(PyGroupModel {
+            inner: gbpmodel::GroupModel::new(&vpsizes, vpseqt, prefetch_quantity, dwqt, vdwqt, cfg),
+        })
+    }
+
+    /// Objects (ids as fed) that are GBP-dependent; the others never touch the GBP.
+    fn set_dependent(&mut self, objects: Vec<u32>) {
+        for o in objects {
+            self.inner.set_dependent(o, true);
+        }
+    }
+
+    /// Run events of all members in one global time order (sorted here by time, then member,
+    /// ties in the given order); returns one outcome byte per event, in the given order:
+    /// 0 LBP hit, 1 XI refreshed from the GBP, 2 XI read from disk, 3 not found and returned
+    /// from the GBP, 4 not found and read from disk, 5 read by prefetch, 6 not a getpage.
+    #[allow(clippy::too_many_arguments)] // the Python signature: one buffer per column
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        times: PyBuffer<f64>,
+        members: PyBuffer<u8>,
+        objects: PyBuffer<u32>,
+        pages: PyBuffer<u64>,
+        access: PyBuffer<u8>,
+        function: PyBuffer<u8>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let (t, mb, ob, pg, ac, fu) = (
+            slice(py, &times, "times")?,
+            slice(py, &members, "members")?,
+            slice(py, &objects, "objects")?,
+            slice(py, &pages, "pages")?,
+            slice(py, &access, "access")?,
+            slice(py, &function, "function")?,
+        );
+        let n = t.len();
+        if [mb.len(), ob.len(), pg.len(), ac.len(), fu.len()]
+            .iter()
+            .any(|&l| l != n)
+        {
+            return Err(PyValueError::new_err("feed: arrays of different lengths"));
+        }
+        let count = self.inner.lbps.len();
+        let mut ev = Vec::with_capacity(n);
+        for k in 0..n {
+            let m = mb[k].get() as usize;
+            if m >= count {
+                return Err(PyValueError::new_err(format!(
+                    "feed: event {k}: member {m}, the group has {count}"
+                )));
+            }
+            ev.push((t[k].get(), m, ob[k].get(), pg[k].get(), ac[k].get(), fu[k].get()));
+        }
+        Ok(PyBytes::new(py, &self.inner.feed(&ev)))
+    }
+
+    /// A new structure: `data_entries` data entries and RATIO directory entries per data entry
+    /// (a smaller one reclaims what no longer fits).
+    fn alter(&mut self, data_entries: usize, ratio: f64) -> PyResult<()> {
+        check_structure(data_entries, ratio)?;
+        self.inner.alter(data_entries, ratio);
+        Ok(())
+    }
+
+    /// -ALTER BUFFERPOOL on one member at event time `t`: new VPSIZE and VPSEQT (%).
+    fn alter_member(&mut self, member: usize, t: f64, vpsize: usize, vpseqt: f64) -> PyResult<()> {
+        self.member(member)?;
+        if vpsize == 0 {
+            return Err(PyValueError::new_err("vpsize must be > 0"));
+        }
+        self.inner.alter_member(member, t, vpsize, vpseqt);
+        Ok(())
+    }
+
+    /// The member's read I/Os since the last call (as PoolModel.take_reads).
+    fn take_reads(&mut self, member: usize) -> PyResult<ReadIos> {
+        self.member(member)?;
+        Ok(take_reads(&mut self.inner.lbps[member]))
+    }
+
+    /// The member's write I/Os since the last call (as PoolModel.take_writes).
+    fn take_writes(&mut self, member: usize) -> PyResult<WriteIos> {
+        self.member(member)?;
+        Ok(take_writes(&mut self.inner.lbps[member]))
+    }
+
+    /// The member's local pool counters of the interval (as PoolModel.take_counters).
+    fn take_counters(&mut self, member: usize) -> PyResult<BTreeMap<&'static str, u64>> {
+        self.member(member)?;
+        Ok(take_counters(&mut self.inner.lbps[member]))
+    }
+
+    /// GBP counters of the interval, of one member or (None) of the group, and start a new one.
+    #[pyo3(signature = (member=None))]
+    fn take_gbp_counters(&mut self, member: Option<usize>) -> PyResult<BTreeMap<&'static str, u64>> {
+        let c = match member {
+            Some(m) => {
+                self.member(m)?;
+                std::mem::take(&mut self.inner.members[m])
+            }
+            None => std::mem::take(&mut self.inner.group),
+        };
+        Ok(c.pairs().into_iter().collect())
+    }
+
+    /// (directory entries, data entries, RATIO, changed pages now).
+    fn structure(&self) -> (usize, usize, f64, usize) {
+        self.inner.structure()
+    }
+
+    /// (directory entries in use, data entries in use).
+    fn used(&self) -> (usize, usize) {
+        self.inner.used()
+    }
+
+    /// Pages in the member's pool now.
+    fn pages(&self, member: usize) -> PyResult<usize> {
+        self.member(member)?;
+        Ok(self.inner.lbps[member].pages())
+    }
+}
+
+impl PyGroupModel {
+    fn member(&self, m: usize) -> PyResult<()> {
+        let n = self.inner.lbps.len();
+        if m >= n {
+            return Err(PyValueError::new_err(format!("member {m}: the group has {n}")));
+        }
+        Ok(())
+    }
+}
+
+fn check_structure(data_entries: usize, ratio: f64) -> PyResult<()> {
+    if data_entries == 0 || ratio.is_nan() || ratio < 1.0 {
+        return Err(PyValueError::new_err(format!(
+            "data_entries {data_entries}, ratio {ratio}: need data_entries > 0 and ratio >= 1"
+        )));
+    }
+    Ok(())
 }
 
 create_exception!(
@@ -772,6 +977,7 @@ fn _kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Kernel>()?;
     m.add_class::<PyGroupSim>()?;
     m.add_class::<PyPoolModel>()?;
+    m.add_class::<PyGroupModel>()?;
     m.add_function(wrap_pyfunction!(decode_getpage_batch, m)?)?;
     m.add_function(wrap_pyfunction!(frame_records, m)?)?;
     m.add("AvroError", m.py().get_type::<AvroError>())?;
