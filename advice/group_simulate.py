@@ -26,7 +26,7 @@ def simulate_group(spec: GroupSpec, trace: Trace) -> GroupSurface | None:
     current = (
         GbpSetting(spec.data_entries, spec.ratio) if spec.data_entries else assumed_setting(spec.members, spec.ratio)
     )
-    points = gbp_grid(current)
+    points = gbp_grid(current, spec.page_size)
     sim = GroupSimulator(
         members,
         spec.members,

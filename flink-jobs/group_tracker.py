@@ -293,7 +293,7 @@ class GroupTracker:
             return None  # a member's VPSIZE not yet known: its getpages cannot be simulated
         lbp = {m: int(v) for m, v in sizes.items() if v is not None}
         current = self.gbp or assumed_setting(lbp)
-        self.settings = gbp_grid(current)
+        self.settings = gbp_grid(current, max(s.page_size for s in self.member_state.values()))
         self.lbp_sizes = {m: default_ladder(v) for m, v in lbp.items()}
         # The catalog's GBP-dependence when it came; else DB2's own rule, inferred: an object is
         # GBP-dependent once two members use it and one updates it (one member alone: never).

@@ -390,7 +390,9 @@ class Generator:
         or resize or rebuild a GBP (its new structure shows in the interval's gbp_stats)."""
         if al.of_gbp:
             assert self.groups is not None
-            self.groups[[gbp_name(p) for p in self.sc.pools].index(al.pool)].alter(al.setting, al.value)
+            pi = [gbp_name(p) for p in self.sc.pools].index(al.pool)
+            self.groups[pi].alter(al.setting, al.value)
+            sink.attributes(self.attributes(list(self.sc.pools)[pi]))  # the members' GBP, as displayed
             return
         spec = self.sc.pools[al.pool]
         spec = replace(spec, **{"vpsize": int(al.value)} if al.setting == "VPSIZE" else {"vpseqt": al.value})
@@ -429,9 +431,23 @@ class Generator:
                         "frame_size": None,
                         "spsize": p.spsize or None,
                         "spseqt": (p.vpseqt if p.spseqt is None else p.spseqt) if p.spsize else None,
+                        **self._gbp_attributes(p.name),
                     }
                 )
         return out
+
+    def _gbp_attributes(self, pool: str) -> dict[str, Any]:
+        """A data-sharing member's pool: its group and its GBP's structure now (-DISPLAY
+        GROUPBUFFERPOOL), which the simulation's group operator starts its grid from."""
+        if self.groups is None:
+            return {"group_name": None, "gbp_data_entries": None, "gbp_ratio": None, "gbp_gbpoolt": None}
+        g = self.groups[list(self.sc.pools).index(pool)]
+        return {
+            "group_name": g.group,
+            "gbp_data_entries": g.data_entries,
+            "gbp_ratio": float(g.ratio),
+            "gbp_gbpoolt": float(g.spec.gbpoolt),
+        }
 
     def catalog(self) -> list[dict[str, Any]]:
         out = []

@@ -1,12 +1,15 @@
 """The GBP settings a group simulation runs: the current point first (the LBP curves are taken
-at it), then data entries 0.25x to 4x and RATIO halved and doubled around it. The stream job
-and the offline paths (simulate, advise) use the same grid."""
+at it), then structures of 0.25x to 4x the current size (MB) at RATIO halved, as is and doubled,
+each with the data entries that size holds at that RATIO (DATA-SHARING.md: data = S / (RATIO x
+400 + page size)). So a rebuild at another RATIO of the same size, or a resize by one of the
+factors, lands on a point the simulation already ran. The stream job and the offline paths
+(simulate, advise) use the same grid."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from poolsight.simulator.group import GbpSetting
+from poolsight.simulator.group import DIRECTORY_ENTRY_BYTES, GbpSetting
 
 SIZE_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
 DEFAULT_RATIO = 5.0  # Db2 12's default RATIO
@@ -21,13 +24,19 @@ def assumed_setting(lbp_sizes: Mapping[str, int], ratio: float | None = None) ->
     return GbpSetting(max(1, round(GBP_SHARE_OF_LBPS * sum(lbp_sizes.values()))), ratio or DEFAULT_RATIO)
 
 
-def gbp_grid(current: GbpSetting) -> list[GbpSetting]:
+def data_entries_for(size_mb: float, ratio: float, page_size: int) -> int:
+    """Data entries a structure of `size_mb` holds at `ratio` (the generator's and DB2's sizing)."""
+    return max(1, int(size_mb * 2**20 // (ratio * DIRECTORY_ENTRY_BYTES + page_size)))
+
+
+def gbp_grid(current: GbpSetting, page_size: int = 4096) -> list[GbpSetting]:
     """The current point first, then the other sizes and ratios, each once."""
     ratios = sorted({max(MIN_RATIO, current.ratio / 2), current.ratio, current.ratio * 2})
+    size = current.structure_mb(page_size)
     out = [current]
     for f in SIZE_FACTORS:
         for r in ratios:
-            p = GbpSetting(max(1, round(current.data_entries * f)), r)
-            if p not in out:
+            p = GbpSetting(data_entries_for(size * f, r, page_size), r)
+            if p not in out and not (f == 1.0 and r == current.ratio):
                 out.append(p)
     return out

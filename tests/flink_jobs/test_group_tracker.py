@@ -140,7 +140,12 @@ def test_group_specs_and_gbp_names() -> None:
     g = grid(GbpSetting(1000, 5.0))
     assert g[0] == GbpSetting(1000, 5.0) and len(g) == len(set(g)) == 15
     assert {p.ratio for p in g} == {2.5, 5.0, 10.0}
-    assert {p.data_entries for p in g} == {250, 500, 1000, 2000, 4000}
+    # Sizes in MB: 1,000 data entries of 4 KB and 5,000 directory entries of 400 bytes, 5.81 MB;
+    # at RATIO 10 the same MB holds (5.81 x 2**20) // (10 x 400 + 4096) = 752 data entries.
+    mb = (1000 * 4096 + 5000 * 400) / 2**20
+    assert GbpSetting(int(mb * 2**20 // (10 * 400 + 4096)), 10.0) in g
+    assert GbpSetting(int(mb * 2**20 // (10 * 400 + 4096)), 10.0).data_entries == 752
+    assert sorted({round(p.structure_mb(4096) / mb, 2) for p in g}) == [0.25, 0.5, 1.0, 2.0, 4.0]
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -489,8 +489,10 @@ def _check_the_group_simulation() -> None:
         assert abs(r[5]) <= 0.02, r
         assert abs(r[6] - r[7]) <= 0.02, r
         assert (r[9] == 0 and r[8] == 0) or abs(r[10]) <= 0.02, r
-    # Reclaims happen at the current size in this scenario: the check is not 0 = 0.
-    assert sum(r[9] for r in rows if r[0] == "GBP1") > 0, rows
+    # Reclaims happen at GBP2's current size in this scenario (too few directory entries for the
+    # index pages the members hold), and GBP1 returns pages: neither check is 0 = 0.
+    assert sum(r[9] for r in rows if r[0] == "GBP2") > 0, rows
+    assert min(r[7] for r in rows if r[0] == "GBP1") > 0.2, rows
 
 
 def test_statistics_job_lands_intervals_with_derived_metrics(workload: tuple[str, Path, dict[str, int]]) -> None:
