@@ -155,6 +155,16 @@ class GroupPool:
         self.counts += np.bincount(cell, minlength=self.counts.size).reshape(self.counts.shape)
         return out
 
+    def synchronous(self, obj: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
+        """Events whose sequential and RID-list getpages this pool reads one page at a time, as
+        random ones (GBP-dependent objects, unless page-list prefetch)."""
+        if self.spec.prefetch == "page-list":
+            return np.zeros(len(obj), dtype=bool)
+        out = np.zeros(len(obj), dtype=bool)
+        inside = obj < len(self.dependent)
+        out[inside] = self.dependent[obj[inside]]
+        return out
+
     def take_outcomes(self, end: float) -> list[OutcomeCounts]:
         rows = [
             OutcomeCounts(m, self.pool.name, int(end * 1e6), bool(d), *(int(x) for x in self.counts[mi, d]))

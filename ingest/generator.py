@@ -289,23 +289,33 @@ class SimulatedPool:
         self.spec = spec
         self.model.alter(t, spec.vpsize + spec.spsize, simulated_vpseqt(spec))
 
-    def feed(self, c: Chunk, sel: npt.NDArray[np.bool_], reads: tuple[Any, ...]) -> None:
+    def feed(
+        self,
+        c: Chunk,
+        sel: npt.NDArray[np.bool_],
+        reads: tuple[Any, ...],
+        synchronous: npt.NDArray[np.bool_] | None = None,
+    ) -> None:
         """The chunk's events of this pool (`sel`, after the real pool decided c.hit, and in a
         data-sharing group c.outcome) and the real pool's reads of them (kind 0 = sync, in event
-        order, with their elapsed times)."""
+        order, with their elapsed times). `synchronous`: in a group, the events (of `sel`) whose
+        getpages the real pool reads one by one, prefetch or not (GBP-dependent pages, by default):
+        the bigger pool reads them so too."""
         access, function = c.access[sel], c.function[sel]
+        fed = access if synchronous is None else np.where(synchronous, np.uint8(0), access)
         found = np.frombuffer(
-            self.model.feed(c.times[sel], c.obj[sel], c.page[sel], access, function), dtype=np.uint8
+            self.model.feed(c.times[sel], c.obj[sel], c.page[sel], fed, function), dtype=np.uint8
         ).astype(bool)
         self.model.take_reads()  # the simulated pool's own I/O is no one's: only its hits count
         self.model.take_writes()
         if c.outcome is None:  # one system: a random miss is a sync read, any other miss a prefetch
             missed = (function == 0) & (c.hit[sel] == 0)
             sync = missed & (access == 0)
-        else:  # a group: reads from disk only; a sequential getpage's may be a sync read
+        else:  # a group: reads from disk only (a sequential getpage's may be a sync read); an XI
+            # read is no size's to avoid (the bigger pool sees no cross-invalidation)
             out = c.outcome[sel]
             sync = np.isin(out, SYNC_READ_OUTCOMES)
-            missed = sync | (out == OUTCOMES.index("prefetch"))
+            missed = (out == OUTCOMES.index("nf_disk")) | (out == OUTCOMES.index("prefetch"))
         avoidable = missed & found
         self.sync_random += int((avoidable & sync & (access != 1)).sum())
         self.sync_sequential += int((avoidable & sync & (access == 1)).sum())
@@ -527,7 +537,7 @@ class Generator:
         reads = (*r, self._elapsed(r[3], spec.sync_read_us, spec))
         writes = (*w, self._elapsed(w[2], spec.write_us, spec))
         if (sp := self.simulated[mi][pi]) is not None:
-            sp.feed(c, sel, reads)
+            sp.feed(c, sel, reads, None if self.groups is None else self.groups[pi].synchronous(c.obj[sel]))
         self.totals.reads += len(reads[0])
         self.totals.writes += len(writes[0])
         sink.io(member, pool, reads, writes, names)

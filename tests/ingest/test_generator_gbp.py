@@ -18,8 +18,8 @@ import fastavro
 import numpy as np
 import pytest
 
-from poolsight.ingest.datasharing import HIT_OF_OUTCOME, GroupPool
-from poolsight.ingest.generator import Alter, FileSink, Generator, OutcomeCounts
+from poolsight.ingest.datasharing import HIT_OF_OUTCOME, GroupPool, OutcomeCounts
+from poolsight.ingest.generator import Alter, FileSink, Generator
 from poolsight.ingest.scenario import GbpSpec, Scenario, ScenarioError, data_entries_for, load
 from poolsight.schemas import parsed
 from poolsight.simulator.trace import TraceReader
@@ -440,3 +440,37 @@ def test_group_knobs_are_checked(tmp_path: Path) -> None:
     path.write_text(head + pattern)
     sc = load(path)
     assert (sc.group, sc.gbp("BP1"), sc.gbp_data_entries("BP1")) == ("DSG1", GbpSpec("GBP1", data_entries=8), 8)
+
+
+def test_a_simulated_pool_in_the_group_avoids_what_a_bigger_lru_list_holds(tmp_path: Path) -> None:
+    """BP1 with SPSIZE, every object GBP-dependent: each member's DSNB432I avoidable sync reads
+    (random and sequential) are its disk reads of pages not in its pool (NF, no data) that a
+    plain LRU list of VPSIZE + SPSIZE over its getpages held; XI reads are no size's to avoid."""
+    base = load("data-sharing")
+    bp1 = dataclasses.replace(base.pools["BP1"], vpsize=3000, spsize=3000)
+    objects = {n: dataclasses.replace(o, gbp_dependent=True) for n, o in base.objects.items()}
+    objects["APP.HISTORY"] = dataclasses.replace(objects["APP.HISTORY"], pages=5000)  # scans come back
+    sc = dataclasses.replace(base, pools={**base.pools, "BP1": bp1}, objects=objects)
+    out = tmp_path / "sp"
+    Generator(sc, seed=3, event_rate=20_000).run(FileSink(out), getpages=150_000)
+    big: dict[str, OrderedDict[tuple[str, str], None]] = {m: OrderedDict() for m in sc.members}
+    want: Counter[tuple[str, str]] = Counter()
+    for r in _csv(out / "trace.csv"):  # each member's rows in its time order
+        if r["pool"] != "BP1" or r["function"] != "GP":
+            continue
+        lru, key = big[r["source"]], (r["object"], r["page"])
+        held = key in lru
+        lru[key] = None
+        lru.move_to_end(key)
+        if len(lru) > 6000:
+            lru.popitem(last=False)
+        if held and r["outcome"] == str(NF_DISK):
+            want[(r["source"], "sequential" if r["access"] == "S" else "random")] += 1
+    got: Counter[tuple[str, str]] = Counter()
+    for s in _jsonl(out / "pool_stats.jsonl"):
+        if s["pool"] == "BP1":
+            got[(s["source"], "random")] += s["sim_sync_reads_avoidable_random"]
+            got[(s["source"], "sequential")] += s["sim_sync_reads_avoidable_sequential"]
+            assert s["sim_async_pages_avoidable"] == 0  # nothing is prefetched
+    assert got == want
+    assert all(want[(m, k)] > 100 for m in sc.members for k in ("random", "sequential")), want
