@@ -670,7 +670,8 @@ GBP_CURVE = Table(
     ),
     "pane_start",
     ("group_name", "gbp", "pane_start", "data_entries", "ratio"),
-    key=("group_name", "gbp", "pane_start", "data_entries", "ratio"),
+    # Iceberg refuses a double in a key: the directory entries tell the ratios apart.
+    key=("group_name", "gbp", "pane_start", "data_entries", "directory_entries"),
 )
 
 GBP_MEMBER = Table(
@@ -686,7 +687,7 @@ GBP_MEMBER = Table(
     ),
     "pane_start",
     ("group_name", "gbp", "member", "pane_start", "data_entries", "ratio"),
-    key=("group_name", "gbp", "member", "pane_start", "data_entries", "ratio"),
+    key=("group_name", "gbp", "member", "pane_start", "data_entries", "directory_entries"),
 )
 
 LBP_CURVE = Table(

@@ -71,3 +71,10 @@ def test_a_key_column_added_later_is_backfilled_from_the_rows_other_columns() ->
     # Java's %s of a double (Trino's format) and Python's repr agree on these values.
     assert [vpseqt_curve_name(v) for v in (40, 80.0, 12.5)] == ["vpseqt:40.0", "vpseqt:80.0", "vpseqt:12.5"]
     assert backfill_dml(ws, next(c for c in ws.columns if c.name == "pane_pages")) is None
+
+
+def test_no_key_column_is_a_double() -> None:
+    """Iceberg refuses float and double identifier fields (the job's upsert keys)."""
+    for t in TABLES:
+        types = {c.name: c.type for c in t.columns}
+        assert all(types[k] != "double" for k in t.key), (t.name, t.key)
