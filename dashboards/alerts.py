@@ -62,6 +62,10 @@ KINDS: dict[str, dict[str, Param]] = {
     "data_stale": {"max_age": Param(600, True, True), "forget_after": Param(86400, True, True)},
     "dead_letters": {"window": Param(900, True, True), "min_count": Param(1, positive=True)},
     "pages_per_write_low": {"min_pages_per_write": Param(10)},
+    # Counts in a group's statistics interval above `max_*` fire; `forget_after`: a GBP whose newest
+    # interval is older than that (a group gone) raises nothing, and its open alert resolves.
+    "gbp_directory_reclaims": {"max_reclaims": Param(0), "forget_after": Param(86400, True, True)},
+    "gbp_writes_failed": {"max_writes_failed": Param(0), "forget_after": Param(86400, True, True)},
 }
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])")
@@ -150,7 +154,7 @@ def _rule(r: Any, where: str, number: str) -> Rule:
     params = {k: params.get(k, p.default) for k, p in spec.items()}
     if "baseline_offset" in params and params["baseline_offset"] < params["window"]:
         raise bad("params.baseline_offset", "shorter than the window: the two windows would overlap")
-    if "forget_after" in params and params["forget_after"] <= params["max_age"]:
+    if "max_age" in params and params["forget_after"] <= params["max_age"]:
         raise bad("params.forget_after", "not longer than max_age")
     return Rule(name, kind, severity, params)
 
@@ -184,6 +188,8 @@ RULE_QUERIES = {
     "data_stale": "alert_newest_pane",
     "dead_letters": "alert_dead_letters",
     "pages_per_write_low": "alert_pages_per_write",
+    "gbp_directory_reclaims": "alert_gbp_stats",
+    "gbp_writes_failed": "alert_gbp_stats",
 }
 
 
@@ -198,6 +204,7 @@ class Measurement:
     value: float | None
     baseline: float | None = None
     volume: float | None = None  # the rate a floor applies to (kinds with a min_ parameter)
+    related: float | None = None  # a count the message names beside the value (XIs due to reclaims, castouts)
 
 
 def rule_query(rule: Rule, at: datetime | None) -> tuple[str, tuple[Any, ...]]:
@@ -229,6 +236,10 @@ def measurements(rule: Rule, rows: Sequence[Sequence[Any]]) -> list[Measurement]
             out.append(Measurement(r[0], r[1], "pool_pane", r[2], None))
         elif rule.kind == "dead_letters":
             out.append(Measurement(r[0], None, r[1], r[2], _f(r[3])))
+        elif rule.kind == "gbp_directory_reclaims":  # source: the group, pool: the GBP
+            out.append(Measurement(r[0], r[1], "gbp_stats", r[2], _f(r[3]), related=_f(r[4])))
+        elif rule.kind == "gbp_writes_failed":
+            out.append(Measurement(r[0], r[1], "gbp_stats", r[5], _f(r[6]), related=_f(r[7])))
         else:
             out.append(Measurement(r[0], r[1], "pool_stats", r[2], _f(r[3]), None, _f(r[4])))
     return out
@@ -316,6 +327,26 @@ def judge(rule: Rule, m: Measurement, now: datetime) -> Firing | None:
             p["min_pages_per_write"],
             f"{v:.1f} pages per write I/O, below {p['min_pages_per_write']:g}: consider lowering VDWQT",
         )
+    if rule.kind in ("gbp_directory_reclaims", "gbp_writes_failed"):
+        limit = p["max_reclaims" if rule.kind == "gbp_directory_reclaims" else "max_writes_failed"]
+        if v is None or m.event_time is None or v <= limit:
+            return None
+        if (now - m.event_time).total_seconds() > p["forget_after"]:
+            return None
+        interval = f"in the statistics interval ending {m.event_time.astimezone(UTC):%Y-%m-%d %H:%M:%S}Z"
+        if rule.kind == "gbp_directory_reclaims":
+            xi = "" if m.related is None else f" ({m.related:,.0f} cross-invalidations due to reclaims)"
+            text = (
+                f"{v:,.0f} directory reclaims{xi} {interval}: the GBP has too few directory entries for the "
+                "pages the members cache; raise RATIO or the structure size"
+            )
+        else:
+            castout = "" if m.related is None else f" ({m.related:,.0f} pages cast out)"
+            text = (
+                f"{v:,.0f} writes failed for lack of storage{castout} {interval}: every data entry held changed "
+                "data; the GBP is too small or castout too slow"
+            )
+        return fire(v, None, limit, text)
     raise ValueError(f"rule {rule.name}: unknown kind {rule.kind}")
 
 

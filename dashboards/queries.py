@@ -130,7 +130,10 @@ def pool(
     out: dict[str, Any] = {"source": source, "pool": pool_name, "attributes": attributes}
     window = tr.resolve(attributes["latest_pane_end"])
     if window is None:
-        return {**out, "window": None, "series": [], "stats_series": [], "curve": [], "mix": None, "spsize_check": []}
+        return {
+            **out, "window": None, "series": [], "stats_series": [], "curve": [], "mix": None, "spsize_check": [],
+            "groups": [],
+        }  # fmt: skip
     start, end = window
     grain = grain_for(start, end, retention or Retention(), now or datetime.now(start.tzinfo))
     at = "" if grain == "pane" else f"_rollup@{grain}"  # a declared variant of sql/queries/dashboard.sql
@@ -144,6 +147,7 @@ def pool(
         stats = ex.submit(ask, run, stats_q, **rng)
         mix = ex.submit(ask, run, mix_q, **rng)
         spsize = ex.submit(ask, run, "pool_spsize_check", **rng)  # empty unless the pool has an SPSIZE
+        groups = ex.submit(ask, run, "pool_groups", **rng)  # a data-sharing member's pool: its GBP
         acc = accuracy.result()
         rows, stats_rows, mix_row = series.result(), stats.result(), mix.result()[0]
     if grain != "pane" and not rows:  # not rolled up (yet, or no maintenance service): the panes kept
@@ -161,6 +165,66 @@ def pool(
         "accuracy": acc[0] if acc else None,
         "mix": mix_row,
         "spsize_check": spsize.result(),
+        "groups": groups.result(),
+    }
+
+
+def groups(run: Run) -> list[dict[str, Any]]:
+    """Every group and GBP simulated or reporting statistics in the last 7 days."""
+    return ask(run, "groups")
+
+
+def group(run: Run, group_name: str, gbp: str, tr: TimeRange, cache: ResultCache | None = None) -> dict[str, Any]:
+    """The Group page: one GBP of a data-sharing group. Its curve over size and RATIO (gbp_curve_latest)
+    with what the group measured over the curve's window, the members' LBP curves over that window,
+    and over the range (ending at the newest pane, else the newest statistics interval): XIs by
+    cause measured and simulated, each member's LBP hit ratio and invalidation rate, the accuracy.
+    With a cache, all but the attributes are read again only when a pane or an interval is new."""
+    attributes = ask(run, "group_attributes", group_name=group_name, gbp=gbp)[0]
+    if cache is not None:
+        version = (attributes["latest_pane_end"], attributes["panes"], attributes["latest_interval_end"])
+        run = cache.bind(run, (group_name, gbp, *version))
+    out: dict[str, Any] = {"group_name": group_name, "gbp": gbp, "attributes": attributes}
+
+    def curve_and_measured() -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        curve = ask(run, "group_curve", group_name=group_name, gbp=gbp)
+        if not curve:
+            return curve, None
+        w = {"window_start": curve[0]["window_start"], "window_end": curve[0]["window_end"]}
+        return curve, ask(run, "group_measured_window", group_name=group_name, gbp=gbp, **w)[0]
+
+    def lbp_curve() -> list[dict[str, Any]]:
+        # The view's window rule: the panes ending in the 15 minutes before the newest.
+        end = attributes["latest_pane_end"]
+        if end is None:
+            return []
+        lw = {"window_start": end - timedelta(minutes=WINDOW_MINUTES), "window_end": end}
+        return ask(run, "group_lbp_curve", group_name=group_name, gbp=gbp, **lw)
+
+    window = tr.resolve(attributes["latest_pane_end"] or attributes["latest_interval_end"])
+    if window is None:
+        return {**out, "window": None, "curve": [], "measured": None, "lbp_curve": [], "stats_series": [],
+                "sim_series": [], "member_series": [], "accuracy": []}  # fmt: skip
+    rng = {"group_name": group_name, "gbp": gbp, "start": window[0], "end": window[1]}
+    # One Trino query each, at once (the measured window after the curve that gives it).
+    with ThreadPoolExecutor(6) as ex:
+        curve = ex.submit(curve_and_measured)
+        lbp_rows = ex.submit(lbp_curve)
+        names = ("group_stats_series", "group_sim_series", "group_member_series", "group_accuracy")
+        rest = {name: ex.submit(ask, run, name, **rng) for name in names}
+        c, measured = curve.result()
+        lbp = lbp_rows.result()
+        stats, sim, members, accuracy = (rest[name].result() for name in names)
+    return {
+        **out,
+        "window": {"start": window[0], "end": window[1]},
+        "curve": c,
+        "measured": measured,
+        "lbp_curve": lbp,
+        "stats_series": stats,
+        "sim_series": sim,
+        "member_series": members,
+        "accuracy": accuracy,
     }
 
 

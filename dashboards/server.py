@@ -39,7 +39,7 @@ from .timerange import BadRequest, parse_time, time_range
 
 log = logging.getLogger("poolsight.dashboard")
 STATIC = Path(__file__).resolve().parent / "static"
-PAGES = ("overview", "pool", "objects", "object", "history", "checks", "advice", "health")
+PAGES = ("overview", "pool", "objects", "object", "group", "history", "checks", "advice", "health")
 # Scripts and styles only from here; ECharts sets inline styles on its elements.
 CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
 
@@ -165,6 +165,15 @@ class Api:
         source = params.get("source") or None
         return queries.advice(self.reader.run, source and source[:200])
 
+    def group(self, params: dict[str, str]) -> dict[str, Any]:
+        return queries.group(
+            self.reader.run, self._param(params, "group"), self._param(params, "gbp"), time_range(params), self.cache
+        )
+
+    def groups(self, params: dict[str, str]) -> dict[str, Any]:
+        # The selector's list and the Group page without a group: a group appears within a minute.
+        return {"groups": queries.groups(self.cache.bind(self.reader.run, int(time.time() // 60)))}
+
     def pools(self, params: dict[str, str]) -> dict[str, Any]:
         # The selector's list: a pool appears within a minute.
         return {"pools": queries.pools(self.cache.bind(self.reader.run, int(time.time() // 60)))}
@@ -183,7 +192,10 @@ def _range_json(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def make_handler(api: Api, assets: Path) -> type[BaseHTTPRequestHandler]:
-    names = ("overview", "pool", "objects", "object", "history", "checks", "advice", "health", "alerts", "pools")
+    names = (
+        "overview", "pool", "objects", "object", "group", "history", "checks", "advice", "health", "alerts", "pools",
+        "groups",
+    )  # fmt: skip
     endpoints: dict[str, Callable[[dict[str, str]], dict[str, Any]]] = {name: getattr(api, name) for name in names}
 
     class Handler(BaseHTTPRequestHandler):

@@ -408,7 +408,7 @@ AS WITH members AS (
   GROUP BY group_name, gbp, interval_start, interval_end
 ), measured AS (
   SELECT m.group_name, m.gbp, m.interval_start, m.interval_end, m.seconds, m.members,
-         m.disk_sync_reads, m.data_returned / nullif(m.sync_reads, 0) AS gbp_hit_ratio,
+         m.disk_sync_reads, m.data_returned * 1e0 / nullif(m.sync_reads, 0) AS gbp_hit_ratio,  -- bigint sums: 1e0 makes it a double
          coalesce(g.directory_reclaims, m.directory_reclaims) AS directory_reclaims,
          coalesce(g.xi_due_to_reclaims, m.xi_due_to_reclaims) AS xi_due_to_reclaims,
          coalesce(g.xi_due_to_writes, m.xi_due_to_writes) AS xi_due_to_writes,

@@ -3,7 +3,7 @@
 // (textContent), never as HTML. The URL holds the state: source, pool, object, range.
 "use strict";
 
-const PAGES = { overview: "Overview", pool: "Pool", objects: "Objects", history: "History", checks: "Prediction checks", advice: "Advice", health: "Data health" };
+const PAGES = { overview: "Overview", pool: "Pool", objects: "Objects", group: "Group", history: "History", checks: "Prediction checks", advice: "Advice", health: "Data health" };
 const RANGES = ["15m", "1h", "6h", "24h", "7d", "30d", "90d", "1y"];
 const page = location.pathname.replace(/^\/+|\/+$/g, "") || "overview";
 const params = new URLSearchParams(location.search);
@@ -45,7 +45,7 @@ function age(seconds) {
 
 function link(path, extra, text) {
   const p = new URLSearchParams();
-  for (const k of ["source", "pool", "range"]) if (params.get(k)) p.set(k, params.get(k));
+  for (const k of ["source", "pool", "range", "group", "gbp"]) if (params.get(k)) p.set(k, params.get(k));
   for (const [k, v] of Object.entries(extra || {})) if (v === null) p.delete(k); else p.set(k, v);
   return el("a", { href: `/${path}?${p}`, text });
 }
@@ -129,7 +129,8 @@ function table(parent, id, columns, rows, defaultSort) {
 function kv(parent, id, pairs) {
   let dl = document.getElementById(id);
   if (!dl) { dl = el("dl", { id, class: "kv" }); parent.append(dl); }
-  dl.replaceChildren(...pairs.flatMap(([k, v, key]) => [el("dt", { text: k }), el("dd", { text: v, "data-key": key || null })]));
+  // A value is text, or an element (a link).
+  dl.replaceChildren(...pairs.flatMap(([k, v, key]) => [el("dt", { text: k }), v instanceof Node ? el("dd", { "data-key": key || null }, v) : el("dd", { text: v, "data-key": key || null })]));
 }
 
 const series = (rows, key) => rows.map((r) => [r.t, r[key] ?? null]);
@@ -158,11 +159,12 @@ function buildNav() {
 }
 
 let poolList = null;
+let groupList = null;
 async function buildControls() {
   const box = document.getElementById("controls");
   box.replaceChildren();
   let rangeSelect = null;
-  if (["pool", "objects", "object", "checks"].includes(page)) {
+  if (["pool", "objects", "object", "checks", "group"].includes(page)) {
     rangeSelect = el("select", { id: "range-select", "aria-label": "range", onchange: (e) => setParam("range", e.target.value) });
     for (const r of RANGES) rangeSelect.append(el("option", { value: r, text: `last ${r}` }));
     rangeSelect.value = params.get("range") || "1h";
@@ -184,6 +186,25 @@ async function buildControls() {
     for (const o of options) {
       const [s, p] = JSON.parse(o);
       sel.append(el("option", { value: o, text: s ? `${s} / ${p}` : "(choose a pool)" }));
+    }
+    sel.value = current;
+    box.prepend(sel);
+  }
+  if (page === "group") {
+    if (!groupList) {
+      try { groupList = (await api("groups")).groups; } catch (e) { groupList = []; }
+    }
+    const sel = el("select", { id: "group-select", "aria-label": "group buffer pool", onchange: (e) => {
+      const [g, b] = JSON.parse(e.target.value);
+      params.set("group", g);
+      setParam("gbp", b);
+    } });
+    const current = JSON.stringify([params.get("group"), params.get("gbp")]);
+    const options = groupList.map((r) => JSON.stringify([r.group_name, r.gbp]));
+    if (!options.includes(current)) options.unshift(current);
+    for (const o of options) {
+      const [g, b] = JSON.parse(o);
+      sel.append(el("option", { value: o, text: g ? `${g} / ${b}` : "(choose a group buffer pool)" }));
     }
     sel.value = current;
     box.prepend(sel);
@@ -224,7 +245,7 @@ function renderAlerts(c, alerts) {
     { key: "severity", label: "Severity", text: true, render: (r) => el("span", { class: `pill ${r.severity}`, text: r.severity || "-" }) },
     { key: "rule", label: "Rule", text: true },
     { key: "source", label: "Source", text: true },
-    { key: "pool", label: "Pool", text: true },
+    { key: "pool", label: "Pool", text: true, render: (r) => (r.subject === "gbp_stats" ? link("group", { group: r.source, gbp: r.pool }, r.pool) : (r.pool ?? "-")) },
     { key: "message", label: "Message", text: true },
     { key: "opened_at", label: "Opened", text: true, fmt: time },
     { key: "resolved_at", label: "Resolved", text: true, fmt: time },
@@ -321,6 +342,8 @@ RENDER.pool = async () => {
     ["Panes", num(a.panes), "panes"], ["Newest pane end", time(a.latest_pane_end), "latest_pane_end"],
     ["CPU per sync read", a.cpu_us_per_sync_read === null ? "-" : `${num(a.cpu_us_per_sync_read)} µs`, "cpu_us_per_sync_read"],
     ["Sync read time", d.curve.length ? `${num(d.curve[0].sync_read_ms, 2)} ms (${d.curve[0].sync_read_ms_from || "-"})` : "-", "sync_read_ms"],
+    // A data-sharing member's pool: its group buffer pool's page.
+    ...(d.groups && d.groups.length ? [["Group buffer pool", el("span", {}, ...d.groups.flatMap((g, i) => [i ? ", " : "", link("group", { group: g.group_name, gbp: g.gbp }, `${g.group_name} / ${g.gbp}`)])), "group"]] : []),
   ]);
   const acc = card("accuracy", "Simulation against measurement", "The simulation at the pool's own settings against the sync reads the pool measured.");
   const m = d.measured_at_current, cur = d.curve.find((r) => r.is_current);
@@ -422,6 +445,202 @@ RENDER.object = async () => {
     { name: "working set", type: "line", showSymbol: false, data: series(s, "working_set_pages") },
     { name: "sequential share", type: "line", showSymbol: false, yAxisIndex: 1, data: series(s, "sequential_share") },
   ], "pages", [{ type: "value", name: "share", min: 0, max: 1 }]);
+};
+
+// ---------------------------------------------------------------- group page
+
+const ratioText = (v) => (v === null || v === undefined ? "-" : Number(v).toLocaleString("en-US", { maximumFractionDigits: 2 }));
+const pts = (v) => (v === null || v === undefined ? "-" : (v >= 0 ? "+" : "") + num(100 * v, 1) + " pt");
+const mb = (v) => (v === null || v === undefined ? "-" : num(v, 1) + " MB");
+// ECharts' own palette: a RATIO (or an XI cause) keeps its colour across its solid and dashed lines.
+const PALETTE = ["#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", "#3ba272", "#fc8452", "#9a60b4", "#ea7ccc"];
+const setting = (r) => `${mb(r.structure_mb)}: RATIO ${ratioText(r.ratio)}, ${num(r.data_entries)} data entries, ${num(r.directory_entries)} directory entries`;
+
+// A GBP curve against the structure's size: one line per RATIO (each point a data entries count),
+// the current setting ● and, at its size, what the group measured ◆.
+function gbpCurveChart(parent, id, curve, key, scale, yName, cur, measured) {
+  const ratios = [...new Set(curve.map((r) => r.ratio))];
+  const value = (v) => (v === null || v === undefined ? null : scale * v);
+  const point = (r) => ({ value: [r.structure_mb, value(r[key])], entries: r.data_entries, ratio: r.ratio });
+  const unit = scale === 100 ? " %" : "";
+  chart(parent, id, 300).setOption({
+    animation: false,
+    tooltip: { trigger: "item", formatter: (p) => `${p.seriesName}<br>${num(p.value[0], 1)} MB${p.data.entries ? `, ${num(p.data.entries)} data entries` : ""}<br>${num(p.value[1], 2)}${unit}` },
+    legend: { top: 0 },
+    grid: { left: 70, right: 30, top: 40, bottom: 40 },
+    xAxis: { type: "value", name: "GBP MB", nameLocation: "middle", nameGap: 26, scale: true },
+    yAxis: { type: "value", name: yName, scale: true, axisLabel: { formatter: (v) => `${v}${unit}` } },
+    series: [
+      ...ratios.map((ratio, i) => ({ name: `RATIO ${ratioText(ratio)}`, type: "line", color: PALETTE[i % PALETTE.length], data: curve.filter((r) => r.ratio === ratio).map(point) })),
+      // A ring around the current point, the measured diamond smaller: both show where they meet.
+      { name: "current", type: "scatter", symbol: "circle", symbolSize: 18, z: 3, itemStyle: { color: "rgba(0,0,0,0)", borderColor: "#17212b", borderWidth: 2 }, data: cur ? [point(cur)] : [] },
+      { name: "measured", type: "scatter", symbol: "diamond", symbolSize: 11, z: 4, itemStyle: { color: "#c62828" }, data: cur && measured && measured[key] !== null ? [{ value: [cur.structure_mb, value(measured[key])] }] : [] },
+    ],
+  }, { notMerge: true });
+}
+
+// The smallest structure (and its RATIO) at which a counter is zero over the window, in a sentence.
+function smallestWithout(id, parent, curve, key, what, cur, rate) {
+  let p = document.getElementById(id);
+  if (!p) { p = el("p", { id, class: "callout" }); parent.append(p); }
+  const zero = curve.filter((r) => r[key] === 0).sort((a, b) => a.structure_mb - b.structure_mb || a.ratio - b.ratio);
+  const now = cur ? (cur[key] === 0 ? ` The current setting (${mb(cur.structure_mb)}, RATIO ${ratioText(cur.ratio)}) has none.` : ` The current setting (${mb(cur.structure_mb)}, RATIO ${ratioText(cur.ratio)}) has ${num(cur[rate], 2)}/s.`) : "";
+  if (zero.length) {
+    const z = zero[0];
+    p.textContent = `No ${what} from ${mb(z.structure_mb)}: RATIO ${ratioText(z.ratio)} with ${num(z.data_entries)} data entries (${num(z.directory_entries)} directory entries), the smallest simulated structure without any over the window.${now}`;
+    Object.assign(p.dataset, { mb: z.structure_mb, ratio: z.ratio, entries: z.data_entries });
+  } else {
+    const least = [...curve].sort((a, b) => a[rate] - b[rate] || a.structure_mb - b.structure_mb)[0];
+    p.textContent = `Every simulated size and RATIO has ${what}; the fewest, ${num(least[rate], 2)}/s, at ${mb(least.structure_mb)} (RATIO ${ratioText(least.ratio)}): simulate larger structures or higher RATIOs.${now}`;
+    Object.assign(p.dataset, { mb: "", ratio: "", entries: "" });
+  }
+}
+
+function groupsTable(c, groups) {
+  for (const r of groups) r._key = `${r.group_name}/${r.gbp}`;
+  table(c, "groups-table", [
+    { key: "group_name", label: "Group", text: true, render: (r) => link("group", { group: r.group_name, gbp: r.gbp }, r.group_name) },
+    { key: "gbp", label: "GBP", text: true },
+    { key: "members", label: "Members simulated", text: true, fmt: (v) => (v ? v.split(",").join(", ") : "-") },
+    { key: "reporting_members", label: "Members reporting", fmt: (v) => num(v) },
+    { key: "latest_pane_end", label: "Newest pane", text: true, fmt: time },
+    { key: "latest_interval_end", label: "Newest statistics", text: true, fmt: time },
+  ], groups, { key: "group_name", asc: true });
+}
+
+RENDER.group = async () => {
+  if (!params.get("group") || !params.get("gbp")) {
+    const groups = (await api("groups")).groups;
+    if (!groups.length) { emptyPage("No data-sharing group yet: the group simulation writes gbp_curve, the statistics gbp_stats."); return; }
+    groupsTable(card("groups", "Group buffer pools", "Every data-sharing group and GBP simulated or reporting statistics in the last 7 days.", true), groups);
+    return;
+  }
+  const d = await api("group");
+  const a = d.attributes, curve = d.curve, m = d.measured;
+  const cur = curve.find((r) => r.is_current);
+  const attrs = card("group-attributes", `${d.group_name} / ${d.gbp}`, "The group buffer pool, the members that share it, the setting simulated as current and the structure the group reported.");
+  attrs.querySelector("h2").textContent = `${d.group_name} / ${d.gbp}`;
+  kv(attrs, "group-kv", [
+    ["Members", a.members ? a.members.split(",").join(", ") : "-", "members"],
+    ["Current setting (simulated)", cur ? setting(cur) : "-", "current"],
+    ["Reported (-DISPLAY GROUPBUFFERPOOL)", a.measured_data_entries === null ? "-" : `${mb(a.measured_structure_mb)}: RATIO ${ratioText(a.measured_ratio)}, ${num(a.measured_data_entries)} data entries, ${num(a.measured_directory_entries)} directory entries, GBPOOLT ${a.measured_gbpoolt === null ? "-" : num(a.measured_gbpoolt) + " %"}`, "reported"],
+    ["Model", a.model ? `${a.model} (sampling ${num(a.sampling_rate, 4)})` : "-", "model"],
+    ["Panes at the current setting", num(a.panes), "panes"],
+    ["Newest pane end", time(a.latest_pane_end), "latest_pane_end"],
+    ["Newest statistics interval end", time(a.latest_interval_end), "latest_interval_end"],
+  ]);
+
+  const w = card("group-window", "Simulation against measurement over the curve's window", "");
+  w.querySelector(".note") || w.append(el("p", { class: "note" }));
+  w.querySelector(".note").textContent = curve.length ? `Window ${time(curve[0].window_start)} – ${time(curve[0].window_end)} (${num(curve[0].panes)} panes${curve.some((r) => r.warmup) ? ", warming up" : ""}); measured: ${m && m.intervals ? `${num(m.intervals)} statistics intervals whose middle lies in it` : "no statistics interval in it"}.` : "No curve yet.";
+  const rows = [
+    ["disk_sync_reads_per_s", "Disk sync reads/s", (v) => num(v, 2)],
+    ["gbp_hit_ratio", "GBP hit ratio", (v) => pct(v, 1)],
+    ["directory_reclaims_per_s", "Directory reclaims/s", (v) => num(v, 2)],
+    ["writes_failed_per_s", "Writes failed/s", (v) => num(v, 2)],
+  ].map(([key, label, fmt]) => ({ _key: key, metric: label, simulated: cur ? cur[key] : null, measured: m ? m[key] : null, fmt }));
+  table(w, "window-table", [
+    { key: "metric", label: "", text: true },
+    { key: "simulated", label: "Simulated (current)", fmt: (v, r) => r.fmt(v) },
+    { key: "measured", label: "Measured", fmt: (v, r) => r.fmt(v) },
+  ], rows, null);
+
+  const note = curve.length ? `A line per RATIO over the data entries simulated; ● the current setting, ◆ measured over the same window. ${time(curve[0].window_start)} – ${time(curve[0].window_end)}.` : "No curve yet.";
+  const rc = card("gbp-reads", "Disk sync reads against GBP size", note);
+  rc.querySelector(".note").textContent = note;
+  gbpCurveChart(rc, "gbp-reads-chart", curve, "disk_sync_reads_per_s", 1, "disk sync reads/s", cur, m);
+  const hc = card("gbp-hit", "GBP hit ratio against GBP size", note);
+  hc.querySelector(".note").textContent = note;
+  gbpCurveChart(hc, "gbp-hit-chart", curve, "gbp_hit_ratio", 100, "GBP hit ratio", cur, m);
+
+  const rec = card("gbp-reclaims", "Directory reclaims and failed writes against GBP size", "Per second over the window, a line per RATIO: directory reclaims (solid, left axis) cross-invalidate the pages the members cache; writes failed for lack of storage (dashed, right axis) force a castout.", true);
+  if (curve.length) {
+    smallestWithout("zero-reclaims", rec, curve, "directory_reclaims", "directory reclaims", cur, "directory_reclaims_per_s");
+    smallestWithout("zero-failed-writes", rec, curve, "writes_failed_no_storage", "failed writes", cur, "writes_failed_per_s");
+  }
+  const ratios = [...new Set(curve.map((r) => r.ratio))];
+  const perRatio = (key, dashed) => ratios.map((ratio, i) => ({
+    name: `${dashed ? "failed writes" : "reclaims"}, RATIO ${ratioText(ratio)}`, type: "line", yAxisIndex: dashed ? 1 : 0,
+    color: PALETTE[i % PALETTE.length], ...(dashed ? { lineStyle: { type: "dashed" } } : {}),
+    data: curve.filter((r) => r.ratio === ratio).map((r) => [r.structure_mb, r[key]]),
+  }));
+  chart(rec, "gbp-reclaims-chart", 300).setOption({
+    animation: false, tooltip: { trigger: "item" }, legend: { top: 0 },
+    grid: { left: 70, right: 70, top: 40, bottom: 40 },
+    xAxis: { type: "value", name: "GBP MB", nameLocation: "middle", nameGap: 26, scale: true },
+    yAxis: [{ type: "value", name: "reclaims/s" }, { type: "value", name: "failed writes/s", alignTicks: true, splitLine: { show: false } }],
+    series: [...perRatio("directory_reclaims_per_s", false), ...perRatio("writes_failed_per_s", true),
+      { name: "current", type: "line", color: "#17212b", data: [], markLine: cur ? { silent: true, symbol: "none", label: { formatter: "current" }, data: [{ xAxis: cur.structure_mb }] } : undefined }],
+  }, { notMerge: true });
+
+  const xi = card("gbp-xi", "Cross-invalidations by cause", "Per second, each flat over the time it covers: measured per statistics interval (the group's counters, else the members' sum) and simulated at the current setting per pane (dashed).", true);
+  // An interval's rate over the interval: a point at its start and one at its end.
+  const spans = (rows, key) => rows.flatMap((r) => [[r.t_start, r[key] ?? null], [r.t_end, r[key] ?? null]]);
+  timeChart(chart(xi, "gbp-xi-chart"), ["due to writes", "due to reclaims", "due to writes, simulated", "due to reclaims, simulated"], [
+    { name: "due to writes", type: "line", showSymbol: false, color: PALETTE[0], data: spans(d.stats_series, "xi_due_to_writes_per_s") },
+    { name: "due to reclaims", type: "line", showSymbol: false, color: PALETTE[3], data: spans(d.stats_series, "xi_due_to_reclaims_per_s") },
+    { name: "due to writes, simulated", type: "line", showSymbol: false, color: PALETTE[0], lineStyle: { type: "dashed" }, data: spans(d.sim_series, "xi_due_to_writes_per_s") },
+    { name: "due to reclaims, simulated", type: "line", showSymbol: false, color: PALETTE[3], lineStyle: { type: "dashed" }, data: spans(d.sim_series, "xi_due_to_reclaims_per_s") },
+  ], "XIs/s");
+
+  const members = [...new Set(d.member_series.map((r) => r.member))];
+  const byMember = (key) => members.map((mm) => ({ name: mm, type: "line", showSymbol: false, data: d.member_series.filter((r) => r.member === mm).map((r) => [r.t, r[key] === null ? null : 100 * r[key]]) }));
+  const percentAxis = { axisLabel: { formatter: (v) => `${v} %` } };
+  const lh = card("member-lbp-hit", "LBP hit ratio per member", "Getpages that found a valid buffer in the member's LBP, simulated with the GBP at its current setting, per pane.");
+  timeChart(chart(lh, "member-lbp-hit-chart"), members, byMember("lbp_hit_ratio"), "%");
+  charts["member-lbp-hit-chart"].setOption({ yAxis: [percentAxis], tooltip: { valueFormatter: (v) => pct(v / 100, 2) } });
+  const xr = card("member-xi", "Invalidation rate per member", "XI reads per getpage: getpages that found their buffer cross-invalidated, simulated, per pane.");
+  timeChart(chart(xr, "member-xi-chart"), members, byMember("xi_reads_per_getpage"), "%");
+  charts["member-xi-chart"].setOption({ yAxis: [percentAxis], tooltip: { valueFormatter: (v) => pct(v / 100, 2) } });
+
+  // Each member's LBP curve over the GBP curve's window: its sync reads by LBP size, from the GBP and from disk.
+  const lbpMembers = [...new Set(d.lbp_curve.map((r) => `${r.member}\u0000${r.pool}`))];
+  lbpMembers.forEach((key, i) => {
+    const [mm, pool] = key.split("\u0000");
+    const rows = d.lbp_curve.filter((r) => r.member === mm && r.pool === pool);
+    const lc = card(`lbp-curve-${i}`, "", "");
+    lc.querySelector("h2").textContent = `LBP curve of ${mm} / ${pool}`;
+    const now = rows.find((r) => r.is_current);
+    lc.querySelector(".note") || lc.append(el("p", { class: "note" }));
+    lc.querySelector(".note").textContent = `Sync reads/s by LBP size over the GBP curve's window, stacked: read from disk and returned by the GBP (XI refreshes and not-found reads).${now ? ` Current ${num(now.size_pages)} buffers: LBP hit ratio ${pct(now.lbp_hit_ratio)}.` : ""}`;
+    chart(lc, `lbp-curve-chart-${i}`, 260).setOption({
+      animation: false, tooltip: { trigger: "axis" }, legend: { top: 0 },
+      grid: { left: 70, right: 30, top: 40, bottom: 40 },
+      xAxis: { type: "value", name: "LBP buffers", nameLocation: "middle", nameGap: 26, scale: true },
+      yAxis: { type: "value", name: "sync reads/s" },
+      series: [
+        { name: "from disk", type: "line", stack: "reads", areaStyle: {}, data: rows.map((r) => [r.size_pages, r.disk_sync_reads_per_s]),
+          markLine: now ? { silent: true, symbol: "none", label: { formatter: "current" }, data: [{ xAxis: now.size_pages }] } : undefined },
+        { name: "from the GBP", type: "line", stack: "reads", areaStyle: {}, data: rows.map((r) => [r.size_pages, r.gbp_reads_per_s]) },
+      ],
+    }, { notMerge: true });
+  });
+  for (let i = lbpMembers.length; document.getElementById(`lbp-curve-${i}`); i++) {
+    charts[`lbp-curve-chart-${i}`]?.dispose();
+    delete charts[`lbp-curve-chart-${i}`];
+    document.getElementById(`lbp-curve-${i}`).remove();
+  }
+
+  const acc = card("gbp-accuracy", "Accuracy per statistics interval", "The simulation at the GBP's current setting against the group's statistics (the view gbp_accuracy): errors are simulated / measured - 1, the hit ratio's in points.", true);
+  for (const r of d.accuracy) r._key = r.interval_end;
+  const err = (v) => (v !== null && v !== undefined && Math.abs(v) > 0.02 ? "bad" : "");
+  table(acc, "gbp-accuracy-table", [
+    { key: "interval_end", label: "Interval end", text: true, fmt: time },
+    { key: "members", label: "Members", fmt: (v) => num(v) },
+    { key: "panes", label: "Panes", fmt: (v) => num(v) },
+    { key: "data_entries", label: "Data entries", fmt: (v) => num(v) },
+    { key: "ratio", label: "RATIO", fmt: ratioText },
+    { key: "simulated_disk_sync_reads", label: "Disk reads sim.", fmt: (v) => num(v, 1) },
+    { key: "measured_disk_sync_reads", label: "measured", fmt: (v) => num(v) },
+    { key: "disk_sync_reads_error", label: "error", fmt: signedPct, cls: err },
+    { key: "simulated_gbp_hit_ratio", label: "GBP hit sim.", fmt: (v) => pct(v, 2) },
+    { key: "measured_gbp_hit_ratio", label: "measured", fmt: (v) => pct(v, 2) },
+    { key: "gbp_hit_ratio_error", label: "error", fmt: pts, cls: err },
+    { key: "simulated_directory_reclaims", label: "Reclaims sim.", fmt: (v) => num(v, 1) },
+    { key: "measured_directory_reclaims", label: "measured", fmt: (v) => num(v) },
+    { key: "directory_reclaims_error", label: "error", fmt: signedPct, cls: err },
+    { key: "warmup", label: "Warm-up", text: true, fmt: (v) => (v ? "yes" : "") },
+  ], d.accuracy, { key: "interval_end" });
 };
 
 const METRICS = [

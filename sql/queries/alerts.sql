@@ -63,6 +63,23 @@ FROM ${schema}.pool_stats
 WHERE interval_end <= coalesce(:at, interval_end)
 GROUP BY source, pool
 
+-- name: alert_gbp_stats
+-- Per group and GBP (gbp_intervals, sql/queries/dashboard.sql): at or before :at, the newest
+-- statistics interval that counts directory reclaims, with them and the XIs they caused, and the
+-- newest that counts failed writes, with them and the pages cast out; gbp_directory_reclaims and
+-- gbp_writes_failed read it. An interval that leaves a counter out does not hide the last count.
+WITH ${gbp_intervals}
+SELECT group_name, gbp,
+       max(interval_end) FILTER (WHERE directory_reclaims IS NOT NULL),
+       max_by(directory_reclaims, interval_end) FILTER (WHERE directory_reclaims IS NOT NULL),
+       max_by(xi_due_to_reclaims, interval_end) FILTER (WHERE directory_reclaims IS NOT NULL),
+       max(interval_end) FILTER (WHERE writes_failed IS NOT NULL),
+       max_by(writes_failed, interval_end) FILTER (WHERE writes_failed IS NOT NULL),
+       max_by(castout_pages, interval_end) FILTER (WHERE writes_failed IS NOT NULL)
+FROM gbp_intervals
+WHERE interval_end <= coalesce(:at, interval_end)
+GROUP BY group_name, gbp
+
 -- name: alerts_open
 -- The open alerts (the evaluator goes on from them), columns in the order of alerts.Alert.
 SELECT alert_id, rule, severity, source, pool, subject, state, opened_at, resolved_at, updated_at, event_time,

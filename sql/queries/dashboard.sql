@@ -307,6 +307,186 @@ FROM ${schema}.sim_accuracy
 WHERE source = :source AND pool = :pool AND window_end > :start AND window_end <= :end
 ORDER BY window_end
 
+-- name: pool_groups
+-- The data-sharing groups and GBPs one pool belongs to in (:start, :end): its member's LBP curve
+-- (lbp_curve) or its statistics (gbp_stats: GBPn for BPn on z/OS, the pool's own name on pureScale).
+SELECT group_name, gbp FROM ${schema}.lbp_curve
+WHERE member = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
+UNION
+SELECT group_name, gbp FROM ${schema}.gbp_stats
+WHERE source = :source AND gbp IN ('G' || :pool, :pool) AND group_name IS NOT NULL
+  AND interval_end > :start AND interval_start < :end
+ORDER BY group_name, gbp
+
+-- fragment: gbp_intervals
+-- Each group's statistics per GBP and interval, as the view gbp_accuracy reads them: the members'
+-- reads (scope member or unset) added up; reclaims, XIs by cause, failed writes and castouts from
+-- the group's own row (scope group, -DISPLAY GROUPBUFFERPOOL GDETAIL), else the members' sum; the
+-- structure as the group's row gives it. Callers filter on group_name, gbp and the interval (the
+-- filter reaches the scan: they are the grouping keys).
+gbp_intervals AS (
+  SELECT group_name, gbp, interval_start, interval_end,
+         max(to_unixtime(interval_end) - to_unixtime(interval_start)) AS seconds,
+         count(DISTINCT source) FILTER (WHERE coalesce(scope, 'member') = 'member') AS members,
+         sum(xi_reads_no_data + nf_reads_no_data) FILTER (WHERE coalesce(scope, 'member') = 'member')
+           AS disk_sync_reads,
+         sum(xi_reads_data_returned + nf_reads_data_returned) FILTER (WHERE coalesce(scope, 'member') = 'member')
+           AS data_returned,
+         sum(xi_reads_data_returned + xi_reads_no_data + nf_reads_data_returned + nf_reads_no_data)
+           FILTER (WHERE coalesce(scope, 'member') = 'member') AS sync_reads,
+         coalesce(max(directory_reclaims) FILTER (WHERE scope = 'group'),
+                  sum(directory_reclaims) FILTER (WHERE coalesce(scope, 'member') = 'member')) AS directory_reclaims,
+         coalesce(max(xi_due_to_reclaims) FILTER (WHERE scope = 'group'),
+                  sum(xi_due_to_reclaims) FILTER (WHERE coalesce(scope, 'member') = 'member')) AS xi_due_to_reclaims,
+         coalesce(max(xi_due_to_writes) FILTER (WHERE scope = 'group'),
+                  sum(xi_due_to_writes) FILTER (WHERE coalesce(scope, 'member') = 'member')) AS xi_due_to_writes,
+         coalesce(max(write_failed_no_storage) FILTER (WHERE scope = 'group'),
+                  sum(write_failed_no_storage) FILTER (WHERE coalesce(scope, 'member') = 'member')) AS writes_failed,
+         coalesce(max(castout_pages) FILTER (WHERE scope = 'group'),
+                  sum(castout_pages) FILTER (WHERE coalesce(scope, 'member') = 'member')) AS castout_pages,
+         max(data_entries) FILTER (WHERE scope = 'group') AS data_entries,
+         max(ratio) FILTER (WHERE scope = 'group') AS ratio,
+         max(directory_entries) FILTER (WHERE scope = 'group') AS directory_entries,
+         max(structure_mb) FILTER (WHERE scope = 'group') AS structure_mb
+  FROM ${schema}.gbp_stats
+  WHERE group_name IS NOT NULL
+  GROUP BY group_name, gbp, interval_start, interval_end)
+
+-- name: groups
+-- Every group and GBP simulated (gbp_curve) or reporting statistics (gbp_stats) in the last 7 days
+-- of the wall clock (the Group page's selector and list).
+WITH c AS (
+  SELECT group_name, gbp, max(pane_end) AS latest_pane_end, max_by(members, pane_end) AS members
+  FROM ${schema}.gbp_curve
+  WHERE is_current AND pane_start >= current_timestamp - INTERVAL '7' DAY
+  GROUP BY group_name, gbp
+), s AS (
+  SELECT group_name, gbp, max(interval_end) AS latest_interval_end,
+         count(DISTINCT source) FILTER (WHERE coalesce(scope, 'member') = 'member') AS reporting_members
+  FROM ${schema}.gbp_stats
+  WHERE group_name IS NOT NULL AND interval_start >= current_timestamp - INTERVAL '7' DAY
+  GROUP BY group_name, gbp
+)
+SELECT coalesce(c.group_name, s.group_name) AS group_name, coalesce(c.gbp, s.gbp) AS gbp,
+       c.latest_pane_end, c.members, s.latest_interval_end, s.reporting_members
+FROM c FULL JOIN s ON s.group_name = c.group_name AND s.gbp = c.gbp
+ORDER BY 1, 2
+
+-- name: group_attributes
+-- One GBP of a group: the simulation's newest pane at the current setting (members, model,
+-- sampling) and the newest statistics interval with the structure as the group reported it.
+WITH c AS (
+  SELECT max(pane_end) AS latest_pane_end, min(pane_start) AS first_pane_start, count(*) AS panes,
+         max_by(members, pane_end) AS members, max_by(model, pane_end) AS model,
+         max_by(sampling_rate, pane_end) AS sampling_rate, sum(late_getpages) AS late_getpages
+  FROM ${schema}.gbp_curve
+  WHERE group_name = :group_name AND gbp = :gbp AND is_current
+), s AS (
+  SELECT max(interval_end) AS latest_interval_end,
+         max_by(data_entries, interval_end) FILTER (WHERE scope = 'group') AS measured_data_entries,
+         max_by(ratio, interval_end) FILTER (WHERE scope = 'group') AS measured_ratio,
+         max_by(directory_entries, interval_end) FILTER (WHERE scope = 'group') AS measured_directory_entries,
+         max_by(structure_mb, interval_end) FILTER (WHERE scope = 'group') AS measured_structure_mb,
+         max_by(gbpoolt, interval_end) FILTER (WHERE scope = 'group') AS measured_gbpoolt
+  FROM ${schema}.gbp_stats
+  WHERE group_name = :group_name AND gbp = :gbp
+)
+SELECT * FROM c CROSS JOIN s
+
+-- name: group_curve
+-- One GBP's curve over size and RATIO (the view gbp_curve_latest): rates per second, ratios as
+-- fractions, the structure in MB.
+SELECT data_entries, ratio, directory_entries, structure_mb, is_current, members, window_start, window_end,
+       panes, seconds, disk_sync_reads_per_s, gbp_hit_ratio, directory_reclaims_per_s,
+       xi_due_to_reclaims / nullif(seconds, 0) AS xi_due_to_reclaims_per_s,
+       xi_due_to_writes / nullif(seconds, 0) AS xi_due_to_writes_per_s,
+       writes_failed_no_storage / nullif(seconds, 0) AS writes_failed_per_s,
+       castout_pages_per_s, directory_reclaims, writes_failed_no_storage, warmup
+FROM ${schema}.gbp_curve_latest
+WHERE group_name = :group_name AND gbp = :gbp
+ORDER BY ratio, data_entries
+
+-- name: group_measured_window
+-- What the group measured over the curve's window [:window_start, :window_end): the statistics
+-- intervals whose middle lies in it (as gbp_accuracy matches panes to intervals), sums over sums.
+WITH ${gbp_intervals}
+SELECT count(*) AS intervals, sum(seconds) AS seconds,
+       min(interval_start) AS first_interval_start, max(interval_end) AS last_interval_end,
+       sum(disk_sync_reads) / nullif(sum(seconds), 0) AS disk_sync_reads_per_s,
+       sum(data_returned) * 1e0 / nullif(sum(sync_reads), 0) AS gbp_hit_ratio,
+       sum(directory_reclaims) / nullif(sum(seconds), 0) AS directory_reclaims_per_s,
+       sum(writes_failed) / nullif(sum(seconds), 0) AS writes_failed_per_s
+FROM gbp_intervals
+WHERE group_name = :group_name AND gbp = :gbp
+  AND interval_end > :window_start AND interval_start < :window_end
+  AND to_unixtime(interval_start) + to_unixtime(interval_end) >= 2 * to_unixtime(:window_start)
+  AND to_unixtime(interval_start) + to_unixtime(interval_end) < 2 * to_unixtime(:window_end)
+
+-- name: group_stats_series
+-- One GBP's statistics intervals ending in (:start, :end]: XIs by cause, reclaims, failed writes,
+-- disk sync reads per second and the GBP hit ratio.
+WITH ${gbp_intervals}
+SELECT interval_start AS t_start, interval_end AS t_end, seconds, members,
+       xi_due_to_writes / nullif(seconds, 0) AS xi_due_to_writes_per_s,
+       xi_due_to_reclaims / nullif(seconds, 0) AS xi_due_to_reclaims_per_s,
+       directory_reclaims / nullif(seconds, 0) AS directory_reclaims_per_s,
+       writes_failed / nullif(seconds, 0) AS writes_failed_per_s,
+       disk_sync_reads / nullif(seconds, 0) AS disk_sync_reads_per_s,
+       data_returned * 1e0 / nullif(sync_reads, 0) AS gbp_hit_ratio
+FROM gbp_intervals
+WHERE group_name = :group_name AND gbp = :gbp AND interval_end > :start AND interval_end <= :end
+ORDER BY interval_end
+
+-- name: group_sim_series
+-- One GBP's simulation at its current setting per pane in [:start, :end): XIs by cause, reclaims,
+-- disk sync reads per second and the GBP hit ratio.
+SELECT pane_start AS t_start, pane_end AS t_end, seconds,
+       xi_due_to_writes / nullif(seconds, 0) AS xi_due_to_writes_per_s,
+       xi_due_to_reclaims / nullif(seconds, 0) AS xi_due_to_reclaims_per_s,
+       directory_reclaims / nullif(seconds, 0) AS directory_reclaims_per_s,
+       disk_sync_reads / nullif(seconds, 0) AS disk_sync_reads_per_s, gbp_hit_ratio
+FROM ${schema}.gbp_curve
+WHERE group_name = :group_name AND gbp = :gbp AND is_current AND pane_start >= :start AND pane_start < :end
+ORDER BY pane_start
+
+-- name: group_member_series
+-- Each member of one GBP per pane in [:start, :end), simulated at the GBP's current setting: LBP
+-- hit ratio and invalidation rate (XI reads per getpage).
+SELECT member, pane_start AS t, getpages / nullif(seconds, 0) AS getpages_per_s,
+       lbp_hits / nullif(getpages, 0) AS lbp_hit_ratio,
+       sync_reads_xi / nullif(getpages, 0) AS xi_reads_per_getpage,
+       disk_sync_reads / nullif(seconds, 0) AS disk_sync_reads_per_s
+FROM ${schema}.gbp_member
+WHERE group_name = :group_name AND gbp = :gbp AND is_current AND pane_start >= :start AND pane_start < :end
+ORDER BY member, pane_start
+
+-- name: group_lbp_curve
+-- Each member's LBP curve over the panes ending in (:window_start, :window_end] (the GBP curve's
+-- window): sync reads per second by LBP size, split into those the GBP returned and disk reads.
+SELECT member, pool, size_pages, max_by(is_current, pane_end) AS is_current, count(*) AS panes,
+       sum(lbp_hits) / nullif(sum(getpages), 0) AS lbp_hit_ratio,
+       (sum(xi_gbp) + sum(nf_gbp)) / nullif(sum(seconds), 0) AS gbp_reads_per_s,
+       sum(disk_sync_reads) / nullif(sum(seconds), 0) AS disk_sync_reads_per_s,
+       sum(xi_gbp) / nullif(sum(seconds), 0) AS xi_gbp_per_s, sum(xi_disk) / nullif(sum(seconds), 0) AS xi_disk_per_s,
+       sum(nf_gbp) / nullif(sum(seconds), 0) AS nf_gbp_per_s, sum(nf_disk) / nullif(sum(seconds), 0) AS nf_disk_per_s
+FROM ${schema}.lbp_curve
+WHERE group_name = :group_name AND gbp = :gbp AND pane_end > :window_start AND pane_end <= :window_end
+GROUP BY member, pool, size_pages
+ORDER BY member, pool, size_pages
+
+-- name: group_accuracy
+-- One GBP's simulation at its current setting against its statistics, per interval ending in
+-- (:start, :end] (the view gbp_accuracy), newest first.
+SELECT interval_start, interval_end, members, panes, warmup, data_entries, ratio,
+       simulated_disk_sync_reads, measured_disk_sync_reads, disk_sync_reads_error,
+       simulated_gbp_hit_ratio, measured_gbp_hit_ratio, gbp_hit_ratio_error,
+       simulated_directory_reclaims, measured_directory_reclaims, directory_reclaims_error,
+       simulated_xi_due_to_writes, measured_xi_due_to_writes, simulated_writes_failed, measured_writes_failed
+FROM ${schema}.gbp_accuracy
+WHERE group_name = :group_name AND gbp = :gbp AND interval_end > :start AND interval_end <= :end
+ORDER BY interval_end DESC
+LIMIT 500
+
 -- name: dead_letters_by_reason
 -- Dead letters since :since by collector, source and reason (the text before its first ':').
 SELECT collector, source,

@@ -183,6 +183,46 @@ def test_dead_letters_and_pages_per_write() -> None:
     assert A.judge(pw, _m(2.5, None, 0.0), T0) is None  # nothing written
 
 
+def test_gbp_rows_are_measured_per_group_and_gbp_for_each_counter() -> None:
+    """alert_gbp_stats's row: group, GBP, then per counter its newest interval's end and counts."""
+    t1, t2 = T0 - timedelta(minutes=5), T0
+    row = ("DSG1", "GBP1", t2, 0, 0, t1, 4, 250)  # reclaims counted up to t2, failed writes up to t1
+    [r] = A.measurements(_rule("gbp_directory_reclaims"), [row])
+    assert r == Measurement("DSG1", "GBP1", "gbp_stats", t2, 0.0, related=0.0)
+    [w] = A.measurements(_rule("gbp_writes_failed"), [row])
+    assert w == Measurement("DSG1", "GBP1", "gbp_stats", t1, 4.0, related=250.0)
+
+
+def test_gbp_directory_reclaims_fire_above_zero_and_resolve_at_zero() -> None:
+    r = _rule("gbp_directory_reclaims")
+    m = Measurement("DSG1", "GBP1", "gbp_stats", T0, 12.0, related=30.0)
+    f = A.judge(r, m, T0 + timedelta(minutes=3))
+    assert f == Firing(
+        "warning", 12.0, None, 0, T0,
+        "DSG1/GBP1: 12 directory reclaims (30 cross-invalidations due to reclaims) in the statistics interval "
+        "ending 2026-11-23 12:00:00Z: the GBP has too few directory entries for the pages the members cache; "
+        "raise RATIO or the structure size",
+    )  # fmt: skip
+    assert A.judge(r, replace(m, value=0.0), T0) is None  # a later interval with none: no firing, it resolves
+    assert A.judge(r, replace(m, value=None), T0) is None
+    assert A.judge(_rule("gbp_directory_reclaims", max_reclaims=12), m, T0) is None  # at the limit
+    assert A.judge(r, m, T0 + timedelta(days=1)) is not None
+    assert A.judge(r, m, T0 + timedelta(days=1, seconds=1)) is None  # the group stopped reporting a day ago
+
+
+def test_gbp_writes_failed_fire_above_zero() -> None:
+    r = _rule("gbp_writes_failed")
+    m = Measurement("DSG1", "GBP1", "gbp_stats", T0, 3.0, related=None)
+    f = A.judge(r, m, T0)
+    assert f is not None and f.message == (
+        "DSG1/GBP1: 3 writes failed for lack of storage in the statistics interval ending 2026-11-23 12:00:00Z: "
+        "every data entry held changed data; the GBP is too small or castout too slow"
+    )
+    f = A.judge(r, replace(m, related=1200.0), T0)
+    assert f is not None and "3 writes failed for lack of storage (1,200 pages cast out) in" in f.message
+    assert A.judge(r, replace(m, value=0.0), T0) is None
+
+
 # ---------------------------------------------------------------- diffing
 
 

@@ -40,7 +40,7 @@ def _get(url: str) -> tuple[int, dict[str, str], bytes]:
 
 
 def test_every_page_is_served_with_a_strict_content_security_policy(base: str) -> None:
-    for page in ("overview", "pool", "objects", "object", "history", "health"):
+    for page in ("overview", "pool", "objects", "object", "group", "history", "health"):
         status, headers, body = _get(f"{base}/{page}?source=A&pool=BP1")
         assert status == 200, page
         assert headers["Content-Security-Policy"] == CSP

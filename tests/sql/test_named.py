@@ -17,7 +17,18 @@ from poolsight.dashboards.timerange import TimeRange
 from poolsight.sql import compare as cmp
 from poolsight.sql.catalog import BY_NAME
 from poolsight.sql.curve import CURVE_SQL, WINDOW_MINUTES, curve_sql
-from poolsight.sql.named import NAME, QUERIES_DIR, Query, QueryError, load, parse, queries, query, to_qmark
+from poolsight.sql.named import (
+    NAME,
+    QUERIES_DIR,
+    Query,
+    QueryError,
+    fragments,
+    load,
+    parse,
+    queries,
+    query,
+    to_qmark,
+)
 from poolsight.sql.views import GRAIN_VIEWS, SCHEMA, VIEWS, view_statements
 
 T0 = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
@@ -110,8 +121,9 @@ def test_every_file_loads_and_every_query_is_named_once_across_files() -> None:
     files = sorted(QUERIES_DIR.glob("*.sql"))
     assert {f.stem for f in files} == {"advice", "alerts", "compare", "dashboard", "demo", "maintenance"}
     seen: dict[str, Path] = {}
+    shared = {k: v for f in files for k, v in fragments(f.read_text(), str(f)).items()}  # any file's queries use them
     for f in files:
-        for name in load(f):
+        for name in load(f, shared):
             assert name not in seen, f"{name} in {f.name} and {seen[name].name}"
             seen[name] = f
     assert set(seen) == set(queries())
@@ -194,7 +206,7 @@ class FakeRun:
             "h": None, "t": end, "latest_pane_end": end, "first_pane_start": T0, "panes": 60,
             "window_start": end - timedelta(minutes=WINDOW_MINUTES), "window_end": end, "newest": end,
             "data_end": end, "table_name": "pool_pane", "source": "S", "pool": "BP1", "state": "open",
-            "budget": None, "confidence": None,
+            "budget": None, "confidence": None, "latest_interval_end": end,
         }  # fmt: skip
         if q.name == "advice_latest":
             row = dict.fromkeys(COLUMNS) | {"source": "S"}
@@ -213,9 +225,16 @@ def test_the_dashboard_pages_bind_their_named_queries() -> None:
     dq.checks(run, "S", "BP1", tr)
     dq.data_health(run, T0)
     dq.advice(run, None)
+    dq.groups(run)
+    dq.group(run, "DSG1", "GBP1", tr)
     assert {"pool_curve", "pool_measured_window", "pool_series_rollup@hour", "objects_rollup@hour", "objects"} <= set(
         run.names
     )
+    assert {n for n in run.names if n.startswith("group")} == {
+        "groups", "group_attributes", "group_curve", "group_measured_window", "group_lbp_curve",
+        "group_stats_series", "group_sim_series", "group_member_series", "group_accuracy",
+    }  # fmt: skip
+    assert "pool_groups" in run.names
 
 
 def test_compare_and_the_advice_service_bind_their_named_queries(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, poolsight
+from tests.stack import gbp_rows
 from tests.stack.conftest import query as _query
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
@@ -136,6 +137,71 @@ def test_a_regression_opens_an_alert_and_its_end_resolves_it(
 
     mine = [(p["event"], p["alert"]["alert_id"], p["alert"]["state"]) for p in posted if p["alert"]["source"] == member]
     assert mine == [("opened", alert_id, "open"), ("resolved", alert_id, "resolved")]
+
+
+def test_gbp_reclaims_and_failed_writes_open_alerts_and_an_interval_without_them_resolves_them(
+    tmp_path: Path,
+) -> None:
+    """A group's statistics written straight into gbp_stats: an interval with directory reclaims and
+    failed writes (the group's own counts) opens both alerts, the next interval with none resolves them."""
+    group = f"AG{uuid.uuid4().hex[:6].upper()}"
+    member = f"M{group[2:]}"  # its own: other tests' pools are in no group of this test's
+    end = datetime.fromtimestamp(int(time.time()) // 60 * 60, UTC)
+    first, second = end - timedelta(minutes=10), end - timedelta(minutes=5)
+    rows: list[dict[str, Any]] = []
+    for start, (reclaims, xi, failed, castout) in ((first, (7, 14, 2, 300)), (second, (0, 0, 0, 250))):
+        interval = {
+            "gbp": "GBP1",
+            "group_name": group,
+            "interval_start": start,
+            "interval_end": start + (second - first),
+        }
+        rows.append({**interval, "source": member, "scope": "member", "xi_reads_no_data": 10, "nf_reads_no_data": 20})
+        rows.append({
+            **interval, "source": member, "scope": "group", "directory_reclaims": reclaims, "xi_due_to_reclaims": xi,
+            "write_failed_no_storage": failed, "castout_pages": castout,
+        })  # fmt: skip
+    gbp_rows.insert("gbp_stats", rows)
+    names = {kind: f"{kind}_{group.lower()}" for kind in ("gbp_directory_reclaims", "gbp_writes_failed")}
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(json.dumps({"rules": [{"name": n, "kind": k} for k, n in names.items()]}))
+
+    def evaluate(at: datetime) -> list[dict[str, Any]]:
+        r = poolsight("alerts", "evaluate", "--rules", str(rules), "--at", at.isoformat(), "--json", timeout=300)
+        assert r.returncode == 0, f"alerts evaluate --at {at}:\n{r.stdout}\n{r.stderr}"
+        out = json.loads(r.stdout)
+        return sorted(({**a, "op": op} for op in ("opened", "resolved") for a in out[op] if a["source"] == group),
+                      key=lambda a: a["rule"])  # fmt: skip
+
+    opened = evaluate(second)  # the first interval is the newest
+    ends = _iso(second)
+    assert [(a["op"], a["rule"], a["pool"], a["subject"], a["value"], a["event_time"]) for a in opened] == [
+        ("opened", names["gbp_directory_reclaims"], "GBP1", "gbp_stats", 7.0, ends),
+        ("opened", names["gbp_writes_failed"], "GBP1", "gbp_stats", 2.0, ends),
+    ]
+    assert opened[0]["message"] == (
+        f"{group}/GBP1: 7 directory reclaims (14 cross-invalidations due to reclaims) in the statistics interval "
+        f"ending {second:%Y-%m-%d %H:%M:%S}Z: the GBP has too few directory entries for the pages the members "
+        "cache; raise RATIO or the structure size"
+    )
+    assert opened[1]["message"].startswith(f"{group}/GBP1: 2 writes failed for lack of storage (300 pages cast out)")
+    [[state]] = _query(
+        "SELECT array_join(array_agg(state), ',') FROM iceberg.poolsight.alert WHERE source = ? AND rule IN (?, ?)",
+        (group, *names.values()),
+    )
+    assert state == "open,open"
+
+    resolved = evaluate(end)  # the second interval, without reclaims or failed writes
+    assert [(a["op"], a["alert_id"]) for a in resolved] == [("resolved", a["alert_id"]) for a in opened]
+    states = _query(
+        "SELECT state, resolved_at IS NOT NULL FROM iceberg.poolsight.alert WHERE source = ? AND rule IN (?, ?)",
+        (group, *names.values()),
+    )
+    assert [tuple(r) for r in states] == [("resolved", True), ("resolved", True)]
+
+
+def _iso(t: datetime) -> str:
+    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def test_run_writes_a_heartbeat_after_each_cycle(tmp_path: Path) -> None:

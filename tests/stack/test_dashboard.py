@@ -26,6 +26,7 @@ from poolsight.infra.trino import trino_rows
 from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
 from poolsight.sql.named import QUERIES_DIR, load, queries, query
 from tests.conftest import TEST_VAR, poolsight
+from tests.stack import gbp_rows
 from tests.stack.conftest import query as _query
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
@@ -58,6 +59,16 @@ def member(jobs: None) -> str:
         time.sleep(3)
     assert seen == produced, f"{seen} of {produced} getpages reached pool_pane"
     return name
+
+
+@pytest.fixture(scope="module")
+def group() -> gbp_rows.Group:
+    """Group DSG1 (members DB2A, DB2B, GBP1) written straight into the group tables (tests/stack/gbp_rows.py):
+    ten panes ending a minute ago, two statistics intervals. Needs neither the jobs nor a workload."""
+    end = datetime.fromtimestamp((int(time.time()) // 60 - 1) * 60, UTC)
+    g = gbp_rows.build("DSG1", ("DB2A", "DB2B"), end)
+    gbp_rows.write(g)
+    return g
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +134,9 @@ def _charts_drawn(page: Page) -> dict[str, int]:
     return counts
 
 
-def test_every_page_loads_without_console_errors_and_draws_its_charts(member: str, tab: Tab) -> None:
+def test_every_page_loads_without_console_errors_and_draws_its_charts(
+    member: str, group: gbp_rows.Group, tab: Tab
+) -> None:
     objects = [
         o
         for (o,) in _query(
@@ -137,6 +150,7 @@ def test_every_page_loads_without_console_errors_and_draws_its_charts(member: st
         "objects": (f"/objects?{q}&range=1h", ["share-chart"]),
         "object": (f"/object?{q}&range=1h&object={objects[0]}", ["object-io-chart", "object-ws-chart"]),
         "history": (f"/history?{q}", ["history-curve-chart"]),
+        "group": (f"/group?group={group.name}&gbp=GBP1&range=1h", GROUP_CHARTS),
         "health": ("/health", []),
     }
     for name, (path, charts) in pages.items():
@@ -378,6 +392,129 @@ def test_advice_page_shows_the_latest_advice_trino_holds(member: str, tab: Tab) 
     assert tab.errors == []
 
 
+# ---------------------------------------------------------------- the Group page
+
+GROUP_CHARTS = [
+    "gbp-reads-chart", "gbp-hit-chart", "gbp-reclaims-chart", "gbp-xi-chart", "member-lbp-hit-chart",
+    "member-xi-chart", "lbp-curve-chart-0", "lbp-curve-chart-1",
+]  # fmt: skip
+
+
+def _iso(t: datetime) -> str:
+    """A time as the dashboard's JSON writes it (the tables' row keys)."""
+    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def test_group_page_shows_the_group_as_written(group: gbp_rows.Group, tab: Tab) -> None:
+    """The numbers the Group page shows are those worked out here from the rows written (gbp_rows)."""
+    curve, stats = group.rows["gbp_curve"], group.rows["gbp_stats"]
+    page = tab.open(f"/group?group={group.name}&gbp=GBP1&range=1h", shot="group")
+    seconds = 60.0 * group.panes  # every pane lies in the curve's 15-minute window
+
+    def point(entries: int, ratio: float, key: str, panes: range = range(group.panes)) -> float:
+        rows = [r for r in curve if (r["data_entries"], r["ratio"]) == (entries, ratio)]
+        return float(sum(rows[k][key] for k in panes))
+
+    # The smallest structure without directory reclaims is RATIO 10 at 20,000 entries (not 40,000 at RATIO 5).
+    zero = page.locator("#zero-reclaims")
+    assert float(zero.get_attribute("data-mb") or "nan") == gbp_rows.structure_mb(20_000, 10.0)
+    assert (zero.get_attribute("data-ratio"), zero.get_attribute("data-entries")) == ("10", "20000")
+    assert zero.inner_text() == (
+        "No directory reclaims from 154.4 MB: RATIO 10 with 20,000 data entries (200,000 directory entries), the "
+        "smallest simulated structure without any over the window. The current setting (116.3 MB, RATIO 5) has "
+        f"{point(20_000, 5.0, 'directory_reclaims') / seconds:,.2f}/s."
+    )
+    failed = page.locator("#zero-failed-writes")
+    assert float(failed.get_attribute("data-mb") or "nan") == gbp_rows.structure_mb(40_000, 5.0)
+    assert failed.inner_text().startswith("No failed writes from 232.5 MB: RATIO 5 with 40,000 data entries")
+
+    # Simulated at the current setting against measured over the same window (both intervals lie in it).
+    members = [r for r in stats if r["scope"] == "member"]
+    no_data = sum(r["xi_reads_no_data"] + r["nf_reads_no_data"] for r in members)
+    returned = sum(r["xi_reads_data_returned"] + r["nf_reads_data_returned"] for r in members)
+    cell = '#window-table tr[data-key="{}"] td[data-col="{}"]'
+    disk = point(20_000, 5.0, "disk_sync_reads")
+    assert tab.value(cell.format("disk_sync_reads_per_s", "simulated")) == pytest.approx(disk / seconds, rel=REL)
+    assert tab.value(cell.format("disk_sync_reads_per_s", "measured")) == pytest.approx(no_data / 600, rel=REL)
+    hit = (point(20_000, 5.0, "xi_data_returned") + point(20_000, 5.0, "nf_data_returned")) / (
+        point(20_000, 5.0, "sync_reads_xi") + point(20_000, 5.0, "sync_reads_nf")
+    )
+    assert tab.value(cell.format("gbp_hit_ratio", "simulated")) == pytest.approx(hit, rel=REL)
+    assert tab.value(cell.format("gbp_hit_ratio", "measured")) == pytest.approx(
+        returned / (returned + no_data), rel=REL
+    )
+    assert page.inner_text(cell.format("gbp_hit_ratio", "measured")) == f"{100 * returned / (returned + no_data):.1f} %"
+    group_rows = [r for r in stats if r["scope"] == "group"]
+    reclaims = sum(r["directory_reclaims"] for r in group_rows)
+    assert tab.value(cell.format("directory_reclaims_per_s", "measured")) == pytest.approx(reclaims / 600, rel=REL)
+
+    # The accuracy of the newer interval: its five panes at the current setting against the statistics.
+    newer = [r for r in stats if r["interval_end"] == group.end]
+    sim = point(20_000, 5.0, "disk_sync_reads", range(5, 10))
+    measured = sum(r["xi_reads_no_data"] + r["nf_reads_no_data"] for r in newer if r["scope"] == "member")
+    got = sum(r["xi_reads_data_returned"] + r["nf_reads_data_returned"] for r in newer if r["scope"] == "member")
+    sim_hit = (
+        point(20_000, 5.0, "xi_data_returned", range(5, 10)) + point(20_000, 5.0, "nf_data_returned", range(5, 10))
+    ) / (point(20_000, 5.0, "sync_reads_xi", range(5, 10)) + point(20_000, 5.0, "sync_reads_nf", range(5, 10)))
+    sim_reclaims = point(20_000, 5.0, "directory_reclaims", range(5, 10))
+    [measured_reclaims] = [r["directory_reclaims"] for r in newer if r["scope"] == "group"]
+    row = f'#gbp-accuracy-table tr[data-key="{_iso(group.end)}"]'
+    expected = {
+        "members": 2, "panes": 5, "data_entries": 20_000, "ratio": 5.0,
+        "simulated_disk_sync_reads": sim, "measured_disk_sync_reads": measured,
+        "disk_sync_reads_error": sim / measured - 1,
+        "simulated_gbp_hit_ratio": sim_hit, "measured_gbp_hit_ratio": got / (got + measured),
+        "gbp_hit_ratio_error": sim_hit - got / (got + measured),
+        "simulated_directory_reclaims": sim_reclaims, "measured_directory_reclaims": measured_reclaims,
+        "directory_reclaims_error": sim_reclaims / measured_reclaims - 1,
+    }  # fmt: skip
+    for col, want in expected.items():
+        assert tab.value(f'{row} td[data-col="{col}"]') == pytest.approx(want, rel=REL), col
+    assert page.inner_text(f'{row} td[data-col="disk_sync_reads_error"]') == f"+{100 * (sim / measured - 1):.1f} %"
+    assert page.locator("#gbp-accuracy-table tbody tr").count() == 2
+
+    # Every chart drawn with every point: the curve a line per RATIO with the current and measured points;
+    # XIs by cause over 2 intervals (measured) and 10 panes (simulated), each flat from its start to its end;
+    # per member 10 panes; LBP curves at 3 sizes.
+    drawn = _charts_drawn(page)
+    assert {c: drawn.get(c) for c in GROUP_CHARTS} == {
+        "gbp-reads-chart": 8, "gbp-hit-chart": 8, "gbp-reclaims-chart": 12, "gbp-xi-chart": 2 * 4 + 2 * 20,
+        "member-lbp-hit-chart": 20, "member-xi-chart": 20, "lbp-curve-chart-0": 6, "lbp-curve-chart-1": 6,
+    }  # fmt: skip
+    measured_point = page.evaluate(
+        "() => echarts.getInstanceByDom(document.getElementById('gbp-reads-chart')).getOption().series"
+        ".find(s => s.name === 'measured').data[0].value"
+    )
+    assert measured_point == pytest.approx([gbp_rows.structure_mb(*gbp_rows.CURRENT), no_data / 600], rel=REL)
+    first = next(r for r in group.rows["gbp_member"] if r["member"] == "DB2A" and r["is_current"])
+    hits = page.evaluate(
+        "() => echarts.getInstanceByDom(document.getElementById('member-lbp-hit-chart')).getOption().series"
+        ".find(s => s.name === 'DB2A').data[0][1]"
+    )
+    assert hits == pytest.approx(100 * first["lbp_hits"] / first["getpages"], rel=REL)
+    assert page.inner_text("#group-kv dd[data-key=members]") == "DB2A, DB2B"
+    assert page.inner_text("#group-kv dd[data-key=current]") == (
+        "116.3 MB: RATIO 5, 20,000 data entries, 100,000 directory entries"
+    )
+    assert tab.errors == []
+
+
+def test_pools_of_a_group_and_the_group_list_link_to_the_group_page(group: gbp_rows.Group, tab: Tab) -> None:
+    # DB2A's BP1 shares GBP1 (lbp_curve, gbp_stats): its pool page links there (over a range holding the group's rows).
+    to = urllib.parse.quote(_iso(group.end))
+    page = tab.open(f"/pool?source=DB2A&pool=BP1&range=1h&to={to}")
+    # (Other groups may hold DB2A too: the alert tests' do not, but a data-sharing workload might.)
+    a = page.locator("#attributes-kv dd[data-key=group] a", has_text=f"{group.name} / GBP1")
+    assert a.inner_text() == f"{group.name} / GBP1"
+    a.click()
+    page.wait_for_selector("#zero-reclaims")
+    assert urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)["group"] == [group.name]
+    page = tab.open("/group")
+    assert page.inner_text(f'#groups-table tr[data-key="{group.name}/GBP1"] td[data-col="members"]') == "DB2A, DB2B"
+    assert page.locator('nav a[href^="/group"]').inner_text() == "Group"
+    assert tab.errors == []
+
+
 # ---------------------------------------------------------------- every named query on Trino
 
 # Who runs each file's queries: the dashboard (and the history page's compare, and advice_latest
@@ -399,7 +536,7 @@ def _named_params(member: str) -> dict[str, Any]:
     return {
         "source": member, "pool": "BP1", "object": obj, "since": now - timedelta(days=1),
         "start": now - timedelta(days=1), "end": now + timedelta(hours=1), "window_start": ws, "window_end": we,
-        "at": None, "window_ms": 600_000, "offset_ms": 3_600_000,
+        "at": None, "window_ms": 600_000, "offset_ms": 3_600_000, "group_name": "DSG1", "gbp": "GBP1",
     }  # fmt: skip
 
 
