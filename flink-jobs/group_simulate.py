@@ -49,12 +49,13 @@ def member_filter(groups: dict[str, list[str]]) -> Any:
 
 
 def group_key(groups: dict[str, list[str]]) -> Any:
-    """source|pool -> group|pool."""
+    """source|pool[|object] -> group|pool."""
     of = {m: g for g, ms in groups.items() for m in ms}
 
     def key(row: Any) -> str:
-        source, _, pool = bytes(row[0]).decode("utf-8", "replace").partition("|")
-        return f"{of[source]}|{pool}"
+        # source|pool (getpages, attributes) or source|pool|object (the object catalog)
+        source, _, rest = bytes(row[0]).decode("utf-8", "replace").partition("|")
+        return f"{of[source]}|{rest.partition('|')[0]}"
 
     return key
 

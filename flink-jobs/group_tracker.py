@@ -14,8 +14,10 @@ those two members use and one updates (inter-DB2 read/write interest, inferred a
 
 The grid: the GBP's current data entries and RATIO (the members' pool attributes) times
 0.25 .. 4 and RATIO halved and doubled, the current point first; the members' LBPs at their
-VPSIZE. A change of VPSIZE, or of the GBP to a setting off the grid, restarts the simulation
-at the change's event time (its rows say warmup until a whole pane has run since).
+VPSIZE. A change takes effect at its event time (a later attributes record waits for the feed
+to get there; a pane that holds a change is labelled with the setting at its end). A change of
+VPSIZE, or of the GBP to a setting off the grid, restarts the simulation at that time (its rows
+say warmup until a whole pane has run since).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from poolsight.schemas.getpage import GetpageBatch
+from poolsight.schemas.getpage import GetpageBatch, micros
 from poolsight.simulator.engine import default_ladder
 from poolsight.simulator.group import COUNTERS, GbpCounters, GbpPoint, GbpSetting, GroupOptions, GroupSimulator
 from poolsight.simulator.group_grid import DEFAULT_RATIO, assumed_setting, gbp_grid
@@ -131,8 +133,13 @@ class GroupTracker:
 
     def set_attributes(self, member: str, rec: dict[str, Any]) -> None:
         """A member's pool attributes: in force from its event time (waits until the feed gets there)."""
-        t = (rec.get("event_time") or 0) / 1e6
-        if self.fed_until is None or t <= self.fed_until:
+        t = micros(rec["event_time"]) / 1e6 if rec.get("event_time") is not None else 0.0
+        first = self.member_state.setdefault(member, _Member()).vpsize is None
+        # A member's first attributes hold from the start; a later record waits for the feed to
+        # reach its time (the attributes topic runs ahead of the getpages).
+        if (first and not any(m == member for _, m, _ in self.pending)) or (
+            self.fed_until is not None and t <= self.fed_until
+        ):
             self._apply(member, rec)
         else:
             self.pending.append((t, member, rec))
@@ -223,7 +230,9 @@ class GroupTracker:
                 at = self.pending[0][0]
                 stop = int(np.searchsorted(times, at, side="left"))
                 if stop <= start:
-                    _, m, rec = self.pending.pop(0)
+                    at, m, rec = self.pending.pop(0)
+                    if self.open_pane is not None and at >= (self.open_pane + 1) * self.pane_seconds:
+                        self._emit(emit)  # the pane before the change is the old setting's
                     self._apply(m, rec)
                     continue
             self._feed_sorted(

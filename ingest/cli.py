@@ -123,6 +123,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-getpages", type=int, default=4096, help="getpages per Kafka record")
     p.add_argument("--linger-ms", type=int, default=20, help="how long the producer waits to fill a Kafka batch")
     p.add_argument("--members", help="comma-separated source names replacing the scenario's members, in order")
+    p.add_argument("--group", help="the data-sharing group's name replacing the scenario's (two or more members)")
     p.add_argument(
         "--alter",
         action="append",
@@ -161,6 +162,11 @@ def run_generate(a: argparse.Namespace) -> int:
             print(f"poolsight generate: --members needs {len(sc.members)} names (scenario {sc.name})", file=sys.stderr)
             return 2
         sc = dataclasses.replace(sc, members=members)
+    if a.group:
+        if len(sc.members) < 2:
+            print(f"poolsight generate: --group needs a data-sharing scenario (scenario {sc.name})", file=sys.stderr)
+            return 2
+        sc = dataclasses.replace(sc, group=a.group.strip())
     start_time = a.start_time if a.start == "fixed" else float(int(time.time()) // 60 * 60)
     rate = None if a.rate == "max" else float(a.rate)
     try:

@@ -699,7 +699,7 @@ class KafkaSink:
     def start(self, attributes: list[dict[str, Any]], catalog: list[dict[str, Any]]) -> None:
         self.attributes(attributes)
         for o in catalog:
-            self.producer.send("object_catalog", f"{o['source']}|{o['object']}", o)
+            self.producer.send("object_catalog", f"{o['source']}|{o['pool']}|{o['object']}", o)
 
     def attributes(self, attributes: list[dict[str, Any]]) -> None:
         for a in attributes:

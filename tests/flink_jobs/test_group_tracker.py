@@ -4,6 +4,7 @@ equals the single-system simulation; a restored tracker continues as if never st
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -58,10 +59,11 @@ def _batches(tr: dict[str, Any], members: tuple[str, ...], size: int = 700) -> l
 
 
 def _attrs(m: str, data_entries: int = 400, ratio: float = 4.0, at: float = T0) -> dict[str, Any]:
+    """As the job decodes them: fastavro gives timestamp-micros as a datetime (here for DB2B)."""
     return {
         "source": m,
         "pool": "BP1",
-        "event_time": int(at * 1e6),
+        "event_time": datetime.fromtimestamp(at, UTC) if m == "DB2B" else int(at * 1e6),
         "vpsize": VPSIZE[m],
         "page_size": 4096,
         "gbp_data_entries": data_entries,
@@ -217,3 +219,49 @@ def test_one_member_lbp_hits_are_the_single_system_lru_hits() -> None:
     assert lbp == pytest.approx(lru) and len(lbp) == 5
     for e in ems:  # one member alone never makes an object GBP-dependent: the GBP is never used
         assert {r["getpages"] for r in e.rows["gbp_curve"]} == {0.0}
+
+
+def test_a_gbp_change_read_before_the_getpages_before_it_applies_at_its_time() -> None:
+    """The attributes topic runs ahead: a rebuild at T0 + 120 s read first still leaves the panes
+    before it at the old setting, and the new one is a point of the same grid (no restart)."""
+    members = ("DB2A", "DB2B")
+    tr = _trace(members, seed=4)
+    t = _tracker(members)
+    new = grid(GbpSetting(400, 4.0))[5]
+    for m in members:
+        t.set_attributes(m, _attrs(m, new.data_entries, new.ratio, at=T0 + 120))
+    ems: list[GroupEmission] = []
+    for b in _interleaved(_batches(tr, members), 3):
+        t.add(b.source, b, ems)
+    t.flush(ems)
+    current = [
+        (e.pane - int(T0 // 60), r["data_entries"], r["ratio"], r["warmup"])
+        for e in ems
+        for r in e.rows["gbp_curve"]
+        if r["is_current"]
+    ]
+    old = (400, 4.0)
+    assert current == [
+        (0, *old, True),
+        (1, *old, False),
+        (2, new.data_entries, new.ratio, False),
+        (3, new.data_entries, new.ratio, False),
+        (4, new.data_entries, new.ratio, False),
+    ]
+
+
+def test_the_catalog_says_which_objects_use_the_gbp() -> None:
+    """One member alone and an object the catalog marks GBP-dependent: its getpages are counted at
+    the GBP (without the catalog, one member never makes an object GBP-dependent)."""
+    members = ("DB2A",)
+    tr = _trace(members, seed=6)
+    t = _tracker(members)
+    for n in NAMES:
+        t.set_catalog({"source": "DB2A", "pool": "BP1", "object": n, "gbp_dependent": n == "APP.B"})
+    ems: list[GroupEmission] = []
+    for b in _batches(tr, members):
+        t.add(b.source, b, ems)
+    t.flush(ems)
+    counted = sum(r["getpages"] for e in ems for r in e.rows["gbp_curve"] if r["is_current"])
+    fun, obj = tr["fun"], tr["obj"]
+    assert counted == int(((fun == 0) & (obj == NAMES.index("APP.B"))).sum())

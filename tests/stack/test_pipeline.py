@@ -26,7 +26,7 @@ from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, Topic
 from poolsight.simulator.similarity import similarity
 from tests.conftest import POOLSIGHT, ROOT, poolsight
-from tests.stack.conftest import GROUP, GROUP_MEMBERS, IDLE_FLUSH, SUBMIT
+from tests.stack.conftest import GBP2_REBUILT_AT, GROUP, GROUP_MEMBERS, IDLE_FLUSH, SUBMIT
 from tests.stack.conftest import query as _query
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
@@ -422,6 +422,7 @@ def test_every_bundled_scenario_is_simulated_within_two_percent_at_the_current_s
 
     tag = uuid.uuid4().hex[:5].upper()
     expected: dict[tuple[str, str], int] = {}
+    panes_of: dict[str, int] = {}
     for path in sorted(SCENARIO_DIR.glob("*.yaml")):
         if path.stem == "day-posting":
             continue
@@ -430,12 +431,19 @@ def test_every_bundled_scenario_is_simulated_within_two_percent_at_the_current_s
         if path.stem == "data-sharing":  # the group the jobs were submitted with
             assert len(members) == len(GROUP_MEMBERS)
             members = list(GROUP_MEMBERS)
+        # The group runs 250 s and rebuilds GBP2 at RATIO 10 at 120 s: its prediction is checked.
+        extra = (
+            ["--duration", "250", "--alter", f"GBP2:RATIO=10@{GBP2_REBUILT_AT}", "--group", GROUP]
+            if members == list(GROUP_MEMBERS)
+            else []
+        )
         r = poolsight(
             "generate", path.stem, "--members", ",".join(members), "--seed", "5", "--duration", "130",
-            "--event-rate", "8000",
+            "--event-rate", "8000", *extra,
         )  # fmt: skip
         assert r.returncode == 0, r.stderr
         expected.update({(m, p): sc.pools[p].vpsize for m in members for p in sc.pools})
+        panes_of.update({m: 5 if extra else 3 for m in members})
     sources = sorted({m for m, _ in expected})
     marks = ",".join("?" * len(sources))
     deadline = time.monotonic() + 600  # a slow machine: four members' backlog
@@ -453,7 +461,7 @@ def test_every_bundled_scenario_is_simulated_within_two_percent_at_the_current_s
         )
         if (
             {(s, p) for s, p, _ in panes} == set(expected)
-            and all(n == 3 for *_, n in panes)
+            and all(n == panes_of[s] for s, _, n in panes)
             and len(rows) == sum(int(n) for *_, n in panes)
         ):
             break
@@ -469,30 +477,59 @@ def test_every_bundled_scenario_is_simulated_within_two_percent_at_the_current_s
 def _check_the_group_simulation() -> None:
     """The data-sharing members' pools simulated together with their GBPs (the generator's GBP is
     the truth): at the GBP's current size and RATIO, per statistics interval, disk sync reads and
-    directory reclaims within 2 % and the GBP hit ratio within 2 points (gbp_accuracy)."""
-    deadline = time.monotonic() + 120
+    directory reclaims within 2 % and the GBP hit ratio within 2 points (gbp_accuracy); GBP2's
+    rebuild at RATIO 10 gets its prediction checked (gbp_prediction_check, copied into
+    prediction_check by the maintenance cycle's step)."""
+    from poolsight.infra.trino import trino_connection
+    from poolsight.sql.history import copy_gbp_checks
+
+    deadline = time.monotonic() + 180
     rows: list[Any] = []
+    checks: list[Any] = []
     while time.monotonic() < deadline:
         rows = _query(
             "SELECT gbp, interval_end, members, simulated_disk_sync_reads, measured_disk_sync_reads, "
             "disk_sync_reads_error, simulated_gbp_hit_ratio, measured_gbp_hit_ratio, "
-            "simulated_directory_reclaims, measured_directory_reclaims, directory_reclaims_error "
-            "FROM iceberg.poolsight.gbp_accuracy WHERE group_name = ? ORDER BY gbp, interval_end",
+            "simulated_directory_reclaims, measured_directory_reclaims, directory_reclaims_error, data_entries, "
+            "ratio FROM iceberg.poolsight.gbp_accuracy WHERE group_name = ? ORDER BY gbp, interval_end",
             (GROUP,),
         )
-        if len({r[1] for r in rows}) >= 2 and {r[0] for r in rows} == {"GBP1", "GBP2"}:
+        checks = _query(
+            "SELECT setting, old_value, new_value, predicted_sync_reads_per_s, measured_sync_reads_per_s, "
+            "error_ratio, panes_after FROM iceberg.poolsight.gbp_prediction_check WHERE source = ? AND pool = ?",
+            (GROUP, "GBP2"),
+        )
+        if len([r for r in rows if r[0] == "GBP1"]) >= 4 and len([r for r in rows if r[0] == "GBP2"]) >= 4 and checks:
             break
         time.sleep(3)
-    assert {r[0] for r in rows} == {"GBP1", "GBP2"}, (rows, _diagnosis())
+    if {r[0] for r in rows} != {"GBP1", "GBP2"} or not checks:
+        seen = {
+            t: _query(f"SELECT gbp, count(*) FROM iceberg.poolsight.{t} WHERE group_name = ? GROUP BY gbp", (GROUP,))
+            for t in ("gbp_curve", "gbp_member", "lbp_curve", "gbp_stats")
+        }
+        raise AssertionError(f"gbp_accuracy: {rows}; checks {checks}; rows by table: {seen}\n{_diagnosis()}")
     for r in rows:
         assert r[2] == len(GROUP_MEMBERS), r
         assert abs(r[5]) <= 0.02, r
         assert abs(r[6] - r[7]) <= 0.02, r
         assert (r[9] == 0 and r[8] == 0) or abs(r[10]) <= 0.02, r
+    # GBP2 ran at RATIO 5 and then at RATIO 10 (fewer data entries in the same structure).
+    assert sorted({r[12] for r in rows if r[0] == "GBP2"}) == [5.0, 10.0], rows
     # Reclaims happen at GBP2's current size in this scenario (too few directory entries for the
     # index pages the members hold), and GBP1 returns pages: neither check is 0 = 0.
     assert sum(r[9] for r in rows if r[0] == "GBP2") > 0, rows
     assert min(r[7] for r in rows if r[0] == "GBP1") > 0.2, rows
+    [(setting, old, new, predicted, measured, error, panes)] = checks
+    assert (setting, old, new, panes) == ("GBP_RATIO", 5.0, 10.0, 3), checks
+    assert abs(error) <= 0.05 and measured > 0, checks
+    with trino_connection(load_settings()) as conn:
+        assert copy_gbp_checks(conn.cursor()) == 1
+        assert copy_gbp_checks(conn.cursor()) == 0  # copied once
+    assert _query(
+        "SELECT setting, predicted_sync_reads_per_s, model FROM iceberg.poolsight.prediction_check "
+        "WHERE source = ? AND pool = ?",
+        (GROUP, "GBP2"),
+    ) == [["GBP_RATIO", predicted, "group"]]
 
 
 def test_statistics_job_lands_intervals_with_derived_metrics(workload: tuple[str, Path, dict[str, int]]) -> None:
