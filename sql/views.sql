@@ -382,7 +382,9 @@ GROUP BY group_name, gbp, data_entries, ratio;
 -- own row (scope group, -DISPLAY GROUPBUFFERPOOL GDETAIL) for reclaims, XIs by cause, writes and
 -- castouts, else the members' sum. Simulated: gbp_curve at is_current over the panes whose middle
 -- lies in the interval (the interval must span them to 1 %, as in spsize_check). Each error is
--- simulated / measured - 1; the hit ratio's is the difference in points.
+-- simulated / measured - 1; the hit ratio's is the difference in points. changed_at: the GBP's
+-- setting last changed there (null: not since the first pane); just_changed: the interval
+-- starts within a minute of it, a transient (gbp_prediction_check measures the change itself).
 CREATE OR REPLACE VIEW ${schema}.gbp_accuracy
 COMMENT 'Group simulation at the GBP''s current size and RATIO against the group''s statistics per interval: disk sync reads, GBP hit ratio, reclaims'
 AS WITH members AS (
@@ -419,8 +421,21 @@ AS WITH members AS (
   LEFT JOIN grp g
     ON g.group_name = m.group_name AND g.gbp = m.gbp
    AND g.interval_start = m.interval_start AND g.interval_end = m.interval_end
+), runs AS (
+  -- Per current pane, when the GBP's setting last changed before it (null: never, since the
+  -- first pane): a pane that starts a new current point starts a run.
+  SELECT group_name, gbp, pane_start,
+         max(started) OVER (PARTITION BY group_name, gbp ORDER BY pane_start ROWS UNBOUNDED PRECEDING)
+           AS changed_at
+  FROM (
+    SELECT group_name, gbp, pane_start,
+           CASE WHEN lag(data_entries) OVER w <> data_entries OR lag(ratio) OVER w <> ratio
+                THEN pane_start END AS started
+    FROM ${schema}.gbp_curve
+    WHERE is_current
+    WINDOW w AS (PARTITION BY group_name, gbp ORDER BY pane_start))
 ), simulated AS (
-  SELECT s.group_name, s.gbp, s.interval_start, s.interval_end,
+  SELECT s.group_name, s.gbp, s.interval_start, s.interval_end, max(r.changed_at) AS changed_at,
          count(*) AS panes, sum(c.seconds) AS pane_seconds,
          min(c.data_entries) AS data_entries, max(c.data_entries) AS max_entries,
          min(c.ratio) AS ratio, max(c.ratio) AS max_ratio,
@@ -436,9 +451,14 @@ AS WITH members AS (
    AND c.pane_start < s.interval_end AND c.pane_end > s.interval_start
    AND to_unixtime(c.pane_start) + to_unixtime(c.pane_end) >= 2 * to_unixtime(s.interval_start)
    AND to_unixtime(c.pane_start) + to_unixtime(c.pane_end) < 2 * to_unixtime(s.interval_end)
+  JOIN runs r ON r.group_name = c.group_name AND r.gbp = c.gbp AND r.pane_start = c.pane_start
   GROUP BY s.group_name, s.gbp, s.interval_start, s.interval_end
 )
 SELECT m.group_name, m.gbp, m.interval_start, m.interval_end, m.members, s.panes, s.warmup,
+       s.changed_at,
+       -- The first pane after a change: the GBP was altered or rebuilt then, while the simulation
+       -- ran the new setting all along (its contents differ until the members' pools turn over).
+       coalesce(s.changed_at > m.interval_start - INTERVAL '60' SECOND, false) AS just_changed,
        s.data_entries, s.ratio,
        s.disk_sync_reads AS simulated_disk_sync_reads, m.disk_sync_reads AS measured_disk_sync_reads,
        s.disk_sync_reads / nullif(m.disk_sync_reads, 0) - 1 AS disk_sync_reads_error,

@@ -491,7 +491,8 @@ def _check_the_group_simulation() -> None:
             "SELECT gbp, interval_end, members, simulated_disk_sync_reads, measured_disk_sync_reads, "
             "disk_sync_reads_error, simulated_gbp_hit_ratio, measured_gbp_hit_ratio, "
             "simulated_directory_reclaims, measured_directory_reclaims, directory_reclaims_error, data_entries, "
-            "ratio FROM iceberg.poolsight.gbp_accuracy WHERE group_name = ? ORDER BY gbp, interval_end",
+            "ratio, just_changed FROM iceberg.poolsight.gbp_accuracy WHERE group_name = ? "
+            "ORDER BY gbp, interval_end",
             (GROUP,),
         )
         checks = _query(
@@ -508,7 +509,10 @@ def _check_the_group_simulation() -> None:
             for t in ("gbp_curve", "gbp_member", "lbp_curve", "gbp_stats")
         }
         raise AssertionError(f"gbp_accuracy: {rows}; checks {checks}; rows by table: {seen}\n{_diagnosis()}")
-    for r in rows:
+    # The interval right after GBP2's rebuild is a transient (the rebuilt GBP lost what the
+    # simulation at RATIO 10 kept all along; -6.5 % in this run, -0.5 % the interval after).
+    assert [(r[0], r[1].minute) for r in rows if r[13]] == [("GBP2", 3)], rows
+    for r in (r for r in rows if not r[13]):
         assert r[2] == len(GROUP_MEMBERS), r
         assert abs(r[5]) <= 0.02, r
         assert abs(r[6] - r[7]) <= 0.02, r
