@@ -484,30 +484,34 @@ WHERE abs(s.pane_seconds - m.seconds) <= 0.01 * m.seconds
 -- measured after it, per getpage, in prediction_check's columns (source = the group, pool = the
 -- GBP; the maintenance service copies new rows into prediction_check, sql/history.py). A change
 -- is the first pane whose current point (gbp_curve is_current) differs from the pane before's.
--- Predicted: disk sync reads per getpage at the new point over the 15 panes before the change
--- (null when the grid did not hold it), times the getpage rate after. Measured: the members'
+-- Predicted: disk sync reads per getpage at the new point over the 15 minutes before the change
+-- (warm-up panes left out; null when the grid did not hold the point), times the getpage rate
+-- after. setting GBP_RATIO (a rebuild at the same structure size, old and new RATIO) or
+-- GBP_SIZE (old and new structure MB). Measured: the members'
 -- disk sync reads (gbp_stats, XI and NF reads without data) over the statistics intervals after
 -- the change that its panes span (middles, as gbp_accuracy), per simulated getpage of those
 -- panes. Rows once two panes after the change are measured.
 CREATE OR REPLACE VIEW ${schema}.gbp_prediction_check
 COMMENT 'After a GBP size or RATIO change: the group simulation''s prediction for the new setting against the disk sync reads measured after it'
 AS WITH cur AS (
-  SELECT group_name, gbp, pane_start, pane_end, seconds, getpages, data_entries, ratio,
-         lag(data_entries) OVER (PARTITION BY group_name, gbp ORDER BY pane_start) AS old_entries,
-         lag(ratio) OVER (PARTITION BY group_name, gbp ORDER BY pane_start) AS old_ratio
+  SELECT group_name, gbp, pane_start, data_entries, ratio, structure_mb,
+         lag(data_entries) OVER w AS old_entries, lag(ratio) OVER w AS old_ratio,
+         lag(structure_mb) OVER w AS old_mb
   FROM ${schema}.gbp_curve
   WHERE is_current
+  WINDOW w AS (PARTITION BY group_name, gbp ORDER BY pane_start)
 ), changes AS (
-  SELECT group_name, gbp, pane_start AS changed_at, old_entries, data_entries, old_ratio, ratio
+  SELECT group_name, gbp, pane_start AS changed_at, data_entries, ratio, old_ratio, old_mb, structure_mb
   FROM cur
   WHERE old_entries IS NOT NULL AND (old_entries <> data_entries OR old_ratio <> ratio)
 ), settings AS (
-  SELECT group_name, gbp, changed_at, 'GBP_SIZE' AS setting, CAST(old_entries AS double) AS old_value,
-         CAST(data_entries AS double) AS new_value, data_entries, ratio
-  FROM changes WHERE old_entries <> data_entries
+  -- A rebuild at another RATIO (the structure's size kept, to 1 %), or a resize (MB).
+  SELECT group_name, gbp, changed_at, 'GBP_RATIO' AS setting, old_ratio AS old_value, ratio AS new_value,
+         data_entries, ratio
+  FROM changes WHERE old_ratio <> ratio AND abs(structure_mb - old_mb) <= 0.01 * old_mb
   UNION ALL
-  SELECT group_name, gbp, changed_at, 'GBP_RATIO', old_ratio, ratio, data_entries, ratio
-  FROM changes WHERE old_ratio <> ratio AND old_entries = data_entries
+  SELECT group_name, gbp, changed_at, 'GBP_SIZE', old_mb, structure_mb, data_entries, ratio
+  FROM changes WHERE abs(structure_mb - old_mb) > 0.01 * old_mb
 ), before AS (
   SELECT s.group_name, s.gbp, s.changed_at, s.setting,
          sum(c.disk_sync_reads) FILTER (WHERE c.data_entries = s.data_entries AND c.ratio = s.ratio)
@@ -520,6 +524,7 @@ AS WITH cur AS (
     ON c.group_name = s.group_name AND c.gbp = s.gbp
    AND c.pane_end <= s.changed_at AND c.pane_start >= s.changed_at - INTERVAL '15' MINUTE
    AND ((c.data_entries = s.data_entries AND c.ratio = s.ratio) OR c.is_current)
+   AND NOT c.warmup
   GROUP BY s.group_name, s.gbp, s.changed_at, s.setting
 ), intervals AS (
   SELECT group_name, gbp, interval_start, interval_end,
