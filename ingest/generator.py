@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from poolsight._kernel import PoolModel
-from poolsight.ingest import display_report, stats_report
+from poolsight.ingest import display_report, gbp_display_text, stats_report
 from poolsight.ingest.batching import make_batch
 from poolsight.ingest.datasharing import HIT_OF_OUTCOME, OUTCOMES, SYNC_READ_OUTCOMES, GroupPool, OutcomeCounts
 from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario, gbp_name
@@ -793,6 +793,9 @@ class FileSink:
         }
         self.report = (directory / "statistics-report.txt").open("w")
         self.display = (directory / "display-bufferpool.txt").open("w")
+        # A data-sharing group's -DISPLAY GROUPBUFFERPOOL GDETAIL/MDETAIL(INTERVAL) per GBP and
+        # interval (`ingest stats --format gbp-display`).
+        self.gbp_display: TextIO | None = None
         self._attrs: dict[tuple[str, str], dict[str, Any]] = {}  # the latest attributes per (source, pool)
         self._page: list[dict[str, Any]] = []  # one member's pools of one interval
         self._pages = 0
@@ -880,6 +883,10 @@ class FileSink:
 
     def stats(self, schema: str, record: dict[str, Any]) -> None:
         self.jsonl[schema].write(json.dumps(record) + "\n")
+        if schema == "gbp_stats":  # the group's statistics as DB2 prints them
+            if self.gbp_display is None:
+                self.gbp_display = (self.dir / "display-groupbufferpool.txt").open("w")
+            self.gbp_display.write(gbp_display_text.display(record))
         if schema == "pool_stats":
             self.display.write(display_report.display(record, self._attrs.get((record["source"], record["pool"]))))
             if self._page and (self._page[0]["source"], self._page[0]["interval_start"]) != (
@@ -908,6 +915,8 @@ class FileSink:
             self._write_page()
         self.report.close()
         self.display.close()
+        if self.gbp_display is not None:
+            self.gbp_display.close()
         if self.trace is not None:
             if self._header_due:
                 self.trace.write(self.TRACE_HEADER + "\n")

@@ -21,6 +21,7 @@ import pytest
 from poolsight.ingest.datasharing import HIT_OF_OUTCOME, GroupPool, OutcomeCounts
 from poolsight.ingest.generator import Alter, FileSink, Generator
 from poolsight.ingest.scenario import GbpSpec, Scenario, ScenarioError, data_entries_for, load
+from poolsight.ingest.stats_gbp_display import parse
 from poolsight.schemas import parsed
 from poolsight.simulator.trace import TraceReader
 
@@ -474,3 +475,43 @@ def test_a_simulated_pool_in_the_group_avoids_what_a_bigger_lru_list_holds(tmp_p
             assert s["sim_async_pages_avoidable"] == 0  # nothing is prefetched
     assert got == want
     assert all(want[(m, k)] > 100 for m in sc.members for k in ("random", "sequential")), want
+
+
+def test_the_generated_display_groupbufferpool_reads_back_as_its_statistics(tmp_path: Path) -> None:
+    """generate --output writes each interval's gbp_stats again as DB2 prints -DISPLAY
+    GROUPBUFFERPOOL; `ingest stats` reads that text back to the same counters."""
+    out = tmp_path / "ds"
+    sink = FileSink(out)
+    Generator(load("data-sharing"), seed=3, event_rate=2_000).run(sink, getpages=240_000)
+    sink.close()
+    want = [json.loads(line) for line in (out / "gbp_stats.jsonl").read_text().splitlines()]
+    got = parse((out / "display-groupbufferpool.txt").read_text(), "display-groupbufferpool.txt")
+    assert not got.rejected
+    # MDETAIL prints a member's reads and writes; GDETAIL the structure's reclaims and XIs.
+    fields = {
+        "member": (
+            "xi_reads_data_returned",
+            "xi_reads_no_data",
+            "nf_reads_data_returned",
+            "nf_reads_no_data",
+            "changed_pages_written",
+        ),
+        "group": (
+            "directory_reclaims",
+            "xi_due_to_reclaims",
+            "xi_due_to_writes",
+            "changed_pages_written",
+            "reads_data_returned",
+            "data_entries",
+            "directory_entries",
+        ),
+    }
+    # DB2 prints times to the hundredth of a second.
+    key = lambda r: (r["source"], r["gbp"], r["scope"], round(r["interval_end"] / 10_000))  # noqa: E731
+    by = {key(r): r for _, r in got.records}
+    assert sorted(by) == sorted(key(r) for r in want)
+    for w in want:
+        g = by[key(w)]
+        assert {f: g.get(f) for f in fields if w.get(f) is not None} == {
+            f: w[f] for f in fields if w.get(f) is not None
+        }, key(w)
