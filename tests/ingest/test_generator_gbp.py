@@ -506,8 +506,11 @@ def test_the_generated_display_groupbufferpool_reads_back_as_its_statistics(tmp_
             "directory_entries",
         ),
     }
-    # DB2 prints times to the hundredth of a second.
-    key = lambda r: (r["source"], r["gbp"], r["scope"], round(r["interval_end"] / 10_000))  # noqa: E731
+
+    def key(r: dict[str, Any]) -> tuple[str, str, str, int]:
+        # DB2 prints times to the hundredth of a second.
+        return (r["source"], r["gbp"], r["scope"], round(r["interval_end"] / 10_000))
+
     by = {key(r): r for _, r in got.records}
     assert sorted(by) == sorted(key(r) for r in want)
     for w in want:
