@@ -57,13 +57,31 @@ class TimedSink(KafkaSink):
             self.sent[(pool, pane)] = now
 
 
-def _visible(member: str) -> dict[tuple[str, int], int]:
+def _visible(members: list[str]) -> dict[tuple[str, int], int]:
+    marks = ",".join("?" * len(members))
     _, rows = trino_rows(
         load_settings(),
-        "SELECT pool, to_unixtime(pane_start), getpages FROM iceberg.poolsight.pool_pane WHERE source = ?",
-        (member,),
+        "SELECT source, pool, to_unixtime(pane_start), getpages FROM iceberg.poolsight.pool_pane "
+        f"WHERE source IN ({marks})",
+        tuple(members),
     )
-    return {(str(p), round(float(t)) // int(PANE_SECONDS)): int(n) for p, t, n in rows}
+    return {(f"{s}/{p}", round(float(t)) // int(PANE_SECONDS)): int(n) for s, p, t, n in rows}
+
+
+def _group_done(group: str) -> float | None:
+    """The end (epoch s) of the group's latest pane in gbp_curve, None before any."""
+    _, rows = trino_rows(
+        load_settings(),
+        "SELECT to_unixtime(max(pane_end)) FROM iceberg.poolsight.gbp_curve WHERE group_name = ?",
+        (group,),
+    )
+    return float(rows[0][0]) if rows and rows[0][0] is not None else None
+
+
+def members_for(sc: Any) -> list[str]:
+    """Fresh source names for a phase: one per member of the scenario (a group's stay a group)."""
+    tag = uuid.uuid4().hex[:5].upper()
+    return [f"B{tag}{i}" for i in range(len(sc.members))]
 
 
 @dataclass
@@ -86,26 +104,41 @@ class Phase:
         return round(float(np.percentile(self.freshness, q)), 1) if self.freshness else None
 
 
-def _phase(sc: Any, producer: AvroProducer, seconds: float, event_rate: float, rate: float | None) -> Phase:
-    """One member's workload for `seconds` of wall time; waits until Trino shows all of it."""
-    member = f"B{uuid.uuid4().hex[:6].upper()}"
-    sc = type(sc)(**{**sc.__dict__, "members": [member]})
+def _phase(
+    sc: Any,
+    producer: AvroProducer,
+    seconds: float,
+    event_rate: float,
+    rate: float | None,
+    members: list[str] | None = None,
+    group: str | None = None,
+) -> Phase:
+    """The scenario's workload, as `members`, for `seconds` of wall time; waits until Trino shows
+    all of it (and, with `group`, the group simulation's last pane)."""
+    members = members or members_for(sc)
+    sc = type(sc)(**{**sc.__dict__, "members": members})
     sink = TimedSink(producer, PANE_SECONDS)
     gen = Generator(sc, seed=11, event_rate=event_rate, start_time=float(int(time.time()) // 60 * 60))
     seen: dict[tuple[str, int], float] = {}
     counts: dict[tuple[str, int], int] = {}
     stop = threading.Event()
+    group_end: list[float | None] = [None]  # the group's latest pane end, and when each was first seen
+    group_seen: dict[float, float] = {}
 
     def poll() -> None:
         while not stop.is_set():
             try:
-                vis = _visible(member)
+                vis = _visible(members)
+                done = _group_done(group) if group else None
             except Exception:  # Trino busy: try again next second
-                vis = {}
+                vis, done = {}, None
             now = time.time()
             for k, n in vis.items():
                 seen.setdefault(k, now)
                 counts[k] = n
+            if done is not None:
+                group_end[0] = done
+                group_seen.setdefault(done, now)
             stop.wait(1.0)
 
     poller = threading.Thread(target=poll, daemon=True)
@@ -116,10 +149,15 @@ def _phase(sc: Any, producer: AvroProducer, seconds: float, event_rate: float, r
     deadline = time.time() + 600
     while time.time() < deadline and sum(counts.values()) < totals.getpages:
         time.sleep(1)
+    last_pane = (max(k[1] for k in counts) + 1) * PANE_SECONDS if counts else 0.0
+    while group and time.time() < deadline and (group_end[0] or 0.0) < last_pane:
+        time.sleep(1)
     after = cpu_profile.snapshot(load_settings().run_dir)
     stop.set()
     poller.join()
-    last = max(seen.values()) if seen else time.time()
+    last = max(
+        [*seen.values(), *([group_seen[group_end[0]]] if group and group_end[0] in group_seen else [])] or [time.time()]
+    )
     return Phase(
         totals.getpages,
         sum(counts.values()),
@@ -166,20 +204,23 @@ def main() -> None:
     paced = _phase(sc, producer, a.fresh_seconds, paced_rate / 10, paced_rate)
     jobs.cancel(s, jid)
 
-    def peer(**options: Any) -> Phase:
+    def peer(group: str | None = None, **options: Any) -> Phase:
         job = JobOptions(
             group=f"bench-{uuid.uuid4().hex[:8]}", checkpoint_seconds=a.checkpoint_seconds, start_from="latest"
         )
+        members = members_for(sc)
+        if group:
+            options["groups"] = {group: members}
         jid = jobs.submit(s, "simulation", job, SimulationOptions(s.registry_url, idle_flush_seconds=5.0, **options))
         try:
-            return _phase(sc, producer, a.seconds, a.event_rate, None)
+            return _phase(sc, producer, a.seconds, a.event_rate, None, members, group)
         finally:
             jobs.cancel(s, jid)
 
     fastavro = None if a.skip_fastavro else peer(kernel_decode=False)
     lru = None if a.skip_lru_only else peer(pool_policy=False)
     # The same stream with the members' pools also simulated together with their GBPs.
-    grouped = None if a.skip_group or len(sc.members) < 2 else peer(groups={"DSG1": list(sc.members)})
+    grouped = None if a.skip_group or len(sc.members) < 2 else peer(group=f"G{uuid.uuid4().hex[:5].upper()}")
     result = {
         "scenario": a.scenario,
         "checkpoint_seconds": a.checkpoint_seconds,
@@ -236,7 +277,8 @@ def main() -> None:
         )
     if grouped is not None:
         print(
-            f"with the group simulation (members {', '.join(sc.members)} and their GBPs, --data-sharing-group): "
+            f"with the group simulation ({len(sc.members)} members and their GBPs, --data-sharing-group; timed until "
+            f"the group's last pane is in gbp_curve too): "
             f"{grouped.visible:,} of {grouped.produced:,} visible after {grouped.wall_seconds:.1f} s: "
             f"{result['group_getpages_per_s']:,} getpages/s, {result['group_throughput_ratio']:.2f}x of the run "
             f"without it. Where the CPU went:"
