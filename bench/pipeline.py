@@ -54,7 +54,7 @@ class TimedSink(KafkaSink):
         now = time.time()
         self.first_send = self.first_send or now
         for pane in np.unique(np.floor(c.times[sel] / self.pane_seconds)).astype(np.int64).tolist():
-            self.sent[(pool, pane)] = now
+            self.sent[(f"{source}/{pool}", pane)] = now
 
 
 def _visible(members: list[str]) -> dict[tuple[str, int], int]:
