@@ -17,7 +17,7 @@ from typing import Any
 
 from pyflink.common.typeinfo import Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, TimeDomain
-from pyflink.datastream.state import ListStateDescriptor, MapStateDescriptor
+from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
 
 from poolsight.flink_jobs.caught_up import CaughtUp, ConsumerGroup, Offsets
 from poolsight.flink_jobs.common import row_type, to_row
@@ -34,10 +34,6 @@ CATALOG = "poolsight.v1.ObjectCatalog"
 MAIN = "gbp_curve"
 TAGS = {name: OutputTag(f"group_{name}", row_type(BY_NAME[name])) for name in ("gbp_member", "lbp_curve")}
 RECHECK_SECONDS = 2.0
-CHUNK = 1 << 20
-# Between panes a group's snapshot is taken this many times less often than a pool's (it is
-# larger); the records since are kept and replayed after a failure, as for a pool.
-SNAPSHOT_FACTOR = 5
 LOG = logging.getLogger(__name__)
 
 
@@ -72,11 +68,7 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self.decoder = AvroDecoder(self.o.registry_url, kernel=self.o.kernel_decode)
-        # The snapshot (tens of MB with a grid of 15 points) in pieces of CHUNK bytes: one value of
-        # that size through the Python-JVM state channel exhausted the TaskManager's heap.
-        self.snap = runtime_context.get_map_state(
-            MapStateDescriptor("group_tracker", Types.INT(), Types.PRIMITIVE_ARRAY(Types.BYTE()))
-        )
+        self.snap = runtime_context.get_state(ValueStateDescriptor("group_tracker", Types.PICKLED_BYTE_ARRAY()))
         self.pending = runtime_context.get_list_state(ListStateDescriptor("group_since", Types.PICKLED_BYTE_ARRAY()))
         self.trackers: dict[str, GroupTracker] = {}
         self.since: dict[str, int] = {}
@@ -94,9 +86,9 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         tr = self.trackers.get(key)
         if tr is not None:
             return tr
-        pieces = sorted(self.snap.items())
-        if pieces:
-            tr = GroupTracker.restore(b"".join(bytes(v) for _, v in pieces))
+        data = self.snap.value()
+        if data is not None:
+            tr = GroupTracker.restore(data)
         else:
             group, _, pool = key.partition("|")
             pane = float(self.o.config_for(pool).pane_seconds)
@@ -124,10 +116,7 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         return 0
 
     def _save(self, key: str, tr: GroupTracker) -> None:
-        data = tr.snapshot()
-        self.snap.clear()
-        for i in range(0, len(data), CHUNK):
-            self.snap.put(i // CHUNK, data[i : i + CHUNK])
+        self.snap.update(tr.snapshot())
         self.pending.clear()
         self.since[key] = 0
 
@@ -152,7 +141,7 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         else:
             self.pending.add(raw)
             self.since[key] = self.since.get(key, 0) + fed
-            if self.since[key] >= SNAPSHOT_FACTOR * self.o.snapshot_getpages:
+            if self.since[key] >= self.o.snapshot_getpages:
                 self._save(key, tr)
         if tr.open_pane is not None:
             end = (tr.open_pane + 1) * tr.pane_seconds + self.o.lateness_seconds
