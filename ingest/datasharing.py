@@ -29,7 +29,9 @@ import numpy as np
 import numpy.typing as npt
 
 from poolsight._kernel import GroupModel
-from poolsight.ingest.scenario import PoolSpec, Scenario, data_entries_for, gbp_name, structure_mb
+from poolsight.ingest.scenario import PoolSpec, Scenario, structure_mb
+from poolsight.simulator.group import gbp_name
+from poolsight.simulator.group_grid import data_entries_for
 
 # Per-event outcome codes (GroupModel.feed).
 OUTCOMES = ("lbp_hit", "xi_gbp", "xi_disk", "nf_gbp", "nf_disk", "prefetch")

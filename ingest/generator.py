@@ -35,10 +35,11 @@ from poolsight._kernel import PoolModel
 from poolsight.ingest import display_report, gbp_display_text, stats_report
 from poolsight.ingest.batching import make_batch
 from poolsight.ingest.datasharing import HIT_OF_OUTCOME, OUTCOMES, SYNC_READ_OUTCOMES, GroupPool, OutcomeCounts
-from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario, gbp_name
+from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario
 from poolsight.ingest.stats_common import empty_pool_stats
 from poolsight.ingest.zos.writer import ZosTraceWriter
 from poolsight.schemas.getpage import ACCESS_LETTERS, FUNCTION_LETTERS
+from poolsight.simulator.group import gbp_name
 
 U32 = npt.NDArray[np.uint32]
 U64 = npt.NDArray[np.uint64]

@@ -36,6 +36,10 @@ from typing import Any
 
 import yaml
 
+# The GBP's name, a directory entry's size and the sizing rule are the simulator's (one definition).
+from poolsight.simulator.group import DIRECTORY_ENTRY_BYTES, gbp_name
+from poolsight.simulator.group_grid import data_entries_for
+
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 
 
@@ -92,8 +96,6 @@ class PatternSpec:
     list_pages: int = 8
 
 
-# A directory entry's size in the CF structure, bytes (Db2 12/13; DATA-SHARING.md).
-DIRECTORY_ENTRY_BYTES = 400
 # A pool without a `gbps` entry: data entries for this share of its members' buffers together.
 DEFAULT_GBP_SHARE = 0.4
 PREFETCH_MODES = ("getpages", "page-list")
@@ -121,16 +123,6 @@ class GbpSpec:
     commit_every: int = 0
     commit_seconds: float = 0.0
     prefetch: str = "getpages"
-
-
-def gbp_name(pool: str) -> str:
-    """The group buffer pool of a pool name: BP1 -> GBP1, BP8K0 -> GBP8K0, BP32K -> GBP32K."""
-    return f"G{pool}"
-
-
-def data_entries_for(size_mb: float, ratio: float, page_size: int) -> int:
-    """Data entries of a CF structure of `size_mb` MB at `ratio` for pages of `page_size` bytes."""
-    return max(1, int(size_mb * 2**20 // (ratio * DIRECTORY_ENTRY_BYTES + page_size)))
 
 
 def structure_mb(data_entries: int, directory_entries: int, page_size: int) -> float:

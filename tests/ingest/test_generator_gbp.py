@@ -20,9 +20,10 @@ import pytest
 
 from poolsight.ingest.datasharing import HIT_OF_OUTCOME, GroupPool, OutcomeCounts
 from poolsight.ingest.generator import Alter, FileSink, Generator
-from poolsight.ingest.scenario import GbpSpec, Scenario, ScenarioError, data_entries_for, load
+from poolsight.ingest.scenario import GbpSpec, Scenario, ScenarioError, load
 from poolsight.ingest.stats_gbp_display import parse
 from poolsight.schemas import parsed
+from poolsight.simulator.group_grid import data_entries_for
 from poolsight.simulator.trace import TraceReader
 
 LBP_HIT, XI_GBP, XI_DISK, NF_GBP, NF_DISK, PREFETCH, NOT_A_GETPAGE = range(7)
