@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.group_tracker import parse_groups, settings_groups
 from poolsight.flink_jobs.options import AUTO_SIM, JobOptions, SimulationOptions, StatisticsOptions, pool_modes
 from poolsight.infra.config import load_settings
+from poolsight.simulator.group_grid import GROUP_AUTO_PAGES
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -122,6 +124,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="simulate these members' pools together with their group buffer pools (repeatable; adds to "
         "[groups] in poolsight.toml); members are the sources their getpages carry",
     )
+    m.add_argument(
+        "--group-sample",
+        type=_group_sample,
+        default=None,
+        metavar="auto|RATE",
+        help="the group simulation's spatial sampling rate: auto (default) keeps a group exact while its LBPs "
+        f"plus its largest simulated GBP directory hold at most {GROUP_AUTO_PAGES:,} pages, and samples larger "
+        "ones down to that; or a rate in (0, 1] (1: exact)",
+    )
     sub.add_parser("list", help="jobs on the cluster")
     c = sub.add_parser(
         "cancel", help="stop a job by id, or every poolsight job, with a savepoint the next submit resumes from"
@@ -134,6 +145,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_false",
         help="cancel at once; the next submit resumes from the job's last checkpoint instead of a savepoint",
     )
+
+
+def _group_sample(value: str) -> float | None:
+    if value == "auto":
+        return None
+    try:
+        rate = float(value)
+    except ValueError:
+        rate = math.nan
+    if not 0 < rate <= 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: auto or a rate in (0, 1]")
+    return rate
 
 
 def run(a: argparse.Namespace) -> int:
@@ -195,6 +218,7 @@ def run(a: argparse.Namespace) -> int:
                 pool_policy=a.pool_policy,
                 kernel_decode=a.kernel_decode,
                 groups={g: list(ms) for g, ms in groups.items()},
+                group_sample=a.group_sample,
             )
         else:
             options = StatisticsOptions(

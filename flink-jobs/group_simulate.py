@@ -92,7 +92,7 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         else:
             group, _, pool = key.partition("|")
             pane = float(self.o.config_for(pool).pane_seconds)
-            tr = GroupTracker(group, tuple(self.o.groups[group]), pool, pane)
+            tr = GroupTracker(group, tuple(self.o.groups[group]), pool, pane, sample=self.o.group_sample)
         replay: list[GroupEmission] = []
         for raw in self.pending.get():
             full, rec = self.decoder.read(raw)

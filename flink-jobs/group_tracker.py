@@ -7,7 +7,15 @@ wait in a buffer until every member of the group has passed them (`add`), the wa
 (`advance`) or the stream went quiet (`flush`); they are then sorted by (time, member order,
 arrival) and fed. The buffer is bounded by that wait: the members' skew and the watermark's
 out-of-orderness, not the pane. An event older than what was already fed (a member far
-behind, a replay) is fed at once and counted in the open pane's late_getpages.
+behind, a replay) is fed at once and counted in the open pane's late_getpages. The buffer holds
+object codes into the tracker's own name table (about 21 bytes an event), and at most
+`max_buffer` events: when one member's partition runs far ahead of another's (a Kafka source
+reads its partitions unevenly under load), the oldest half is fed, and what the lagging member
+then sends before that time is late.
+
+A large group is simulated on a spatial sample of its pages (`sample`; None: `auto_sample`,
+which bounds the pages holding state to GROUP_AUTO_PAGES), as the pools' miniature caches are;
+the rows carry the rate in sampling_rate.
 
 Which objects use the GBP: those the object catalog marks GBP-dependent; without a catalog,
 those two members use and one updates (inter-DB2 read/write interest, inferred as it happens).
@@ -35,8 +43,10 @@ import numpy.typing as npt
 from poolsight.schemas.getpage import GetpageBatch, micros
 from poolsight.simulator.engine import default_ladder
 from poolsight.simulator.group import COUNTERS, GbpCounters, GbpPoint, GbpSetting, GroupOptions, GroupSimulator
-from poolsight.simulator.group_grid import DEFAULT_RATIO, assumed_setting, gbp_grid
+from poolsight.simulator.group_grid import DEFAULT_RATIO, assumed_setting, auto_sample, gbp_grid
+from poolsight.simulator.trace import Names
 
+MAX_BUFFER = 500_000  # events waiting for the other members (about 11 MB)
 MEMBER_NAME = re.compile(r"^[A-Za-z0-9@#$_.-]{1,64}$")
 
 
@@ -85,7 +95,7 @@ class _Member:
 class _Chunk:
     member: int
     times: npt.NDArray[np.float64]
-    objects: npt.NDArray[np.str_]
+    objects: npt.NDArray[np.int32]  # codes into GroupTracker.object_names
     pages: npt.NDArray[np.uint64]
     function: npt.NDArray[np.uint8]
 
@@ -106,12 +116,18 @@ class GroupTracker:
     pool: str
     pane_seconds: float = 60.0
     model: str = "stream"
+    sample: float | None = None  # spatial sampling rate; None: auto_sample at the simulator's start
+    max_buffer: int = MAX_BUFFER
     member_state: dict[str, _Member] = field(default_factory=dict)
     gbp: GbpSetting | None = None  # the current setting, from the attributes
     gbpoolt: float = 30.0
     not_dependent: set[str] = field(default_factory=set)
     catalog_seen: bool = False  # the pool's object catalog arrived: it says which objects are GBP-dependent
     buffer: list[_Chunk] = field(default_factory=list)
+    buffered: int = 0  # events in buffer
+    object_names: list[str] = field(default_factory=list)  # the buffer's object codes
+    object_codes: dict[str, int] = field(default_factory=dict)
+    rate: float = 1.0  # the running simulator's sampling rate
     pending: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)  # (time, member, attributes)
     fed_until: float | None = None  # every event before this time has been fed
     open_pane: int | None = None
@@ -160,8 +176,8 @@ class GroupTracker:
         times = b.times()
         if not len(times):
             return 0
-        names = np.asarray(b.object_names, dtype=np.str_)
-        chunk = _Chunk(mi, times, names[b.objects], b.pages.astype(np.uint64), b.function_codes())
+        lut = np.fromiter((self._code(n) for n in b.object_names), dtype=np.int32, count=len(b.object_names))
+        chunk = _Chunk(mi, times, lut[b.objects], b.pages.astype(np.uint64), b.function_codes())
         late = 0
         if self.fed_until is not None and times.min() < self.fed_until:
             old = times < self.fed_until
@@ -171,6 +187,7 @@ class GroupTracker:
             self.late += late
         if len(chunk.times):
             self.buffer.append(chunk)
+            self.buffered += len(chunk.times)
         ms = self.member_state[member]
         ms.latest = max(float(times.max()), ms.latest or -math.inf)
         # Every member must have passed a time before it is fed: one not heard from yet holds
@@ -178,7 +195,22 @@ class GroupTracker:
         passed = [s.latest for m, s in self.member_state.items() if m in self.members]
         if all(p is not None for p in passed):
             self.advance(min(p for p in passed if p is not None), emit, inclusive=False)
+        if self.buffered > self.max_buffer:
+            self._shed(emit)
         return late
+
+    def _code(self, name: str) -> int:
+        code = self.object_codes.get(name)
+        if code is None:
+            code = self.object_codes[name] = len(self.object_names)
+            self.object_names.append(name)
+        return code
+
+    def _shed(self, emit: list[GroupEmission]) -> None:
+        """The buffer is full: feed its older half (what a lagging member sends before then is late)."""
+        times = np.concatenate([c.times for c in self.buffer])
+        half = len(times) // 2
+        self.advance(float(np.partition(times, half)[half]), emit, inclusive=True)
 
     def advance(self, until: float, emit: list[GroupEmission], inclusive: bool = False) -> None:
         """Feed every buffered event before `until` (through it if inclusive), in one time order,
@@ -198,6 +230,7 @@ class GroupTracker:
                 take.append(c.select(sel))
                 keep.append(c.select(~sel))
         self.buffer = keep
+        self.buffered = sum(len(c.times) for c in keep)
         self._feed(take, emit)
         self.fed_until = bound
         self._close_panes(emit)
@@ -260,8 +293,13 @@ class GroupTracker:
                 self.pane_first = float(times[i])
             sim = self._simulator()
             if sim is not None:
-                names = np.asarray(self.members, dtype=np.str_)[member[i:j]]
-                sim.feed(names, objects[i:j], pages[i:j], function[i:j], times[i:j])
+                sim.feed(
+                    Names(member[i:j].astype(np.int32), np.asarray(self.members, dtype=np.str_)),
+                    Names(objects[i:j], np.asarray(self.object_names, dtype=np.str_)),
+                    pages[i:j],
+                    function[i:j],
+                    times[i:j],
+                )
             self.pane_last = float(times[j - 1])
             i = j
 
@@ -306,11 +344,13 @@ class GroupTracker:
         self.lbp_sizes = {m: default_ladder(v) for m, v in lbp.items()}
         # The catalog's GBP-dependence when it came; else DB2's own rule, inferred: an object is
         # GBP-dependent once two members use it and one updates it (one member alone: never).
+        self.rate = self.sample if self.sample is not None else auto_sample(lbp, self.settings)
         options = GroupOptions(
             reference=False,
             gbpoolt=self.gbpoolt,
             not_gbp_dependent=frozenset(self.not_dependent),
             infer_dependence=not self.catalog_seen,
+            sample=self.rate,
         )
         self._sim = GroupSimulator(self.members, lbp, self.settings, options, lbp_curve_sizes=self.lbp_sizes)
         self.started_pane = self.open_pane
@@ -337,7 +377,7 @@ class GroupTracker:
             "pane_start": round(start * 1000),  # timestamps as epoch ms (common.flink_insert)
             "pane_end": round(end * 1000),
             "seconds": max(0.0, min(last, end) - max(first, start)),
-            "sampling_rate": 1.0,
+            "sampling_rate": self.rate,
             "late_getpages": self.late,
             "model": self.model,
             "emitted_at": round(time.time() * 1000),
@@ -406,6 +446,14 @@ class GroupTracker:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        if "object_names" not in state:  # a snapshot from before the buffer held codes: same answers
+            names: dict[str, int] = {}
+            for c in state.get("buffer", []):
+                table, codes = np.unique(c.objects, return_inverse=True)
+                lut = np.fromiter((names.setdefault(str(n), len(names)) for n in table), dtype=np.int32)
+                c.objects = lut[codes.reshape(-1)]
+            state.update(object_names=list(names), object_codes=names, sample=1.0, rate=1.0, max_buffer=MAX_BUFFER)
+            state["buffered"] = sum(len(c.times) for c in state.get("buffer", []))
         self.__dict__.update(state)
         self._sim = None
 

@@ -243,6 +243,16 @@ def _ids(names: dict[str, int], values: Any, n: int, what: str, known: bool) -> 
     return out
 
 
+def _scaled(n: int, rate: float) -> int:
+    """The kernel's scaling of a size (group.rs `scaled`): rounded half away from zero, at least 1
+    (Python's round() halves to even: 250 buffers at a rate of 0.25 would be 62 here, 63 there)."""
+    if rate >= 1:
+        return n
+    x = n * rate
+    q = math.floor(x)
+    return max(1, q + (1 if x - q >= 0.5 else 0))
+
+
 class GroupSimulator:
     """The members' LBPs at their sizes and one GBP per setting, fed in global time order."""
 
@@ -384,7 +394,7 @@ class GroupSimulator:
             total = [sum(r[c] for r in buckets) for c in range(4)]
             points = []
             for size in sizes:
-                s = size if rate >= 1 else max(1, round(size * rate))
+                s = _scaled(size, rate)
                 i = scaled.index(s)
                 below = [sum(r[c] for r in buckets[: i + 1]) for c in range(4)]
                 above = [t - b for t, b in zip(total, below, strict=True)]

@@ -71,8 +71,8 @@ def _attrs(m: str, data_entries: int = 400, ratio: float = 4.0, at: float = T0) 
     }
 
 
-def _tracker(members: tuple[str, ...]) -> GroupTracker:
-    tr = GroupTracker("DSG1", members, "BP1", 60.0)
+def _tracker(members: tuple[str, ...], **kw: Any) -> GroupTracker:
+    tr = GroupTracker("DSG1", members, "BP1", 60.0, **kw)
     for m in members:
         tr.set_attributes(m, _attrs(m))
     return tr
@@ -91,13 +91,13 @@ def _interleaved(batches: list[GetpageBatch], seed: int) -> list[GetpageBatch]:
     return out
 
 
-def _direct(tr: dict[str, Any], members: tuple[str, ...]) -> list[dict[str, float]]:
+def _direct(tr: dict[str, Any], members: tuple[str, ...], sample: float = 1.0) -> list[dict[str, float]]:
     """The truth: one simulator fed the whole trace in (time, member) order, read at each pane end."""
     sim = GroupSimulator(
         members,
         {m: VPSIZE[m] for m in members},
         grid(GbpSetting(400, 4.0)),
-        GroupOptions(reference=False, infer_dependence=True),
+        GroupOptions(reference=False, infer_dependence=True, sample=sample),
     )
     order = np.lexsort((tr["m"], tr["t"]))
     panes = np.floor(tr["t"][order] / 60).astype(np.int64)
@@ -265,3 +265,75 @@ def test_the_catalog_says_which_objects_use_the_gbp() -> None:
     counted = sum(r["getpages"] for e in ems for r in e.rows["gbp_curve"] if r["is_current"])
     fun, obj = tr["fun"], tr["obj"]
     assert counted == int(((fun == 0) & (obj == NAMES.index("APP.B"))).sum())
+
+
+def test_a_sampled_group_gives_the_sampled_simulation_and_says_its_rate() -> None:
+    members = ("DB2A", "DB2B")
+    tr = _trace(members, seed=9)
+    t = _tracker(members, sample=0.25)
+    ems: list[GroupEmission] = []
+    for b in _interleaved(_batches(tr, members), 2):
+        t.add(b.source, b, ems)
+    t.flush(ems)
+    assert {r["sampling_rate"] for e in ems for r in e.rows["gbp_curve"]} == {0.25}
+    got, want = _curve(ems), _direct(tr, members, sample=0.25)
+    assert got == [pytest.approx(w) for w in want]
+    assert got != _direct(tr, members)  # sampling changed the answer: the rate reached the simulator
+
+
+def test_a_member_far_ahead_fills_the_buffer_only_to_its_bound_and_nothing_is_lost() -> None:
+    """All of DB2A's batches before any of DB2B's (one partition read far ahead): the buffer sheds
+    its older half whenever it passes max_buffer, DB2B's getpages before the fed time are late,
+    and every getpage is still counted once."""
+    members = ("DB2A", "DB2B")
+    tr = _trace(members, seed=12)
+    batches = sorted(_batches(tr, members), key=lambda b: b.source)  # DB2A's first
+    t = _tracker(members, max_buffer=4000)
+    ems: list[GroupEmission] = []
+    late = 0
+    for b in batches:
+        late += t.add(b.source, b, ems)
+        assert t.buffered <= 4000 + 700 and t.buffered == sum(len(c.times) for c in t.buffer)
+    t.flush(ems)
+    getpages = int((tr["fun"] == 0).sum())
+    assert sum(r["getpages"] for e in ems for r in e.rows["lbp_curve"] if r["is_current"]) == getpages
+    assert sum(r["late_getpages"] for e in ems for r in e.rows["gbp_curve"] if r["is_current"]) == late
+    # DB2A arrived alone, so everything it sent before the last shed was fed before DB2B's getpages
+    # of the same times: DB2B's getpages up to there are late, the rest are not.
+    b_getpages = int(((tr["fun"] == 0) & (tr["m"] == 1)).sum())
+    assert 0 < late < b_getpages
+
+
+def test_a_snapshot_taken_before_the_buffer_held_codes_restores_to_the_same_answers() -> None:
+    """A tracker pickled by the previous version (object names as strings in the buffer, none of
+    the code table's fields) continues exactly as one never stopped."""
+    members = ("DB2A", "DB2B")
+    tr = _trace(members, seed=13)
+    all_batches = _interleaved(_batches(tr, members), 1)
+    batches = [b for b in all_batches if b.source == "DB2A"][:10]  # DB2A's first: all buffered
+    rest = [b for b in all_batches if not any(b is a for a in batches)]
+    whole: list[GroupEmission] = []
+    t = _tracker(members)
+    for b in [*batches, *rest]:
+        t.add(b.source, b, whole)
+    t.flush(whole)
+    t = _tracker(members)
+    part: list[GroupEmission] = []
+    for b in batches:
+        t.add(b.source, b, part)
+    assert t.buffered > 0
+    state = t.__getstate__()
+    names = np.asarray(state["object_names"], dtype=np.str_)
+    old_buffer = [type(c)(c.member, c.times, names[c.objects], c.pages, c.function) for c in state["buffer"]]
+    old = {
+        k: v
+        for k, v in state.items()
+        if k not in {"buffered", "object_names", "object_codes", "sample", "rate", "max_buffer"}
+    }
+    old["buffer"] = old_buffer
+    restored = GroupTracker.__new__(GroupTracker)
+    restored.__setstate__(old)
+    for b in rest:
+        restored.add(b.source, b, part)
+    restored.flush(part)
+    assert _curve(part) == _curve(whole)

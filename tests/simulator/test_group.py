@@ -344,3 +344,14 @@ def test_a_point_as_dict_has_every_counter() -> None:
     assert d["gbp_hit_ratio"] == 0.25 and d["structure_mb"] == (100 * 8192 + 500 * 400) / 2**20
     assert asdict(GbpSetting(10, 2.3)) == {"data_entries": 10, "ratio": 2.3}
     assert GbpSetting(10, 2.3).directory_entries == 23  # not 22 (2.3 * 10 = 22.999...)
+
+
+def test_auto_sample_bounds_the_pages_that_can_hold_state() -> None:
+    from poolsight.simulator.group_grid import auto_sample
+
+    # Two LBPs of 20,000 buffers; the largest directory 1,000 x 10 = 10,000 entries: 50,000 pages.
+    settings = [GbpSetting(500, 5.0), GbpSetting(1000, 10.0)]
+    assert auto_sample({"A": 20_000, "B": 20_000}, settings, budget=50_000) == 1.0
+    assert auto_sample({"A": 20_000, "B": 20_000}, settings, budget=10_000) == 0.2
+    with pytest.raises(ValueError, match="budget"):
+        auto_sample({"A": 1}, settings, budget=0)
