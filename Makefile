@@ -78,7 +78,7 @@ bench-ingest: install ## getpages/s into and out of Kafka (generator, trace coll
 	$(BIN)/python -m bench.ingest $(ARGS)
 
 bench-pipeline: install ## getpages/s from the generator through Flink into Iceberg, and freshness via Trino
-	$(BIN)/python -m bench.pipeline
+	$(BIN)/python -m bench.pipeline $(ARGS)
 
 bench-history: install ## dashboard and view queries over 90 days of panes + 13 months of rollups (own Trino; ARGS=--days 3 --pools 5)
 	$(BIN)/python -m bench.history $(ARGS)

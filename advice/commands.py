@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from poolsight.simulator.group import gbp_name
+
 # z/OS pool names by page size (Db2 13: BP0-BP49, BP8K0-BP8K9, BP16K0-BP16K9, BP32K, BP32K1-BP32K9).
 ZOS_POOLS = {
     4096: [f"BP{i}" for i in range(50)],
@@ -114,7 +116,8 @@ _GBP = re.compile(r"^GBP(\d{1,2}|8K\d|16K\d|32K\d?)$", re.IGNORECASE)
 
 
 def gbp_of(pool: str) -> str:
-    return f"G{_check(pool).upper()}"
+    """The GBP of a pool named in a command (checked, upper case): simulator.group's rule."""
+    return gbp_name(_check(pool).upper())
 
 
 def _gbp(name: str) -> str:

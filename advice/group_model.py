@@ -25,7 +25,6 @@ from typing import Any, Protocol
 import numpy as np
 
 FRAMES_PER_MB = 2**20 // 4096  # memory is budgeted in 4K frames, as advice/budget.py does
-DIRECTORY_ENTRY_BYTES = 400  # Db2 12/13 (DATA-SHARING.md)
 
 
 @dataclass(frozen=True)
@@ -221,11 +220,6 @@ class GroupSurface:
 def gbp_frames(point: GridPoint, copies: int) -> int:
     """A GBP point's memory in 4K frames, every copy counted."""
     return copies * math.ceil(point.structure_mb * FRAMES_PER_MB - 1e-9)
-
-
-def data_entries_for(structure_mb: float, ratio: float, page_size: int) -> int:
-    """Data entries of a structure of this size at this RATIO: S / (RATIO x 400 + P) (DATA-SHARING.md)."""
-    return int(structure_mb * 2**20 // (ratio * DIRECTORY_ENTRY_BYTES + page_size))
 
 
 def disk_reads(surface: GroupSurface, sizes: Mapping[str, int], point: GridPoint) -> float:

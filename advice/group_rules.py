@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from poolsight.advice.group_model import GridPoint, GroupSurface, data_entries_for
+from poolsight.advice.group_model import GridPoint, GroupSurface
+from poolsight.simulator.group_grid import data_entries_for
 
 SAME = 1e-9  # relative: a structure this close to today's is today's
 

@@ -42,7 +42,15 @@ import numpy.typing as npt
 
 from poolsight.schemas.getpage import GetpageBatch, micros
 from poolsight.simulator.engine import default_ladder
-from poolsight.simulator.group import COUNTERS, GbpCounters, GbpPoint, GbpSetting, GroupOptions, GroupSimulator
+from poolsight.simulator.group import (
+    COUNTERS,
+    GbpCounters,
+    GbpPoint,
+    GbpSetting,
+    GroupOptions,
+    GroupSimulator,
+    gbp_name,
+)
 from poolsight.simulator.group_grid import DEFAULT_RATIO, assumed_setting, auto_sample, gbp_grid
 from poolsight.simulator.trace import Names
 
@@ -77,11 +85,6 @@ def settings_groups(conf: dict[str, Any]) -> list[str]:
         listed = members if isinstance(members, list) else str(members).split(",")
         out.append(f"{name}={','.join(str(m).strip() for m in listed)}")
     return out
-
-
-def gbp_of(pool: str) -> str:
-    """The group buffer pool of a pool name: BP1 -> GBP1, BP8K0 -> GBP8K0 (DB2's rule)."""
-    return f"G{pool}" if pool.upper().startswith("BP") else f"GBP:{pool}"
 
 
 @dataclass
@@ -373,7 +376,7 @@ class GroupTracker:
         page_size = max(s.page_size for s in self.member_state.values())
         run = {
             "group_name": self.group,
-            "gbp": gbp_of(self.pool),
+            "gbp": gbp_name(self.pool),
             "pane_start": round(start * 1000),  # timestamps as epoch ms (common.flink_insert)
             "pane_end": round(end * 1000),
             "seconds": max(0.0, min(last, end) - max(first, start)),

@@ -35,13 +35,13 @@ from poolsight.advice.group_model import (
     LbpPoint,
     MemberLbp,
     approximation,
-    data_entries_for,
 )
 from poolsight.advice.group_offline import GroupSpec
 from poolsight.advice.group_rules import Seed004, safe_size, zero_reclaim_ratio
 from poolsight.advice.group_tables import surface_from_rows
 from poolsight.advice.offline import advise_dir
 from poolsight.advice.replay import Trace
+from poolsight.simulator.group_grid import data_entries_for
 
 GROUP = "DSNDBG"
 
@@ -548,3 +548,24 @@ def test_offline_a_surface_without_todays_setting_is_named_not_advised(tmp_path:
     )
     # Then each member's pool is budgeted alone, as without a simulation.
     assert [list(b["pools"]) for b in doc["budget"]["by_source"].values()] == [["BP1"], ["BP1"]]
+
+
+def test_no_reclaims_today_a_smaller_ratio_says_the_data_entries_it_gains() -> None:
+    """Today RATIO 10 in a 7.7 MB structure without reclaims; RATIO 5 has none either and, with
+    more data entries, half the disk reads: the advice says what it buys (the data entries), not
+    reclaims 0 -> 0."""
+    sync = {"DB2A": 100.0, "DB2B": 100.0}
+    points = (
+        point(1000, 10.0, mb(1000, 10.0), {"DB2A": 0.5, "DB2B": 0.5}, sync),
+        point(1000, 5.0, mb(1000, 5.0), {"DB2A": 0.25, "DB2B": 0.25}, sync),
+    )
+    members = tuple(member(m, 1000, {1000: 100.0}) for m in sync)
+    s = GroupSurface(GROUP, "GBP1", "BP1", 4096, 10.0, 1000, 10.0, points, members)
+    _, rows = group_advice(s, Budget())
+    (row,) = [r for r in rows if r.kind == "gbp_ratio"]
+    # Today's (1,000 x 4,096 + 10,000 x 400) bytes at RATIO 5: 8,096,000 // (5 x 400 + 4,096) = 1,328.
+    assert row.summary == (
+        "GBP1: RATIO 10 -> 5 in today's 8 MB structure: data entries 1,000 -> 1,328 with directory "
+        "reclaims still 0, disk sync reads 10.0 -> 5.0/s"
+    )
+    assert row.command == ["-ALTER GROUPBUFFERPOOL(GBP1) RATIO(5)"]

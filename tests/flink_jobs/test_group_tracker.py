@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker, gbp_of, parse_groups
+from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker, parse_groups
 from poolsight.flink_jobs.tracker import PoolTracker
 from poolsight.ingest.batching import make_batch
 from poolsight.schemas.getpage import GetpageBatch
-from poolsight.simulator.group import COUNTERS, GbpSetting, GroupOptions, GroupSimulator
+from poolsight.simulator.group import COUNTERS, GbpSetting, GroupOptions, GroupSimulator, gbp_name
 from poolsight.simulator.group_grid import gbp_grid as grid
 
 NAMES = ["APP.A", "APP.B", "APP.C"]
@@ -138,7 +138,7 @@ def test_group_specs_and_gbp_names() -> None:
         parse_groups(["DSG1"])
     with pytest.raises(ValueError, match="not a group or member name"):
         parse_groups(["DSG1=DB2A,'; DROP"])
-    assert (gbp_of("BP1"), gbp_of("BP8K0"), gbp_of("BP32K")) == ("GBP1", "GBP8K0", "GBP32K")
+    assert (gbp_name("BP1"), gbp_name("BP8K0"), gbp_name("BP32K")) == ("GBP1", "GBP8K0", "GBP32K")
     g = grid(GbpSetting(1000, 5.0))
     assert g[0] == GbpSetting(1000, 5.0) and len(g) == len(set(g)) == 15
     assert {p.ratio for p in g} == {2.5, 5.0, 10.0}
