@@ -45,11 +45,12 @@ def gbp_grid(current: GbpSetting, page_size: int = 4096) -> list[GbpSetting]:
 # A group simulation's state per page is large (each grid point's directory slot, each member's
 # LBP link, the curves' positions: about 260 bytes a page with 15 points), so a big group is
 # simulated on a spatial sample: at most this many pages can hold state. Measured offline on the
-# data-sharing scenario's BP1 (455,000 pages tracked exact: a 120 MB snapshot, 0.7 M events/s),
-# a rate of 0.1 held 45,000 pages (12 MB, 10 M events/s) with the disk sync reads of every grid
-# point within 1.2 % of exact; small structures are kept exact (sampled at 0.2, the 15,000-page
-# index pool's reclaims were 15 % off).
-GROUP_AUTO_PAGES = 131_072
+# data-sharing scenario's BP1 (455,000 pages tracked exact: a 120 MB snapshot, 0.7 M events/s;
+# its bound is 1.28 M): at a rate of 0.2, 24 MB and 4.3 M events/s, with the disk sync reads of
+# each 60 s interval within 1.5 % of exact and the GBP hit ratio within 0.6 points (at 0.1:
+# 2.4 % and 0.8). Small structures stay exact (the 15,000-page index pool's reclaims were 15 %
+# off at 0.2).
+GROUP_AUTO_PAGES = 262_144
 
 
 def auto_sample(lbp_sizes: Mapping[str, int], settings: list[GbpSetting], budget: int = GROUP_AUTO_PAGES) -> float:
