@@ -197,7 +197,9 @@ def main() -> None:
     )
     sc = load(a.scenario)
     producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="bench-pipeline")
-    jid = jobs.submit(s, "simulation", job, SimulationOptions(s.registry_url, idle_flush_seconds=5.0))
+    # Without the group simulation (the scenario's members name their group: not discovered here).
+    without = SimulationOptions(s.registry_url, idle_flush_seconds=5.0, discover_groups=False)
+    jid = jobs.submit(s, "simulation", job, without)
     flat = _phase(sc, producer, a.seconds, a.event_rate, None)
     paced_rate = max(1000.0, flat.rate() * a.fresh_share)
     # Paced: event time runs 10x wall time, so a 60 s pane closes every 6 s.
@@ -211,7 +213,8 @@ def main() -> None:
         members = members_for(sc)
         if group:
             options["groups"] = {group: members}
-        jid = jobs.submit(s, "simulation", job, SimulationOptions(s.registry_url, idle_flush_seconds=5.0, **options))
+        o = SimulationOptions(s.registry_url, idle_flush_seconds=5.0, discover_groups=False, **options)
+        jid = jobs.submit(s, "simulation", job, o)
         try:
             return _phase(sc, producer, a.seconds, a.event_rate, None, members, group)
         finally:

@@ -125,6 +125,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "[groups] in poolsight.toml); members are the sources their getpages carry",
     )
     m.add_argument(
+        "--no-group-discovery",
+        dest="discover_groups",
+        action="store_false",
+        help="simulate only the groups given (--data-sharing-group, [groups]), not also those the members' "
+        "pool attributes name (their group_name field: the generator sets it; -DISPLAY BUFFERPOOL does not show "
+        "it, so name a DB2 shop's groups in [groups])",
+    )
+    m.add_argument(
         "--group-sample",
         type=_group_sample,
         default=None,
@@ -219,6 +227,7 @@ def run(a: argparse.Namespace) -> int:
                 kernel_decode=a.kernel_decode,
                 groups={g: list(ms) for g, ms in groups.items()},
                 group_sample=a.group_sample,
+                discover_groups=a.discover_groups,
             )
         else:
             options = StatisticsOptions(

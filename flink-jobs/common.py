@@ -166,7 +166,9 @@ def dead_letter(
 class Keyed:
     """One keyed operator over a job's raw records: `function` keyed by `key` (the Kafka key by
     default) over the records `keep` lets through; main output rows of main_table, side outputs
-    of `tags` (table name -> OutputTag)."""
+    of `tags` (table name -> OutputTag). With `upstream` (an earlier operator's name and an
+    OutputTag of (key, raw record) rows, FEED_TYPE) it reads that side output instead, keyed by
+    the rows' key."""
 
     function: Any
     main_table: str
@@ -174,6 +176,19 @@ class Keyed:
     operator: str  # its name and uid: its keyed state maps to the same operator in a resubmitted job
     key: Callable[[Any], str] | None = None
     keep: Callable[[Any], bool] | None = None
+    upstream: tuple[str, Any] | None = None
+
+
+def feed_type() -> TypeInformation:
+    """(key, raw record) rows one operator hands another (Keyed.upstream)."""
+    # lazy: PyFlink, as above
+    from pyflink.common.typeinfo import Types
+
+    return Types.ROW_NAMED(["k", "v"], [Types.STRING(), Types.PRIMITIVE_ARRAY(Types.BYTE())])
+
+
+def _feed_key(row: Row) -> str:
+    return str(row[0])
 
 
 def run_keyed(env: StreamExecutionEnvironment, t_env: StreamTableEnvironment, view: str, name: str, *ops: Keyed) -> str:
@@ -184,14 +199,19 @@ def run_keyed(env: StreamExecutionEnvironment, t_env: StreamTableEnvironment, vi
 
     raw = raw_stream(t_env, view)
     statements = t_env.create_statement_set()
+    built: dict[str, DataStream] = {}
     for op in ops:
-        records = raw if op.keep is None else raw.filter(op.keep)
+        if op.upstream is not None:
+            records, key = built[op.upstream[0]].get_side_output(op.upstream[1]), op.key or _feed_key
+        else:
+            records, key = (raw if op.keep is None else raw.filter(op.keep)), op.key or key_of
         out = (
-            records.key_by(op.key or key_of, key_type=Types.STRING())
+            records.key_by(key, key_type=Types.STRING())
             .process(op.function, output_type=row_type(BY_NAME[op.main_table]))
             .name(op.operator)
             .uid(op.operator)
         )
+        built[op.operator] = out
         sink(t_env, statements, out, op.main_table)
         for table, tag in op.tags.items():
             sink(t_env, statements, out.get_side_output(tag), table)

@@ -1,6 +1,9 @@
 """The simulation job's group operator: one GroupTracker per (data-sharing group, pool) in
-Flink keyed state, beside the per-(source, pool) Simulate of simulation_job.py, reading the
-same records. Its rows go to gbp_curve, gbp_member and lbp_curve.
+Flink keyed state, fed by the per-(source, pool) Simulate of simulation_job.py, which hands on
+the members' records (getpages, pool attributes, object catalog) keyed group|pool. Its rows go
+to gbp_curve, gbp_member and lbp_curve. A group's members are the settings' (`jobs submit
+--data-sharing-group`, [groups]) in their order, else those whose records came, in the order
+they came (a member that joins restarts the group's simulation: its rows say warmup).
 
 State as Simulate keeps it: the tracker's snapshot (at every emission, and when the records
 since reach `snapshot_getpages`) plus the raw records since, replayed into a restored tracker;
@@ -37,29 +40,6 @@ RECHECK_SECONDS = 2.0
 LOG = logging.getLogger(__name__)
 
 
-def member_filter(groups: dict[str, list[str]]) -> Any:
-    """The records of the groups' members (by the Kafka key's source): the others never reach the operator."""
-    members = {m for ms in groups.values() for m in ms}
-
-    def keep(row: Any) -> bool:
-        k = row[0]
-        return k is not None and bytes(k).decode("utf-8", "replace").partition("|")[0] in members
-
-    return keep
-
-
-def group_key(groups: dict[str, list[str]]) -> Any:
-    """source|pool[|object] -> group|pool."""
-    of = {m: g for g, ms in groups.items() for m in ms}
-
-    def key(row: Any) -> str:
-        # source|pool (getpages, attributes) or source|pool|object (the object catalog)
-        source, _, rest = bytes(row[0]).decode("utf-8", "replace").partition("|")
-        return f"{of[source]}|{rest.partition('|')[0]}"
-
-    return key
-
-
 class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
     def __init__(self, options: SimulationOptions, reads: ConsumerGroup | None = None) -> None:
         super().__init__()
@@ -92,7 +72,8 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         else:
             group, _, pool = key.partition("|")
             pane = float(self.o.config_for(pool).pane_seconds)
-            tr = GroupTracker(group, tuple(self.o.groups[group]), pool, pane, sample=self.o.group_sample)
+            members = tuple(self.o.groups.get(group, ()))
+            tr = GroupTracker(group, members, pool, pane, sample=self.o.group_sample)
         replay: list[GroupEmission] = []
         for raw in self.pending.get():
             full, rec = self.decoder.read(raw)

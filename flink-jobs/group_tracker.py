@@ -121,6 +121,7 @@ class GroupTracker:
     model: str = "stream"
     sample: float | None = None  # spatial sampling rate; None: auto_sample at the simulator's start
     max_buffer: int = MAX_BUFFER
+    configured: bool | None = None  # members given (the settings); else learned from their records
     member_state: dict[str, _Member] = field(default_factory=dict)
     gbp: GbpSetting | None = None  # the current setting, from the attributes
     gbpoolt: float = 30.0
@@ -144,14 +145,27 @@ class GroupTracker:
     lbp_before: dict[str, list[tuple[float, ...]]] = field(default_factory=dict)  # cumulative curves at the pane start
 
     def __post_init__(self) -> None:
+        if self.configured is None:
+            self.configured = bool(self.members)
         for m in self.members:
             self.member_state.setdefault(m, _Member())
         self._sim: GroupSimulator | None = None
 
     # -------------------------------------------------------------- input
 
+    def add_member(self, member: str) -> None:
+        """A member not known before (the group's members are learned from their records): it
+        joins at the end of the member order, and a running simulation restarts with it."""
+        if member in self.members:
+            return
+        self.members = (*self.members, member)
+        self.member_state.setdefault(member, _Member())
+        self._sim = None
+        self.sim_bytes = None
+
     def set_attributes(self, member: str, rec: dict[str, Any]) -> None:
         """A member's pool attributes: in force from its event time (waits until the feed gets there)."""
+        self.add_member(member)
         t = micros(rec["event_time"]) / 1e6 if rec.get("event_time") is not None else 0.0
         first = self.member_state.setdefault(member, _Member()).vpsize is None
         # A member's first attributes hold from the start; a later record waits for the feed to
@@ -175,6 +189,7 @@ class GroupTracker:
 
     def add(self, member: str, b: GetpageBatch, emit: list[GroupEmission]) -> int:
         """Buffer a member's batch; feed what every sending member has passed. Returns late getpages."""
+        self.add_member(member)
         mi = self.members.index(member)
         times = b.times()
         if not len(times):
@@ -194,9 +209,10 @@ class GroupTracker:
         ms = self.member_state[member]
         ms.latest = max(float(times.max()), ms.latest or -math.inf)
         # Every member must have passed a time before it is fed: one not heard from yet holds
-        # the group back until the watermark (or the quiet flush) moves it on.
+        # the group back until the watermark (or the quiet flush) moves it on. A group learned
+        # from its records waits for a second member the same way (the first alone is no group).
         passed = [s.latest for m, s in self.member_state.items() if m in self.members]
-        if all(p is not None for p in passed):
+        if all(p is not None for p in passed) and (self.configured or len(passed) > 1):
             self.advance(min(p for p in passed if p is not None), emit, inclusive=False)
         if self.buffered > self.max_buffer:
             self._shed(emit)
@@ -449,6 +465,7 @@ class GroupTracker:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("configured", True)  # before groups were learned, every group was configured
         if "object_names" not in state:  # a snapshot from before the buffer held codes: same answers
             names: dict[str, int] = {}
             for c in state.get("buffer", []):

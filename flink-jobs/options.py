@@ -48,6 +48,7 @@ class SimulationOptions:
     kernel_decode: bool = True  # False: getpage batches decoded by fastavro (schemas/wire.py AvroDecoder.read)
     groups: dict[str, list[str]] = field(default_factory=dict)  # data-sharing group -> members (their sources)
     group_sample: float | None = None  # the group simulation's spatial sampling rate; None: auto (group_grid)
+    discover_groups: bool = True  # also the groups the members' pool attributes name (group_name)
 
     def config_for(self, pool: str) -> SimConfig:
         """The pool's simulator settings: the job's, overridden by the pool's own."""

@@ -19,14 +19,26 @@ import math
 import time
 from typing import Any
 
+from pyflink.common import Row
 from pyflink.common.typeinfo import Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, TimeDomain
 from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
 
 from poolsight.flink_jobs import group_simulate as group
 from poolsight.flink_jobs.caught_up import CaughtUp, ConsumerGroup, Offsets
-from poolsight.flink_jobs.common import Keyed, dead_letter, environment, kafka_source, main, row_type, run_keyed, to_row
-from poolsight.flink_jobs.group_simulate import GroupSimulate, group_key, member_filter
+from poolsight.flink_jobs.common import (
+    Keyed,
+    dead_letter,
+    environment,
+    feed_type,
+    kafka_source,
+    main,
+    row_type,
+    run_keyed,
+    to_row,
+)
+from poolsight.flink_jobs.group_routes import GroupRoutes
+from poolsight.flink_jobs.group_simulate import GroupSimulate
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.flink_jobs.tracker import Emission, PoolTracker
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC
@@ -47,15 +59,23 @@ OUTPUTS = (
 COLLECTOR = "flink-simulation"
 GETPAGE = "poolsight.v1.GetpageBatch"
 ATTRIBUTES = "poolsight.v1.PoolAttributes"
+CATALOG = "poolsight.v1.ObjectCatalog"
 # pool_pane is the main output; every other table is a side output.
 TAGS = {name: OutputTag(name, row_type(BY_NAME[name])) for name in OUTPUTS if name != "pool_pane"}
+# A data-sharing member's records, keyed group|pool, for the group operator (group_simulate.py).
+GROUP_FEED = OutputTag("group_feed", feed_type())
 
 RECHECK_SECONDS = 2.0  # a quiet pool's pane waiting for the job to catch up asks again this often
 Record = GetpageBatch | dict[str, Any]  # a getpage batch, or a PoolAttributes record
 
 
 class Simulate(KeyedProcessFunction):  # type: ignore[misc]
-    """One PoolTracker per (source, pool) key; see the module's doc for its state."""
+    """One PoolTracker per (source, pool) key; see the module's doc for its state.
+
+    It also routes the data-sharing members' records to the group operator (GROUP_FEED, keyed
+    group|pool): a source's group is the settings' (`jobs submit --data-sharing-group`, [groups])
+    or, with `discover_groups`, the group_name its pool attributes carry (kept in keyed state).
+    Object catalog records go with them when their source's group is known in this worker."""
 
     def __init__(self, options: SimulationOptions, reads: ConsumerGroup | None = None) -> None:
         super().__init__()
@@ -73,6 +93,9 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         if self.caught_up is not None:
             self.caught_up.open()
         self.targets: dict[str, Offsets] = {}  # a quiet key's: the end offsets the job must reach first
+        self.group_state = runtime_context.get_state(ValueStateDescriptor("group", Types.STRING()))
+        self.key_group: dict[str, str | None] = {}  # the key's group, read from group_state once
+        self.routes = GroupRoutes.of(self.o.groups, self.o.discover_groups)
 
     def close(self) -> None:
         if self.caught_up is not None:
@@ -135,8 +158,11 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         except UnusableBatch as exc:  # only getpage batches are checked
             yield TAGS["dead_letter"], dead_letter(COLLECTOR, f"unusable {GETPAGE}: {exc}", raw, value, key)
             return
+        if full == CATALOG:  # shares the attributes topic; only the group operator reads it
+            yield from self._to_group(key, raw, full, item)
+            return
         if full not in (GETPAGE, ATTRIBUTES):
-            return  # the object catalog shares the attributes topic
+            return
         tr = self._tracker(key)
         self.last_seen[key] = time.time()
         self.targets.pop(key, None)
@@ -153,6 +179,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         except (ValueError, KeyError, TypeError) as exc:
             yield TAGS["dead_letter"], dead_letter(COLLECTOR, f"unusable {full}: {exc}", raw, value, key)
             return
+        yield from self._to_group(key, raw, full, item)
         resume = out[-1][1] if out else 0
         n = item.events if isinstance(item, GetpageBatch) else 1
         if resume < n:
@@ -166,6 +193,31 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self._idle_timer(key, ctx)
         for e, _ in out:
             yield from self._rows(e)
+
+    def _to_group(self, key: str, raw: bytes | None, full: str, item: Any) -> Any:
+        """The record to the group operator when its source is a data-sharing member (group_routes.py)."""
+        source, _, rest = key.partition("|")
+        pool = rest.partition("|")[0]
+        if full == CATALOG:
+            group = self.routes.of_source(source)
+        else:
+            stored = self._key_group(key)
+            if full == ATTRIBUTES:
+                new = self.routes.attributes(source, item.get("group_name"), stored)
+                if new != stored:
+                    if new is None:
+                        self.group_state.clear()
+                    else:
+                        self.group_state.update(new)
+                    self.key_group[key] = stored = new
+            group = self.routes.of_key(source, stored)
+        if group and pool and raw is not None:
+            yield GROUP_FEED, Row(f"{group}|{pool}", raw)
+
+    def _key_group(self, key: str) -> str | None:
+        if key not in self.key_group:
+            self.key_group[key] = self.group_state.value() or None
+        return self.key_group[key]
 
     def _idle_timer(self, key: str, ctx: Any, due: float | None = None) -> None:
         # Whole seconds, so a burst of records shares one timer per key.
@@ -230,17 +282,9 @@ def submit(settings: Any, job: JobOptions, o: SimulationOptions, name: str = "po
     kafka_source(t_env, settings, "getpage_source", list(topics), job)
     reads = ConsumerGroup(settings.kafka_bootstrap, job.group, topics, job.start_from)
     ops = [Keyed(Simulate(o, reads), "pool_pane", TAGS, "simulate")]
-    if o.groups:  # the data-sharing groups' members, merged per (group, pool): group_simulate.py
-        group_tags = group.TAGS
+    if o.groups or o.discover_groups:  # the members' records, merged per (group, pool): group_simulate.py
         ops.append(
-            Keyed(
-                GroupSimulate(o, reads),
-                group.MAIN,
-                group_tags,
-                "simulate-groups",
-                key=group_key(o.groups),
-                keep=member_filter(o.groups),
-            )
+            Keyed(GroupSimulate(o, reads), group.MAIN, group.TAGS, "simulate-groups", upstream=("simulate", GROUP_FEED))
         )
     return run_keyed(env, t_env, "getpage_source", name, *ops)
 

@@ -337,3 +337,39 @@ def test_a_snapshot_taken_before_the_buffer_held_codes_restores_to_the_same_answ
         restored.add(b.source, b, part)
     restored.flush(part)
     assert _curve(part) == _curve(whole)
+
+
+def test_a_group_learned_from_its_records_equals_the_configured_one_once_both_members_came() -> None:
+    """No members given: DB2A's batches wait for a second member (one member alone is no group),
+    then the group runs as if both had been configured in the order they came."""
+    members = ("DB2A", "DB2B")
+    tr = _trace(members, seed=21)
+    batches = _interleaved(_batches(tr, members), 4)
+    first = batches[0].source
+    order = (first, *(m for m in members if m != first))
+    learned = GroupTracker("DSG1", (), "BP1", 60.0)
+    for m in order:  # attributes arrive in the same order as the members' first batches
+        learned.set_attributes(m, _attrs(m))
+    assert learned.members == order and learned.configured is False
+    given = _tracker(order)
+    got: list[GroupEmission] = []
+    want: list[GroupEmission] = []
+    for b in batches:
+        learned.add(b.source, b, got)
+        given.add(b.source, b, want)
+    learned.flush(got)
+    given.flush(want)
+    assert _curve(got) == _curve(want) and len(got) == 5
+
+
+def test_a_member_that_joins_later_restarts_the_group_simulation() -> None:
+    members = ("DB2A", "DB2B")
+    tr = _trace(members, seed=22)
+    t = _tracker(members)
+    ems: list[GroupEmission] = []
+    for b in _interleaved(_batches(tr, members), 6):
+        t.add(b.source, b, ems)
+    t.add_member("DB2A")  # known: nothing changes
+    assert t.members == members
+    t.set_attributes("DB2C", {**_attrs("DB2A"), "source": "DB2C"})
+    assert t.members == (*members, "DB2C") and t._sim is None

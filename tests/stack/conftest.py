@@ -28,14 +28,15 @@ def query(sql: str, params: tuple[Any, ...] = (), user: str | None = None) -> li
 # --mode exact: these tests hold the stream to the offline exact simulation; the default (auto,
 # fixed-size SHARDS) is exact only below its sample budget (tests/simulator/test_auto_mode.py).
 # The data-sharing group the jobs simulate together (the data-sharing scenario's run in
-# test_pipeline.py sends as these members, in this group).
+# test_pipeline.py sends as these members, in this group): learned from the group name their
+# pool attributes carry, not given to the jobs.
 # A session's own names: gbp_stats is append-only, and the test stack keeps its data.
 _TAG = uuid.uuid4().hex[:4].upper()
 GROUP, GROUP_MEMBERS = f"DSG{_TAG}", (f"DSA{_TAG}", f"DSB{_TAG}")
 GBP2_REBUILT_AT = 120  # seconds of event time: a pane and statistics interval boundary
 SUBMIT = (
     "jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", str(IDLE_FLUSH), "--check-panes", "2",
-    "--mode", "exact", "--data-sharing-group", f"{GROUP}={','.join(GROUP_MEMBERS)}",
+    "--mode", "exact",
 )  # fmt: skip
 
 

@@ -428,7 +428,7 @@ def test_every_bundled_scenario_is_simulated_within_two_percent_at_the_current_s
             continue
         sc = load(path.stem)
         members = [f"{path.stem[0].upper()}{i}{tag}" for i in range(len(sc.members))]
-        if path.stem == "data-sharing":  # the group the jobs were submitted with
+        if path.stem == "data-sharing":  # the group the jobs learn from the members' pool attributes
             assert len(members) == len(GROUP_MEMBERS)
             members = list(GROUP_MEMBERS)
         # The group runs 250 s and rebuilds GBP2 at RATIO 10 at 120 s: its prediction is checked.
