@@ -372,4 +372,4 @@ def test_a_member_that_joins_later_restarts_the_group_simulation() -> None:
     t.add_member("DB2A")  # known: nothing changes
     assert t.members == members
     t.set_attributes("DB2C", {**_attrs("DB2A"), "source": "DB2C"})
-    assert t.members == (*members, "DB2C") and t._sim is None
+    assert list(t.members) == [*members, "DB2C"] and t._sim is None
