@@ -47,9 +47,10 @@ def gbp_grid(current: GbpSetting, page_size: int = 4096) -> list[GbpSetting]:
 # simulated on a spatial sample: at most this many pages can hold state. Measured offline on the
 # data-sharing scenario's BP1 (455,000 pages tracked exact: a 120 MB snapshot, 0.7 M events/s;
 # its bound is 1.28 M): at a rate of 0.2, 24 MB and 4.3 M events/s, with the disk sync reads of
-# each 60 s interval within 1.5 % of exact and the GBP hit ratio within 0.6 points (at 0.1:
-# 2.4 % and 0.8). Small structures stay exact (the 15,000-page index pool's reclaims were 15 %
-# off at 0.2).
+# each 60 s interval within 1.5 % of exact and the GBP hit ratio within 0.6 points in one sample
+# (at 0.1: 2.4 % and 0.8); another sample put one interval's hit ratio 10 points high (the
+# hottest pages' GBP hits scaled by 1/rate: docs/simulator.md). Small structures stay exact (the
+# 15,000-page index pool's reclaims were 15 % off at 0.2).
 GROUP_AUTO_PAGES = 262_144
 
 
