@@ -2,13 +2,22 @@
 to the group operator keyed group|pool): the settings' groups (`jobs submit
 --data-sharing-group`, [groups]) first; else, when discovering, the group_name the source's pool
 attributes carry (the generator sends it; DB2's -DISPLAY BUFFERPOOL does not show it, so a shop
-names its groups in the settings). A pool's group
+names its groups in the settings). A learned group's object catalog reaches it only through a
+worker that has seen the source's attributes: with --parallelism 1 (the default) every worker
+has; with more, catalog records may miss the group, and objects are then taken as the catalog
+records that came say (or inferred without any). A member that leaves a learned group stays a
+member of its tracker (its LBP keeps its pages) until the job starts afresh. A pool's group
 is kept per (source, pool) key in Flink state by the caller (`stored`); what this worker has
 learned per source serves the object catalog, whose records are keyed per object."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
+
+from poolsight.flink_jobs.group_tracker import MEMBER_NAME
+
+LOG = logging.getLogger(__name__)
 
 
 @dataclass
@@ -26,6 +35,9 @@ class GroupRoutes:
         if source in self.configured or not self.discover:
             return stored
         named = str(group_name or "").strip() or None
+        if named and not MEMBER_NAME.match(named):  # it becomes part of a key: group|pool
+            LOG.warning("pool attributes of %s: group_name %r is not a group name; not routed", source, named[:80])
+            named = None
         if named:
             self.learned[source] = named
         else:  # left the group (or never in one)

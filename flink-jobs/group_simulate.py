@@ -69,6 +69,7 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         data = self.snap.value()
         if data is not None:
             tr = GroupTracker.restore(data)
+            tr.set_sample(self.o.group_sample)
         else:
             group, _, pool = key.partition("|")
             pane = float(self.o.config_for(pool).pane_seconds)

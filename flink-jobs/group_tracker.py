@@ -163,6 +163,14 @@ class GroupTracker:
         self._sim = None
         self.sim_bytes = None
 
+    def set_sample(self, sample: float | None) -> None:
+        """The job's --group-sample (a resubmitted job may bring another): a new rate restarts
+        the simulation at the next event."""
+        if sample != self.sample:
+            self.sample = sample
+            self._sim = None
+            self.sim_bytes = None
+
     def set_attributes(self, member: str, rec: dict[str, Any]) -> None:
         """A member's pool attributes: in force from its event time (waits until the feed gets there)."""
         self.add_member(member)
@@ -312,9 +320,11 @@ class GroupTracker:
                 self.pane_first = float(times[i])
             sim = self._simulator()
             if sim is not None:
+                # Only the objects this stretch uses: the simulator looks each table name up.
+                used, codes = np.unique(objects[i:j], return_inverse=True)
                 sim.feed(
                     Names(member[i:j].astype(np.int32), np.asarray(self.members, dtype=np.str_)),
-                    Names(objects[i:j], np.asarray(self.object_names, dtype=np.str_)),
+                    Names(codes.reshape(-1).astype(np.int32), np.asarray(self.object_names, dtype=np.str_)[used]),
                     pages[i:j],
                     function[i:j],
                     times[i:j],

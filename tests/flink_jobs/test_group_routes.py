@@ -28,3 +28,9 @@ def test_a_restored_key_teaches_its_source_again_and_discovery_can_be_off() -> N
     off = GroupRoutes.of({"PLEX": ["DB2A"]}, discover=False)
     assert off.attributes("DB2D", "DSG3", None) is None and off.of_key("DB2D", "DSG3") is None
     assert off.of_source("DB2D") is None and off.of_key("DB2A", None) == "PLEX"
+
+
+def test_a_group_name_that_cannot_be_a_key_is_not_routed() -> None:
+    r = GroupRoutes.of({})
+    assert r.attributes("DB2E", "G|BP9", None) is None and r.of_source("DB2E") is None
+    assert r.attributes("DB2E", "x" * 65, None) is None

@@ -373,3 +373,22 @@ def test_a_member_that_joins_later_restarts_the_group_simulation() -> None:
     assert t.members == members
     t.set_attributes("DB2C", {**_attrs("DB2A"), "source": "DB2C"})
     assert list(t.members) == [*members, "DB2C"] and t._sim is None
+
+
+def test_another_sampling_rate_on_resubmit_restarts_the_simulation_at_it() -> None:
+    members = ("DB2A", "DB2B")
+    tr = _trace(members, seed=23)
+    batches = _interleaved(_batches(tr, members), 7)
+    t = _tracker(members)
+    ems: list[GroupEmission] = []
+    for b in batches[:20]:
+        t.add(b.source, b, ems)
+    restored = GroupTracker.restore(t.snapshot())
+    restored.set_sample(None)  # the same: nothing restarts
+    assert restored.sim_bytes is not None
+    restored.set_sample(0.5)
+    assert restored.sim_bytes is None and restored._sim is None
+    for b in batches[20:]:
+        restored.add(b.source, b, ems)
+    restored.flush(ems)
+    assert {r["sampling_rate"] for r in ems[-1].rows["gbp_curve"]} == {0.5}
