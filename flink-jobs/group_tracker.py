@@ -128,7 +128,6 @@ class GroupTracker:
     not_dependent: set[str] = field(default_factory=set)
     catalog_seen: bool = False  # the pool's object catalog arrived: it says which objects are GBP-dependent
     buffer: list[_Chunk] = field(default_factory=list)
-    buffered: int = 0  # events in buffer
     object_names: list[str] = field(default_factory=list)  # the buffer's object codes
     object_codes: dict[str, int] = field(default_factory=dict)
     rate: float = 1.0  # the running simulator's sampling rate
@@ -160,16 +159,24 @@ class GroupTracker:
             return
         self.members = (*self.members, member)
         self.member_state.setdefault(member, _Member())
-        self._sim = None
-        self.sim_bytes = None
+        self._restart()
 
     def set_sample(self, sample: float | None) -> None:
         """The job's --group-sample (a resubmitted job may bring another): a new rate restarts
         the simulation at the next event."""
         if sample != self.sample:
             self.sample = sample
-            self._sim = None
-            self.sim_bytes = None
+            self._restart()
+
+    def _restart(self) -> None:
+        """Drop the simulation, running or pickled: rebuilt at the next event."""
+        self._sim = None
+        self.sim_bytes = None
+
+    @property
+    def buffered(self) -> int:
+        """Events waiting in the buffer."""
+        return sum(len(c.times) for c in self.buffer)
 
     def set_attributes(self, member: str, rec: dict[str, Any]) -> None:
         """A member's pool attributes: in force from its event time (waits until the feed gets there)."""
@@ -213,7 +220,6 @@ class GroupTracker:
             self.late += late
         if len(chunk.times):
             self.buffer.append(chunk)
-            self.buffered += len(chunk.times)
         ms = self.member_state[member]
         ms.latest = max(float(times.max()), ms.latest or -math.inf)
         # Every member must have passed a time before it is fed: one not heard from yet holds
@@ -257,7 +263,6 @@ class GroupTracker:
                 take.append(c.select(sel))
                 keep.append(c.select(~sel))
         self.buffer = keep
-        self.buffered = sum(len(c.times) for c in keep)
         self._feed(take, emit)
         self.fed_until = bound
         self._close_panes(emit)
@@ -322,9 +327,10 @@ class GroupTracker:
             if sim is not None:
                 # Only the objects this stretch uses: the simulator looks each table name up.
                 used, codes = np.unique(objects[i:j], return_inverse=True)
+                table = np.asarray([self.object_names[k] for k in used.tolist()], dtype=np.str_)
                 sim.feed(
                     Names(member[i:j].astype(np.int32), np.asarray(self.members, dtype=np.str_)),
-                    Names(codes.reshape(-1).astype(np.int32), np.asarray(self.object_names, dtype=np.str_)[used]),
+                    Names(codes.reshape(-1).astype(np.int32), table),
                     pages[i:j],
                     function[i:j],
                     times[i:j],
@@ -355,8 +361,8 @@ class GroupTracker:
                 self.gbp = new
                 if self.settings and new not in self.settings:
                     restart = True
-        if restart and self._sim is not None:
-            self._sim = None  # rebuilt at the next event, at the new setting
+        if restart:
+            self._restart()  # rebuilt at the next event, at the new setting (also when just restored)
 
     def _simulator(self) -> GroupSimulator | None:
         if self._sim is None and self.sim_bytes is not None:
@@ -483,7 +489,7 @@ class GroupTracker:
                 lut = np.fromiter((names.setdefault(str(n), len(names)) for n in table), dtype=np.int32)
                 c.objects = lut[codes.reshape(-1)]
             state.update(object_names=list(names), object_codes=names, sample=1.0, rate=1.0, max_buffer=MAX_BUFFER)
-            state["buffered"] = sum(len(c.times) for c in state.get("buffer", []))
+        state.pop("buffered", None)  # a count kept before it was derived
         self.__dict__.update(state)
         self._sim = None
 

@@ -392,3 +392,18 @@ def test_another_sampling_rate_on_resubmit_restarts_the_simulation_at_it() -> No
         restored.add(b.source, b, ems)
     restored.flush(ems)
     assert {r["sampling_rate"] for r in ems[-1].rows["gbp_curve"]} == {0.5}
+
+
+def test_a_vpsize_change_restarts_a_tracker_just_restored() -> None:
+    """Restored, the simulation waits pickled (sim_bytes) until the next event: a VPSIZE change
+    read first must drop that one too, not only a running one."""
+    members = ("DB2A", "DB2B")
+    tr = _trace(members, seed=24)
+    t = _tracker(members)
+    ems: list[GroupEmission] = []
+    for b in _interleaved(_batches(tr, members), 8)[:20]:
+        t.add(b.source, b, ems)
+    restored = GroupTracker.restore(t.snapshot())
+    assert restored.sim_bytes is not None
+    restored.set_attributes("DB2A", {**_attrs("DB2A"), "vpsize": 999})
+    assert restored.sim_bytes is None and restored.member_state["DB2A"].vpsize == 999
