@@ -185,8 +185,11 @@ impl PoolState {
     /// cache starts from the contents of the old cache of size `from[i]` when there is one (the
     /// pool's old size for its new size: what the altered pool really holds), else of the old
     /// cache nearest above its size (or the largest), so the simulation follows the change
-    /// without a cold start. A different policy or rate starts cold. Panes' counts are cleared:
-    /// curves are ratios over what follows.
+    /// without a cold start. A different policy or rate starts cold. Panes' counts are cleared
+    /// (curves are ratios over what follows), but for the pool's own cache in the latest pane:
+    /// the cache at the new size named by `from` (the pool's, at the pool's VPSEQT) goes on from
+    /// the counts of the old one of that size, so the pane across a change counts its first part
+    /// at the old setting and the rest at the new one, as the pool ran.
     pub fn retarget_minis(
         &mut self,
         policy: Policy,
@@ -196,8 +199,10 @@ impl PoolState {
         from: &[u64],
         vpseqts: &[f64],
     ) {
+        let carry = self.own_counts(&sizes, vpseqt, from, vpseqts);
         let Some(old) = self.minis.as_ref().filter(|m| m.policy == policy && m.rate == rate) else {
-            return self.set_minis_at(policy, sizes, rate, vpseqt, vpseqts);
+            self.set_minis_at(policy, sizes, rate, vpseqt, vpseqts);
+            return self.put_back(carry);
         };
         let caches: Vec<Cache> = sizes
             .iter()
@@ -223,6 +228,33 @@ impl PoolState {
         self.set_minis_at(policy, sizes, rate, vpseqt, vpseqts);
         if let Some(m) = self.minis.as_mut() {
             m.caches = caches;
+        }
+        self.put_back(carry);
+    }
+
+    /// (new index, the latest pane's counts) of the new caches at the pool's VPSEQT whose `from`
+    /// names an old cache of the same rate at the old VPSEQT.
+    fn own_counts(&self, sizes: &[u64], vpseqt: f64, from: &[u64], vpseqts: &[f64]) -> Vec<(usize, [f64; 2 * TYPES])> {
+        let (Some(old), Some(pane)) = (self.minis.as_ref(), self.panes.back()) else {
+            return vec![];
+        };
+        (0..sizes.len())
+            .filter(|&k| vpseqts.get(k).copied().unwrap_or(vpseqt) == vpseqt)
+            .filter_map(|k| {
+                let wanted = from.get(k).copied().unwrap_or(0);
+                let i = (0..old.sizes.len()).find(|&i| wanted > 0 && old.sizes[i] == wanted)?;
+                pane.mini.get(i).map(|row| (k, *row))
+            })
+            .collect()
+    }
+
+    fn put_back(&mut self, carry: Vec<(usize, [f64; 2 * TYPES])>) {
+        if let Some(pane) = self.panes.back_mut() {
+            for (k, row) in carry {
+                if let Some(r) = pane.mini.get_mut(k) {
+                    *r = row;
+                }
+            }
         }
     }
 
@@ -651,6 +683,32 @@ mod tests {
         // Another policy starts cold.
         p.retarget_minis(Policy::Fifo, vec![600], 1.0, 80.0, &[], &[]);
         assert_eq!(p.minis.as_ref().map(|m| m.caches[0].len()), Some(0));
+    }
+
+    #[test]
+    fn the_pane_across_a_change_counts_its_parts_at_the_old_and_the_new_size() {
+        // The pool's own cache (named by `from`) keeps the latest pane's counts of the old one;
+        // the others restart there too.
+        let refs = trace(39, 30_000, 4000);
+        let (first, rest) = refs.split_at(12_000);
+        let start = |minis: Vec<u64>| {
+            let mut p = PoolState::new(Mode::Exact, 1.0, 14, 0, 1e9, 15);
+            p.set_minis(Policy::Lru, minis, 1.0, 80.0);
+            feed(&mut p, first);
+            p
+        };
+        let before = start(vec![800]).panes[0].mini[0];
+        let mut p = start(vec![400, 800, 1600]);
+        p.retarget_minis(Policy::Lru, vec![600, 1200], 1.0, 80.0, &[0, 800], &[]);
+        assert_eq!(p.panes[0].mini, vec![[0.0; 2 * TYPES], before]);
+        let mut after = p.clone();
+        after.panes[0].mini[1] = [0.0; 2 * TYPES];
+        feed(&mut p, rest);
+        feed(&mut after, rest);
+        assert_eq!(p.panes[0].mini[0], after.panes[0].mini[0]);
+        let joined: Vec<f64> = (0..2 * TYPES).map(|k| before[k] + after.panes[0].mini[1][k]).collect();
+        assert_eq!(p.panes[0].mini[1].to_vec(), joined);
+        assert_eq!(joined.iter().sum::<f64>(), 30_000.0);
     }
 
     #[test]
