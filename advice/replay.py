@@ -57,6 +57,12 @@ class Trace:
     pools: list[str]
     objects: list[str]
     rejected: int = 0
+    # The share of pages kept, by page (a spatial sample, advice/recent.py): a replay runs its
+    # pools at `rate` times their size and divides their misses by it. `exact`: every getpage
+    # of the sampled window counted, per (pool code, object code, access type): a hot page the
+    # sample leaves out would bend the getpages divided by the rate (replay._scaled).
+    rate: float = 1.0
+    exact: npt.NDArray[np.int64] | None = None
 
     @property
     def seconds(self) -> float:
@@ -121,6 +127,8 @@ def analyse(trace: Trace, runs: dict[str, PoolRun]) -> dict[str, PoolResult]:
     """Each pool of `runs` as it runs now, over the whole trace: the simulator's result (curve on
     the ladder at the pool's policy, LRU stack curve, the current size at other VPSEQT values,
     objects, working sets)."""
+    if trace.rate != 1.0:
+        raise ValueError("analyse takes a whole trace, not a sample")
     sim = Simulator(SimConfig(pane_seconds=PANE_SECONDS, window_panes=trace.panes))
     for name, r in runs.items():
         sim.set_pool_policy(name, r.size, r.policy, r.vpseqt)
@@ -137,23 +145,53 @@ def at_size(
     getpages taking part: a pool given a burst of scans is not judged by the burst's length."""
     moves = moves or {}
     sim = Simulator(SimConfig(pane_seconds=PANE_SECONDS, window_panes=trace.panes))
+    size = {name: max(1, round(r.size * trace.rate)) for name, r in runs.items()}
     for name, r in runs.items():
-        sim.set_pool_policy(name, r.size, r.policy, r.vpseqt, sizes=[r.size])
+        sim.set_pool_policy(name, size[name], r.policy, r.vpseqt, sizes=[size[name]])
     sources = from_pools if from_pools is not None else set(runs) & set(trace.pools)
     _feed(sim, trace, {trace.pools.index(n): n for n in sources}, moves)
     span = _span(trace, sources)
     out: dict[str, ReplayRates] = {}
-    for name, r in runs.items():
+    for name in runs:
         if name not in sim.pools():
             out[name] = ReplayRates(sync_reads_per_s=0.0, getpages_per_s=0.0, objects={})
             continue
-        res = sim.result(name, [r.size])
-        out[name] = ReplayRates(
-            sync_reads_per_s=float(res.curve[0].sync_reads) / span,
-            getpages_per_s=res.refs / span,
-            objects={o: float(v.curve[0].sync_reads) / span for o, v in res.objects.items()},
-        )
+        res = sim.result(name, [size[name]])
+        if trace.exact is None:
+            out[name] = ReplayRates(
+                sync_reads_per_s=float(res.curve[0].sync_reads) / span,
+                getpages_per_s=res.refs / span,
+                objects={o: float(v.curve[0].sync_reads) / span for o, v in res.objects.items()},
+            )
+        else:
+            out[name] = _scaled(res, _exact_counts(trace, name, sources, moves), span, trace.rate)
     return out
+
+
+def _exact_counts(
+    trace: Trace, name: str, sources: set[str], moves: dict[str, str]
+) -> dict[str, npt.NDArray[np.int64]]:
+    """Per object that runs in pool `name` in this layout, its getpages by access type (all of them)."""
+    assert trace.exact is not None
+    out: dict[str, npt.NDArray[np.int64]] = {}
+    for pool in sources:
+        pc = trace.pools.index(pool)
+        for oc, obj in enumerate(trace.objects):
+            target = moves.get(f"{pool} {obj}", moves.get(obj, pool))
+            if target == name and trace.exact[pc, oc].any():
+                out[obj] = out.get(obj, np.zeros(3, dtype=np.int64)) + trace.exact[pc, oc]
+    return out
+
+
+def _scaled(res: PoolResult, exact: dict[str, npt.NDArray[np.int64]], span: float, rate: float) -> ReplayRates:
+    """A sampled replay's rates (SHARDS-adj): misses are the sample's divided by the rate, and
+    getpages the exact count; the getpages the sample is short of are hits (they are the hot
+    pages a spatial sample most often leaves out)."""
+    objects = {o: float(v.curve[0].sync_reads) / rate / span for o, v in res.objects.items() if o in exact}
+    total = sum(int(n.sum()) for n in exact.values())
+    return ReplayRates(
+        sync_reads_per_s=float(res.curve[0].sync_reads) / rate / span, getpages_per_s=total / span, objects=objects
+    )
 
 
 def _span(trace: Trace, pools: set[str]) -> float:
