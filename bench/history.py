@@ -884,7 +884,7 @@ def main(argv: list[str] | None = None) -> int:
                 pane_rows = sum(loader.rows.get(r.source.name, 0) for r in ROLLUPS)
                 say("run_rollups (the product's, over every pane loaded; rollup tables still empty):")
                 t0 = time.monotonic()
-                for r in run_rollups(cur, None):
+                for r in run_rollups(cur):
                     say(f"  {r.rollup:14} {r.files:>5} files  {r.seconds:7.1f} s")
                 rollup_s = time.monotonic() - t0
                 say(f"  rolled up {pane_rows:,} pane rows in {rollup_s:.0f} s ({pane_rows / rollup_s:,.0f} rows/s)")

@@ -16,6 +16,8 @@ from poolsight.infra.services import Unhealthy, catalog_password, pg_connect
 from poolsight.infra.trino import fetch_idempotent, trino_connection
 from poolsight.names import NAMESPACE, NAMESPACES, PROBE_TABLE, TOPICS, TRINO_CATALOG
 from poolsight.sql.catalog import TABLES, add_column_ddl, backfill_dml, create_table_ddl, missing_columns
+from poolsight.sql.retention import adopt_sql
+from poolsight.sql.rollups import GRAINS, ROLLUPS
 from poolsight.sql.views import view_statements
 
 # The Iceberg JDBC catalog's own tables, schema version V1 (with iceberg_type),
@@ -108,8 +110,22 @@ def bootstrap_trino(s: Settings) -> None:
             # Identifiers cannot be bound as parameters; these come from names.py, not users.
             _run(cur, f'CREATE SCHEMA IF NOT EXISTS {TRINO_CATALOG}."{ns}"')
         _run(cur, f"CREATE TABLE IF NOT EXISTS {TRINO_CATALOG}.{NAMESPACE}.{PROBE_TABLE} (probe INTEGER)")
+        before = {
+            str(r[0])
+            for r in _run(
+                cur,
+                f"SELECT table_name FROM {TRINO_CATALOG}.information_schema.tables WHERE table_schema = ?",
+                [NAMESPACE],
+            )
+        }
         for table in TABLES:
             _run(cur, create_table_ddl(table))
+        # Rollups an earlier version kept without their _retired part: what its retention removed
+        # below them is theirs (sql/retention.py).
+        for r in ROLLUPS:
+            for grain in GRAINS:
+                if r.table(grain).name in before and r.retired(grain).name not in before:
+                    _run(cur, adopt_sql(r, grain))
         # Tables created by an earlier version lack the columns defined since: add them.
         columns = _run(
             cur,

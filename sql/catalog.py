@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from poolsight.schemas.tables import TABLES as WRITTEN
 from poolsight.schemas.tables import TRINO_TYPES, Column, Table
-from poolsight.sql.rollups import ROLLUP_STATE, ROLLUP_TABLES
+from poolsight.sql.rollups import RETIRED_TABLES, RETIREMENT, ROLLUP_STATE, ROLLUP_TABLES, TABLE_CLOCK
 
-TABLES: tuple[Table, ...] = (*WRITTEN, *ROLLUP_TABLES, ROLLUP_STATE)
+TABLES: tuple[Table, ...] = (*WRITTEN, *ROLLUP_TABLES, ROLLUP_STATE, *RETIRED_TABLES, TABLE_CLOCK, RETIREMENT)
 BY_NAME = {t.name: t for t in TABLES}
 
 

@@ -37,8 +37,7 @@ def cycle(s: Settings, r: Retention, now: datetime | None = None, *, retain: boo
     now = now or datetime.now(UTC)
     with trino_connection(s) as conn:
         cur = conn.cursor()
-        cut = r.cutoffs(now)
-        runs = run_rollups(cur, cut["pane"], cut["hour"])
+        runs = run_rollups(cur)
         sources = {rollup_of(run.rollup).source.name: run.sequence_number for run in runs}
         removed = apply_retention(cur, r, now, sources) if retain else []
         checks = copy_gbp_checks(cur)

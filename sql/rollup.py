@@ -10,10 +10,11 @@ When Trino cannot list a table's `$entries` (Trino 476 fails on every entry once
 statistics for a column the table has since dropped), the run falls back to recomputing every
 day the table holds, with the newest sequence number from `$metadata_log_entries`, and says so.
 
-Periods older than the pane retention (sql/retention.py) are never recomputed from panes:
-their panes may be gone, and a recomputation from what is left would shrink the rollup. Late
-panes of such a period only add its row when it has none (a MERGE that inserts only), so
-nothing is lost before retention removes them; days older than the hourly retention likewise.
+A period is what the grain below still holds plus what retention removed from it
+(`<stem>_<grain>_retired`, written by sql/retention.py before it removes rows): a replayed pane
+replaces its earlier version, a late pane of a period whose other panes are gone adds to it,
+and nothing retention removed is recomputed away. Periods whose rows below retention is
+removing (a step logged in `retirement`, not done) are left to it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 from poolsight.infra.trino import QueryError, fetch
 from poolsight.schemas.tables import Table
-from poolsight.sql.rollups import ROLLUP_STATE, ROLLUPS, Rollup
+from poolsight.sql.rollups import RETIREMENT, ROLLUP_STATE, ROLLUPS, Rollup
 
 STEP = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
 # At most this much event time per MERGE: a first run over months of panes (an upgrade, a
@@ -134,11 +135,32 @@ def periods(spans: list[tuple[datetime, datetime]], grain: str) -> list[tuple[da
 _NULL_AS = {"string": "''", "bigint": "-1", "int": "-1", "double": "-1e0", "boolean": "false", "timestamp": "NULL"}
 
 
-def merge_sql(r: Rollup, grain: str, insert_only: bool = False) -> str:
-    """MERGE recomputing the rollup's periods of one grain in [?, ?) (given twice: the source's
-    range and the target's) from the grain below. `insert_only`: add the periods that have no
-    row, leave the others as they are."""
-    target = r.table(grain)
+def same_group(r: Rollup, left: str, right: str) -> str:
+    """SQL: rows `left` and `right` (aliases) of the rollup's tables have the same group."""
+    types = {c.name: c.type for c in r.table("hour").columns}
+    return " AND ".join(
+        f"coalesce({left}.{g}, {_NULL_AS[types[g]]}) = coalesce({right}.{g}, {_NULL_AS[types[g]]})" for g in r.group
+    )
+
+
+def upsert_sql(r: Rollup, target: Table, using: str) -> str:
+    """MERGE of `using` (rows of the rollup's columns) into `target` for the periods in [?, ?):
+    a period's row replaced, or inserted."""
+    cols = [c.name for c in target.columns]
+    on = f"{same_group(r, 't', 's')} AND t.period_start = s.period_start AND t.period_start >= ? AND t.period_start < ?"
+    sets = ", ".join(f"{c} = s.{c}" for c in cols if c not in (*r.group, "period_start"))
+    return (
+        f"MERGE INTO {target.qualified} t USING ({using}) s ON {on} WHEN MATCHED THEN UPDATE SET {sets} "
+        f"WHEN NOT MATCHED THEN INSERT ({', '.join(cols)}) VALUES ({', '.join('s.' + c for c in cols)})"
+    )
+
+
+def merge_sql(r: Rollup, grain: str) -> str:
+    """MERGE recomputing the rollup's periods of one grain in [?, ?) (given three times: the
+    retired rows' range, the source's and the target's): each period is what retention removed
+    from the grain below (`r.retired(grain)`, most often nothing) combined with what the grain
+    below still holds, the two added up as the day adds up hours."""
+    target, retired = r.table(grain), r.retired(grain)
     if grain == "hour":
         src, tc = r.source.qualified, r.source.time_column
         count, measures = "count(*)", [f"{m.over_panes(tc)} AS {m.name}" for m in r.measures]
@@ -147,21 +169,37 @@ def merge_sql(r: Rollup, grain: str, insert_only: bool = False) -> str:
         count, measures = "sum(source_rows)", [f"{m.over_hours()} AS {m.name}" for m in r.measures]
     period = f"date_trunc('{grain}', {tc})"
     group = ", ".join(r.group)
-    cols = [*r.group, "period_start", "period_end", "source_rows", *(m.name for m in r.measures), "rolled_at"]
-    using = (
+    names = [m.name for m in r.measures]
+    # `at` orders the two parts for a `last` measure: the rows still below are the newer ones.
+    below = (
         f"SELECT {group}, {period} AS period_start, {period} + INTERVAL '1' {grain.upper()} AS period_end, "
-        f"{count} AS source_rows, {', '.join(measures)}, current_timestamp AS rolled_at "
+        f"{count} AS source_rows, {', '.join(measures)}, max({tc}) AS at "
         f"FROM {src} WHERE {tc} >= ? AND {tc} < ? GROUP BY {group}, {period}"
     )
-    types = {c.name: c.type for c in target.columns}
-    keys = [f"coalesce(t.{g}, {_NULL_AS[types[g]]}) = coalesce(s.{g}, {_NULL_AS[types[g]]})" for g in r.group]
-    on = " AND ".join([*keys, "t.period_start = s.period_start", "t.period_start >= ? AND t.period_start < ?"])
-    sets = ", ".join(f"{c} = s.{c}" for c in cols if c not in (*r.group, "period_start"))
-    update = "" if insert_only else f"WHEN MATCHED THEN UPDATE SET {sets} "
-    return (
-        f"MERGE INTO {target.qualified} t USING ({using}) s ON {on} "
-        f"{update}WHEN NOT MATCHED THEN INSERT ({', '.join(cols)}) VALUES ({', '.join('s.' + c for c in cols)})"
+    gone = (
+        f"SELECT {group}, period_start, period_end, source_rows, {', '.join(names)}, "
+        f"period_start - INTERVAL '0.001' SECOND AS at "
+        f"FROM {retired.qualified} WHERE period_start >= ? AND period_start < ?"
     )
+    combined = [
+        (f"max_by({m.name}, at)" if m.agg == "last" else f"{m.agg}({m.name})") + f" AS {m.name}" for m in r.measures
+    ]
+    using = (
+        f"SELECT {group}, period_start, period_end, sum(source_rows) AS source_rows, {', '.join(combined)}, "
+        f"current_timestamp AS rolled_at FROM ({gone} UNION ALL {below}) "
+        f"GROUP BY {group}, period_start, period_end"
+    )
+    return upsert_sql(r, target, using)
+
+
+def recompute(cur: Any, r: Rollup, grain: str, lo: datetime, hi: datetime) -> None:
+    """The rollup's periods of `grain` in [lo, hi) (whole periods) computed again, a piece of at
+    most PIECE at a time."""
+    a = lo
+    while a < hi:
+        b = min(a + PIECE, hi)
+        fetch(cur, merge_sql(r, grain), (a, b, a, b, a, b))
+        a = b
 
 
 STATE_SQL = (
@@ -181,7 +219,7 @@ class RollupRun:
     period_from: datetime | None  # the hours recomputed (None: nothing to do)
     period_to: datetime | None
     sequence_number: int
-    clamped: bool  # changes older than the pane retention only added periods that had no row
+    skipped: int  # periods left to retention, which is removing the rows below them (sql/retention.py)
     seconds: float
     note: str = ""  # why the range is every day the source holds (Changes.note)
 
@@ -189,34 +227,43 @@ class RollupRun:
         return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in self.__dict__.items()}
 
 
-def _segments(lo: datetime, hi: datetime, cut: datetime | None) -> list[tuple[datetime, datetime, bool]]:
-    """[lo, hi) split at a retention cutoff, (start, end, insert only) for the part before it, and
-    into pieces of at most PIECE (lo, hi and cut are whole periods, so the pieces are too)."""
-    if cut is None or cut <= lo:
-        parts = [(lo, hi, False)]
-    elif cut >= hi:
-        parts = [(lo, hi, True)]
-    else:
-        parts = [(lo, cut, True), (cut, hi, False)]
+def _without(
+    ranges: list[tuple[datetime, datetime]], holes: list[tuple[datetime, datetime]]
+) -> list[tuple[datetime, datetime]]:
+    """`ranges` less every hole (holes are whole periods of the ranges' grain or coarser)."""
     out = []
-    for a, b, only in parts:
-        while a < b:
-            out.append((a, min(a + PIECE, b), only))
-            a = min(a + PIECE, b)
+    for lo, hi in ranges:
+        parts = [(lo, hi)]
+        for a, b in holes:
+            parts = [p for x, y in parts for p in ((x, min(y, a)), (max(x, b), y)) if p[0] < p[1]]
+        out += parts
     return out
 
 
-def run_rollups(
-    cur: Any,
-    oldest_pane: datetime | None = None,
-    oldest_hour: datetime | None = None,
-    rollups: tuple[Rollup, ...] = ROLLUPS,
-) -> list[RollupRun]:
-    """One pass over every rollup (see the module's doc). `oldest_pane` and `oldest_hour`: where
-    the pane and hourly retention start (None: kept); periods before them are only added."""
+def _length(ranges: list[tuple[datetime, datetime]]) -> timedelta:
+    return sum((b - a for a, b in ranges), timedelta())
 
+
+UNFINISHED_SQL = (
+    f"SELECT table_name, period_start, period_end FROM {RETIREMENT.qualified} "
+    "GROUP BY table_name, period_start, period_end HAVING max_by(state, logged_at) <> 'done'"
+)
+
+
+def unfinished(cur: Any) -> dict[str, list[tuple[datetime, datetime]]]:
+    """Per table, the periods retention has begun to remove and not finished (sql/retention.py)."""
+    out: dict[str, list[tuple[datetime, datetime]]] = {}
+    for table, lo, hi in fetch(cur, UNFINISHED_SQL):
+        out.setdefault(str(table), []).append((lo, hi))
+    return out
+
+
+def run_rollups(cur: Any, rollups: tuple[Rollup, ...] = ROLLUPS) -> list[RollupRun]:
+    """One pass over every rollup (see the module's doc). Periods whose rows below retention is
+    removing (sql/retention.py, a step not finished) are left to it: it recomputes them when done."""
     rows = partial(fetch, cur)
     state = {name: int(seq) for name, seq in rows(STATE_SQL)}
+    busy = unfinished(cur)
     out: list[RollupRun] = []
     for r in rollups:
         start = time.monotonic()
@@ -224,23 +271,25 @@ def run_rollups(
         last = state.get(hour_table, -1)
         got = changes(cur, r.source, last)
         if not got.spans:
-            out.append(RollupRun(hour_table, 0, None, None, last, False, round(time.monotonic() - start, 2)))
+            out.append(RollupRun(hour_table, 0, None, None, last, 0, round(time.monotonic() - start, 2)))
             continue
         seq = got.sequence_number
         hours = periods(got.spans, "hour")
         h0, h1 = hours[0][0], hours[-1][1]
-        clamped = oldest_pane is not None and h0 < oldest_pane
-        for lo, hi in hours:
-            for a, b, only in _segments(lo, hi, oldest_pane):  # cutoffs are day-aligned (sql/retention.py)
-                rows(merge_sql(r, "hour", only), (a, b, a, b))
-        for lo, hi in periods([(a, b - timedelta(microseconds=1)) for a, b in hours], "day"):
-            for a, b, only in _segments(lo, hi, oldest_hour):
-                rows(merge_sql(r, "day", only), (a, b, a, b))
+        holes_hour = busy.get(r.source.name, []) + busy.get(hour_table, [])
+        holes_day = busy.get(hour_table, [])
+        todo = _without(hours, holes_hour)
+        for lo, hi in todo:
+            recompute(cur, r, "hour", lo, hi)
+        days = periods([(a, b - timedelta(microseconds=1)) for a, b in todo], "day") if todo else []
+        for lo, hi in _without(days, holes_day):
+            recompute(cur, r, "day", lo, hi)
         now = datetime.now(UTC)
         for grain in ("hour", "day"):
             rows(RECORD_SQL, (r.table(grain).name, r.source.name, int(seq), now, h0, h1))
         seconds = round(time.monotonic() - start, 2)
-        out.append(RollupRun(hour_table, got.files, h0, h1, seq, clamped, seconds, got.note))
+        skipped = round((_length(hours) - _length(todo)) / STEP["hour"])
+        out.append(RollupRun(hour_table, got.files, h0, h1, seq, skipped, seconds, got.note))
     return out
 
 

@@ -70,6 +70,23 @@ class Rollup:
     doc: str
 
     def table(self, grain: str) -> Table:
+        return self._table(
+            f"{self.stem}_{grain}",
+            grain,
+            f"{self.doc} Per {grain} (sql/rollups.py; ratios: divide the summed counters).",
+        )
+
+    def retired(self, grain: str) -> Table:
+        """What the rows retention removed from the grain below had added to each period of
+        `grain`: a period of `grain` is this plus what the grain below still holds (sql/rollup.py)."""
+        below = self.source.name if grain == "hour" else self.table("hour").name
+        return self._table(
+            f"{self.stem}_{grain}_retired",
+            grain,
+            f"The part of {self.stem}_{grain} made of {below} rows retention has removed (sql/retention.py).",
+        )
+
+    def _table(self, name: str, grain: str, doc: str) -> Table:
         cols: list[Column] = [c for name in self.group for c in self.source.columns if c.name == name]
         cols += [
             *PERIOD,
@@ -83,8 +100,8 @@ class Rollup:
         ]
         key = (*self.group, "period_start")
         return Table(
-            f"{self.stem}_{grain}",
-            f"{self.doc} Per {grain} (sql/rollups.py; ratios: divide the summed counters).",
+            name,
+            doc,
             tuple(cols),
             "period_start",
             key,
@@ -263,6 +280,7 @@ STATS = Rollup(
 
 ROLLUPS: tuple[Rollup, ...] = (POOL, OBJECT, CURVE, REUSE, IO, STATS)
 ROLLUP_TABLES: tuple[Table, ...] = tuple(r.table(g) for r in ROLLUPS for g in GRAINS)
+RETIRED_TABLES: tuple[Table, ...] = tuple(r.retired(g) for r in ROLLUPS for g in GRAINS)
 
 
 ROLLUP_STATE = Table(
@@ -280,5 +298,40 @@ ROLLUP_STATE = Table(
     "updated_at",
     ("rollup_table",),
     key=("rollup_table", "updated_at"),
+    partition="year",
+)
+
+
+TABLE_CLOCK = Table(
+    "table_clock",
+    "When each pane-grain table reached a data sequence number (sql/retention.py): every file with a "
+    "sequence number up to it was committed by then, so retention can tell a row's arrival from its event time.",
+    (
+        C("table_name", "string", "The table (e.g. pool_pane)."),
+        C("sequence_number", "bigint", "The newest data sequence number of its live files then."),
+        C("observed_at", "timestamp", "Wall-clock time of the observation (a maintenance cycle)."),
+    ),
+    "observed_at",
+    ("table_name",),
+    key=("table_name", "observed_at"),
+    partition="year",
+)
+
+RETIREMENT = Table(
+    "retirement",
+    "Periods retention removed from a grain whose content a rollup keeps (sql/retention.py), step by "
+    "step: `pending` (being folded into the grain above), `based` (its content is in the <rollup>_retired "
+    "table; its rows are being removed), `done`. A period not done is neither rolled up nor removed by "
+    "anyone else until the next retention pass finishes it.",
+    (
+        C("table_name", "string", "The table rows are removed from (pool_pane, pool_hour, ...)."),
+        C("period_start", "timestamp", "Start of the removed period (a day of panes, a month of hours)."),
+        C("period_end", "timestamp", "Its end (exclusive)."),
+        C("state", "string", "pending, based or done."),
+        C("logged_at", "timestamp", "Wall-clock time of the step."),
+    ),
+    "period_start",
+    ("table_name", "period_start"),
+    key=("table_name", "period_start", "state"),
     partition="year",
 )

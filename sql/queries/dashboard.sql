@@ -570,3 +570,31 @@ UNION ALL
 SELECT 'stats_day' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.stats_day
 UNION ALL
 SELECT 'rollup_state' AS table_name, max(updated_at) AS newest, count(*) AS row_count FROM ${schema}.rollup_state
+UNION ALL
+SELECT 'pool_hour_retired' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.pool_hour_retired
+UNION ALL
+SELECT 'pool_day_retired' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.pool_day_retired
+UNION ALL
+SELECT 'object_hour_retired' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.object_hour_retired
+UNION ALL
+SELECT 'object_day_retired' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.object_day_retired
+UNION ALL
+SELECT 'curve_hour_retired' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.curve_hour_retired
+UNION ALL
+SELECT 'curve_day_retired' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.curve_day_retired
+UNION ALL
+SELECT 'reuse_hour_retired' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.reuse_hour_retired
+UNION ALL
+SELECT 'reuse_day_retired' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.reuse_day_retired
+UNION ALL
+SELECT 'io_hour_retired' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.io_hour_retired
+UNION ALL
+SELECT 'io_day_retired' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.io_day_retired
+UNION ALL
+SELECT 'stats_hour_retired' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.stats_hour_retired
+UNION ALL
+SELECT 'stats_day_retired' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.stats_day_retired
+UNION ALL
+SELECT 'table_clock' AS table_name, max(observed_at) AS newest, count(*) AS row_count FROM ${schema}.table_clock
+UNION ALL
+SELECT 'retirement' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.retirement

@@ -47,13 +47,15 @@ def test_the_hourly_merge_groups_panes_by_hour_and_the_daily_one_adds_hours() ->
     assert "FROM iceberg.poolsight.pool_hour WHERE period_start >= ?" in day
     assert "sum(source_rows) AS source_rows" in day and "sum(sim_hits) AS sim_hits" in day
     assert "max_by(current_size, period_start)" in day and "max(max_working_set_pages)" in day
-    for sql in (hour, day):
-        assert sql.count("?") == 4 and "WHEN MATCHED THEN UPDATE" in sql and "WHEN NOT MATCHED THEN INSERT" in sql
+    for sql, retired in ((hour, "pool_hour_retired"), (day, "pool_day_retired")):
+        assert sql.count("?") == 6 and "WHEN MATCHED THEN UPDATE" in sql and "WHEN NOT MATCHED THEN INSERT" in sql
         # keys compared with = (a hash join), nulls as a value no row holds; the target's periods bounded
         assert "coalesce(t.source, '') = coalesce(s.source, '')" in sql and "IS NOT DISTINCT" not in sql
         assert "t.period_start >= ? AND t.period_start < ?" in sql
-    only = merge_sql(POOL, "hour", insert_only=True)
-    assert "WHEN MATCHED" not in only and "WHEN NOT MATCHED THEN INSERT" in only
+        # what retention removed below is added to what is left, the newer part's last values kept
+        assert f"FROM iceberg.poolsight.{retired} WHERE period_start >= ? AND period_start < ? UNION ALL" in sql
+        assert "max_by(current_size, at) AS current_size" in sql and "sum(sim_hits) AS sim_hits" in sql
+        assert "max(max_working_set_pages) AS max_working_set_pages" in sql
 
 
 def test_only_the_periods_changed_files_touch_are_recomputed() -> None:
@@ -76,22 +78,15 @@ def test_only_the_periods_changed_files_touch_are_recomputed() -> None:
     ]
 
 
-def test_a_range_is_split_at_a_retention_cutoff() -> None:
-    from poolsight.sql.rollup import _segments
+def test_periods_retention_is_removing_are_cut_out_of_a_rollup_run() -> None:
+    from poolsight.sql.rollup import _without
 
-    a, b, c = (datetime(2026, 1, d, tzinfo=UTC) for d in (1, 2, 3))
-    assert _segments(a, c, None) == [(a, c, False)]
-    assert _segments(a, c, b) == [(a, b, True), (b, c, False)]
-    assert _segments(b, c, a) == [(b, c, False)]
-    assert _segments(a, b, c) == [(a, b, True)]
-    # a long range in pieces of at most a week, the cutoff still a boundary
-    z = datetime(2026, 1, 20, tzinfo=UTC)
-    assert _segments(a, z, b) == [
-        (a, b, True),
-        (b, b + timedelta(days=7), False),
-        (b + timedelta(days=7), b + timedelta(days=14), False),
-        (b + timedelta(days=14), z, False),
-    ]
+    a, b, c, d = (datetime(2026, 1, x, tzinfo=UTC) for x in (1, 2, 3, 4))
+    assert _without([(a, d)], []) == [(a, d)]
+    assert _without([(a, d)], [(b, c)]) == [(a, b), (c, d)]
+    assert _without([(a, b), (c, d)], [(a, c)]) == [(c, d)]
+    assert _without([(b, c)], [(a, d)]) == []
+    assert _without([(a, c)], [(b - timedelta(days=30), b)]) == [(b, c)]
 
 
 def test_periods_floor_in_utc() -> None:

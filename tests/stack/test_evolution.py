@@ -92,8 +92,8 @@ def test_rows_from_before_a_key_column_get_the_values_the_jobs_write() -> None:
 def test_rollups_of_a_table_whose_entries_trino_cannot_list_recompute_its_days() -> None:
     """A file written before a column is dropped (and added back) makes Trino fail on the
     table's $entries: the rollup recomputes every day the table holds, says so, and sums what
-    the rows hold; the retention keeps rows older than its cutoff until they are rolled up."""
-    from poolsight.sql.retention import unrolled_before
+    the rows hold; the retention, which cannot tell when the rows came, keeps them."""
+    from poolsight.sql.retention import Retention, apply_retention, day_sequences
     from poolsight.sql.rollup import changes, run_rollups
     from poolsight.sql.rollups import STATS
 
@@ -111,19 +111,21 @@ def test_rollups_of_a_table_whose_entries_trino_cannot_list_recompute_its_days()
         _query(f"ALTER TABLE {STATS_TABLE} DROP COLUMN {NEWEST}")
         bootstrap_trino(s)  # adds it back: a new field id
         _insert_stats([(1, 5), (65, 7)])  # 10:01 and 11:05
-        cutoff = T0 + timedelta(days=2)  # a pane retention that would remove these rows
         with trino_connection(s) as conn:
             cur = conn.cursor()
             got = changes(cur, STATS.source, -1)
             assert not got.exact and "cannot read its $entries" in got.note, got
             assert any(lo <= T0 and hi >= T0 + timedelta(minutes=65) for lo, hi in got.spans), got.spans
-            (run,) = run_rollups(cur, rollups=(STATS,))  # unless the maintenance service just did
+            run_rollups(cur, rollups=(STATS,))  # unless the maintenance service just did
             assert rolled() == [(310, 2, 3 + 5), (311, 1, 7)]
-            assert not unrolled_before(cur, STATS.source, run.sequence_number, cutoff)
+            assert day_sequences(cur, STATS.source) is None
+            # a pane retention that would remove these rows
+            report = apply_retention(cur, Retention(pane_days=2, hour_months=None), T0 + timedelta(days=5), {})
+            cutoff = datetime(2001, 2, 6, tzinfo=UTC).isoformat()
+            assert {"table": "pool_stats", "cutoff": cutoff, "skipped": "$entries unreadable"} in report
             _insert_stats([(-24 * 60, 11)])  # a late row, the day before, not rolled up yet
-            assert unrolled_before(cur, STATS.source, run.sequence_number, cutoff)
             (again,) = run_rollups(cur, rollups=(STATS,))
-            assert again.note and not unrolled_before(cur, STATS.source, again.sequence_number, cutoff)
+            assert again.note
         assert rolled() == [(210, 1, 11), (310, 2, 3 + 5), (311, 1, 7)]  # nothing counted twice
         days = _query(
             f"SELECT source_rows, getpages_random FROM {day} WHERE source = ? ORDER BY period_start", (SOURCE,)

@@ -3,12 +3,14 @@ the totals per pool per day from the rollups equal those of the panes before the
 
 The panes are synthetic, in January 2000 (no other test writes that far back), with values
 from formulas, so the truth is computed here, independently of Trino. Retention runs with a
-`now` of 2000-01-06, so only these panes are old enough to go.
+`now` in January 2000, and the clock that tells it when the files came is noted at such times
+too, so only these panes are old enough to go.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,9 +20,9 @@ from poolsight.infra.config import load_settings
 from poolsight.infra.services import health_maintenance
 from poolsight.infra.trino import trino_connection
 from poolsight.sql.catalog import BY_NAME
-from poolsight.sql.retention import Retention, apply_retention
+from poolsight.sql.retention import Retention, apply_retention, day_sequences, finish, log_step, record_clock
 from poolsight.sql.rollup import rollup_of, run_rollups
-from poolsight.sql.rollups import ROLLUPS
+from poolsight.sql.rollups import POOL, ROLLUPS, TABLE_CLOCK
 from tests.conftest import poolsight
 from tests.stack.conftest import query
 
@@ -60,11 +62,12 @@ def _exec(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
     return query(sql, params)
 
 
-def _insert_panes(first: int, last: int) -> None:
-    """Panes first..last (minute indexes from DAY0) of every pool, object, size and table."""
+def _insert_panes(first: int, last: int, second: int = 0) -> None:
+    """Panes first..last (minute indexes from DAY0) of every pool, object, size and table;
+    `second`: starting that many seconds into their minute (other panes of the same values)."""
     seq = f"UNNEST(sequence({first}, {last})) AS s(i)"
     pools = "UNNEST(ARRAY['BP1', 'BP2'], ARRAY[0, 1]) AS q(pool, p)"
-    t = "TIMESTAMP '2000-01-01 00:00:00 UTC' + i * INTERVAL '1' MINUTE"
+    t = f"TIMESTAMP '2000-01-01 00:00:{second:02d} UTC' + i * INTERVAL '1' MINUTE"
     gp = "1000 + (i % 97) * 3 + 50 * p"
     _exec(
         f"INSERT INTO {BY_NAME['pool_pane'].qualified} (source, pool, pane_start, pane_end, seconds, getpages, "
@@ -138,24 +141,34 @@ def _same(a: dict[str, dict[tuple[Any, ...], float]], b: dict[str, dict[tuple[An
 
 
 @pytest.fixture(scope="module")
-def clean() -> None:
+def clean() -> Iterator[None]:
     for t in (
         *(r.source for r in ROLLUPS),
         *(r.table(g) for r in ROLLUPS for g in ("hour", "day")),
+        *(r.retired(g) for r in ROLLUPS for g in ("hour", "day")),
     ):
         _exec(f"DELETE FROM {t.qualified} WHERE source = ?", (SOURCE,))
+    yield
+    # The clock noted in January 2000 would make a later retention at today's date take every
+    # file before it for old (the tests after this one run it so).
+    _exec(f"DELETE FROM {TABLE_CLOCK.qualified} WHERE observed_at < ?", (datetime(2002, 1, 1, tzinfo=UTC),))
+
+
+def _panes_left() -> int:
+    return int(_exec(f"SELECT count(*) FROM {BY_NAME['pool_pane'].qualified} WHERE source = ?", (SOURCE,))[0][0])
 
 
 def test_rollups_keep_the_daily_totals_after_the_panes_expire(clean: None) -> None:
     s = load_settings()
     last = PANES - 1 - 600  # the last 10 hours come later: a second, incremental run
     _insert_panes(0, last)
+    keep2 = Retention(pane_days=2, hour_months=None)
     with trino_connection(s) as conn:
         cur = conn.cursor()
-        run_rollups(cur, None)
+        run_rollups(cur)
         _same(_rolled("day"), _truth(0, last))
         _insert_panes(last + 1, PANES - 1)
-        runs = {r.rollup: r for r in run_rollups(cur, None)}
+        runs = {r.rollup: r for r in run_rollups(cur)}
         # Only what the new files span is recomputed: their hours, not the first days'.
         assert runs["pool_hour"].period_from is not None and runs["pool_hour"].period_from >= DAY0 + timedelta(
             minutes=last + 1 - 60
@@ -163,18 +176,24 @@ def test_rollups_keep_the_daily_totals_after_the_panes_expire(clean: None) -> No
         truth = _truth(0, PANES - 1)
         _same(_rolled("day"), truth)
         _same(_rolled("hour"), truth)  # the hours, added up per day
-        again = run_rollups(cur, None)  # nothing new: nothing recomputed, nothing doubled
+        again = run_rollups(cur)  # nothing new: nothing recomputed, nothing doubled
         assert all(r.files == 0 for r in again if r.rollup in ("pool_hour", "object_hour", "curve_hour"))
         _same(_rolled("day"), truth)
-
-        # Retention at 2000-01-06 keeping 2 days of panes: 1 to 3 January go, their rollups stay.
-        now = DAY0 + timedelta(days=5, hours=12)
         rolled = {rollup_of(x.rollup).source.name: x.sequence_number for x in again}
-        report = apply_retention(cur, Retention(pane_days=2, hour_months=None), now, rolled)
+
+        # A maintenance cycle on 3 January notes where each table stands (its files came by then).
+        apply_retention(cur, keep2, DAY0 + timedelta(days=2, hours=12), rolled)
+        assert _panes_left() == 2 * PANES
+        # On 6 January keeping 2 days of panes: 1 to 3 January go, their rollups stay.
+        report = apply_retention(cur, keep2, DAY0 + timedelta(days=5, hours=12), rolled)
     assert {x["table"] for x in report if x.get("rows")} >= {"pool_pane", "object_pane", "sim_curve"}
     first = _exec(f"SELECT min(pane_start) FROM {BY_NAME['pool_pane'].qualified} WHERE source = ?", (SOURCE,))[0][0]
     assert first == DAY0 + timedelta(days=3)
     _same(_rolled("day"), truth)
+    _same(_rolled("hour"), truth)
+    kept = _exec(f"SELECT count(*), sum(getpages) FROM {POOL.retired('hour').qualified} WHERE source = ?", (SOURCE,))[0]
+    want = sum(v for (_, d), v in truth["getpages"].items() if d < "2000-01-04")
+    assert kept == [2 * 3 * 24, want]  # 1 to 3 January's hours, kept as they were
 
     # Compaction and snapshot expiry of the rollups and the panes change no total.
     r = poolsight("maintain", "--tables", "pool_pane,pool_hour,pool_day,object_day", "--retain", "0s", timeout=600)
@@ -183,53 +202,114 @@ def test_rollups_keep_the_daily_totals_after_the_panes_expire(clean: None) -> No
     assert _rolled("hour")["getpages"] == pytest.approx(truth["getpages"])
 
 
-def test_a_late_pane_older_than_the_retention_does_not_shrink_its_rollup(clean: None) -> None:
-    """Panes of 1 January are gone (the test before): a pane arriving for it now must not
-    replace the day's rollup with its own sum, one for an hour without a rollup (31 December)
-    must not be lost, and panes not yet rolled up are never removed."""
+def _late_truth() -> dict[str, dict[tuple[Any, ...], float]]:
+    """The formulas' sums with the late panes the tests below add: one 30 s into 00:10 of
+    1 January (whose other panes are gone) and one of 31 December 23:00 (no rollup then)."""
+    truth = _truth(0, PANES - 1)
+    for k, v in [*_truth(10, 10).items(), *_truth(-60, -60).items()]:
+        for kk, vv in v.items():
+            truth[k][kk] += vv
+    return truth
+
+
+def test_a_late_pane_of_a_day_whose_panes_are_gone_adds_to_its_rollup(clean: None) -> None:
+    """Panes of 1 January are gone (the test before): a new pane of one of its hours adds to
+    that hour and day; written again (a replay), it replaces itself; a pane of an hour without
+    a rollup (31 December) is rolled up; panes not yet rolled up are never removed."""
     s = load_settings()
-    before = _rolled("day")["getpages"][("BP1", "2000-01-01")]
-    assert before == pytest.approx(_truth(0, 1439)["getpages"][("BP1", "2000-01-01")])
-    _insert_panes(10, 10)
+    before = _rolled("hour")["getpages"][("BP1", "2000-01-01")]
+    _insert_panes(10, 10, second=30)
     _insert_panes(-60, -60)  # 1999-12-31 23:00
     with trino_connection(s) as conn:
         cur = conn.cursor()
-        runs = {r.rollup: r for r in run_rollups(cur, DAY0 + timedelta(days=3))}
-        assert runs["pool_hour"].clamped
-        day = _rolled("day")
-        assert day["getpages"][("BP1", "2000-01-01")] == pytest.approx(before)
-        assert day["getpages"][("BP2", "1999-12-31")] == getpages(-60, 1) and day["panes"][("BP2", "1999-12-31")] == 1
-        assert day["object_getpages"][("BP1", "DB.IX1", "1999-12-31")] == obj_getpages(-60, 0, 2)
-        # A pane of 4 January written after the rollup ran: retention at 2000-01-07 keeping 2
-        # days would remove 4 January, but leaves the table as it is until the pane is rolled up.
-        seq = {r.rollup: r.sequence_number for r in run_rollups(cur, DAY0 + timedelta(days=3))}
-        _insert_panes(3 * 1440 + 5, 3 * 1440 + 5)
+        run_rollups(cur)
+        truth = _late_truth()
+        _same(_rolled("day"), truth)
+        _same(_rolled("hour"), truth)
+        assert _rolled("day")["getpages"][("BP1", "2000-01-01")] == before + getpages(10, 0)
+        # The late pane written again with other values, as the jobs' upsert does: replaced.
+        for getpages_, sync_reads_ in ((7, 1), (getpages(10, 0), sync_reads(10, 0))):
+            _replay_bp1(DAY0 + timedelta(minutes=10, seconds=30), getpages_, sync_reads_)
+            run_rollups(cur)
+            assert _rolled("day")["getpages"][("BP1", "2000-01-01")] == before + getpages_
+        _same(_rolled("day"), truth)
+
+        # A pane of 4 January written after the rollup ran, noted by the clock on 5 January:
+        # retention on 7 January keeping 2 days would remove 4 January, but leaves it until the
+        # pane is rolled up.
+        seq = {r.rollup: r.sequence_number for r in run_rollups(cur)}
+        _insert_panes(3 * 1440 + 5, 3 * 1440 + 5, second=30)
+        record_clock(cur, {"pool_pane": day_max(cur)}, DAY0 + timedelta(days=4))
         report = apply_retention(
             cur,
             Retention(pane_days=2, hour_months=None),
             DAY0 + timedelta(days=6, hours=1),
             {"pool_pane": seq["pool_hour"]},
         )
-    assert {
-        "table": "pool_pane",
-        "cutoff": (DAY0 + timedelta(days=4)).isoformat(),
-        "skipped": "not rolled up",
-    } in report
-    left = _exec(f"SELECT count(*) FROM {BY_NAME['pool_pane'].qualified} WHERE source = ?", (SOURCE,))[0][0]
-    # 4 and 5 January, the late pane of 4 January and those of 1 January and 31 December (the next
-    # pass takes them), 2 pools
-    assert left == 2 * (2 * 1440 + 3)
-    # ... and the other pane tables lost 31 December's pane, but not its rollup.
-    gone = _exec(
-        f"SELECT count(*) FROM {BY_NAME['object_pane'].qualified} WHERE source = ? AND pane_start < ?",
-        (SOURCE, DAY0 + timedelta(days=4)),
+    row = next(x for x in report if x["table"] == "pool_pane")
+    assert row["rows"] == 2 * 2 and row["days kept, not rolled up"] == 1, row  # 31 Dec and 1 Jan's late panes went
+    # 4 and 5 January and the late pane of 4 January, 2 pools
+    assert _panes_left() == 2 * (2 * 1440 + 1)
+    truth = _late_truth()
+    _same(_rolled("day"), truth)
+
+
+def _replay_bp1(at: datetime, getpages_: int, sync_reads_: int) -> None:
+    pane = BY_NAME["pool_pane"].qualified
+    _exec(f"DELETE FROM {pane} WHERE source = ? AND pool = 'BP1' AND pane_start = ?", (SOURCE, at))
+    _exec(
+        f"INSERT INTO {pane} (source, pool, pane_start, pane_end, seconds, getpages, observed_sync_reads) "
+        "VALUES (?, 'BP1', ?, ?, 60e0, ?, ?)",
+        (SOURCE, at, at + timedelta(minutes=1), getpages_, sync_reads_),
     )
-    assert gone[0][0] == 0
-    assert _rolled("day")["getpages"][("BP2", "1999-12-31")] == getpages(-60, 1)
+
+
+def day_max(cur: Any) -> int:
+    """pool_pane's newest data sequence number."""
+    days = day_sequences(cur, BY_NAME["pool_pane"])
+    assert days
+    return max(days.values())
+
+
+def test_a_removal_that_died_half_way_is_finished_by_the_next_pass(clean: None) -> None:
+    """4 January's panes are being removed (logged `pending`, nothing done yet, as when the
+    maintenance service is killed there): a rollup leaves that day alone, even for a pane that
+    comes meanwhile, and the next pass finishes the removal with every pane counted."""
+    s = load_settings()
+    d4 = DAY0 + timedelta(days=3)
+    with trino_connection(s) as conn:
+        cur = conn.cursor()
+        run_rollups(cur)
+        truth = _late_truth()
+        for k, v in _truth(3 * 1440 + 5, 3 * 1440 + 5).items():  # the late pane of 4 January, rolled up
+            for kk, vv in v.items():
+                truth[k][kk] += vv
+        _same(_rolled("day"), truth)
+        log_step(cur, "pool_pane", d4, d4 + timedelta(days=1), "pending")
+        _insert_panes(3 * 1440 + 7, 3 * 1440 + 7, second=30)
+        runs = {r.rollup: r for r in run_rollups(cur)}
+        assert runs["pool_hour"].skipped == 1, runs["pool_hour"]
+        hour = _exec(
+            f"SELECT sum(source_rows) FROM {POOL.table('hour').qualified} WHERE source = ? AND period_start = ?",
+            (SOURCE, d4),
+        )[0][0]
+        assert hour == 2 * (60 + 1)  # not yet the new pane
+        done = finish(cur)
+    assert [(x["table"], x["finished"]) for x in done] == [("pool_pane", "pending")]
+    assert done[0]["rows"] == 2 * (1440 + 2)
+    for k, v in _truth(3 * 1440 + 7, 3 * 1440 + 7).items():
+        for kk, vv in v.items():
+            truth[k][kk] += vv
+    got = _rolled("day")
+    assert got["getpages"] == pytest.approx(truth["getpages"]) and got["panes"] == pytest.approx(truth["panes"])
+    assert _exec(
+        f"SELECT count(*) FROM {BY_NAME['pool_pane'].qualified} WHERE source = ? AND pane_start < ?",
+        (SOURCE, d4 + timedelta(days=1)),
+    ) == [[0]]
 
 
 def test_the_dashboard_reads_panes_hours_or_days_by_the_range_and_they_agree(clean: None) -> None:
-    """The pool and objects pages over the test's history (panes of 4 and 5 January left, rollups
+    """The pool and objects pages over the test's history (panes of 5 January left, rollups
     of every day): each range at its grain, totals against the formulas."""
     from poolsight.dashboards import queries
     from poolsight.dashboards.server import Reader
@@ -238,11 +318,12 @@ def test_the_dashboard_reads_panes_hours_or_days_by_the_range_and_they_agree(cle
     run = Reader(load_settings()).run
     keep = Retention(pane_days=2, hour_months=None)
     now = DAY0 + timedelta(days=6, hours=1)
-    # With 31 December's late pane (the test before); 1 January's stayed out of its hour's rollup.
-    truth = _truth(0, PANES - 1)
-    for k, v in _truth(-60, -60).items():
-        for kk, vv in v.items():
-            truth[k][kk] += vv
+    # With the late panes of the tests before: 31 December, 1 and 4 (two) January.
+    truth = _late_truth()
+    for i in (3 * 1440 + 5, 3 * 1440 + 7):
+        for k, v in _truth(i, i).items():
+            for kk, vv in v.items():
+                truth[k][kk] += vv
     keys: set[str] = set()
     for name, grain, days in (("24h", "pane", ["2000-01-05"]), ("7d", "hour", None), ("90d", "day", None)):
         page = queries.pool(run, SOURCE, "BP1", TimeRange(RANGES[name], None, None), retention=keep, now=now)
@@ -261,7 +342,7 @@ def test_the_dashboard_reads_panes_hours_or_days_by_the_range_and_they_agree(cle
     ra, rb = compare(SOURCE, "BP2", [(a, b), (b, b + timedelta(days=3))], retention=keep)
     bp2 = {d: v for (pool, d), v in truth["getpages"].items() if pool == "BP2"}
     assert ra["getpages"] == sum(v for d, v in bp2.items() if d < "2000-01-04")
-    assert ra["panes"] == 1 + 3 * 1440 and rb["panes"] == 2 * 1440
+    assert ra["panes"] == 2 + 3 * 1440 and rb["panes"] == 2 + 2 * 1440
     assert rb["getpages"] == sum(v for d, v in bp2.items() if d >= "2000-01-04")
     assert ra["curve"] and set(ra["curve"]) == set(rb["curve"])
     objs = queries.objects(run, SOURCE, "BP1", TimeRange(RANGES["7d"], None, None), retention=keep, now=now)
