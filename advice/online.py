@@ -20,11 +20,12 @@ from typing import Any
 from poolsight.advice import replay
 from poolsight.advice.advisor import Budget, budget_advice, pool_advice
 from poolsight.advice.budget import frames_for
+from poolsight.advice.combine import Reverify, combine
 from poolsight.advice.commands import free_pool_name, page_size_of
 from poolsight.advice.group_advice import group_advice
 from poolsight.advice.group_tables import surface_from_rows
 from poolsight.advice.model import Advice, Costs, Curve, Memory, ObjectState, PoolState, workload_similarity
-from poolsight.advice.placement import Rules, propose, verify
+from poolsight.advice.placement import Proposal, Rules, at_size_of, propose, verify
 from poolsight.advice.recent import recent_trace
 from poolsight.advice.settings import Thresholds
 from poolsight.advice.table import ADVICE, COLUMNS, LATEST
@@ -152,10 +153,13 @@ def _fifo_candidate(p: PoolState) -> bool:
     return pages <= p.vpsize or (random >= 0.95 and pages >= 4 * p.vpsize)
 
 
-def replayed(s: Settings, states: list[PoolState], t: Thresholds, c: Costs) -> dict[str, list[Advice]]:
+def replayed(
+    s: Settings, states: list[PoolState], t: Thresholds, c: Costs
+) -> tuple[dict[str, list[Advice]], Reverify | None]:
     """Placements and FIFO, verified on the pools' recent getpages read back from Kafka (advice/recent.py):
     the same replay as `poolsight advise DIR`. Sets the FIFO numbers on the states; returns the
-    placement advice per pool (the best verified proposal)."""
+    placement advice per pool (the best verified proposal), and how to verify one again at
+    another size (advice/combine.py)."""
     rules = Rules()
     proposals = {}
     # Every pool each source has had statistics or a curve for, and each new pool once.
@@ -173,12 +177,13 @@ def replayed(s: Settings, states: list[PoolState], t: Thresholds, c: Costs) -> d
         if props or fifo:
             proposals[p.key] = (p, props, fifo)
     if not proposals:
-        return {}
+        return {}, None
     windows = {(p.source, p.pool): (p.window_start, p.window_end) for p, _, _ in proposals.values()}
     trace = recent_trace(s, windows, replay_lookback())
     out: dict[str, list[Advice]] = {}
     if trace is None:
-        return out
+        return out, None
+    made: dict[int, tuple[str, Proposal]] = {}
     for key, (p, props, fifo) in proposals.items():
         if key not in trace.pools:
             continue
@@ -194,10 +199,24 @@ def replayed(s: Settings, states: list[PoolState], t: Thresholds, c: Costs) -> d
                 best is None or adv.predicted["avoided_sync_reads_per_s"] > best.predicted["avoided_sync_reads_per_s"]
             ):
                 best = adv
+                made[id(adv)] = (key, prop)
         if best is not None:
-            best.evidence["from"] = "the pool's recent getpages read back from Kafka and replayed in the proposed pools"
+            best.evidence["from"] = FROM_KAFKA
             out[key] = [best]
-    return out
+
+    def again(a: Advice, size: int) -> Advice | None:
+        if id(a) not in made:
+            return None
+        key, prop = made[id(a)]
+        adv, _ = verify(trace, key, at_size_of(prop, size), rules, c, {o: "UNKNOWN" for o in prop.moves})
+        if adv is not None:
+            adv.evidence["from"] = FROM_KAFKA
+        return adv
+
+    return out, again
+
+
+FROM_KAFKA = "the pool's recent getpages read back from Kafka and replayed in the proposed pools"
 
 
 def replay_lookback() -> float:
@@ -226,11 +245,13 @@ def evaluate(
     t, c = thresholds or Thresholds(), costs or Costs()
     budget = budget or Budget()
     states, memory, ends = read_states(s, source)
+    placements: dict[str, list[Advice]] = {}
+    again: Reverify | None = None
     try:
-        placements = replayed(s, states, t, c) if states else {}
+        if states:
+            placements, again = replayed(s, states, t, c)
     except Exception as exc:  # Kafka or the registry unreachable: the rest of the advice still holds
         log.warning("placements and FIFO not replayed: %s: %s", type(exc).__name__, exc)
-        placements = {}
     now = datetime.now(UTC)
     rows: list[dict[str, Any]] = []
     for src in sorted({p.source for p in states}):
@@ -239,6 +260,7 @@ def evaluate(
         for p in mine:
             advice += pool_advice(p, memory.get(src), t, c)
             advice += placements.get(p.key, [])
+        advice = combine(advice, again)
         if not advice:
             rows.append(_row(now, ends[src], src, None, doc))
         rows += [_row(now, ends[src], src, a, doc) for a in advice]

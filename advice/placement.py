@@ -6,7 +6,7 @@ so a placement is never a disguised budget increase."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from poolsight.advice.commands import OBJECT_MOVE_NOTE, alter_bufferpool, create_pool, move_object
@@ -80,6 +80,12 @@ def propose(p: PoolState, new_pool: str | None, rules: Rules) -> list[Proposal]:
                 )
             )
     return out
+
+
+def at_size_of(prop: Proposal, size: int) -> Proposal:
+    """The same proposal for the pool at another size (the memory budget's: advice/combine.py)."""
+    pool = replace(prop.pool, vpsize=size)
+    return Proposal(prop.kind, pool, prop.moves, prop.new_pool, prop.splits, prop.new_vpseqt, prop.reason)
 
 
 def verify(

@@ -26,7 +26,7 @@ def test_the_hash_keeps_the_share_of_pages_asked_for_and_every_getpage_of_a_kept
 
 def _sample(cap: int) -> tuple[Sample, list[str]]:
     """The mixed scenario's BP1 (the generator: skewed, hot index pages) through a sample."""
-    s, objects = Sample(cap), {}
+    s, objects = Sample(cap), dict[str, int]()
     for schema, r in generate("mixed", 60).items:
         if schema == "getpage_batch" and r.pool == "BP1":
             b = GetpageBatch.from_record(r.record())

@@ -7,6 +7,7 @@ gets no memory and FIFO; a paging system gets no growth."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections import defaultdict
@@ -97,7 +98,17 @@ def test_the_scan_gets_its_own_pool_and_the_generator_confirms_the_prediction(
     pools = placement["predicted"]["pools"]
     new_pool = next(p for p in pools if p != "BP1")
     assert "ALTER TABLESPACE APP.HISTORY BUFFERPOOL " + new_pool in placement["command"]
-    assert pools["BP1"]["size_after"] + pools[new_pool]["size_after"] == 30000  # memory-neutral
+    # One answer for BP1: the budget's buffers, split by the placement (memory-neutral within them).
+    budget = doc["budget"]["allocation"]["BP1"]
+    assert pools["BP1"]["size_after"] + pools[new_pool]["size_after"] == 30000 + budget > 30000
+    assert pools["BP1"]["size_before"] == 30000 and placement["evidence"]["budget"]["vpsize"] == 30000 + budget
+    assert "budget" not in _kinds(doc, "BP1")
+    sizes: dict[str, list[str]] = defaultdict(list)
+    for a in doc["advice"]:
+        for cmd in a["command"]:
+            if m := re.match(r"-ALTER BUFFERPOOL\((\w+)\).* VPSIZE\((\d+)\)", cmd):
+                sizes[m.group(1)].append(m.group(2))
+    assert sizes and all(len(v) == 1 for v in sizes.values()), sizes
     # The same workload, generated with the placement applied as the commands say.
     placed = json.loads(json.dumps(SCENARIO))
     placed["pools"][0]["vpsize"] = pools["BP1"]["size_after"]
