@@ -755,16 +755,28 @@ def _taskmanager_pid() -> int:
     return _service_pid("flink-taskmanager")
 
 
-def _stream(member: str, tmp_path: Path, rate: int) -> tuple[dict[str, int], subprocess.Popen[bytes]]:
+def _stream(member: str, tmp_path: Path, rate: int, *extra: str) -> tuple[dict[str, int], subprocess.Popen[bytes]]:
     """The getpages per pool a paced day-posting stream of `member` will hold (its trace written
     first, same seed), and the generator sending it to Kafka at `rate` getpages/s."""
-    _generate(member, tmp_path)
+    _generate(member, tmp_path, *extra)
     gen = subprocess.Popen(
         [*POOLSIGHT, "generate", "day-posting", "--members", member, "--seed", "7", "--duration", "150",
-         "--event-rate", "8000", "--rate", str(rate)],
+         "--event-rate", "8000", "--rate", str(rate), *extra],
         cwd=ROOT,
     )  # fmt: skip
     return _truth(tmp_path / "trace.csv"), gen
+
+
+def _truth_by_hour(trace: Path) -> dict[tuple[str, datetime], int]:
+    """Getpages per pool and UTC hour of the trace."""
+    t = pacsv.read_csv(trace)
+    out: dict[tuple[str, datetime], int] = {}
+    cols = (t[c].to_pylist() for c in ("pool", "time", "function"))
+    for pool, time_, function in zip(*cols, strict=True):
+        if function == "GP":
+            key = (str(pool), datetime.fromtimestamp(int(time_ // 3600 * 3600), UTC))
+            out[key] = out.get(key, 0) + 1
+    return out
 
 
 def _wait_panes(member: str, more_than: int, what: str) -> int:
@@ -811,9 +823,14 @@ def test_killed_taskmanager_loses_and_doubles_nothing(jobs: None, tmp_path: Path
 
 def test_jobs_stopped_and_submitted_again_mid_stream_lose_and_double_nothing(jobs: None, tmp_path: Path) -> None:
     """`jobs cancel` stops with a savepoint and `jobs submit` resumes from it; a cancel without
-    one resumes from the last retained checkpoint. Either way every total stays exact."""
+    one resumes from the last retained checkpoint. Either way every total stays exact. The trace
+    is old (event time 60 days back, across an hour), as an imported one is: two maintenance
+    cycles with a 14-day pane retention keep its panes, and the hours hold every getpage once."""
     member = f"R{uuid.uuid4().hex[:6].upper()}"
-    truth, gen = _stream(member, tmp_path, 15000)
+    hour = int(time.time() - 60 * 86400) // 3600 * 3600
+    truth, gen = _stream(member, tmp_path, 15000, "--start-time", str(hour - 60))
+    by_hour = _truth_by_hour(tmp_path / "trace.csv")
+    assert len({h for _, h in by_hour}) == 2, by_hour
     panes = 0
     for how in ([], ["--no-savepoint"]):
         panes = _wait_panes(member, panes, "since the last restart")
@@ -826,6 +843,19 @@ def test_jobs_stopped_and_submitted_again_mid_stream_lose_and_double_nothing(job
     assert gen.wait(timeout=300) == 0
     assert _wait_getpages(member, truth, timeout=400) == truth, _diagnosis()
     _assert_each_pane_once(member, truth)
+    panes = _query("SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[0][0]
+    retain = {"POOLSIGHT_HISTORY_PANE_DAYS": "14", "POOLSIGHT_HISTORY_HOUR_MONTHS": "13"}
+    for _ in range(2):
+        r = poolsight("history", env=retain, timeout=900)
+        assert r.returncode == 0, r.stderr
+    for table, column in (("pool_pane", "date_trunc('hour', pane_start)"), ("pool_hour", "period_start")):
+        rows = _query(
+            f"SELECT pool, {column}, sum(getpages) FROM iceberg.poolsight.{table} WHERE source = ? GROUP BY 1, 2",
+            (member,),
+        )
+        assert {(str(p), h): int(n) for p, h, n in rows} == by_hour, table
+    left = _query("SELECT count(*), sum(source_rows) FROM iceberg.poolsight.pool_hour WHERE source = ?", (member,))
+    assert left == [[len(by_hour), panes]], left
 
 
 def test_a_paused_broker_delays_panes_and_loses_nothing(jobs: None, tmp_path: Path) -> None:
@@ -895,6 +925,11 @@ def _commit_offsets(group: str, offsets: list[tuple[str, int, int]]) -> None:
         c.close()
 
 
+def _hours(member: str) -> dict[str, int]:
+    rows = _query("SELECT pool, sum(getpages) FROM iceberg.poolsight.pool_hour WHERE source = ? GROUP BY 1", (member,))
+    return {str(p): int(n) for p, n in rows}
+
+
 def test_a_second_job_on_a_new_group_rewrites_panes_and_doubles_nothing(jobs: None, tmp_path: Path) -> None:
     """A simulation job on a consumer group of its own re-reads a source the first job already
     wrote (the new group starts where the source's records begin, so the test reads no more of
@@ -910,6 +945,9 @@ def test_a_second_job_on_a_new_group_rewrites_panes_and_doubles_nothing(jobs: No
     panes = _query("SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[0][0]
     objects = _query("SELECT count(*) FROM iceberg.poolsight.object_pane WHERE source = ?", (member,))[0][0]
     assert panes > 0 and objects > 0
+    r = poolsight("history", "--no-retention", timeout=900)  # the hours rolled up before the replay
+    assert r.returncode == 0, r.stderr
+    assert _hours(member) == truth
     group = f"replay-{uuid.uuid4().hex[:6]}"
     _commit_offsets(f"{group}-simulation", before)
     r = poolsight("jobs", "cancel", "--all")
@@ -940,6 +978,10 @@ def test_a_second_job_on_a_new_group_rewrites_panes_and_doubles_nothing(jobs: No
                 (member,),
             )
             assert dup == [[0]], (table, dup)
+        # The replay's panes replace their hours' earlier content: nothing added.
+        r = poolsight("history", "--no-retention", timeout=900)
+        assert r.returncode == 0, r.stderr
+        assert _hours(member) == truth
     finally:
         poolsight("jobs", "cancel", "--all", "--no-savepoint")
         r = poolsight(*SUBMIT, timeout=600)  # the module's own group again, from its savepoint
