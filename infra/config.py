@@ -77,6 +77,7 @@ class Settings:
     trino_heap: str = "2G"
     flink_taskmanager_memory: str = "4096m"
     flink_jobmanager_memory: str = "1024m"
+    ceiling_conf: dict[str, Any] = field(default_factory=dict)  # [memory.ceiling] (infra/memory.py)
     flink_slots: int = 2
     bind_host: str = DEFAULT_BIND_HOST  # every embedded service listens on and advertises this
     endpoints: Endpoints = field(default_factory=Endpoints)
@@ -286,6 +287,7 @@ def load_settings() -> Settings:
         flink_taskmanager_memory=os.environ.get(
             "POOLSIGHT_FLINK_TM_MEMORY", mem.get("flink_taskmanager", Settings.flink_taskmanager_memory)
         ),
+        ceiling_conf=dict(mem.get("ceiling", {})),
         bind_host=bind,
         endpoints=endpoints,
         kafka_brokers=brokers,

@@ -25,6 +25,7 @@ from pathlib import Path
 from poolsight.bootstrap import BOOTSTRAP
 from poolsight.infra.config import Settings, port_variable
 from poolsight.infra.install import Installed, install_all
+from poolsight.infra.memory import ceilings
 from poolsight.infra.process import (
     alive,
     can_bind,
@@ -54,6 +55,7 @@ class ServiceStatus:
     rss_mb: float
     log: str
     kind: str = "embedded"  # embedded (run by this launcher) | external (configured address)
+    ceiling_mb: int | None = None  # infra/memory.py: the RSS (with child processes) it must stay under
 
 
 def log_path(s: Settings, name: str) -> Path:
@@ -258,6 +260,7 @@ def _stop_in_groups(s: Settings, services: tuple[Service, ...], names: list[str]
 
 def status(s: Settings) -> list[ServiceStatus]:
     out = []
+    limits = ceilings(s)
     for svc in stack(s):
         started = read_started(s.run_dir, svc.name)
         running = alive(started)
@@ -290,6 +293,10 @@ def status(s: Settings) -> list[ServiceStatus]:
             if not healthy:
                 detail = "not running" + (" (exited; see its log)" if started else "")
         pid = started.pid if running and started else None
+        rss = round(rss_bytes(pid) / 2**20, 1) if pid else 0.0
+        ceiling = limits.get(svc.name)
+        if ceiling is not None and rss > ceiling:
+            detail = f"OVER ITS MEMORY CEILING ({rss:,.0f} MB > {ceiling:,} MB); {detail}"
         out.append(
             ServiceStatus(
                 name=svc.name,
@@ -297,8 +304,9 @@ def status(s: Settings) -> list[ServiceStatus]:
                 pid=pid,
                 state=state,
                 detail=detail,
-                rss_mb=round(rss_bytes(pid) / 2**20, 1) if pid else 0.0,
+                rss_mb=rss,
                 log=str(log_path(s, svc.name)),
+                ceiling_mb=ceiling,
             )
         )
     return out
@@ -310,9 +318,8 @@ def status_dicts(rows: list[ServiceStatus]) -> list[dict[str, object]]:
 
 def format_status(rows: list[ServiceStatus]) -> str:
     width = max([16, *(len(r.address) for r in rows)])
-    lines = [f"{'SERVICE':18} {'KIND':8} {'STATE':10} {'ADDRESS':{width}} {'PID':>7} {'RSS MB':>7}  DETAIL"]
+    lines = [f"{'SERVICE':18} {'KIND':8} {'STATE':10} {'ADDRESS':{width}} {'PID':>7} {'RSS/CEILING MB':>14}  DETAIL"]
     for r in rows:
-        lines.append(
-            f"{r.name:18} {r.kind:8} {r.state:10} {r.address:{width}} {r.pid or '-':>7} {r.rss_mb:7.0f}  {r.detail}"
-        )
+        mem = f"{r.rss_mb:.0f}/{r.ceiling_mb}" if r.ceiling_mb and r.kind == "embedded" else "-"
+        lines.append(f"{r.name:18} {r.kind:8} {r.state:10} {r.address:{width}} {r.pid or '-':>7} {mem:>14}  {r.detail}")
     return "\n".join(lines)

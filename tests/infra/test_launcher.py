@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+from types import SimpleNamespace
+
 import pytest
 
 from poolsight import launcher
@@ -81,6 +84,30 @@ def test_status_marks_external_services(monkeypatch: pytest.MonkeyPatch) -> None
     table = launcher.format_status(list(rows.values())).splitlines()
     assert table[0].split()[:4] == ["SERVICE", "KIND", "STATE", "ADDRESS"]
     assert any(line.split()[:4] == ["kafka", "external", "healthy", "b1:9092,b2:9092"] for line in table)
+    # An embedded service's memory against its ceiling (TaskManager: its process size + the Python worker).
+    assert rows["flink-taskmanager"].ceiling_mb == 4096 + 2560 and rows["advice"].ceiling_mb == 1024
+
+
+def test_a_service_over_its_memory_ceiling_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    from poolsight.infra.memory import ceilings, size_mb
+
+    monkeypatch.setenv("POOLSIGHT_CEILING_ADVICE_MB", "300")
+    monkeypatch.setenv("POOLSIGHT_TRINO_HEAP", "3G")
+    s = load_settings()
+    assert ceilings(s)["advice"] == 300 and ceilings(s)["trino"] == 3 * 1024 + 1024
+    assert [size_mb(x) for x in ("768m", "2G", "4096M", "1048576k")] == [768, 2048, 4096, 1024]
+    monkeypatch.setenv("POOLSIGHT_CEILING_ADVICE_MB", "lots")
+    with pytest.raises(ConfigError, match="POOLSIGHT_CEILING_ADVICE_MB='lots'"):
+        ceilings(load_settings())
+    monkeypatch.setenv("POOLSIGHT_CEILING_ADVICE_MB", "1")  # the test process itself stands in for it
+    monkeypatch.setattr(launcher, "SERVICES", _fake_services({}))
+    me = SimpleNamespace(pid=os.getpid())
+    monkeypatch.setattr(launcher, "read_started", lambda run_dir, name: me if name == "advice" else None)
+    monkeypatch.setattr(launcher, "alive", lambda started: started is not None)
+    rows = {r.name: r for r in launcher.status(load_settings())}
+    assert rows["advice"].detail.startswith("OVER ITS MEMORY CEILING (") and rows["advice"].rss_mb > 1
+    line = next(x for x in launcher.format_status(list(rows.values())).splitlines() if x.startswith("advice "))
+    assert f"{rows['advice'].rss_mb:.0f}/1" in line
 
 
 def test_up_waits_for_external_services_and_sets_them_up(monkeypatch: pytest.MonkeyPatch) -> None:
