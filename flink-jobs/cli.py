@@ -91,6 +91,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "has read everything produced until then (I/O panes: I/O events)",
     )
     m.add_argument(
+        "--state-ttl",
+        type=float,
+        default=7 * 86400.0,
+        help="seconds (wall clock) after which a pool that sent nothing has its state dropped; 0 keeps it "
+        "(simulation job; a quiet pool's simulator leaves the worker's memory once its pane is written)",
+    )
+    m.add_argument(
         "--check-panes",
         type=int,
         help="whole panes measured after a pool is altered before its prediction check (default: --window-panes)",
@@ -228,6 +235,7 @@ def run(a: argparse.Namespace) -> int:
                 groups={g: list(ms) for g, ms in groups.items()},
                 group_sample=a.group_sample,
                 discover_groups=a.discover_groups,
+                state_ttl_seconds=a.state_ttl,
             )
         else:
             options = StatisticsOptions(

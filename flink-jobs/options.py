@@ -49,6 +49,8 @@ class SimulationOptions:
     groups: dict[str, list[str]] = field(default_factory=dict)  # data-sharing group -> members (their sources)
     group_sample: float | None = None  # the group simulation's spatial sampling rate; None: auto (group_grid)
     discover_groups: bool = True  # also the groups the members' pool attributes name (group_name)
+    # A pool not seen for this long (wall clock) has its keyed state dropped; 0: kept for ever.
+    state_ttl_seconds: float = 7 * 86400.0
 
     def config_for(self, pool: str) -> SimConfig:
         """The pool's simulator settings: the job's, overridden by the pool's own."""

@@ -126,7 +126,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             replayed += self._apply(tr, rec, start, self._no_emission)
         self.trackers[key] = tr
         self.since[key] = replayed
-        self.last_seen[key] = time.time()
+        self.last_seen.setdefault(key, time.time())  # kept while evicted (_quiet): the TTL counts from it
         return tr
 
     @staticmethod
@@ -247,22 +247,44 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             out.append(e)
             self._save(key, tr)
 
+        quiet = time.time() - self.last_seen.get(key, 0.0) >= self.o.idle_flush_seconds - 1e-3
         if ctx.time_domain() == TimeDomain.EVENT_TIME:
             before = math.floor((timestamp / 1000 - self.o.lateness_seconds) / tr.pane_seconds)
             tr.flush(before, emitted)
-        elif time.time() - self.last_seen.get(key, 0.0) >= self.o.idle_flush_seconds - 1e-3:
+            if quiet and tr.open_pane is None:  # restored for this timer: out of memory again
+                self._quiet(key, ctx)
+        elif quiet:
             if tr.open_pane is not None:
                 if self._read_all(key):
                     self.targets.pop(key, None)
                     tr.flush(tr.open_pane + 1, emitted)
                 else:  # behind, or the broker away: ask again in a while (a checkpoint commits offsets)
                     self._idle_timer(key, ctx, time.time() + RECHECK_SECONDS)
+            if tr.open_pane is None:
+                self._quiet(key, ctx)
         elif tr.open_pane is not None:
             # Not idle long enough: records came since, or the tracker was just restored
             # after a failover (its timers fire at once, and no record may follow).
             self._idle_timer(key, ctx)
         for e in out:
             yield from self._rows(e)
+
+    def _quiet(self, key: str, ctx: Any) -> None:
+        """A quiet pool with no open pane: its simulator leaves the worker's memory (its keyed
+        state holds it: the next record restores it), and once quiet for the state TTL its keyed
+        state goes too (application-level: savepoints stay compatible)."""
+        ttl = self.o.state_ttl_seconds
+        if ttl > 0 and time.time() - self.last_seen.get(key, time.time()) >= ttl - 1e-3:
+            self.snap.clear()
+            self.pending.clear()
+            self.group_state.clear()
+            self.last_seen.pop(key, None)
+        elif ttl > 0:
+            ctx.timer_service().register_processing_time_timer(
+                math.ceil(self.last_seen.get(key, time.time()) + ttl) * 1000
+            )
+        for d in (self.trackers, self.since, self.targets, self.key_group):
+            d.pop(key, None)  # type: ignore[attr-defined]
 
     @staticmethod
     def _rows(e: Emission) -> Any:
