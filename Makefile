@@ -83,6 +83,8 @@ bench-pipeline: install ## getpages/s from the generator through Flink into Iceb
 bench-history: install ## dashboard and view queries over 90 days of panes + 13 months of rollups (own Trino; ARGS=--days 3 --pools 5)
 	$(BIN)/python -m bench.history $(ARGS)
 
+soak: install ## the stack flat out for 20 minutes, every process's RSS each 10 s: peak and growth against its ceiling (ARGS='--minutes 5')
+	$(BIN)/python -m bench.soak $(ARGS)
 chaos: install ## kill -9 each service in turn under a streaming workload; totals in Iceberg must equal what was produced (ARGS='--trials 3')
 	$(BIN)/python -m bench.chaos $(ARGS)
 bench-dashboard: install browser ## first paint of the pool page with 24 h of 1-minute panes, in Chromium, vs its queries in turn
@@ -98,4 +100,4 @@ clean: ## remove runtime data and logs (var/); keeps the download cache
 distclean: clean ## also remove .venv and the download cache
 	rm -rf $(VENV) .cache
 
-.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim bench-decode bench-ingest bench-pipeline bench-history chaos compose-check clean distclean
+.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim bench-decode bench-ingest bench-pipeline bench-history soak chaos compose-check clean distclean
