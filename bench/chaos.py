@@ -27,7 +27,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -42,7 +42,11 @@ from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.scenario import load
 from poolsight.launcher import LaunchError, status, up
 from poolsight.schemas.getpage import Function
+from poolsight.sql.history import cycle
+from poolsight.sql.retention import Retention
 
+OLD_TRACE = "old-trace-resubmit"
+OLD_DAYS = 60
 # (fault, the service killed, seconds it stays down); None: no fault, the reference.
 FAULTS: dict[str, tuple[str | None, float | None]] = {
     "none": (None, None),
@@ -53,7 +57,13 @@ FAULTS: dict[str, tuple[str | None, float | None]] = {
     "flink-taskmanager": ("flink-taskmanager", None),
     "trino": ("trino", None),
     "kafka-outage-60s": ("kafka", 60.0),
+    # No service killed: the trace is 60 days old, and the jobs are cancelled (savepoint) and
+    # submitted again on the same consumer group mid-stream, maintenance cycles running through.
+    OLD_TRACE: (None, None),
 }
+# Every trial runs a maintenance cycle (rollups, then retention keeping 14 days of panes) during
+# its fault and after the stream: hours and days must hold what the panes hold.
+RETENTION = Retention(pane_days=14, hour_months=13, day_months=None)
 
 
 class CountingSink(KafkaSink):
@@ -79,7 +89,11 @@ class Trial:
     up_seconds: float | None
     complete_seconds: float | None  # from the end of the stream until the totals were exact
     resubmitted: list[str]  # jobs a restarted JobManager forgot, submitted again
+    in_hours_by_pool: dict[str, int] = field(default_factory=dict)  # pool_hour after the last cycle
+    in_days_by_pool: dict[str, int] = field(default_factory=dict)  # pool_day
+    cycles: list[str] = field(default_factory=list)  # each maintenance cycle: ok, or why it failed
     error: str | None = None  # the generator's or producer's, or jobs not running after up
+    member: str = ""  # the generator's source of this trial
 
     @property
     def produced(self) -> int:
@@ -94,18 +108,29 @@ class Trial:
             self.error is None
             and self.complete_seconds is not None
             and self.in_iceberg_by_pool == self.sent
+            and self.in_hours_by_pool == self.sent
+            and self.in_days_by_pool == self.sent
             and self.dead_lettered == 0
         )
 
 
-def _per_pool(s: Settings, member: str) -> dict[str, int] | None:
+def _per_pool(s: Settings, member: str, table: str = "pool_pane") -> dict[str, int] | None:
     try:
         _, rows = trino_rows(
-            s, "SELECT pool, sum(getpages) FROM iceberg.poolsight.pool_pane WHERE source = ? GROUP BY pool", (member,)
+            s, f"SELECT pool, sum(getpages) FROM iceberg.poolsight.{table} WHERE source = ? GROUP BY pool", (member,)
         )
     except Exception:  # Trino down or starting (its own fault): ask again
         return None
     return {str(p): int(n) for p, n in rows}
+
+
+def _maintain(s: Settings, cycles: list[str]) -> None:
+    """One maintenance cycle, as the service runs it; a cycle a fault breaks is noted, not fatal."""
+    try:
+        cycle(s, RETENTION)
+        cycles.append("ok")
+    except Exception as exc:
+        cycles.append(f"{type(exc).__name__}: {str(exc)[:80]}")
 
 
 def _dead(s: Settings, member: str) -> int:
@@ -134,6 +159,11 @@ def _submit(s: Settings, job: JobOptions, fresh: bool) -> None:
         jobs.submit(s, kind, job, options[kind], fresh=fresh)
 
 
+def _rolled(s: Settings, t: Trial, member: str) -> None:
+    t.in_hours_by_pool = _per_pool(s, member, "pool_hour") or {}
+    t.in_days_by_pool = _per_pool(s, member, "pool_day") or {}
+
+
 def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: int) -> Trial:
     service, down = FAULTS[fault]
     member = f"C{uuid.uuid4().hex[:6].upper()}"
@@ -141,8 +171,11 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
     sc = type(sc)(**{**sc.__dict__, "members": [member]})
     producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="chaos")
     sink = CountingSink(producer)
-    gen = Generator(sc, seed=n + 1, event_rate=a.rate, start_time=float(int(time.time()) // 60 * 60))
+    start = int(time.time()) // 60 * 60 - (OLD_DAYS * 86400 if fault == OLD_TRACE else 0)
+    gen = Generator(sc, seed=n + 1, event_rate=a.rate, start_time=float(start))
     failed: list[str] = []
+    cycles: list[str] = []
+    each = a.maintenance == "each"
 
     def stream() -> None:
         try:
@@ -154,9 +187,19 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
     writer.start()
     up_seconds: float | None = None
     resubmitted: list[str] = []
+    if fault == OLD_TRACE:
+        writer.join(a.kill_after)
+        if each:
+            _maintain(s, cycles)
+        jobs.cancel_all(s)  # with savepoints
+        if each:
+            _maintain(s, cycles)
+        _submit(s, job, fresh=False)
     if service is not None:
         writer.join(a.kill_after)  # sooner if the stream already ended
         _kill(s, service)
+        if each:
+            _maintain(s, cycles)  # during the fault: may fail (Trino, the catalog), must lose nothing
         time.sleep(down if down is not None else a.down)
         t0 = time.monotonic()
         try:
@@ -185,19 +228,28 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
     if complete is not None:
         time.sleep(a.settle)  # a doubled pane would show after the totals were first exact
         got = _per_pool(s, member) or got
-    return Trial(fault, n, want, got or {}, _dead(s, member), up_seconds, complete, resubmitted, *failed[:1])
+    trial = Trial(fault, n, want, got or {}, _dead(s, member), up_seconds, complete, resubmitted, cycles=cycles)
+    trial.error = failed[0] if failed else None
+    if each:
+        _maintain(s, cycles)  # rolls up what the panes hold now
+        _rolled(s, trial, member)
+    trial.member = member
+    return trial
 
 
 def _table(rows: list[Trial]) -> str:
     head = (
-        f"{'fault':<18} {'trial':>5} {'produced':>10} {'in Iceberg':>11} {'dead':>5} {'up s':>6} {'exact after s':>13}"
+        f"{'fault':<18} {'trial':>5} {'produced':>10} {'in Iceberg':>11} {'in hours':>10} {'in days':>10} "
+        f"{'dead':>5} {'up s':>6} {'exact after s':>13} cycles"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(
-            f"{r.fault:<18} {r.trial:>5} {r.produced:>10,} {r.in_iceberg:>11,} {r.dead_lettered:>5} "
+            f"{r.fault:<18} {r.trial:>5} {r.produced:>10,} {r.in_iceberg:>11,} "
+            f"{sum(r.in_hours_by_pool.values()):>10,} {sum(r.in_days_by_pool.values()):>10,} {r.dead_lettered:>5} "
             f"{'-' if r.up_seconds is None else r.up_seconds:>6} "
-            f"{'never' if r.complete_seconds is None else r.complete_seconds:>13}"
+            f"{'never' if r.complete_seconds is None else r.complete_seconds:>13} "
+            f"{sum(c == 'ok' for c in r.cycles)}/{len(r.cycles)} ok"
             + (f"  ({', '.join(r.resubmitted)} resumed by up)" if r.resubmitted else "")
             + (f"  failed: {r.error}" if r.error else "")
         )
@@ -215,6 +267,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for exact totals")
     p.add_argument("--settle", type=float, default=15.0, help="seconds to look again after exact totals")
     p.add_argument("--scenario", default="day-posting")
+    p.add_argument(
+        "--maintenance",
+        choices=("each", "end"),
+        default="each",
+        help="each: a maintenance cycle during every fault and after every trial (default); end: one "
+        "after all trials (quicker), the hours and days then checked for every trial",
+    )
     a = p.parse_args(argv)
     faults = [f for f in a.faults.split(",") if f]
     unknown = [f for f in faults if f not in FAULTS]
@@ -236,6 +295,12 @@ def main(argv: list[str] | None = None) -> None:
                     f"{r.dead_lettered} dead-lettered, exact after {r.complete_seconds} s",
                     flush=True,
                 )
+        if a.maintenance == "end":
+            ended: list[str] = []
+            _maintain(s, ended)
+            for r in rows:
+                r.cycles += ended
+                _rolled(s, r, r.member)
     finally:
         jobs.cancel_all(s, savepoint=False)
     print(_table(rows))

@@ -41,15 +41,19 @@ def test_the_counting_sink_counts_per_pool_what_its_batches_carry() -> None:
 
 def test_a_trial_is_exact_only_with_every_pool_exact_nothing_dead_lettered_and_no_failure() -> None:
     sent = {"BP1": 6, "BP2": 4}
-    ok = Trial("kafka", 0, sent, dict(sent), 0, 4.2, 12.0, [])
+    rolled = {"in_hours_by_pool": dict(sent), "in_days_by_pool": dict(sent), "cycles": ["ok", "ok"]}
+    ok = Trial("kafka", 0, sent, dict(sent), 0, 4.2, 12.0, [], **rolled)  # type: ignore[arg-type]
     assert ok.ok() and ok.produced == ok.in_iceberg == 10
     assert not Trial("kafka", 0, sent, {"BP1": 5, "BP2": 4}, 0, 4.2, None, []).ok()  # lost
     assert not Trial("kafka", 0, sent, {"BP1": 7, "BP2": 3}, 0, 4.2, 3.0, []).ok()  # same total, wrong pools
     assert not Trial("kafka", 0, sent, dict(sent), 1, 4.2, 3.0, []).ok()  # dead-lettered
-    assert not Trial("kafka", 0, sent, dict(sent), 0, 4.2, 3.0, [], "KafkaException: x").ok()
+    assert not Trial("kafka", 0, sent, dict(sent), 0, 4.2, 3.0, [], error="KafkaException: x").ok()
+    doubled = {"BP1": 12, "BP2": 4}  # a pane rolled up twice
+    assert not Trial("kafka", 0, sent, dict(sent), 0, 4.2, 3.0, [], dict(sent), doubled).ok()
+    assert not Trial("kafka", 0, sent, dict(sent), 0, 4.2, 3.0, [], doubled, dict(sent)).ok()
     table = _table([ok, Trial("flink-jobmanager", 1, sent, {"BP1": 6}, 0, 8.0, None, ["simulation"])]).splitlines()
-    assert table[2].split()[:7] == ["kafka", "0", "10", "10", "0", "4.2", "12.0"]
-    assert table[3].split()[2:7] == ["10", "6", "0", "8.0", "never"]
+    assert table[2].split()[:11] == ["kafka", "0", "10", "10", "10", "10", "0", "4.2", "12.0", "2/2", "ok"]
+    assert table[3].split()[2:9] == ["10", "6", "0", "0", "0", "8.0", "never"]
     assert table[3].endswith("(simulation resumed by up)")
 
 

@@ -26,6 +26,7 @@ def test_short_chaos_loses_and_doubles_nothing() -> None:
     # The jobs of other modules are cancelled after them; chaos submits its own on a new group.
     cmd = [sys.executable, "-m", "bench.chaos", "--faults", ",".join(FAULTS)]
     cmd += ["--getpages", str(GETPAGES), "--rate", str(RATE), "--kill-after", "4", "--timeout", "300"]
+    cmd += ["--maintenance", "end"]  # one maintenance cycle after the trials: their hours and days checked too
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, cwd=ROOT)
     lines = r.stdout.strip().splitlines()
     try:
@@ -41,6 +42,7 @@ def test_short_chaos_loses_and_doubles_nothing() -> None:
         assert t["error"] is None, t
         assert sum(t["sent"].values()) == t["produced"] and t["produced"] >= GETPAGES, t
         assert t["in_iceberg_by_pool"] == t["sent"], (t["fault"], r.stdout)
+        assert t["in_hours_by_pool"] == t["in_days_by_pool"] == t["sent"], (t["fault"], r.stdout)
         assert t["dead_lettered"] == 0, t
         assert t["complete_seconds"] is not None and t["up_seconds"] is not None, t
     assert (last["lost_getpages"], last["extra_getpages"], last["dead_lettered"]) == (0, 0, 0), r.stdout
