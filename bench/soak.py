@@ -34,7 +34,7 @@ from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions, StatisticsOptions
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.memory import ceilings
-from poolsight.infra.process import alive, read_started, rss_bytes, stop_many
+from poolsight.infra.process import alive, descendants, read_started, rss_bytes, stop_many
 from poolsight.ingest.generator import Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.scenario import load
@@ -56,19 +56,6 @@ def _own_rss(pid: int) -> int:
     return 0
 
 
-def _descendants(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            kids = [int(c) for c in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
-        except OSError:
-            continue
-        out += kids
-        todo += kids
-    return out
-
-
 def _is_worker(pid: int) -> bool:
     try:
         cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
@@ -86,7 +73,7 @@ def sample(s: Settings) -> dict[str, float]:
             continue
         total = rss_bytes(started.pid)
         if svc.name.startswith("flink-taskmanager"):
-            worker = sum(rss_bytes(p) for p in _descendants(started.pid) if _is_worker(p))
+            worker = sum(rss_bytes(p) for p in descendants(started.pid) if _is_worker(p))
             out[f"{WORKER} ({svc.name})"] = worker / MB
             total -= worker
         out[svc.name] = total / MB

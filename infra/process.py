@@ -223,18 +223,39 @@ def port_owner(port: int) -> str:
     return out.split("users:")[-1].strip() if "users:" in out else "another process"
 
 
+def children(pid: int) -> list[int]:
+    """The child processes of pid, whichever of its threads started them (a JVM starts the
+    TaskManager's Python workers from a thread other than its main one)."""
+    out: list[int] = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return out
+
+
+def descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        kids = children(todo.pop())
+        out += kids
+        todo += kids
+    return out
+
+
 def rss_bytes(pid: int) -> int:
     """Resident memory of pid and its descendants."""
     total = 0
-    todo = [pid]
-    while todo:
-        p = todo.pop()
+    for p in (pid, *descendants(pid)):
         try:
             for line in Path(f"/proc/{p}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
                     total += int(line.split()[1]) * 1024
-            children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
-            todo.extend(int(c) for c in children)
         except OSError:
             continue
     return total
