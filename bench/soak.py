@@ -73,7 +73,7 @@ def sample(s: Settings) -> dict[str, float]:
             continue
         total = rss_bytes(started.pid)
         if svc.name.startswith("flink-taskmanager"):
-            worker = sum(rss_bytes(p) for p in descendants(started.pid) if _is_worker(p))
+            worker = sum(_own_rss(p) for p in descendants(started.pid) if _is_worker(p))  # each once
             out[f"{WORKER} ({svc.name})"] = worker / MB
             total -= worker
         out[svc.name] = total / MB
