@@ -83,7 +83,7 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
             raise RuntimeError("replaying the records since the group snapshot emitted a pane")
         self.trackers[key] = tr
         self.since[key] = 0
-        self.last_seen[key] = time.time()
+        self.last_seen.setdefault(key, time.time())  # kept while evicted (_quiet): the TTL counts from it
         return tr
 
     @staticmethod
@@ -151,9 +151,10 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         key = ctx.get_current_key()
         tr = self._tracker(key)
         out: list[GroupEmission] = []
+        quiet = time.time() - self.last_seen.get(key, 0.0) >= self.o.idle_flush_seconds - 1e-3
         if ctx.time_domain() == TimeDomain.EVENT_TIME:
             tr.advance(timestamp / 1000 - self.o.lateness_seconds, out)
-        elif time.time() - self.last_seen.get(key, 0.0) >= self.o.idle_flush_seconds - 1e-3:
+        elif quiet:
             if tr.open_pane is not None or tr.buffer:
                 if self._read_all(key):
                     self.targets.pop(key, None)
@@ -164,7 +165,22 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
             self._idle_timer(key, ctx)
         if out:
             self._save(key, tr)
+        if quiet and tr.open_pane is None and not tr.buffer:  # also after a timer restored it
+            self._quiet(key, ctx)
         yield from _rows(out)
+
+    def _quiet(self, key: str, ctx: Any) -> None:
+        """As Simulate._quiet: a quiet group leaves memory, and its state after the state TTL."""
+        ttl = self.o.state_ttl_seconds
+        if ttl > 0 and time.time() - self.last_seen.get(key, time.time()) >= ttl - 1e-3:
+            self.snap.clear()
+            self.pending.clear()
+            self.last_seen.pop(key, None)
+        elif ttl > 0:
+            due = self.last_seen.get(key, time.time()) + ttl
+            ctx.timer_service().register_processing_time_timer(math.ceil(due) * 1000)
+        for d in (self.trackers, self.since, self.targets):
+            d.pop(key, None)  # type: ignore[attr-defined]
 
 
 def _rows(out: list[GroupEmission]) -> Any:
