@@ -88,6 +88,9 @@ def _joined(first: Advice, again: Advice, budget: Advice, size: int) -> Advice:
         f"{now:,.1f} -> {after:,.1f} sync reads/s"
     )
     again.evidence["budget"] = {"vpsize": size, "summary": budget.summary, "predicted": budget.predicted}
+    # The placement as first verified, at today's size: what a replay of the same getpages without
+    # the budget gives (`poolsight advise DIR` with no budget).
+    again.evidence["at_todays_size"] = {"command": first.command, "predicted": first.predicted}
     again.evidence["combined"] = (
         f"one VPSIZE for {pool}: the memory budget sizes it {size:,} (from the curve, {budget.summary}); the "
         f"placement splits those buffers, replayed again at that size: {at_budget:,.1f} sync reads/s with the "

@@ -114,10 +114,24 @@ def test_advice_is_written_from_the_tables_and_its_budget_is_optimal(
     for a in doc["advice"]:
         for line in a["command"]:
             assert COMMAND.match(line), line
+    # Each pool the budget resizes: its budget advice, or a placement that splits the budget's
+    # buffers (advice/combine.py); one VPSIZE per pool either way.
     sized = {a["pool"]: a for a in doc["advice"] if a["kind"] == "budget"}
-    assert set(sized) == {p for p, n in budget["allocation"].items() if n}
+    split = {a["pool"]: a for a in doc["advice"] if a["kind"] == "placement" and "budget" in a["evidence"]}
+    assert not set(sized) & set(split)
+    assert set(sized) | set(split) == {p for p, n in budget["allocation"].items() if n}
     for pool, a in sized.items():
         assert a["command"] == [f"-ALTER BUFFERPOOL({pool}) VPSIZE({budget['pools'][pool]['size_after']})"]
+    for pool, a in split.items():
+        after = budget["pools"][pool]["size_after"]
+        assert a["evidence"]["budget"]["vpsize"] == after
+        assert sum(p["size_after"] for p in a["predicted"]["pools"].values()) == after
+    vpsizes: dict[str, list[str]] = {}
+    for a in doc["advice"]:
+        for line in a["command"]:
+            if m := re.match(r"-ALTER BUFFERPOOL\((\w+)\).* VPSIZE\((\d+)\)", line):
+                vpsizes.setdefault(m.group(1), []).append(m.group(2))
+    assert vpsizes and all(len(v) == 1 for v in vpsizes.values()), vpsizes
     # VPSEQT advice reads the current size at other thresholds from sim_curve, as here.
     for a in (a for a in doc["advice"] if a["kind"] == "vpseqt"):
         v = float(a["command"][0].split("VPSEQT(")[1].rstrip(")"))
@@ -145,9 +159,11 @@ def test_advice_is_written_from_the_tables_and_its_budget_is_optimal(
     on = {(a["pool"], a["kind"]): a for a in doc["advice"]}
     for key in (("BP1", "placement"), ("BP4", "pgsteal")):
         assert key in on and key in off, (key, sorted(on), sorted(off))
-        assert on[key]["command"] == off[key]["command"]
+        # (offline without a budget: the placement as first verified, at today's size)
+        mine = on[key]["evidence"].get("at_todays_size", on[key])
+        assert mine["command"] == off[key]["command"]
         for k in ("sync_reads_per_s_before", "sync_reads_per_s_after"):
-            assert on[key]["predicted"][k] == pytest.approx(off[key]["predicted"][k], rel=1e-9), (key, k)
+            assert mine["predicted"][k] == pytest.approx(off[key]["predicted"][k], rel=1e-9), (key, k)
 
 
 def test_a_paging_host_gets_no_growth(member: tuple[str, int, int, Path], tmp_path: Path) -> None:

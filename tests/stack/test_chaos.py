@@ -27,6 +27,7 @@ def test_short_chaos_loses_and_doubles_nothing() -> None:
     cmd = [sys.executable, "-m", "bench.chaos", "--faults", ",".join(FAULTS)]
     cmd += ["--getpages", str(GETPAGES), "--rate", str(RATE), "--kill-after", "4", "--timeout", "300"]
     cmd += ["--maintenance", "end"]  # one maintenance cycle after the trials: their hours and days checked too
+    cmd += ["--settle", "5"]  # a doubled pane shows within a checkpoint or two (2 s here)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, cwd=ROOT)
     lines = r.stdout.strip().splitlines()
     try:

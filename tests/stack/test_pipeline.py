@@ -25,6 +25,8 @@ from poolsight.infra.config import load_settings
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, Topic
 from poolsight.simulator.similarity import similarity
+from poolsight.sql.history import cycle
+from poolsight.sql.retention import Retention
 from tests.conftest import POOLSIGHT, ROOT, poolsight
 from tests.stack.conftest import GBP2_REBUILT_AT, GROUP, GROUP_MEMBERS, IDLE_FLUSH, SUBMIT
 from tests.stack.conftest import query as _query
@@ -844,10 +846,8 @@ def test_jobs_stopped_and_submitted_again_mid_stream_lose_and_double_nothing(job
     assert _wait_getpages(member, truth, timeout=400) == truth, _diagnosis()
     _assert_each_pane_once(member, truth)
     panes = _query("SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[0][0]
-    retain = {"POOLSIGHT_HISTORY_PANE_DAYS": "14", "POOLSIGHT_HISTORY_HOUR_MONTHS": "13"}
-    for _ in range(2):
-        r = poolsight("history", env=retain, timeout=900)
-        assert r.returncode == 0, r.stderr
+    for _ in range(2):  # as the maintenance service runs them, keeping 14 days of panes
+        cycle(load_settings(), Retention(pane_days=14, hour_months=13))
     for table, column in (("pool_pane", "date_trunc('hour', pane_start)"), ("pool_hour", "period_start")):
         rows = _query(
             f"SELECT pool, {column}, sum(getpages) FROM iceberg.poolsight.{table} WHERE source = ? GROUP BY 1, 2",
@@ -945,8 +945,7 @@ def test_a_second_job_on_a_new_group_rewrites_panes_and_doubles_nothing(jobs: No
     panes = _query("SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[0][0]
     objects = _query("SELECT count(*) FROM iceberg.poolsight.object_pane WHERE source = ?", (member,))[0][0]
     assert panes > 0 and objects > 0
-    r = poolsight("history", "--no-retention", timeout=900)  # the hours rolled up before the replay
-    assert r.returncode == 0, r.stderr
+    cycle(load_settings(), Retention(), retain=False)  # the hours rolled up before the replay
     assert _hours(member) == truth
     group = f"replay-{uuid.uuid4().hex[:6]}"
     _commit_offsets(f"{group}-simulation", before)
@@ -979,8 +978,7 @@ def test_a_second_job_on_a_new_group_rewrites_panes_and_doubles_nothing(jobs: No
             )
             assert dup == [[0]], (table, dup)
         # The replay's panes replace their hours' earlier content: nothing added.
-        r = poolsight("history", "--no-retention", timeout=900)
-        assert r.returncode == 0, r.stderr
+        cycle(load_settings(), Retention(), retain=False)
         assert _hours(member) == truth
     finally:
         poolsight("jobs", "cancel", "--all", "--no-savepoint")
