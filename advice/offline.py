@@ -16,7 +16,7 @@ from poolsight.advice.group_advice import group_advice
 from poolsight.advice.group_offline import GroupSimulate, group_specs
 from poolsight.advice.inputs import Inputs, read
 from poolsight.advice.model import Advice, Costs, Curve, ObjectState, PoolState, workload_similarity
-from poolsight.advice.placement import Proposal, Rules, at_size_of, propose, verify
+from poolsight.advice.placement import Rules, Verifier, propose
 from poolsight.advice.settings import Thresholds
 from poolsight.simulator.result import CurvePoint
 from poolsight.simulator.setting import Setting
@@ -160,7 +160,7 @@ def advise_dir(
         for p in mine:
             advice += pool_advice(p, memory[s], t, c)
     considered: list[dict[str, Any]] = []
-    made: dict[int, tuple[str, Proposal]] = {}
+    verifier = Verifier(trace, r, c, inputs.kinds)
     # Every pool the source has (attributes), and each new pool once: two placements never share one.
     taken = {src: {pool for (s2, pool) in inputs.attributes if s2 == src} for src in sources}
     for tp, p in states.items():
@@ -169,25 +169,17 @@ def advise_dir(
         if new_pool is not None:
             taken[p.source].add(new_pool)
         for prop in propose(p, new_pool, r):
-            placed, record = verify(trace, tp, prop, r, c, inputs.kinds)
+            placed, record = verifier.verify(tp, prop)
             considered.append(record)
             if placed is not None:
                 verified.append((placed, record))
-                made[id(placed)] = (tp, prop)
         # Proposals for one pool are alternatives (each starts from the pool as it is): the best one.
         verified.sort(key=lambda x: -float(x[0].predicted["avoided_sync_reads_per_s"]))
         for _, record in verified[1:]:
             record["why_not"] = f"an alternative to moving {', '.join(verified[0][0].objects)}, which saves more"
         if verified:
             advice.append(verified[0][0])
-
-    def again(a: Advice, size: int) -> Advice | None:
-        if id(a) not in made:
-            return None
-        tp, prop = made[id(a)]
-        return verify(trace, tp, at_size_of(prop, size), r, c, inputs.kinds)[0]
-
-    advice = combine(advice, again)
+    advice = combine(advice, verifier.again)
     # One source: its budget is the document's; several: by source, summed.
     budget_doc = budgets[sources[0]] if len(sources) == 1 else _merge(budgets)
     doc = report(

@@ -25,7 +25,7 @@ from poolsight.advice.commands import free_pool_name, page_size_of
 from poolsight.advice.group_advice import group_advice
 from poolsight.advice.group_tables import surface_from_rows
 from poolsight.advice.model import Advice, Costs, Curve, Memory, ObjectState, PoolState, workload_similarity
-from poolsight.advice.placement import Proposal, Rules, at_size_of, propose, verify
+from poolsight.advice.placement import Rules, Verifier, propose
 from poolsight.advice.recent import recent_trace
 from poolsight.advice.settings import Thresholds
 from poolsight.advice.table import ADVICE, COLUMNS, LATEST
@@ -183,7 +183,7 @@ def replayed(
     out: dict[str, list[Advice]] = {}
     if trace is None:
         return out, None
-    made: dict[int, tuple[str, Proposal]] = {}
+    verifier = Verifier(trace, rules, c, source=FROM_KAFKA)
     for key, (p, props, fifo) in proposals.items():
         if key not in trace.pools:
             continue
@@ -194,26 +194,14 @@ def replayed(
             p.fifo_sync_reads_per_s = replay.fifo_at_size(trace, {key: run})[key]
         best: Advice | None = None
         for prop in props:
-            adv, _ = verify(trace, key, prop, rules, c, {o: "UNKNOWN" for o in prop.moves})
+            adv, _ = verifier.verify(key, prop)
             if adv is not None and (
                 best is None or adv.predicted["avoided_sync_reads_per_s"] > best.predicted["avoided_sync_reads_per_s"]
             ):
                 best = adv
-                made[id(adv)] = (key, prop)
         if best is not None:
-            best.evidence["from"] = FROM_KAFKA
             out[key] = [best]
-
-    def again(a: Advice, size: int) -> Advice | None:
-        if id(a) not in made:
-            return None
-        key, prop = made[id(a)]
-        adv, _ = verify(trace, key, at_size_of(prop, size), rules, c, {o: "UNKNOWN" for o in prop.moves})
-        if adv is not None:
-            adv.evidence["from"] = FROM_KAFKA
-        return adv
-
-    return out, again
+    return out, verifier.again
 
 
 FROM_KAFKA = "the pool's recent getpages read back from Kafka and replayed in the proposed pools"

@@ -88,6 +88,34 @@ def at_size_of(prop: Proposal, size: int) -> Proposal:
     return Proposal(prop.kind, pool, prop.moves, prop.new_pool, prop.splits, prop.new_vpseqt, prop.reason)
 
 
+@dataclass
+class Verifier:
+    """Placements verified on one trace, each remembered so that it can be verified again with
+    its pool at another size (`again`: advice/combine.py's Reverify)."""
+
+    trace: Trace
+    rules: Rules
+    costs: Costs
+    kinds: dict[str, str] | None = None  # object -> TABLESPACE or INDEXSPACE; None: not known here
+    source: str | None = None  # what the advice's evidence says the getpages came from
+    made: dict[int, tuple[str, Proposal]] = field(default_factory=dict)
+
+    def verify(self, trace_pool: str, prop: Proposal) -> tuple[Advice | None, dict[str, Any]]:
+        kinds = self.kinds if self.kinds is not None else {o: "UNKNOWN" for o in prop.moves}
+        adv, record = verify(self.trace, trace_pool, prop, self.rules, self.costs, kinds)
+        if adv is not None:
+            self.made[id(adv)] = (trace_pool, prop)
+            if self.source:
+                adv.evidence["from"] = self.source
+        return adv, record
+
+    def again(self, a: Advice, size: int) -> Advice | None:
+        if id(a) not in self.made:
+            return None
+        trace_pool, prop = self.made[id(a)]
+        return self.verify(trace_pool, at_size_of(prop, size))[0]
+
+
 def verify(
     trace: Trace, trace_pool: str, prop: Proposal, rules: Rules, costs: Costs, kinds: dict[str, str]
 ) -> tuple[Advice | None, dict[str, Any]]:

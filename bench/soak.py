@@ -34,7 +34,7 @@ from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions, StatisticsOptions
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.memory import ceilings
-from poolsight.infra.process import alive, descendants, read_started, rss_bytes, stop_many
+from poolsight.infra.process import alive, descendants, own_rss_bytes, read_started, rss_bytes, stop_many
 from poolsight.ingest.generator import Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.scenario import load
@@ -44,16 +44,6 @@ EVALUATORS = {"alerts": "60", "advice": "120", "maintenance": "120"}
 WORKER = "python worker"
 OWN = "benchmark (generator, producer)"
 MB = 2**20
-
-
-def _own_rss(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 def _is_worker(pid: int) -> bool:
@@ -66,14 +56,14 @@ def _is_worker(pid: int) -> bool:
 
 def sample(s: Settings) -> dict[str, float]:
     """MB per process now (services with their children; the Python worker apart)."""
-    out: dict[str, float] = {OWN: _own_rss(os.getpid()) / MB}
+    out: dict[str, float] = {OWN: own_rss_bytes(os.getpid()) / MB}
     for svc in embedded_services(s):  # from the pid files: no health check (a Trino query) per sample
         started = read_started(s.run_dir, svc.name)
         if not alive(started) or started is None:
             continue
         total = rss_bytes(started.pid)
         if svc.name.startswith("flink-taskmanager"):
-            worker = sum(_own_rss(p) for p in descendants(started.pid) if _is_worker(p))  # each once
+            worker = sum(own_rss_bytes(p) for p in descendants(started.pid) if _is_worker(p))  # each once
             out[f"{WORKER} ({svc.name})"] = worker / MB
             total -= worker
         out[svc.name] = total / MB

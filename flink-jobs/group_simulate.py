@@ -26,6 +26,7 @@ from poolsight.flink_jobs.caught_up import CaughtUp, ConsumerGroup, Offsets
 from poolsight.flink_jobs.common import row_type, to_row
 from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker
 from poolsight.flink_jobs.options import SimulationOptions
+from poolsight.flink_jobs.quiet_keys import forget_quiet
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.tables import BY_NAME
 from poolsight.schemas.wire import AvroDecoder, DecodeError, UnusableBatch
@@ -170,17 +171,15 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         yield from _rows(out)
 
     def _quiet(self, key: str, ctx: Any) -> None:
-        """As Simulate._quiet: a quiet group leaves memory, and its state after the state TTL."""
-        ttl = self.o.state_ttl_seconds
-        if ttl > 0 and time.time() - self.last_seen.get(key, time.time()) >= ttl - 1e-3:
-            self.snap.clear()
-            self.pending.clear()
-            self.last_seen.pop(key, None)
-        elif ttl > 0:
-            due = self.last_seen.get(key, time.time()) + ttl
-            ctx.timer_service().register_processing_time_timer(math.ceil(due) * 1000)
-        for d in (self.trackers, self.since, self.targets):
-            d.pop(key, None)  # type: ignore[attr-defined]
+        """As Simulate._quiet: a quiet group leaves memory, and its state after the TTL."""
+        forget_quiet(
+            key,
+            ctx,
+            self.o.state_ttl_seconds,
+            self.last_seen,
+            (self.snap, self.pending),
+            (self.trackers, self.since, self.targets),
+        )
 
 
 def _rows(out: list[GroupEmission]) -> Any:

@@ -40,6 +40,7 @@ from poolsight.flink_jobs.common import (
 from poolsight.flink_jobs.group_routes import GroupRoutes
 from poolsight.flink_jobs.group_simulate import GroupSimulate
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
+from poolsight.flink_jobs.quiet_keys import forget_quiet
 from poolsight.flink_jobs.tracker import Emission, PoolTracker
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC
 from poolsight.schemas.getpage import GetpageBatch
@@ -270,21 +271,15 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             yield from self._rows(e)
 
     def _quiet(self, key: str, ctx: Any) -> None:
-        """A quiet pool with no open pane: its simulator leaves the worker's memory (its keyed
-        state holds it: the next record restores it), and once quiet for the state TTL its keyed
-        state goes too (application-level: savepoints stay compatible)."""
-        ttl = self.o.state_ttl_seconds
-        if ttl > 0 and time.time() - self.last_seen.get(key, time.time()) >= ttl - 1e-3:
-            self.snap.clear()
-            self.pending.clear()
-            self.group_state.clear()
-            self.last_seen.pop(key, None)
-        elif ttl > 0:
-            ctx.timer_service().register_processing_time_timer(
-                math.ceil(self.last_seen.get(key, time.time()) + ttl) * 1000
-            )
-        for d in (self.trackers, self.since, self.targets, self.key_group):
-            d.pop(key, None)  # type: ignore[attr-defined]
+        """A quiet pool with no open pane leaves memory; its state goes after the TTL (quiet_keys.py)."""
+        forget_quiet(
+            key,
+            ctx,
+            self.o.state_ttl_seconds,
+            self.last_seen,
+            (self.snap, self.pending, self.group_state),
+            (self.trackers, self.since, self.targets, self.key_group),
+        )
 
     @staticmethod
     def _rows(e: Emission) -> Any:

@@ -248,17 +248,20 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
+def own_rss_bytes(pid: int) -> int:
+    """Resident memory of pid alone (0 if it has ended)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def rss_bytes(pid: int) -> int:
     """Resident memory of pid and its descendants."""
-    total = 0
-    for p in (pid, *descendants(pid)):
-        try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
-        except OSError:
-            continue
-    return total
+    return sum(own_rss_bytes(p) for p in (pid, *descendants(pid)))
 
 
 def log_tail(log_file: Path, lines: int = 25) -> str:

@@ -30,7 +30,14 @@ from typing import Any
 from poolsight.infra.trino import QueryError, fetch
 from poolsight.schemas.tables import Table
 from poolsight.sql.catalog import BY_NAME
-from poolsight.sql.rollup import entries_unlistable, metadata_table, recompute, same_group, upsert_sql
+from poolsight.sql.rollup import (
+    entries_unlistable,
+    metadata_table,
+    recompute,
+    same_group,
+    unfinished_steps,
+    upsert_sql,
+)
 from poolsight.sql.rollups import RETIREMENT, ROLLUPS, TABLE_CLOCK, Rollup
 
 # Pane-grain tables the pane retention applies to: the rollups' sources, the working sets
@@ -90,10 +97,14 @@ HOURLY = {r.table("hour").name: r for r in ROLLUPS}
 CLOCK_MARGIN = timedelta(days=7)  # clock rows kept before the cutoff: one a cycle is enough
 
 
-def _delete(cur: Any, t: Table, column: str, lo: datetime | None, hi: datetime) -> int:
-    where, params = (f"{column} < ?", (hi,)) if lo is None else (f"{column} >= ? AND {column} < ?", (lo, hi))
+def _delete(cur: Any, t: Table, where: str, params: tuple[Any, ...]) -> int:
+    """DELETE the rows of `t` matching `where`; how many."""
     rows = fetch(cur, f"DELETE FROM {t.qualified} WHERE {where}", params)
     return int(rows[0][0]) if rows and rows[0] and rows[0][0] is not None else 0
+
+
+def _delete_range(cur: Any, t: Table, column: str, lo: datetime, hi: datetime) -> int:
+    return _delete(cur, t, f"{column} >= ? AND {column} < ?", (lo, hi))
 
 
 def day_sequences(cur: Any, t: Table) -> dict[datetime, int] | None:
@@ -175,8 +186,8 @@ def retire(cur: Any, t: Table, lo: datetime, hi: datetime, state: str = "") -> i
         fetch(cur, keep_sql(r, grain), (lo, hi, lo, hi))
         log_step(cur, t.name, lo, hi, "based")
     if grain == "day":
-        _delete(cur, r.retired("hour"), "period_start", lo, hi)  # first: a hole, never a double
-    removed = _delete(cur, t, t.time_column, lo, hi)
+        _delete_range(cur, r.retired("hour"), "period_start", lo, hi)  # first: a hole, never a double
+    removed = _delete_range(cur, t, t.time_column, lo, hi)
     log_step(cur, t.name, lo, hi, "done")
     recompute(cur, r, grain, lo, hi)
     if grain == "hour":
@@ -192,14 +203,9 @@ def _has_rows(cur: Any, t: Table, lo: datetime, hi: datetime) -> bool:
 def finish(cur: Any) -> list[dict[str, Any]]:
     """Finish every removal an earlier pass began (RETIREMENT), from its last logged step."""
     out = []
-    last = fetch(
-        cur,
-        f"SELECT table_name, period_start, period_end, max_by(state, logged_at) FROM {RETIREMENT.qualified} "
-        "GROUP BY 1, 2, 3 HAVING max_by(state, logged_at) <> 'done'",
-    )
-    for name, lo, hi, state in last:
-        rows = retire(cur, BY_NAME[str(name)], lo, hi, str(state))
-        out.append({"table": str(name), "period_start": lo.isoformat(), "rows": rows, "finished": str(state)})
+    for name, lo, hi, state in unfinished_steps(cur):
+        rows = retire(cur, BY_NAME[name], lo, hi, state)
+        out.append({"table": name, "period_start": lo.isoformat(), "rows": rows, "finished": state})
     return out
 
 
@@ -228,7 +234,7 @@ def _retire_panes(cur: Any, cutoff: datetime, now: datetime, rolled: dict[str, i
             elif t.name in ROLLED:
                 removed += retire(cur, t, day, day + timedelta(days=1))
             else:
-                removed += _delete(cur, t, t.time_column, day, day + timedelta(days=1))
+                removed += _delete_range(cur, t, t.time_column, day, day + timedelta(days=1))
         row: dict[str, Any] = {"table": t.name, "cutoff": cutoff.isoformat(), "rows": removed}
         row.update({f"days kept, {why}": n for why, n in kept.items() if n})
         report.append(row)
@@ -276,9 +282,6 @@ def apply_retention(cur: Any, r: Retention, now: datetime, rolled: dict[str, int
     if cut["day"] is not None:
         for rollup in ROLLUPS:
             for t in (rollup.table("day"), rollup.retired("day")):
-                rows = fetch(
-                    cur, f"DELETE FROM {t.qualified} WHERE period_start < ? AND rolled_at < ?", (cut["day"], cut["day"])
-                )
-                n = int(rows[0][0]) if rows and rows[0] and rows[0][0] is not None else 0
+                n = _delete(cur, t, "period_start < ? AND rolled_at < ?", (cut["day"], cut["day"]))
                 report.append({"table": t.name, "cutoff": cut["day"].isoformat(), "rows": n})
     return report

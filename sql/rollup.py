@@ -181,9 +181,7 @@ def merge_sql(r: Rollup, grain: str) -> str:
         f"period_start - INTERVAL '0.001' SECOND AS at "
         f"FROM {retired.qualified} WHERE period_start >= ? AND period_start < ?"
     )
-    combined = [
-        (f"max_by({m.name}, at)" if m.agg == "last" else f"{m.agg}({m.name})") + f" AS {m.name}" for m in r.measures
-    ]
+    combined = [f"{m.over_hours('at')} AS {m.name}" for m in r.measures]
     using = (
         f"SELECT {group}, period_start, period_end, sum(source_rows) AS source_rows, {', '.join(combined)}, "
         f"current_timestamp AS rolled_at FROM ({gone} UNION ALL {below}) "
@@ -245,16 +243,21 @@ def _length(ranges: list[tuple[datetime, datetime]]) -> timedelta:
 
 
 UNFINISHED_SQL = (
-    f"SELECT table_name, period_start, period_end FROM {RETIREMENT.qualified} "
+    f"SELECT table_name, period_start, period_end, max_by(state, logged_at) FROM {RETIREMENT.qualified} "
     "GROUP BY table_name, period_start, period_end HAVING max_by(state, logged_at) <> 'done'"
 )
+
+
+def unfinished_steps(cur: Any) -> list[tuple[str, datetime, datetime, str]]:
+    """(table, start, end, last step logged) of each removal retention began and did not finish."""
+    return [(str(t), lo, hi, str(state)) for t, lo, hi, state in fetch(cur, UNFINISHED_SQL)]
 
 
 def unfinished(cur: Any) -> dict[str, list[tuple[datetime, datetime]]]:
     """Per table, the periods retention has begun to remove and not finished (sql/retention.py)."""
     out: dict[str, list[tuple[datetime, datetime]]] = {}
-    for table, lo, hi in fetch(cur, UNFINISHED_SQL):
-        out.setdefault(str(table), []).append((lo, hi))
+    for table, lo, hi, _ in unfinished_steps(cur):
+        out.setdefault(table, []).append((lo, hi))
     return out
 
 

@@ -44,8 +44,9 @@ class Measure:
     def over_panes(self, time_column: str) -> str:
         return self._agg(self.expr or self.name, time_column)
 
-    def over_hours(self) -> str:
-        return self._agg(self.name, "period_start")
+    def over_hours(self, order: str = "period_start") -> str:
+        """Over rows of the rollup's own columns (hours, or parts of one period ordered by `order`)."""
+        return self._agg(self.name, order)
 
     def _agg(self, expr: str, order: str) -> str:
         if self.agg == "last":
