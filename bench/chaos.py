@@ -285,16 +285,20 @@ def main(argv: list[str] | None = None) -> None:
     _submit(s, job, fresh=True)
     rows: list[Trial] = []
     try:
-        for n in range(a.trials):
-            for fault in faults:
-                rows.append(_trial(s, a, job, fault, n))
-                gc.collect()  # the trial's producer, held in cycles: else it keeps reconnecting through later faults
-                r = rows[-1]
-                print(
-                    f"{r.fault} #{r.trial}: {r.in_iceberg:,} of {r.produced:,} in Iceberg, "
-                    f"{r.dead_lettered} dead-lettered, exact after {r.complete_seconds} s",
-                    flush=True,
-                )
+        try:
+            for n in range(a.trials):
+                for fault in faults:
+                    rows.append(_trial(s, a, job, fault, n))
+                    gc.collect()  # the trial's producer, held in cycles: else it reconnects through later faults
+                    r = rows[-1]
+                    print(
+                        f"{r.fault} #{r.trial}: {r.in_iceberg:,} of {r.produced:,} in Iceberg, "
+                        f"{sum(r.in_hours_by_pool.values()):,} in hours, {sum(r.in_days_by_pool.values()):,} in days, "
+                        f"{r.dead_lettered} dead-lettered, exact after {r.complete_seconds} s",
+                        flush=True,
+                    )
+        except KeyboardInterrupt:  # SIGINT: the table of the trials that ended, not nothing
+            print(f"interrupted: {len(rows)} trials ended", flush=True)
         if a.maintenance == "end":
             ended: list[str] = []
             _maintain(s, ended)
