@@ -10,6 +10,9 @@ cycle tries again. `poolsight status` reads the heartbeat (infra/services.py `_h
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
+import gc
 import json
 import logging
 import os
@@ -68,6 +71,16 @@ def write_heartbeat(path: Path, beat: dict[str, JSONValue]) -> None:
     os.replace(tmp, path)
 
 
+def release_memory() -> None:
+    """Give a cycle's freed memory back to the system. A cycle allocates and frees hundreds of MB
+    (advice's replay); glibc keeps freed chunks in its arenas, so the RSS crept up cycle after
+    cycle (+17 % per 10 minutes in `make soak`) while the live data stayed bounded."""
+    gc.collect()
+    name = ctypes.util.find_library("c")
+    if name and "libc.so" in name:  # glibc only (malloc_trim is a GNU extension)
+        ctypes.CDLL(name).malloc_trim(0)
+
+
 def run_loop(ev: Evaluator, s: Settings, every: float, cycles: int | None = None) -> None:
     """Evaluate every `every` seconds for ever (or `cycles` times)."""
     beat = heartbeat_path(s, ev.name)
@@ -93,6 +106,7 @@ def run_loop(ev: Evaluator, s: Settings, every: float, cycles: int | None = None
         else:
             log.info("%s: %s", ev.name, json.dumps(out.summary))
         write_heartbeat(beat, entry)
+        release_memory()
         if cycles is None or done < cycles:
             time.sleep(max(0.0, every - (time.monotonic() - started)))
 

@@ -94,8 +94,8 @@ def test_rollups_of_a_table_whose_entries_trino_cannot_list_recompute_its_days()
     table's $entries: the rollup recomputes every day the table holds, says so, and sums what
     the rows hold; the retention, which cannot tell when the rows came, keeps them."""
     from poolsight.sql.retention import Retention, apply_retention, day_sequences
-    from poolsight.sql.rollup import changes, run_rollups
-    from poolsight.sql.rollups import STATS
+    from poolsight.sql.rollup import Changes, changes, changes_of, run_rollups
+    from poolsight.sql.rollups import POOL, STATS
 
     s = load_settings()
     hour, day = STATS.table("hour").qualified, STATS.table("day").qualified
@@ -116,9 +116,12 @@ def test_rollups_of_a_table_whose_entries_trino_cannot_list_recompute_its_days()
             got = changes(cur, STATS.source, -1)
             assert not got.exact and "cannot read its $entries" in got.note, got
             assert any(lo <= T0 and hi >= T0 + timedelta(minutes=65) for lo, hi in got.spans), got.spans
+            # asked with another table in one statement: each is then asked alone
+            both = changes_of(cur, [(POOL.source, 2**62), (STATS.source, -1)])
+            assert both[STATS.source.name] == got and both[POOL.source.name] == Changes([], 2**62, 0), both
             run_rollups(cur, rollups=(STATS,))  # unless the maintenance service just did
             assert rolled() == [(310, 2, 3 + 5), (311, 1, 7)]
-            assert day_sequences(cur, STATS.source) is None
+            assert day_sequences(cur, (POOL.source, STATS.source))[STATS.source.name] is None
             # a pane retention that would remove these rows
             report = apply_retention(cur, Retention(pane_days=2, hour_months=None), T0 + timedelta(days=5), {})
             cutoff = datetime(2001, 2, 6, tzinfo=UTC).isoformat()

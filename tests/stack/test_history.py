@@ -266,7 +266,7 @@ def _replay_bp1(at: datetime, getpages_: int, sync_reads_: int) -> None:
 
 def day_max(cur: Any) -> int:
     """pool_pane's newest data sequence number."""
-    days = day_sequences(cur, BY_NAME["pool_pane"])
+    days = day_sequences(cur, (BY_NAME["pool_pane"],))["pool_pane"]
     assert days
     return max(days.values())
 
