@@ -94,6 +94,7 @@ class Trial:
     cycles: list[str] = field(default_factory=list)  # each maintenance cycle: ok, or why it failed
     error: str | None = None  # the generator's or producer's, or jobs not running after up
     member: str = ""  # the generator's source of this trial
+    seconds: float = 0.0  # the trial's wall time, maintenance cycles included
 
     @property
     def produced(self) -> int:
@@ -166,6 +167,7 @@ def _rolled(s: Settings, t: Trial, member: str) -> None:
 
 def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: int) -> Trial:
     service, down = FAULTS[fault]
+    began = time.monotonic()
     member = f"C{uuid.uuid4().hex[:6].upper()}"
     sc = load(a.scenario)
     sc = type(sc)(**{**sc.__dict__, "members": [member]})
@@ -234,6 +236,7 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
         _maintain(s, cycles)  # rolls up what the panes hold now
         _rolled(s, trial, member)
     trial.member = member
+    trial.seconds = round(time.monotonic() - began, 1)
     return trial
 
 
@@ -294,7 +297,8 @@ def main(argv: list[str] | None = None) -> None:
                     print(
                         f"{r.fault} #{r.trial}: {r.in_iceberg:,} of {r.produced:,} in Iceberg, "
                         f"{sum(r.in_hours_by_pool.values()):,} in hours, {sum(r.in_days_by_pool.values()):,} in days, "
-                        f"{r.dead_lettered} dead-lettered, exact after {r.complete_seconds} s",
+                        f"{r.dead_lettered} dead-lettered, exact after {r.complete_seconds} s; "
+                        f"the trial took {r.seconds} s",
                         flush=True,
                     )
         except KeyboardInterrupt:  # SIGINT: the table of the trials that ended, not nothing
