@@ -112,6 +112,24 @@ impl Cache {
         }
     }
 
+    /// Drop every buffer whose key `keep` refuses, the others' order unchanged: a sample taken
+    /// at a lower rate (SHARDS keeps a page while its hash is under the rate) of the same pool.
+    pub fn retain(&mut self, keep: impl Fn(&Key) -> bool) {
+        match self {
+            Cache::Fifo { queue, set, .. } => {
+                queue.retain(|k| keep(k));
+                set.retain(|k| keep(k));
+            }
+            Cache::Chains(c) => {
+                let gone: Vec<(Key, u32)> = c.at.iter().filter(|(k, _)| !keep(k)).map(|(k, &i)| (*k, i)).collect();
+                for (k, i) in gone {
+                    c.chains.remove(i);
+                    c.at.remove(&k);
+                }
+            }
+        }
+    }
+
     /// This cache's contents in a cache of `cap` buffers (and, for the chains, VPSEQT `vpseqt_pct`):
     /// what a pool resized by -ALTER BUFFERPOOL holds at that moment. Shrinking steals as
     /// access() does; growing keeps everything.

@@ -185,7 +185,10 @@ impl PoolState {
     /// cache starts from the contents of the old cache of size `from[i]` when there is one (the
     /// pool's old size for its new size: what the altered pool really holds), else of the old
     /// cache nearest above its size (or the largest), so the simulation follows the change
-    /// without a cold start. A different policy or rate starts cold. Panes' counts are cleared
+    /// without a cold start. At a lower sampling rate (the largest size grew past the caches'
+    /// budget) each old cache keeps only the pages the new rate samples, in their order: what a
+    /// cache run at the new rate would hold, to within the sample's noise; at a higher rate the
+    /// pages the old rate did not sample come in cold. A different policy starts cold. Panes' counts are cleared
     /// (curves are ratios over what follows), but for the pool's own cache in the latest pane:
     /// the cache at the new size named by `from` (the pool's, at the pool's VPSEQT) goes on from
     /// the counts of the old one of that size, so the pane across a change counts its first part
@@ -200,9 +203,17 @@ impl PoolState {
         vpseqts: &[f64],
     ) {
         let carry = self.own_counts(&sizes, vpseqt, from, vpseqts);
-        let Some(old) = self.minis.as_ref().filter(|m| m.policy == policy && m.rate == rate) else {
+        let Some(old) = self.minis.as_ref().filter(|m| m.policy == policy) else {
             self.set_minis_at(policy, sizes, rate, vpseqt, vpseqts);
             return self.put_back(carry);
+        };
+        let (below, seed) = (rate_threshold(rate), self.seed);
+        let sampled = |i: usize| {
+            let mut c = old.caches[i].clone();
+            if below < old.threshold {
+                c.retain(|k| page_hash(*k, seed) < below);
+            }
+            c
         };
         let caches: Vec<Cache> = sizes
             .iter()
@@ -220,7 +231,7 @@ impl PoolState {
                 let cap = ((s as f64) * rate).round() as usize;
                 let pct = vpseqts.get(k).copied().unwrap_or(vpseqt);
                 match from {
-                    Some(i) => old.caches[i].resized(cap, pct),
+                    Some(i) => sampled(i).resized(cap, pct),
                     None => Cache::new(policy, cap, pct),
                 }
             })
@@ -683,6 +694,38 @@ mod tests {
         // Another policy starts cold.
         p.retarget_minis(Policy::Fifo, vec![600], 1.0, 80.0, &[], &[]);
         assert_eq!(p.minis.as_ref().map(|m| m.caches[0].len()), Some(0));
+    }
+
+    #[test]
+    fn a_change_to_a_lower_rate_goes_on_from_the_pages_that_rate_samples() {
+        // Growing past the caches' budget halves their rate: each cache keeps the pages the new
+        // rate samples, which (LRU, enough of them) are exactly what a cache run at the new rate
+        // all along holds at the new size, so the counts after the change are the same.
+        let refs = trace(41, 40_000, 6000);
+        let (first, rest) = refs.split_at(20_000);
+        let run = |rate: f64| {
+            let mut p = PoolState::new(Mode::Exact, 1.0, 14, 7, 1e9, 15);
+            p.set_minis(Policy::Lru, vec![2000], rate, 100.0);
+            feed(&mut p, first);
+            p.retarget_minis(Policy::Lru, vec![1000], 0.5, 100.0, &[], &[]);
+            feed(&mut p, rest);
+            p
+        };
+        let (p, q) = (run(1.0), run(0.5));
+        assert_eq!(p.minis.as_ref().map(|m| m.rate), Some(0.5));
+        assert!(p.panes[0].mini[0][0] > 0.0);
+        assert_eq!(p.panes[0].mini, q.panes[0].mini);
+        // Started cold instead, the same cache counts fewer hits after the change.
+        let mut cold = PoolState::new(Mode::Exact, 1.0, 14, 7, 1e9, 15);
+        cold.set_minis(Policy::Lru, vec![2000], 1.0, 100.0);
+        feed(&mut cold, first);
+        cold.set_minis(Policy::Lru, vec![1000], 0.5, 100.0);
+        feed(&mut cold, rest);
+        assert!(
+            cold.panes[0].mini[0][0] < p.panes[0].mini[0][0],
+            "{:?}",
+            cold.panes[0].mini
+        );
     }
 
     #[test]
