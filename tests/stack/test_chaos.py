@@ -1,9 +1,10 @@
-"""`make chaos`, short: the fault suite itself (flink-jobs/chaos.py) against the session's stack,
+"""`make chaos`, short: the fault suite itself (bench/chaos.py) against the session's stack,
 with the faults that lost data before pane closing waited for the consumer to catch up: the
 Kafka broker and the Flink JobManager killed with kill -9 mid-stream and started again by
-`poolsight up` (the TaskManager's kill -9 is test_pipeline.py's, which checks each pane too). Each trial's totals per pool in Iceberg must equal what the generator sent
-(chaos.py counts the getpages it hands to the producer), with nothing dead-lettered. The full
-suite (every service, --trials 3) is `make chaos`."""
+`poolsight up` (the TaskManager's kill -9 is test_pipeline.py's, which checks each pane too).
+Each trial's totals per pool in Iceberg must equal what the generator sent (chaos.py counts the
+getpages it hands to the producer), with nothing dead-lettered. The full suite (every service,
+--trials 10) is `make chaos`."""
 
 from __future__ import annotations
 
