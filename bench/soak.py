@@ -10,9 +10,11 @@ status` counts it), except that the TaskManager's Python worker (the jobs' Pytho
 shown on its own and the TaskManager without it.
 
 Prints per process: its ceiling (infra/memory.py), peak RSS, and growth per 10 minutes after
-`--warmup` minutes (least-squares slope of the samples, in MB and as a share of their mean);
+`--warmup` minutes (least-squares slope of the samples, in MB and as a share of their mean;
+and between the peaks of the two halves, which a cycling process's slope hides or inflates);
 the target is no more than 2 % per 10 minutes, and every process under its ceiling. JSON last
 line: `peak_rss_mb` and `growth_mb_per_10min` per process, `growth_share_per_10min`,
+`peak_growth_mb_per_10min`, `peak_growth_share_per_10min`,
 `ceiling_mb`, `getpages`, `minutes`. Exits 1 if a process went over its ceiling.
 """
 
@@ -77,6 +79,17 @@ def growth(times: list[float], values: list[float]) -> float:
     return float(np.polyfit(np.array(times), np.array(values), 1)[0]) * 600.0
 
 
+def peak_growth(times: list[float], values: list[float]) -> float:
+    """MB per 10 minutes between the peaks of the two halves: a process that cycles (advice
+    replays every two minutes, a JVM between collections) has a slope that depends on where the
+    run stops in its cycle; its peaks grow only if it does."""
+    if len(times) < 4:
+        return 0.0
+    half = len(times) // 2
+    span = (float(np.mean(times[half:])) - float(np.mean(times[:half]))) or 1.0
+    return (max(values[half:]) - max(values[:half])) / span * 600.0
+
+
 def _restart_evaluators(s: Settings) -> None:
     os.environ.update({f"POOLSIGHT_{k.upper()}_EVERY": v for k, v in EVALUATORS.items()})
     stop_many(s.run_dir, list(EVALUATORS))
@@ -125,8 +138,10 @@ def main(argv: list[str] | None = None) -> None:
     peak = {n: round(max(x.get(n, 0.0) for _, x in samples), 1) for n in names}
     late = [(t, x) for t, x in samples if t >= warmup * 60]
     grown = {n: round(growth([t for t, x in late if n in x], [x[n] for t, x in late if n in x]), 1) for n in names}
+    peaks = {n: round(peak_growth([t for t, x in late if n in x], [x[n] for t, x in late if n in x]), 1) for n in names}
     mean = {n: float(np.mean([x[n] for _, x in late if n in x] or [0.0])) for n in names}
     share = {n: round(grown[n] / mean[n], 4) if mean[n] else 0.0 for n in names}
+    peak_share = {n: round(peaks[n] / mean[n], 4) if mean[n] else 0.0 for n in names}
     ceiling = {n: limit.get(n) for n in names}
     # The TaskManager's ceiling covers it with its worker.
     over = []
@@ -137,12 +152,13 @@ def main(argv: list[str] | None = None) -> None:
         if ceiling[n] is not None and used > (ceiling[n] or 0):
             over.append(n)
     print(
-        f"\n{'process':44} {'ceiling MB':>10} {'peak MB':>9} {'MB/10 min':>10} {'%/10 min':>9}  after {warmup:.0f} min"
+        f"\n{'process':44} {'ceiling MB':>10} {'peak MB':>9} {'MB/10 min':>10} {'%/10 min':>9} {'peaks %/10 min':>14}"
+        f"  after {warmup:.0f} min"
     )
     for n in names:
         c = "-" if ceiling[n] is None else f"{ceiling[n]:,}"
         flag = "  OVER" if n in over else ("  grows" if share[n] > 0.02 else "")
-        print(f"{n:44} {c:>10} {peak[n]:9,.0f} {grown[n]:10,.1f} {share[n]:9.1%}{flag}")
+        print(f"{n:44} {c:>10} {peak[n]:9,.0f} {grown[n]:10,.1f} {share[n]:9.1%} {peak_share[n]:14.1%}{flag}")
     print(f"getpages sent: {sum(sent):,} in {a.minutes:g} min")
     print(
         json.dumps(
@@ -153,6 +169,8 @@ def main(argv: list[str] | None = None) -> None:
                 "peak_rss_mb": peak,
                 "growth_mb_per_10min": grown,
                 "growth_share_per_10min": share,
+                "peak_growth_mb_per_10min": peaks,
+                "peak_growth_share_per_10min": peak_share,
                 "ceiling_mb": ceiling,
                 "over_ceiling": over,
             }
