@@ -143,12 +143,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except ConfigError as exc:  # settings are input as options are: a usage error
+    # Settings that do not hold, and a stack that cannot be set up as configured (a port taken,
+    # no Java, a refused download, a service that exits at start-up): fix the setup, run again.
+    except (ConfigError, DownloadError, JavaNotFound, LaunchError) as exc:
         print(f"poolsight {args.command}: {exc}", file=sys.stderr)
         return 2
-    except (DownloadError, JavaNotFound, LaunchError) as exc:  # failed while running
-        print(f"poolsight {args.command}: {exc}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         return 130
 
