@@ -10,27 +10,34 @@ from typing import Any
 
 from poolsight.advice.budget import frames_for
 from poolsight.advice.group_simulate import simulate_group
+from poolsight.argtypes import COUNT, NON_NEGATIVE, Assignment, InputDir, Keyword, OutputFile
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "directory",
         nargs="?",
-        type=Path,
+        type=InputDir(),
         help="offline: a directory as `poolsight generate --output DIR` writes it (trace.csv, or trace.smf / "
         "trace.gtf with catalog.csv; statistics, "
         "attributes, catalog, system_memory.jsonl or .csv); without it, the latest advice from Trino",
     )
     b = p.add_mutually_exclusive_group()
-    b.add_argument("--budget-buffers", type=int, help="memory to add, in 4K buffers (a 32K buffer counts eight)")
-    b.add_argument("--budget-gb", type=float, help="memory to add, in GB")
+    # A budget is memory to add: --redistribute moves memory instead.
+    b.add_argument("--budget-buffers", type=COUNT, help="memory to add, in 4K buffers (a 32K buffer counts eight)")
+    b.add_argument("--budget-gb", type=NON_NEGATIVE, help="memory to add, in GB")
     p.add_argument(
         "--redistribute", action="store_true", help="pools may also shrink: memory moves to where it saves most"
     )
     p.add_argument("--objective", choices=["time", "reads"], default="time", help="maximise avoided sync I/O time "
                    "(default) or avoided sync reads")  # fmt: skip
-    p.add_argument("--min", action="append", default=[], metavar="POOL=BUFFERS", help="a pool's smallest size")
-    p.add_argument("--max", action="append", default=[], metavar="POOL=BUFFERS", help="a pool's largest size")
+    limit = Assignment(COUNT, form="POOL=BUFFERS")
+    p.add_argument(
+        "--min", action="append", type=limit, default=[], metavar="POOL=BUFFERS", help="a pool's smallest size"
+    )
+    p.add_argument(
+        "--max", action="append", type=limit, default=[], metavar="POOL=BUFFERS", help="a pool's largest size"
+    )
     p.add_argument("--source", help="online: only this source")
     p.add_argument(
         "--evaluate",
@@ -38,17 +45,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="online: evaluate now from the tables and write the advice table (the advice service does this "
         "every 5 minutes), then print it",
     )
-    p.add_argument("--json", type=Path, metavar="FILE", help="also write the advice as JSON (- for standard output)")
-
-
-def _limits(specs: list[str], flag: str) -> dict[str, int]:
-    out = {}
-    for spec in specs:
-        name, sep, value = spec.partition("=")
-        if not sep or not value.strip().isdigit():
-            raise ValueError(f"{flag} {spec!r}: use POOL=BUFFERS")
-        out[name.strip()] = int(value)
-    return out
+    p.add_argument(
+        "--json",
+        type=Keyword("-", OutputFile(), "-"),
+        metavar="FILE",
+        help="also write the advice as JSON (- for standard output)",
+    )
 
 
 def format_text(doc: dict[str, Any]) -> str:
@@ -107,34 +109,22 @@ def _online(a: argparse.Namespace, budget: Any) -> int:
     return 0
 
 
-def _print(doc: dict[str, Any], path: Path | None) -> None:
+def _print(doc: dict[str, Any], path: Path | str | None) -> None:
+    """path: a file, or - for standard output."""
     print(format_text(doc))
     if path is not None:
         text = json.dumps(doc, indent=1, default=str)
-        if str(path) == "-":
-            print(text)
-        else:
+        if isinstance(path, Path):
             path.write_text(text)
+        else:
+            print(text)
 
 
 def run(a: argparse.Namespace) -> int:
     # lazy: the advisor loads only when a budget is asked
     from poolsight.advice.advisor import Budget
 
-    try:
-        budget = Budget(
-            frames_for(a.budget_buffers, a.budget_gb),
-            a.objective,
-            a.redistribute,
-            _limits(a.min, "--min"),
-            _limits(a.max, "--max"),
-        )
-    except ValueError as exc:
-        print(f"poolsight advise: {exc}", file=sys.stderr)
-        return 2
-    if (a.budget_buffers or 0) < 0 or (a.budget_gb or 0) < 0:
-        print("poolsight advise: a budget is memory to add: use --redistribute to move memory instead", file=sys.stderr)
-        return 2
+    budget = Budget(frames_for(a.budget_buffers, a.budget_gb), a.objective, a.redistribute, dict(a.min), dict(a.max))
     if a.directory is None:
         return _online(a, budget)
     # lazy: the offline advisor and its replays load only for a directory

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import yaml
 
+from poolsight.argtypes import SECONDS, InputFile, UsageParser
 from poolsight.infra.config import ConfigError, Settings, load_settings
 from poolsight.infra.evaluator import Report
 from poolsight.infra.evaluator import run_loop as evaluator_loop
@@ -600,9 +601,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     ev.add_argument("--json", action="store_true", help="print one JSON object")
     ev.add_argument("--dry-run", action="store_true", help="write nothing, post nothing: what would change")
     run = sub.add_parser("run", help="evaluate for ever; a heartbeat file after each cycle")
-    run.add_argument("--every", type=float, default=30.0, metavar="SECONDS", help="seconds between cycles (30)")
+    run.add_argument("--every", type=SECONDS, default=30.0, metavar="SECONDS", help="seconds between cycles (30)")
     for q in (ev, run):
-        q.add_argument("--rules", type=Path, default=RULES_FILE, metavar="FILE", help="rules file (the shipped one)")
+        q.add_argument(
+            "--rules", type=InputFile(), default=RULES_FILE, metavar="FILE", help="rules file (the shipped one)"
+        )
     ls = sub.add_parser("list", help="open alerts (or all of them)")
     ls.add_argument("--all", action="store_true", help="resolved ones too")
     ls.add_argument("--json", action="store_true", help="print JSON")
@@ -653,7 +656,7 @@ def run_cli(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="poolsight alerts", description="Alerts on regressions, into the alert table.")
+    p = UsageParser(prog="poolsight alerts", description="Alerts on regressions, into the alert table.")
     add_arguments(p)
     try:
         return run_cli(p.parse_args(argv))

@@ -8,7 +8,6 @@ only as query parameters.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import mimetypes
@@ -26,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from poolsight.argtypes import UsageParser, whole
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.install import dashboard_assets
 from poolsight.infra.trino import trino_rows
@@ -284,9 +284,9 @@ def serve(settings: Settings, host: str, port: int) -> ThreadingHTTPServer:
 
 def main(argv: list[str] | None = None) -> int:
     settings = load_settings()
-    p = argparse.ArgumentParser(prog="poolsight.dashboards.server", description=__doc__)
+    p = UsageParser(prog="poolsight.dashboards.server", description=__doc__)
     p.add_argument("--host", default=settings.bind_host, help=f"bind address (default {settings.bind_host})")
-    p.add_argument("--port", type=int, default=settings.ports["dashboard"])
+    p.add_argument("--port", type=whole(1, 65535, noun="a TCP port"), default=settings.ports["dashboard"])
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     server = serve(settings, a.host, a.port)

@@ -4,12 +4,29 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 
+from poolsight.argtypes import (
+    COUNT,
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_COUNT,
+    RATE,
+    SECONDS,
+    SECONDS_OR_ZERO,
+    Keyword,
+    real,
+)
 from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.group_tracker import parse_groups, settings_groups
-from poolsight.flink_jobs.options import AUTO_SIM, JobOptions, SimulationOptions, StatisticsOptions, pool_modes
+from poolsight.flink_jobs.options import (
+    AUTO_SIM,
+    JobOptions,
+    SimulationOptions,
+    StatisticsOptions,
+    pool_mode,
+    pool_modes,
+)
 from poolsight.infra.config import load_settings
 from poolsight.simulator.group_grid import GROUP_AUTO_PAGES
 
@@ -20,14 +37,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("which", nargs="?", choices=["all", "simulation", "statistics"], default="all")
     s.add_argument(
         "--checkpoint-seconds",
-        type=float,
+        type=real(0.01, noun="a number of seconds"),  # Flink's shortest checkpoint interval: 10 ms
         default=5.0,
         help="checkpoint interval: results become queryable at each checkpoint",
     )
-    s.add_argument("--out-of-orderness", type=float, default=5.0, help="watermark delay, seconds of event time")
+    s.add_argument(
+        "--out-of-orderness", type=SECONDS_OR_ZERO, default=5.0, help="watermark delay, seconds of event time"
+    )
     s.add_argument(
         "--idle-source",
-        type=float,
+        type=SECONDS_OR_ZERO,
         default=0.0,
         help="mark a Kafka partition idle after this many wall-clock seconds without records, so an "
         "empty one does not hold the watermark back (0: never). Idleness is wall-clock time: "
@@ -43,7 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="earliest",
         help="where a new consumer group starts reading",
     )
-    s.add_argument("--parallelism", type=int, default=1)
+    s.add_argument("--parallelism", type=POSITIVE_COUNT, default=1)
     s.add_argument(
         "--group",
         default="poolsight",
@@ -64,42 +83,43 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "default 65,536 pages), fixed-size SHARDS above it; exact: every pool exact, whatever its footprint; "
         "shards: --rate, or --max-samples",
     )
-    m.add_argument("--rate", type=float, default=0.01, help="SHARDS sampling rate")
-    m.add_argument("--max-samples", type=int, default=0, help="SHARDS fixed size: at most this many pages")
+    m.add_argument("--rate", type=RATE, default=0.01, help="SHARDS sampling rate")
+    m.add_argument("--max-samples", type=COUNT, default=0, help="SHARDS fixed size: at most this many pages")
     m.add_argument(
         "--pool-mode",
         action="append",
+        type=_pool_mode,
         default=[],
         metavar="POOL=MODE",
         help="per pool: auto, exact, shards:RATE or fixed:SAMPLES (repeatable)",
     )
     m.add_argument(
-        "--pane-seconds", type=float, default=60.0, help="pane length: of the simulation and of the I/O events"
+        "--pane-seconds", type=SECONDS, default=60.0, help="pane length: of the simulation and of the I/O events"
     )
-    m.add_argument("--window-panes", type=int, default=15)
+    m.add_argument("--window-panes", type=POSITIVE_COUNT, default=15)
     m.add_argument(
         "--lateness",
-        type=float,
+        type=SECONDS_OR_ZERO,
         default=0.0,
         help="seconds a pane waits after the watermark (I/O panes: the pool's latest I/O event) passes",
     )
     m.add_argument(
         "--idle-flush",
-        type=float,
+        type=SECONDS,
         default=10.0,
         help="emit a pool's open pane after this many wall-clock seconds without its getpages, once the job "
         "has read everything produced until then (I/O panes: I/O events)",
     )
     m.add_argument(
         "--state-ttl",
-        type=float,
+        type=SECONDS_OR_ZERO,
         default=7 * 86400.0,
         help="seconds (wall clock) after which a pool that sent nothing has its state dropped; 0 keeps it "
         "(simulation job; a quiet pool's simulator leaves the worker's memory once its pane is written)",
     )
     m.add_argument(
         "--check-panes",
-        type=int,
+        type=POSITIVE_COUNT,
         help="whole panes measured after a pool is altered before its prediction check (default: --window-panes)",
     )
     m.add_argument(
@@ -118,11 +138,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     m.add_argument(
         "--cpu-us-per-sync-read",
-        type=float,
+        type=NON_NEGATIVE,
         default=30.0,
         help="CPU µs a sync read costs (seed 001: 20-40), carried with every row the jobs write",
     )
-    m.add_argument("--sync-io-ms", type=float, help="average sync read I/O time, for elapsed-time savings")
+    m.add_argument("--sync-io-ms", type=POSITIVE, help="average sync read I/O time, for elapsed-time savings")
     m.add_argument(
         "--data-sharing-group",
         action="append",
@@ -141,7 +161,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     m.add_argument(
         "--group-sample",
-        type=_group_sample,
+        type=Keyword("auto", RATE, None),
         default=None,
         metavar="auto|RATE",
         help="the group simulation's spatial sampling rate: auto (default) keeps a group exact while its LBPs "
@@ -162,16 +182,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _group_sample(value: str) -> float | None:
-    if value == "auto":
-        return None
+def _pool_mode(spec: str) -> str:
+    """Checked here (pool_modes reads it at submission), so a bad one is a usage error."""
     try:
-        rate = float(value)
-    except ValueError:
-        rate = math.nan
-    if not 0 < rate <= 1:
-        raise argparse.ArgumentTypeError(f"{value!r}: auto or a rate in (0, 1]")
-    return rate
+        pool_mode(spec)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return spec
 
 
 def run(a: argparse.Namespace) -> int:

@@ -8,9 +8,11 @@ documented without a cluster.
 
 from __future__ import annotations
 
+from argparse import ArgumentTypeError
 from dataclasses import dataclass, field
 from typing import Any
 
+from poolsight.argtypes import POSITIVE_COUNT, RATE
 from poolsight.simulator import CostModel, SimConfig
 from poolsight.simulator.engine import AUTO_SAMPLES
 
@@ -71,22 +73,34 @@ class StatisticsOptions:
     idle_flush_seconds: float = 10.0  # or after this much wall-clock quiet of its pool
 
 
+def pool_mode(spec: str) -> tuple[str, dict[str, Any]]:
+    """POOL=auto | POOL=exact | POOL=shards:RATE | POOL=fixed:SAMPLES to (pool, SimConfig fields);
+    raises ValueError saying why it is none of them."""
+    pool, sep, mode = spec.partition("=")
+    kind, _, arg = mode.partition(":")
+    if not sep or not pool:
+        raise ValueError(f"{spec!r}: expected POOL=MODE")
+    try:
+        if kind == "auto":
+            return pool, dict(AUTO_SIM)
+        if kind == "exact":
+            return pool, {"mode": "exact"}
+        if kind == "shards":
+            return pool, {"mode": "shards", "rate": RATE(arg or "0.01"), "max_samples": 0}
+        if kind == "fixed":
+            return pool, {"mode": "shards", "max_samples": POSITIVE_COUNT(arg or "32768")}
+    except ArgumentTypeError as exc:
+        raise ValueError(f"{spec!r}: {exc}") from None
+    raise ValueError(f"{spec!r}: mode is auto, exact, shards:RATE or fixed:SAMPLES")
+
+
 def pool_modes(specs: list[str]) -> dict[str, dict[str, Any]]:
-    """POOL=auto | POOL=exact | POOL=shards:RATE | POOL=fixed:SAMPLES to SimConfig fields per pool."""
+    """--pool-mode specs (pool_mode) to SimConfig fields per pool."""
     out: dict[str, dict[str, Any]] = {}
     for spec in specs:
-        pool, sep, mode = spec.partition("=")
-        kind, _, arg = mode.partition(":")
-        if not sep or not pool:
-            raise ValueError(f"--pool-mode {spec!r}: expected POOL=MODE")
-        if kind == "auto":
-            out[pool] = dict(AUTO_SIM)
-        elif kind == "exact":
-            out[pool] = {"mode": "exact"}
-        elif kind == "shards":
-            out[pool] = {"mode": "shards", "rate": float(arg or 0.01), "max_samples": 0}
-        elif kind == "fixed":
-            out[pool] = {"mode": "shards", "max_samples": int(arg or 32768)}
-        else:
-            raise ValueError(f"--pool-mode {spec!r}: mode is auto, exact, shards:RATE or fixed:SAMPLES")
+        try:
+            pool, sim = pool_mode(spec)
+        except ValueError as exc:
+            raise ValueError(f"--pool-mode {exc}") from None
+        out[pool] = sim
     return out

@@ -9,7 +9,6 @@ cycle tries again. `poolsight status` reads the heartbeat (infra/services.py `_h
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import ctypes.util
 import gc
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from poolsight.argtypes import POSITIVE_COUNT, SECONDS, UsageParser
 from poolsight.infra.config import ConfigError, Settings, load_settings
 
 EVERY_SECONDS = {"alerts": 60.0, "advice": 300.0, "maintenance": 300.0}
@@ -113,9 +113,9 @@ def run_loop(ev: Evaluator, s: Settings, every: float, cycles: int | None = None
 
 def serve(name: str, make: Callable[[Settings], Evaluator], argv: Sequence[str] | None = None) -> int:
     """The evaluator service's command line, the same for each: `--every SECONDS`, `--cycles N`."""
-    p = argparse.ArgumentParser(prog=f"poolsight {name} service", description=f"the {name} evaluator, in a loop")
-    p.add_argument("--every", type=float, default=None, metavar="SECONDS", help="seconds between evaluations")
-    p.add_argument("--cycles", type=int, default=None, help="stop after this many (default: for ever)")
+    p = UsageParser(prog=f"poolsight {name} service", description=f"the {name} evaluator, in a loop")
+    p.add_argument("--every", type=SECONDS, default=None, metavar="SECONDS", help="seconds between evaluations")
+    p.add_argument("--cycles", type=POSITIVE_COUNT, default=None, help="stop after this many (default: for ever)")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

@@ -12,6 +12,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from poolsight.argtypes import (
+    COUNT,
+    POSITIVE,
+    POSITIVE_COUNT,
+    SECONDS,
+    SECONDS_OR_ZERO,
+    InputFile,
+    Keyword,
+    OutputDir,
+    OutputFile,
+    real,
+)
 from poolsight.infra.config import load_settings
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.trace_collector import PositionStore, TraceCollector
@@ -23,7 +35,7 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "files",
         nargs="+",
-        type=Path,
+        type=InputFile(awaited_with="follow"),
         metavar="FILE",
         help="trace files: the project format (CSV/Parquet), any CSV with --page-column, or a DB2 for z/OS "
         "trace (SMF type 102, GTF, OMEGAMON record-trace text; docs/zos-traces.md)",
@@ -34,22 +46,24 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--source", default="TRACE", help="source (subsystem/member) when the trace has no source column")
     r.add_argument(
         "--speed",
-        type=float,
+        type=real(0.0),
         default=0.0,
         help="1: recorded speed; 10: ten times faster; 0 (default): as fast as possible",
     )
     r.add_argument("--follow", action="store_true", help="keep tailing the files as they grow")
-    r.add_argument("--idle-stop", type=float, help="with --follow: stop after this many seconds without growth")
-    r.add_argument("--batch-getpages", type=int, default=4096, help="getpages per Kafka record")
-    r.add_argument("--linger-ms", type=int, default=20)
+    r.add_argument(
+        "--idle-stop", type=SECONDS_OR_ZERO, help="with --follow: stop after this many seconds without growth"
+    )
+    r.add_argument("--batch-getpages", type=POSITIVE_COUNT, default=4096, help="getpages per Kafka record")
+    r.add_argument("--linger-ms", type=COUNT, default=20)
     r.add_argument(
         "--checkpoint-seconds",
-        type=float,
+        type=SECONDS_OR_ZERO,
         default=1.0,
         help="flush and remember the position at most this often (a crash repeats what was sent "
         "since, with the same sequence numbers); always at the end of a file",
     )
-    r.add_argument("--state-dir", type=Path, help="where positions are remembered (default: <data>/ingest)")
+    r.add_argument("--state-dir", type=OutputDir(), help="where positions are remembered (default: <data>/ingest)")
 
 
 def run_trace(a: argparse.Namespace) -> int:
@@ -98,19 +112,25 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "scenario", help="a scenario name (day-posting, night-balancing, mixed, data-sharing) or a YAML file"
     )
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--rate", default="max", help="getpages per second on the wall clock, or max (default)")
+    p.add_argument("--seed", type=COUNT, default=1)  # numpy's generators take no negative seed
+    p.add_argument(
+        "--rate",
+        type=Keyword("max", POSITIVE, "max"),
+        default="max",
+        help="getpages per second on the wall clock, or max (default)",
+    )
     p.add_argument(
         "--event-rate",
-        type=float,
+        type=POSITIVE,
         default=100_000.0,
         help="events (getpages and set-write-intents) per second of event time: the subsystem's load",
     )
-    p.add_argument("--duration", type=float, help="seconds of event time to generate")
-    p.add_argument("--getpages", type=int, help="getpages to generate")
-    p.add_argument("--start-time", type=float, default=1_767_225_600.0, help="event time of the start, epoch s")
+    p.add_argument("--duration", type=SECONDS, help="seconds of event time to generate")
+    p.add_argument("--getpages", type=POSITIVE_COUNT, help="getpages to generate")
+    p.add_argument("--start-time", type=real(0.0), default=1_767_225_600.0, help="event time of the start, epoch s")
     p.add_argument(
         "--output",
+        type=Keyword("kafka", OutputDir(), "kafka"),
         default="kafka",
         help="kafka (default) or a directory for trace.csv, JSON lines and statistics-report.txt",
     )
@@ -120,8 +140,8 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
         help="with --output DIR: the trace as csv (trace.csv), smf (trace.smf, SMF type 102) and/or gtf "
         "(trace.gtf), comma-separated; smf/gtf also write catalog.csv (DBID/OBID to names)",
     )
-    p.add_argument("--batch-getpages", type=int, default=4096, help="getpages per Kafka record")
-    p.add_argument("--linger-ms", type=int, default=20, help="how long the producer waits to fill a Kafka batch")
+    p.add_argument("--batch-getpages", type=POSITIVE_COUNT, default=4096, help="getpages per Kafka record")
+    p.add_argument("--linger-ms", type=COUNT, default=20, help="how long the producer waits to fill a Kafka batch")
     p.add_argument("--members", help="comma-separated source names replacing the scenario's members, in order")
     p.add_argument("--group", help="the data-sharing group's name replacing the scenario's (two or more members)")
     p.add_argument(
@@ -219,7 +239,7 @@ def add_stats_arguments(p: argparse.ArgumentParser) -> None:
     # lazy: the parsers load only for `ingest stats`
     from poolsight.ingest.stats_formats import FORMATS
 
-    p.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    p.add_argument("files", nargs="+", type=InputFile(awaited_with="follow"), metavar="FILE")
     p.add_argument(
         "--format",
         choices=list(FORMATS),
@@ -239,7 +259,7 @@ def add_stats_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--interval",
-        type=float,
+        type=SECONDS,
         help="omegamon: seconds an interval the report does not state lasted (default: QUANTITY / (/SECOND))",
     )
     p.add_argument(
@@ -247,10 +267,16 @@ def add_stats_arguments(p: argparse.ArgumentParser) -> None:
         help="luw-bufferpool: column names of a DEL export (it has no header line), "
         "comma-separated, e.g. SNAPSHOT_TIME,BP_NAME,MEMBER,POOL_DATA_L_READS,...",
     )
-    p.add_argument("--output", help="write JSON lines to this file (- for standard output) instead of Kafka")
+    p.add_argument(
+        "--output",
+        type=Keyword("-", OutputFile(), "-"),
+        help="write JSON lines to this file (- for standard output) instead of Kafka",
+    )
     p.add_argument("--follow", action="store_true", help="keep reading the files as they grow")
-    p.add_argument("--idle-stop", type=float, help="with --follow: stop after this many seconds without news")
-    p.add_argument("--state-dir", type=Path, help="where positions are remembered (default: <data>/ingest/stats)")
+    p.add_argument("--idle-stop", type=SECONDS_OR_ZERO, help="with --follow: stop after this many seconds without news")
+    p.add_argument(
+        "--state-dir", type=OutputDir(), help="where positions are remembered (default: <data>/ingest/stats)"
+    )
 
 
 def run_stats(a: argparse.Namespace) -> int:
@@ -266,10 +292,6 @@ def run_stats(a: argparse.Namespace) -> int:
             at = datetime.fromisoformat(a.at).replace(tzinfo=UTC).timestamp()
         except ValueError:
             print(f"poolsight ingest stats: --at {a.at!r} is not an ISO time", file=sys.stderr)
-            return 2
-    for path in a.files:
-        if not a.follow and not path.exists():
-            print(f"poolsight ingest stats: {path}: no such file", file=sys.stderr)
             return 2
 
     counts = {"blocks": 0}

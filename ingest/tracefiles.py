@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from poolsight.argtypes import InputFile
 from poolsight.ingest.zos.binary import sniff
 from poolsight.ingest.zos.catalog import Catalog
 from poolsight.ingest.zos.source import ZosTraceReader
@@ -91,7 +92,7 @@ def add_format_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--format", choices=FORMATS, help="the files' format (default: as each file's content shows)")
     g.add_argument(
         "--catalog",
-        type=Path,
+        type=InputFile(),
         action="append",
         default=[],
         metavar="FILE",

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from poolsight.advice.cli import add_arguments as add_advise_arguments
+from poolsight.argtypes import UsageParser
 from poolsight.dashboards.alerts import add_arguments as add_alerts_arguments
 from poolsight.demo import add_arguments as add_demo_arguments
 from poolsight.flink_jobs.cli import add_arguments as add_jobs_arguments
@@ -70,7 +71,8 @@ def _lazy(module: str, function: str) -> Callable[[argparse.Namespace], int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="poolsight", description="Continuous buffer pool analysis.")
+    # Every sub-command's parser is a UsageParser too: add_subparsers takes the parent's class.
+    parser = UsageParser(prog="poolsight", description="Continuous buffer pool analysis.")
     sub = parser.add_subparsers(dest="command", required=True)
     commands: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
         "install": ("download and install every service (cached; a second run downloads nothing)", _cmd_install),
@@ -141,6 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
+    # Settings that do not hold, and a stack that cannot be set up as configured (a port taken,
+    # no Java, a refused download, a service that exits at start-up): fix the setup, run again.
     except (ConfigError, DownloadError, JavaNotFound, LaunchError) as exc:
         print(f"poolsight {args.command}: {exc}", file=sys.stderr)
         return 2

@@ -14,6 +14,7 @@ import sys
 import time
 from typing import Any
 
+from poolsight.argtypes import POSITIVE, SECONDS, Keyword
 from poolsight.flink_jobs import submit as jobs
 from poolsight.infra.config import load_settings
 from poolsight.infra.trino import trino_connection
@@ -23,11 +24,16 @@ from poolsight.sql.named import query
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scenario", default="mixed")
-    p.add_argument("--rate", default="20000", help="generator getpages/s on the wall clock (or max)")
     p.add_argument(
-        "--speedup", type=float, default=1.0, help="event time runs this much faster than the wall (1: live)"
+        "--rate",
+        type=Keyword("max", POSITIVE, "max"),
+        default=20_000.0,
+        help="generator getpages/s on the wall clock (or max)",
     )
-    p.add_argument("--every", type=float, default=10.0, help="seconds between summaries")
+    p.add_argument(
+        "--speedup", type=POSITIVE, default=1.0, help="event time runs this much faster than the wall (1: live)"
+    )
+    p.add_argument("--every", type=SECONDS, default=10.0, help="seconds between summaries")
     p.add_argument("--member", default="DEMO")
 
 
@@ -79,7 +85,8 @@ def run(a: argparse.Namespace) -> int:
         )
         if r.returncode != 0:
             return r.returncode
-    rate = 200_000.0 if a.rate == "max" else float(a.rate)
+    rate = 200_000.0 if a.rate == "max" else a.rate
+    rate_text = "max" if a.rate == "max" else f"{a.rate:g}"
     gen = subprocess.Popen(
         [
             sys.executable,
@@ -94,7 +101,7 @@ def run(a: argparse.Namespace) -> int:
             "--duration",
             str(30 * 24 * 3600),
             "--rate",
-            a.rate,
+            rate_text,
             "--event-rate",
             str(rate / a.speedup),
             "--seed",
@@ -107,7 +114,7 @@ def run(a: argparse.Namespace) -> int:
     )
     print(
         f"dashboard: {s.dashboard_url}/overview  (pool page: {s.dashboard_url}/pool?source={a.member}&pool=BP1)\n"
-        f"generating scenario {a.scenario} as {a.member} at {a.rate} getpages/s; a summary every "
+        f"generating scenario {a.scenario} as {a.member} at {rate_text} getpages/s; a summary every "
         f"{a.every:.0f} s (Ctrl-C to stop; the stack keeps running, `poolsight down` stops it)",
         flush=True,
     )

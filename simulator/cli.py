@@ -12,6 +12,20 @@ from typing import Any
 
 import numpy as np
 
+from poolsight.argtypes import (
+    COUNT,
+    NON_NEGATIVE,
+    PERCENT,
+    POSITIVE,
+    POSITIVE_COUNT,
+    RATE,
+    SECONDS,
+    Assignment,
+    InputFile,
+    NumberList,
+    OutputFile,
+    whole,
+)
 from poolsight.simulator.engine import CostModel, SimConfig, Simulator
 from poolsight.simulator.group_cli import (
     GroupEvents,
@@ -35,35 +49,41 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "traces",
         nargs="+",
-        type=Path,
+        type=InputFile(),
         metavar="TRACE",
         help="getpage trace files: the project format (CSV or Parquet) or any CSV with --page-column",
     )
     add_column_arguments(p)
     s = p.add_argument_group("simulation")
     s.add_argument("--mode", choices=["exact", "shards"], default="exact")
-    s.add_argument("--rate", type=float, default=0.01, help="SHARDS sampling rate (fixed rate)")
-    s.add_argument("--max-samples", type=int, default=0, help="SHARDS fixed size: at most this many pages")
+    s.add_argument("--rate", type=RATE, default=0.01, help="SHARDS sampling rate (fixed rate)")
+    s.add_argument("--max-samples", type=COUNT, default=0, help="SHARDS fixed size: at most this many pages")
     s.add_argument("--policy", choices=["lru", "fifo", "lru-vpseqt"], default="lru")
-    s.add_argument("--vpseqt", type=float, default=80.0, help="sequential steal threshold, %% of the pool")
-    s.add_argument("--policy-rate", type=float, default=1.0, help="sampling rate of the miniature caches")
-    s.add_argument("--sizes", help="comma-separated pool sizes in buffers (default: 1/8x..8x --pool-size)")
+    s.add_argument("--vpseqt", type=PERCENT, default=80.0, help="sequential steal threshold, %% of the pool")
+    s.add_argument("--policy-rate", type=RATE, default=1.0, help="sampling rate of the miniature caches")
+    s.add_argument(
+        "--sizes",
+        type=NumberList(POSITIVE_COUNT),
+        help="comma-separated pool sizes in buffers (default: 1/8x..8x --pool-size)",
+    )
     s.add_argument(
         "--pool-size",
         action="append",
+        type=Assignment(POSITIVE_COUNT, bare=True, form="[POOL=]BUFFERS"),
         default=[],
         metavar="[POOL=]BUFFERS",
         help="current pool size (VPSIZE), for all pools or one; repeatable",
     )
-    s.add_argument("--pane-seconds", type=float, default=60.0)
-    s.add_argument("--window-panes", type=int, default=15)
-    s.add_argument("--precision-bits", type=int, default=12)
-    s.add_argument("--cpu-us-per-sync-read", type=float, default=30.0)
-    s.add_argument("--sync-io-ms", type=float, help="average sync read I/O time, for elapsed-time savings")
+    s.add_argument("--pane-seconds", type=SECONDS, default=60.0)
+    s.add_argument("--window-panes", type=POSITIVE_COUNT, default=15)
+    # The kernel's distance buckets take 4 to 24 bits (simulator/kernel/src/hist.rs).
+    s.add_argument("--precision-bits", type=whole(4, 24), default=12)
+    s.add_argument("--cpu-us-per-sync-read", type=NON_NEGATIVE, default=30.0)
+    s.add_argument("--sync-io-ms", type=POSITIVE, help="average sync read I/O time, for elapsed-time savings")
     add_group_arguments(p)
     o = p.add_argument_group("output")
-    o.add_argument("--json", type=Path, metavar="FILE", help="write the full result as JSON")
-    o.add_argument("--objects", type=int, default=10, help="objects to show per pool in the table")
+    o.add_argument("--json", type=OutputFile(), metavar="FILE", help="write the full result as JSON")
+    o.add_argument("--objects", type=COUNT, default=10, help="objects to show per pool in the table")
     o.add_argument("--strict", action="store_true", help="stop at the first unreadable row")
 
 
@@ -138,15 +158,14 @@ def run(a: argparse.Namespace, open_reader: Callable[[Path], TraceSource] | None
     sim = Simulator(
         config, CostModel(a.cpu_us_per_sync_read * 1e-6, None if a.sync_io_ms is None else a.sync_io_ms / 1000)
     )
-    sizes = [int(x) for x in a.sizes.split(",")] if a.sizes else None
+    sizes: list[int] | None = a.sizes
     all_size: int | None = None
     pool_sizes: dict[str, int] = {}
-    for spec in a.pool_size:
-        name, _, value = spec.rpartition("=")
+    for name, value in a.pool_size:
         if name:
-            pool_sizes[name] = int(value)
+            pool_sizes[name] = value
         else:
-            all_size = int(value)
+            all_size = value
     if config.policy != "lru" and sizes is None and all_size is None and not pool_sizes:
         print("poolsight simulate: --policy fifo/lru-vpseqt needs --sizes or --pool-size", file=sys.stderr)
         return 2

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from poolsight.argtypes import PERCENT, POSITIVE_COUNT, NumberList, real
 from poolsight.simulator.group import (
     GbpPoint,
     GbpSetting,
@@ -44,11 +45,19 @@ def add_group_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--gbp-data-entries",
+        type=NumberList(POSITIVE_COUNT),
         metavar="N[,N...]",
         help="GBP sizes in data entries (default: the group's GBP-dependent pages, halved down to 1/64)",
     )
-    g.add_argument("--ratios", default="5", metavar="R[,R...]", help="directory entries per data entry (RATIO)")
-    g.add_argument("--gbpoolt", type=float, default=30.0, metavar="PCT", help="castout threshold, %% of data entries")
+    # A GBP holds at least one directory entry per data entry (simulator/group.py GbpSetting).
+    g.add_argument(
+        "--ratios",
+        type=NumberList(real(1.0)),
+        default=[5.0],
+        metavar="R[,R...]",
+        help="directory entries per data entry (RATIO)",
+    )
+    g.add_argument("--gbpoolt", type=PERCENT, default=30.0, metavar="PCT", help="castout threshold, %% of data entries")
     g.add_argument(
         "--reference",
         action="store_true",
@@ -71,16 +80,6 @@ class GroupSpec:
         if len(set(members)) != len(members):
             raise GroupUsageError(f"--group {spec!r}: a member named twice")
         return cls(name.strip(), members)
-
-
-def _numbers(text: str, kind: type[int] | type[float], option: str) -> list[Any]:
-    try:
-        values = [kind(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise GroupUsageError(f"{option} {text!r}: comma-separated numbers") from None
-    if not values:
-        raise GroupUsageError(f"{option}: no value")
-    return values
 
 
 @dataclass
@@ -209,8 +208,8 @@ def run_groups(
 ) -> list[GbpResult]:
     """One GroupSimulator per group and pool name. lbp_size_of: a full pool name (MEMBER/BP1)'s
     --pool-size, None when not given."""
-    ratios = [float(r) for r in _numbers(a.ratios, float, "--ratios")]
-    sizes = _numbers(a.gbp_data_entries, int, "--gbp-data-entries") if a.gbp_data_entries else None
+    ratios: list[float] = a.ratios
+    sizes: list[int] | None = a.gbp_data_entries
     options = (
         GroupOptions(reference=True, gbpoolt=a.gbpoolt)
         if a.reference

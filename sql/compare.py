@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from datetime import UTC, datetime
 from typing import Any
 
@@ -178,9 +179,10 @@ def _change(a: Any, b: Any) -> str:
 
 
 def run_cli(a: argparse.Namespace) -> int:
-    for start, end in (a.a, a.b):
-        if end <= start:
-            raise SystemExit(f"poolsight compare: range {start.isoformat()} .. {end.isoformat()} is empty")
+    for option, (start, end) in (("--a", a.a), ("--b", a.b)):
+        if end <= start:  # the two values are checked one by one as they are parsed: together here
+            print(f"poolsight compare: {option}: {start.isoformat()} .. {end.isoformat()} is empty", file=sys.stderr)
+            return 2
     ra, rb = compare(a.source, a.pool, [tuple(a.a), tuple(a.b)], retention=retention_from(load_settings().history))
     change = workload_change(ra, rb)
     for r in (ra, rb):

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from poolsight.argtypes import SECONDS, UsageParser
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.evaluator import JSONValue, Report, run_loop
 from poolsight.infra.trino import fetch, trino_connection
@@ -83,8 +84,8 @@ class MaintenanceEvaluator:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--every", type=float, help="run for ever, a cycle every this many seconds")
-    p.add_argument("--compact-every", type=float, default=COMPACT_EVERY, help="seconds between compactions (loop)")
+    p.add_argument("--every", type=SECONDS, help="run for ever, a cycle every this many seconds")
+    p.add_argument("--compact-every", type=SECONDS, default=COMPACT_EVERY, help="seconds between compactions (loop)")
     p.add_argument("--no-retention", action="store_true", help="roll up only; remove nothing")
 
 
@@ -101,7 +102,7 @@ def run_cli(a: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="poolsight history", description=__doc__)
+    p = UsageParser(prog="poolsight history", description=__doc__)
     add_arguments(p)
     return run_cli(p.parse_args(argv))
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import time
 from functools import partial
 from typing import Any
@@ -18,13 +17,44 @@ from poolsight.infra.trino import fetch, trino_connection
 from poolsight.sql.catalog import BY_NAME, TABLES
 from poolsight.sql.guard import guarded_seconds, oldest_needed_commit, protected_jobs, seconds_of
 
+# Durations and sizes are spliced into the procedure calls: only their syntax is accepted.
+SIZE = re.compile(r"\d+(\.\d+)?(B|kB|MB|GB)")
+
+
+def _duration(text: str) -> str:
+    try:
+        seconds_of(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _size(text: str) -> str:
+    if not SIZE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 100MB (B, kB, MB or GB)")
+    return text
+
+
+def _tables(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown tables {unknown or [text]}; known: {', '.join(BY_NAME)}")
+    return names
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tables", help="comma-separated table names (default: all)")
-    p.add_argument("--retain", default="7d", help="keep snapshots younger than this (Trino duration, e.g. 7d, 12h)")
-    p.add_argument("--file-size-threshold", default="100MB", help="compact files smaller than this")
+    p.add_argument("--tables", type=_tables, help="comma-separated table names (default: all)")
+    p.add_argument(
+        "--retain",
+        type=_duration,
+        default="7d",
+        help="keep snapshots younger than this (Trino duration, e.g. 7d, 12h)",
+    )
+    p.add_argument("--file-size-threshold", type=_size, default="100MB", help="compact files smaller than this")
     p.add_argument(
         "--orphans-older-than",
+        type=_duration,
         default="7d",
         help="remove unreferenced files older than this; files a streaming job wrote but has not "
         "committed yet look unreferenced, so keep this well above the checkpoint interval",
@@ -80,23 +110,7 @@ def maintain(
 
 def run_cli(a: argparse.Namespace) -> int:
 
-    names = [n.strip() for n in a.tables.split(",")] if a.tables else [t.name for t in TABLES]
-    unknown = [n for n in names if n not in BY_NAME]
-    if unknown:
-        print(f"poolsight maintain: unknown tables {unknown}; known: {', '.join(BY_NAME)}", file=sys.stderr)
-        return 2
-    # Durations and sizes are spliced into the procedure calls: accept only their syntax.
-    duration = r"\d+(\.\d+)?(ms|s|m|h|d)"
-    if (
-        not re.fullmatch(duration, a.retain)
-        or not re.fullmatch(duration, a.orphans_older_than)
-        or not re.fullmatch(r"\d+(\.\d+)?(B|kB|MB|GB)", a.file_size_threshold)
-    ):
-        print(
-            "poolsight maintain: --retain and --orphans-older-than like 7d or 12h, --file-size-threshold like 100MB",
-            file=sys.stderr,
-        )
-        return 2
+    names = a.tables or [t.name for t in TABLES]
     for row in maintain(names, a.retain, a.file_size_threshold, None if a.skip_orphans else a.orphans_older_than):
         print(json.dumps(row))
     return 0

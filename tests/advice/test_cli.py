@@ -25,7 +25,7 @@ def test_nothing_readable_exits_non_zero_and_says_where(tmp_path: Path) -> None:
 
 def test_bad_limits_are_refused(tmp_path: Path) -> None:
     r = _advise(str(tmp_path), "--min", "BP1")
-    assert r.returncode == 2 and "--min 'BP1': use POOL=BUFFERS" in r.stderr
+    assert r.returncode == 2 and r.stderr == "poolsight advise: argument --min: BP1: use POOL=BUFFERS\n"
 
 
 def test_an_smf_trace_advises_as_its_csv_does(tmp_path: Path) -> None:
