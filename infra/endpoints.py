@@ -29,6 +29,7 @@ KEYS = (
     "catalog_password_file",
 )
 PASSWORD_ENV = "POOLSIGHT_CATALOG_PASSWORD"  # noqa: S105 (the variable's name, not a password)
+DEFAULT_BIND_HOST = "127.0.0.1"  # what the embedded services bind unless [bind] host says otherwise
 _HOSTNAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
 
 
