@@ -2,7 +2,8 @@
 
 Defaults suit one machine; a `poolsight.toml` file (path in POOLSIGHT_CONFIG,
 else ./poolsight.toml, else <home>/poolsight.toml) overrides them, and POOLSIGHT_*
-environment variables override the file. Embedded services bind 127.0.0.1
+environment variables override the file; every section, key and variable is one of
+settings_schema.py's (docs/settings.md), anything else an error. Embedded services bind 127.0.0.1
 ([bind].host, POOLSIGHT_BIND_HOST); a service given an address in [endpoints]
 (infra/endpoints.py) is external: nothing starts it, every client uses that address.
 The embedded Kafka and Flink run one node each unless [kafka].brokers
@@ -32,6 +33,7 @@ from .ports import KAFKA_PORT_STEP as KAFKA_PORT_STEP
 from .ports import MAX_NODES as MAX_NODES
 from .ports import kafka_port_keys as kafka_port_keys
 from .ports import port_variable as port_variable
+from .settings_check import check_environment, check_file
 
 # What a service binds inside a container (docker-compose.yml): every address of the container,
 # which compose publishes on the host's 127.0.0.1 only. Never a bind host of the launcher's.
@@ -169,9 +171,11 @@ def _config_file() -> dict[str, Any]:
         return {}
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            conf = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
+    check_file(conf, str(path))
+    return conf
 
 
 def _port(name: str, file_ports: dict[str, Any]) -> int:
@@ -209,7 +213,9 @@ def _kafka_node_ports(ports: dict[str, int], brokers: int) -> dict[str, int]:
 
 
 def load_settings() -> Settings:
-    """Settings from defaults, the config file and the environment, in that order."""
+    """Settings from defaults, the config file and the environment, in that order. A section,
+    key or POOLSIGHT_* variable the schema does not know is an error (settings_check.py)."""
+    check_environment(os.environ)
     conf = _config_file()
     paths = conf.get("paths", {})
 
