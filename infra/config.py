@@ -2,7 +2,8 @@
 
 Defaults suit one machine; a `poolsight.toml` file (path in POOLSIGHT_CONFIG,
 else ./poolsight.toml, else <home>/poolsight.toml) overrides them, and POOLSIGHT_*
-environment variables override the file. Embedded services bind 127.0.0.1
+environment variables override the file; every section, key and variable is one of
+settings_schema.py's (docs/settings.md), anything else an error. Embedded services bind 127.0.0.1
 ([bind].host, POOLSIGHT_BIND_HOST); a service given an address in [endpoints]
 (infra/endpoints.py) is external: nothing starts it, every client uses that address.
 The embedded Kafka and Flink run one node each unless [kafka].brokers
@@ -24,44 +25,19 @@ from typing import Any
 
 from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
 
+from .endpoints import DEFAULT_BIND_HOST as DEFAULT_BIND_HOST
 from .endpoints import ConfigError as ConfigError
 from .endpoints import Endpoints, bind_host, hostport, load_endpoints, url_host_port
+from .ports import DEFAULT_PORTS as DEFAULT_PORTS
+from .ports import KAFKA_PORT_STEP as KAFKA_PORT_STEP
+from .ports import MAX_NODES as MAX_NODES
+from .ports import kafka_port_keys as kafka_port_keys
+from .ports import port_variable as port_variable
+from .settings_check import check_environment, check_file
 
-DEFAULT_BIND_HOST = "127.0.0.1"
 # What a service binds inside a container (docker-compose.yml): every address of the container,
 # which compose publishes on the host's 127.0.0.1 only. Never a bind host of the launcher's.
 CONTAINER_BIND_HOST = "0.0.0.0"  # noqa: S104
-
-DEFAULT_PORTS: dict[str, int] = {
-    "kafka": 9092,
-    "kafka_controller": 9093,
-    "registry": 8081,
-    "registry_management": 8091,
-    "postgres": 5433,
-    "flink_rest": 8082,
-    "flink_rpc": 6123,
-    "trino": 8080,
-    "dashboard": 8070,
-}
-
-# A local Kafka cluster: broker i (1-based) listens on the kafka port + KAFKA_PORT_STEP * (i - 1)
-# and its controller on the kafka_controller port + the same, so broker 1 keeps the configured
-# ports. At most MAX_NODES brokers, and as many TaskManagers.
-KAFKA_PORT_STEP = 10
-MAX_NODES = 9
-
-
-def kafka_port_keys(node: int) -> tuple[str, str]:
-    """The Settings.ports keys of broker `node`'s listener and controller listener."""
-    return ("kafka", "kafka_controller") if node == 1 else (f"kafka_{node}", f"kafka_controller_{node}")
-
-
-def port_variable(key: str) -> str:
-    """The setting that moves the port of Settings.ports[key] (a later broker's is derived)."""
-    base, _, node = key.rpartition("_")
-    if node.isdigit() and base in ("kafka", "kafka_controller"):
-        return f"POOLSIGHT_{base.upper()}_PORT (broker {node} adds {KAFKA_PORT_STEP * (int(node) - 1)})"
-    return f"POOLSIGHT_{key.upper()}_PORT"
 
 
 @dataclass(frozen=True)
@@ -195,9 +171,11 @@ def _config_file() -> dict[str, Any]:
         return {}
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            conf = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
+    check_file(conf, str(path))
+    return conf
 
 
 def _port(name: str, file_ports: dict[str, Any]) -> int:
@@ -235,7 +213,9 @@ def _kafka_node_ports(ports: dict[str, int], brokers: int) -> dict[str, int]:
 
 
 def load_settings() -> Settings:
-    """Settings from defaults, the config file and the environment, in that order."""
+    """Settings from defaults, the config file and the environment, in that order. A section,
+    key or POOLSIGHT_* variable the schema does not know is an error (settings_check.py)."""
+    check_environment(os.environ)
     conf = _config_file()
     paths = conf.get("paths", {})
 

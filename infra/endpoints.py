@@ -29,6 +29,7 @@ KEYS = (
     "catalog_password_file",
 )
 PASSWORD_ENV = "POOLSIGHT_CATALOG_PASSWORD"  # noqa: S105 (the variable's name, not a password)
+DEFAULT_BIND_HOST = "127.0.0.1"  # what the embedded services bind unless [bind] host says otherwise
 _HOSTNAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
 
 
@@ -181,12 +182,8 @@ def _parse(key: str, raw: Any) -> Any:
 
 
 def load_endpoints(table: dict[str, Any], reader_user: str) -> Endpoints:
-    """Endpoints from the [endpoints] table and the environment (which wins). Raises
-    ConfigError naming the setting and the bad value."""
-    unknown = set(table) - set(KEYS)
-    if unknown:
-        hint = f" (a password only through {PASSWORD_ENV} or catalog_password_file)" * ("catalog_password" in unknown)
-        raise ConfigError(f"[endpoints]: unknown key(s) {sorted(unknown)}{hint}; known: {', '.join(KEYS)}")
+    """Endpoints from the [endpoints] table (its keys already checked: settings_check.py) and the
+    environment (which wins). Raises ConfigError naming the setting and the bad value."""
     values: dict[str, Any] = {}
     for key in KEYS:
         env = f"POOLSIGHT_{key.upper()}"

@@ -24,8 +24,8 @@ from typing import Protocol
 
 from poolsight.argtypes import POSITIVE_COUNT, SECONDS, UsageParser
 from poolsight.infra.config import ConfigError, Settings, load_settings
+from poolsight.infra.settings_schema import EVERY_SECONDS as EVERY_SECONDS
 
-EVERY_SECONDS = {"alerts": 60.0, "advice": 300.0, "maintenance": 300.0}
 MIN_EVERY = 5.0
 
 JSONValue = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]

@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 PACKAGE_FOLDERS = sorted(set(PYPROJECT["tool"]["setuptools"]["package-dir"].values()))
 NOT_IN_WHEEL = ("bench", "tests")
-POOLSIGHT_SERVICES = ("dashboard", "alerts", "advice", "maintenance")
+# poolsight's own Python services
+PYTHON_SERVICES = ("dashboard", "alerts", "advice", "maintenance")
 FLINK_SERVICES = ("flink-jobmanager", "flink-taskmanager", "init")
 # Build arguments for a build behind a TLS-intercepting proxy (a CA bundle), never in compose.
 PROXY_ARGS = ("PIP_CERT", "CARGO_HTTP_CAINFO", "SSL_CERT_FILE")
@@ -224,7 +225,7 @@ def test_the_flink_image_carries_the_launchers_flink_jars() -> None:
         sources = dict(_image_sources(name))
         # infra/install.py flink_lib: maven_jars(f"flink-{version}-extra", ...) under .cache/jars
         assert sources[f".cache/jars/flink-{version}-extra"].endswith(f"/.cache/jars/flink-{version}-extra")
-    for name in POOLSIGHT_SERVICES:
+    for name in PYTHON_SERVICES:
         assert services[name]["build"]["target"] == "poolsight", name
         assert services[name]["image"] == f"poolsight/poolsight:{PYPROJECT['project']['version']}", name
 
@@ -330,7 +331,7 @@ def test_poolsight_containers_reach_the_others_by_name() -> None:
     services, by their compose names and container ports, are external to them."""
     services = _compose()["services"]
     env = compose.service_env()
-    for name in (*POOLSIGHT_SERVICES, *FLINK_SERVICES):
+    for name in (*PYTHON_SERVICES, *FLINK_SERVICES):
         svc = services[name]
         assert "network_mode" not in svc, name
         given = {k: _default(v) for k, v in svc["environment"].items()}
@@ -447,7 +448,7 @@ def test_flink_containers_run_the_launchers_flink() -> None:
 
 def test_python_services_run_the_launchers_commands() -> None:
     services = _compose()["services"]
-    for name in POOLSIGHT_SERVICES:
+    for name in PYTHON_SERVICES:
         assert services[name]["command"] == compose.service_command(name), (
             f"{name}: docker-compose.yml's command is not the launcher's {compose.service_command(name)}"
         )
@@ -470,7 +471,7 @@ def test_init_runs_the_launchers_bootstrap_and_the_services_wait_for_it(monkeypa
     assert embedded_services(s, args.services) == []
     assert set(init["depends_on"]) == set(args.services)
     assert init["restart"] == "on-failure"
-    for name in POOLSIGHT_SERVICES:
+    for name in PYTHON_SERVICES:
         assert services[name]["depends_on"] == {"init": {"condition": "service_completed_successfully"}}, name
 
 
@@ -520,7 +521,7 @@ def test_cluster_option_is_one_kraft_quorum_of_three(monkeypatch: Any) -> None:
     assert [o for o in over["registry"]["command"] if "bootstrap" not in o] == [
         o for o in compose.registry_command() if "bootstrap" not in o
     ]
-    for name in (*POOLSIGHT_SERVICES, *FLINK_SERVICES):
+    for name in (*PYTHON_SERVICES, *FLINK_SERVICES):
         assert _environment(name)["POOLSIGHT_KAFKA_BOOTSTRAP"] == bootstrap, name
     # Two TaskManagers: replicas of one service, which publishes nothing and has no fixed name.
     assert over["flink-taskmanager"]["deploy"]["replicas"] == 2

@@ -1,4 +1,5 @@
-"""Every address comes from the settings: no module but infra/config.py spells a host.
+"""Every address comes from the settings: no module but infra/endpoints.py (the default bind
+host) and infra/config.py (what a container binds) spells a host.
 
 A string literal naming loopback in code (docstrings and comments may say it) would be an
 address that [endpoints] and [bind] cannot change."""
@@ -10,7 +11,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-ALLOWED = {Path("infra/config.py")}  # DEFAULT_BIND_HOST
+ALLOWED = {Path("infra/endpoints.py"), Path("infra/config.py")}  # DEFAULT_BIND_HOST, CONTAINER_BIND_HOST
 LITERALS = ("127.0.0.1", "localhost", "0.0.0.0", "[::1]")
 
 
