@@ -55,9 +55,6 @@ class Service:
 
 def base_env(java_home: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAVA_", "_JAVA", "FLINK_"))}
-    # Two glibc arenas, not 8 per core: every client thread (Kafka, Trino, gRPC) got its own, and
-    # memory freed into them stayed in the RSS, counted as growth by `make soak`.
-    env.setdefault("MALLOC_ARENA_MAX", "2")
     if java_home is not None:
         env["JAVA_HOME"] = str(java_home)
         env["PATH"] = f"{java_home}/bin:{env.get('PATH', '/usr/bin:/bin')}"
