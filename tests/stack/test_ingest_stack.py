@@ -411,12 +411,15 @@ def test_a_trace_file_where_nothing_could_be_read_is_an_error(tmp_path: Path) ->
     missing = tmp_path / "missing.csv"
     good = tmp_path / "good.csv"
     good.write_text("time,pool,object,page\n1.0,BP1,DB.TS,1\n")
-    for path in (empty, garbage, missing):
+    for path in (empty, garbage):
         r = poolsight("ingest", "trace", str(path), "--state-dir", str(state), "--source", "NOREAD", timeout=120)
         assert r.returncode != 0, (path, r.stderr)
         assert str(path) in r.stderr, r.stderr
+    # A missing file is refused before anything runs (README: exit codes), as in `ingest stats`.
     r = poolsight("ingest", "trace", str(missing), "--state-dir", str(state), timeout=120)
-    assert f"{missing}: nothing could be read (no such file)" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    why = f"{missing}: no such file (give --follow to wait for it)"
+    assert r.stderr == f"poolsight ingest trace: argument FILE: {why}\n"
     r = poolsight("ingest", "trace", str(good), "--state-dir", str(state), "--source", "NOREAD", timeout=120)
     assert r.returncode == 0, r.stderr
     # Read again, the file has nothing new: that is no error.
