@@ -14,6 +14,7 @@ from poolsight.argtypes import (
     RATE,
     SECONDS,
     SECONDS_OR_ZERO,
+    Checked,
     Keyword,
     real,
 )
@@ -88,7 +89,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument(
         "--pool-mode",
         action="append",
-        type=_pool_mode,
+        type=Checked(pool_mode),  # pool_modes reads it again at submission
         default=[],
         metavar="POOL=MODE",
         help="per pool: auto, exact, shards:RATE or fixed:SAMPLES (repeatable)",
@@ -180,15 +181,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_false",
         help="cancel at once; the next submit resumes from the job's last checkpoint instead of a savepoint",
     )
-
-
-def _pool_mode(spec: str) -> str:
-    """Checked here (pool_modes reads it at submission), so a bad one is a usage error."""
-    try:
-        pool_mode(spec)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return spec
 
 
 def run(a: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -125,6 +125,21 @@ class Assignment:
             return name or None, self.value(raw.strip())
         except argparse.ArgumentTypeError as exc:
             raise argparse.ArgumentTypeError(f"{exc}{_within(raw.strip(), text)}") from None
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Text a parser elsewhere accepts (it raises ValueError saying why), kept as text: read
+    again where it is used, refused here so a bad one is a usage error."""
+
+    check: Callable[[str], object]
+
+    def __call__(self, text: str) -> str:
+        try:
+            self.check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import time
 from functools import partial
 from typing import Any
 
+from poolsight.argtypes import Checked
 from poolsight.infra.config import load_settings
 from poolsight.infra.trino import fetch, trino_connection
 from poolsight.sql.catalog import BY_NAME, TABLES
@@ -19,14 +20,6 @@ from poolsight.sql.guard import guarded_seconds, oldest_needed_commit, protected
 
 # Durations and sizes are spliced into the procedure calls: only their syntax is accepted.
 SIZE = re.compile(r"\d+(\.\d+)?(B|kB|MB|GB)")
-
-
-def _duration(text: str) -> str:
-    try:
-        seconds_of(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
 
 
 def _size(text: str) -> str:
@@ -47,14 +40,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tables", type=_tables, help="comma-separated table names (default: all)")
     p.add_argument(
         "--retain",
-        type=_duration,
+        type=Checked(seconds_of),
         default="7d",
         help="keep snapshots younger than this (Trino duration, e.g. 7d, 12h)",
     )
     p.add_argument("--file-size-threshold", type=_size, default="100MB", help="compact files smaller than this")
     p.add_argument(
         "--orphans-older-than",
-        type=_duration,
+        type=Checked(seconds_of),
         default="7d",
         help="remove unreferenced files older than this; files a streaming job wrote but has not "
         "committed yet look unreferenced, so keep this well above the checkpoint interval",
