@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import gc
 import json
 import logging
@@ -71,14 +72,21 @@ def write_heartbeat(path: Path, beat: dict[str, JSONValue]) -> None:
     os.replace(tmp, path)
 
 
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim (a GNU extension), looked up once: find_library runs ldconfig."""
+    name = ctypes.util.find_library("c")
+    return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+
+
 def release_memory() -> None:
     """Give a cycle's freed memory back to the system. A cycle allocates and frees hundreds of MB
-    (advice's replay); glibc keeps freed chunks in its arenas, so the RSS crept up cycle after
-    cycle (+17 % per 10 minutes in `make soak`) while the live data stayed bounded."""
+    (advice's replay), and glibc keeps freed chunks in its arenas: the suspected cause of the
+    advice service's +17 % per 10 minutes in `make soak` while its live data stayed bounded."""
     gc.collect()
-    name = ctypes.util.find_library("c")
-    if name and "libc.so" in name:  # glibc only (malloc_trim is a GNU extension)
-        ctypes.CDLL(name).malloc_trim(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def run_loop(ev: Evaluator, s: Settings, every: float, cycles: int | None = None) -> None:
