@@ -30,6 +30,7 @@ from typing import Any, Literal
 import yaml
 
 from poolsight.argtypes import SECONDS, InputFile, UsageParser
+from poolsight.dashboards import stats_warnings
 from poolsight.infra.config import ConfigError, Settings, load_settings
 from poolsight.infra.evaluator import Report
 from poolsight.infra.evaluator import run_loop as evaluator_loop
@@ -67,6 +68,16 @@ KINDS: dict[str, dict[str, Param]] = {
     # interval is older than that (a group gone) raises nothing, and its open alert resolves.
     "gbp_directory_reclaims": {"max_reclaims": Param(0), "forget_after": Param(86400, True, True)},
     "gbp_writes_failed": {"max_writes_failed": Param(0), "forget_after": Param(86400, True, True)},
+    # The warnings of a pool's statistics (stats_warnings.py): counts in the newest interval that
+    # states them above `max_count`, rates above `max_per_second`.
+    "prefetch_disabled": {"max_count": Param(0)},
+    "write_engine_not_available": {"max_count": Param(0)},
+    "dm_threshold_reached": {"max_count": Param(0)},
+    "vpool_full": {"max_count": Param(0)},
+    "dwqt_over_vdwqt": {"min_count": Param(1, positive=True)},
+    "sync_writes_high": {"max_share_pct": Param(5), "min_per_second": Param(1)},
+    "pageins": {"max_per_second": Param(0)},
+    "dataset_opens": {"max_per_second": Param(0.01)},
 }
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])")
@@ -191,6 +202,7 @@ RULE_QUERIES = {
     "pages_per_write_low": "alert_pages_per_write",
     "gbp_directory_reclaims": "alert_gbp_stats",
     "gbp_writes_failed": "alert_gbp_stats",
+    **{kind: "alert_pool_stats_counters" for kind in stats_warnings.KINDS},
 }
 
 
@@ -241,6 +253,9 @@ def measurements(rule: Rule, rows: Sequence[Sequence[Any]]) -> list[Measurement]
             out.append(Measurement(r[0], r[1], "gbp_stats", r[2], _f(r[3]), related=_f(r[4])))
         elif rule.kind == "gbp_writes_failed":
             out.append(Measurement(r[0], r[1], "gbp_stats", r[5], _f(r[6]), related=_f(r[7])))
+        elif rule.kind in stats_warnings.KINDS:  # a row per pool and counter; the rule takes its own
+            if stats_warnings.kind_of(r[2]) == rule.kind:
+                out.append(Measurement(r[0], r[1], r[2], r[3], _f(r[4]), None, _f(r[6]), _f(r[5])))
         else:
             out.append(Measurement(r[0], r[1], "pool_stats", r[2], _f(r[3]), None, _f(r[4])))
     return out
@@ -348,6 +363,15 @@ def judge(rule: Rule, m: Measurement, now: datetime) -> Firing | None:
                 "data; the GBP is too small or castout too slow"
             )
         return fire(v, None, limit, text)
+    if rule.kind in stats_warnings.KINDS:
+        if v is None or m.event_time is None:
+            return None
+        reading = stats_warnings.Reading(v, m.volume, m.related, m.event_time)
+        counter = m.subject.removeprefix(f"{stats_warnings.SUBJECT}/")
+        if (found := stats_warnings.verdict(rule.kind, counter, reading, dict(p))) is None:
+            return None
+        value, threshold, text = found
+        return fire(value, None, threshold, text)
     raise ValueError(f"rule {rule.name}: unknown kind {rule.kind}")
 
 
@@ -523,10 +547,13 @@ def evaluate(
     with trino_connection(settings or load_settings()) as conn:  # the writer: it records alerts
         cur = conn.cursor()
         open_alerts = read_alerts(cur)
+        read: dict[tuple[str, tuple[Any, ...]], list[Any]] = {}  # kinds that share a query read it once
         for rule in rules.rules:
+            statement = rule_query(rule, at)
             try:
-                cur.execute(*rule_query(rule, at))
-                rows = cur.fetchall()
+                if (rows := read.get(statement)) is None:
+                    cur.execute(*statement)
+                    rows = read[statement] = cur.fetchall()
             except service_errors() as exc:
                 errors.append(f"rule {rule.name}: {type(exc).__name__}: {exc}")
                 log.warning("%s", errors[-1])

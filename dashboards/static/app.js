@@ -247,6 +247,8 @@ function renderAlerts(c, alerts) {
     { key: "source", label: "Source", text: true },
     { key: "pool", label: "Pool", text: true, render: (r) => (r.subject === "gbp_stats" ? link("group", { group: r.source, gbp: r.pool }, r.pool) : (r.pool ?? "-")) },
     { key: "message", label: "Message", text: true },
+    // A pool's statistics warning names the advice that addresses it: the Advice page, at that pool.
+    { key: "subject", label: "Advice", text: true, render: (r) => ((r.subject || "").startsWith("pool_stats") ? link("advice", { source: r.source, pool: r.pool }, "advice") : "") },
     { key: "opened_at", label: "Opened", text: true, fmt: time },
     { key: "resolved_at", label: "Resolved", text: true, fmt: time },
   ], alerts, { key: "opened_at" });

@@ -63,6 +63,26 @@ FROM ${schema}.pool_stats
 WHERE interval_end <= coalesce(:at, interval_end)
 GROUP BY source, pool
 
+-- name: alert_pool_stats_counters
+-- Per pool and warning counter of dashboards/stats_warnings.py (a subject each): at or before :at,
+-- the newest statistics interval that states the counter, with its count, the count it is weighed
+-- against (async writes for sync writes, VDWQT reached for DWQT reached) and the interval's length.
+-- An interval that leaves a counter out (one half of a report) does not hide the last count.
+SELECT s.source, s.pool, 'pool_stats/' || c.counter, max(s.interval_end),
+       max_by(c.value, s.interval_end), max_by(c.other, s.interval_end), max_by(s.interval_seconds, s.interval_end)
+FROM ${schema}.pool_stats s
+CROSS JOIN UNNEST(
+  ARRAY['prefetch_disabled_no_buffer', 'prefetch_disabled_no_read_engine', 'write_engine_not_available',
+        'dm_threshold_reached', 'vpool_full', 'dwqt_reached', 'sync_writes', 'pageins_read', 'pageins_write',
+        'dataset_opens'],
+  ARRAY[s.prefetch_disabled_no_buffer, s.prefetch_disabled_no_read_engine, s.write_engine_not_available,
+        s.dm_threshold_reached, s.vpool_full, s.dwqt_reached, s.sync_writes, s.pageins_read, s.pageins_write,
+        s.dataset_opens],
+  ARRAY[NULL, NULL, NULL, NULL, NULL, s.vdwqt_reached, s.async_writes, NULL, NULL, NULL]
+) AS c (counter, value, other)
+WHERE c.value IS NOT NULL AND s.interval_end <= coalesce(:at, s.interval_end)
+GROUP BY s.source, s.pool, c.counter
+
 -- name: alert_gbp_stats
 -- Per group and GBP (gbp_intervals, sql/queries/dashboard.sql): at or before :at, the newest
 -- statistics interval that counts directory reclaims, with them and the XIs they caused, and the

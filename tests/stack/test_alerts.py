@@ -200,6 +200,67 @@ def test_gbp_reclaims_and_failed_writes_open_alerts_and_an_interval_without_them
     assert [tuple(r) for r in states] == [("resolved", True), ("resolved", True)]
 
 
+CORPUS = ROOT / "tests" / "ingest" / "corpus" / "omegamon"
+STATS_KINDS = (
+    "prefetch_disabled", "write_engine_not_available", "dm_threshold_reached", "vpool_full", "dwqt_over_vdwqt",
+    "sync_writes_high", "pageins", "dataset_opens",
+)  # fmt: skip
+
+
+def test_seed_000s_statistics_open_an_alert_for_every_warning_they_carry(jobs: None, tmp_path: Path) -> None:
+    """Seed 000's report blocks through the collector and the statistics job, no trace: the two halves of
+    its day-long BP1 report (Part1: read engines, data set opens; Part2: write thresholds) as one
+    source, its 50-minute statistics block (page-ins for read) as another. Every warning the seed
+    points at opens its alert with the seed's count; what the seed calls no problem (0.7 % sync
+    writes, VDWQT reached rather than DWQT) and the zero counters open none."""
+    tag = uuid.uuid4().hex[:6].upper()
+    day, block = f"SD{tag}", f"SB{tag}"
+    at = datetime.fromtimestamp(int(time.time()) // 60 * 60 - 3600, UTC)
+    for source, files in ((day, ("seed000_part1.txt", "seed000_part2.txt")), (block, ("seed000_no_interval.txt",))):
+        for name in files:
+            r = poolsight(
+                "ingest", "stats", str(CORPUS / name), "--source", source, "--at", at.isoformat(), timeout=120
+            )  # fmt: skip
+            assert r.returncode == 0, r.stderr
+    deadline, seconds = time.monotonic() + 300, dict[tuple[str, str, bool], float]()
+    while time.monotonic() < deadline and len(seconds) < 3:
+        time.sleep(2)
+        rows = _query(
+            "SELECT source, origin, interval_seconds, dataset_opens FROM iceberg.poolsight.pool_stats "
+            "WHERE source IN (?, ?) AND pool = 'BP1'",
+            (day, block),
+        )
+        seconds = {(str(s), o, opens is not None): float(x) for s, o, x, opens in rows}
+    assert len(seconds) == 3, f"pool_stats holds {seconds} of seed 000's three blocks"
+    part1 = next(x for (s, _, opens), x in seconds.items() if s == day and opens)
+    stats_block = next(x for (s, _, _), x in seconds.items() if s == block)
+    names = {kind: f"{kind}_{tag.lower()}" for kind in STATS_KINDS}
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(json.dumps({"rules": [{"name": n, "kind": k} for k, n in names.items()]}))
+    r = poolsight("alerts", "evaluate", "--rules", str(rules), "--at", (at + timedelta(minutes=1)).isoformat(),
+                  "--json", timeout=300)  # fmt: skip
+    assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
+    out = json.loads(r.stdout)
+    opened = sorted(
+        (a["source"], a["rule"], a["subject"], a["value"]) for a in out["opened"] if a["source"] in (day, block)
+    )
+    assert opened == sorted([
+        (day, names["prefetch_disabled"], "pool_stats/prefetch_disabled_no_read_engine", 25475.0),
+        (day, names["dataset_opens"], "pool_stats/dataset_opens", pytest.approx(3217 / part1, rel=1e-12)),
+        (day, names["dwqt_over_vdwqt"], "pool_stats/dwqt_reached", 25819.0),
+        (day, names["write_engine_not_available"], "pool_stats/write_engine_not_available", 47.0),
+        (block, names["pageins"], "pool_stats/pageins_read", pytest.approx(1270 / stats_block, rel=1e-12)),
+    ]), out["opened"]  # fmt: skip
+    by_subject = {a["subject"]: a for a in out["opened"] if a["source"] == day}
+    assert by_subject["pool_stats/dwqt_reached"]["threshold"] == 5658.0  # VDWQT reached, from Part2
+    assert "VDWQT only 5,658" in by_subject["pool_stats/dwqt_reached"]["message"]
+    [[state]] = _query(
+        "SELECT array_join(array_agg(DISTINCT state), ',') FROM iceberg.poolsight.alert WHERE source IN (?, ?)",
+        (day, block),
+    )
+    assert state == "open"
+
+
 def _iso(t: datetime) -> str:
     return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
