@@ -25,6 +25,7 @@ from poolsight.simulator.cli import add_arguments
 from poolsight.sql.compare import add_arguments as add_compare_arguments
 from poolsight.sql.history import add_arguments as add_history_arguments
 from poolsight.sql.maintain import add_arguments as add_maintain_arguments
+from poolsight.sql.report import add_arguments as add_report_arguments
 
 
 def _cmd_install(args: argparse.Namespace) -> int:
@@ -128,6 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     comp = sub.add_parser("compare", help="one pool over two time ranges, side by side (from Trino)")
     add_compare_arguments(comp)
     comp.set_defaults(func=_lazy("poolsight.sql.compare", "run_cli"))
+    report = sub.add_parser(
+        "report", help="the subsystem and its pools over one statistics interval, hour or day (from Trino)"
+    )
+    add_report_arguments(report)
+    report.set_defaults(func=_lazy("poolsight.sql.report", "run_cli"))
     alerts = sub.add_parser("alerts", help="alerts on regressions: evaluate the rules once or for ever, list alerts")
     add_alerts_arguments(alerts)
     alerts.set_defaults(func=_lazy("poolsight.dashboards.alerts", "run_cli"))

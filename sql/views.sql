@@ -21,6 +21,94 @@ AS SELECT
   flags
 FROM ${schema}.pool_stats;
 
+-- The subsystem at a glance, from the statistics (seed 000's summary, seed 001's pools): per
+-- source, pool and period (grain 'interval': each statistics interval, by its end; 'hour' and
+-- 'day': the rollups stats_hour, stats_day), the pool's buffers and memory, its rates, its hit
+-- ratios and its share of the subsystem's sync reads and memory. A pool stated twice in one
+-- interval (a report in two halves, each with half the counters) is one row: counters added,
+-- VPSIZE taken once. Buffers: VPSIZE from the attributes, else the buffers allocated; the page
+-- size from the attributes, else the z/OS pool name (BP8K*: 8K, BP16K*: 16K, BP32K*: 32K, else 4K).
+CREATE OR REPLACE VIEW ${schema}.subsystem_pool_summary
+COMMENT 'Per source, grain (interval, hour, day), period and pool: buffers, MB, rates, hit ratios, share of sync reads and memory'
+AS WITH page AS (
+  SELECT source, pool, max_by(page_size, interval_end) AS page_size
+  FROM ${schema}.pool_stats WHERE page_size IS NOT NULL GROUP BY source, pool
+), rows_ AS (
+  SELECT 'interval' AS grain, source, pool, interval_start AS period_start, interval_end AS period_end,
+         interval_seconds AS seconds, coalesce(vpsize, buffers_allocated) AS buffers,
+         getpages_random, getpages_sequential, sync_reads_random, sync_reads_sequential,
+         seq_prefetch_pages, list_prefetch_pages, dyn_prefetch_pages, pages_written, sync_writes, async_writes
+  FROM ${schema}.pool_stats
+  UNION ALL
+  SELECT 'hour', source, pool, period_start, period_end, interval_seconds, coalesce(vpsize, buffers_allocated),
+         getpages_random, getpages_sequential, sync_reads_random, sync_reads_sequential,
+         seq_prefetch_pages, list_prefetch_pages, dyn_prefetch_pages, pages_written, sync_writes, async_writes
+  FROM ${schema}.stats_hour
+  UNION ALL
+  SELECT 'day', source, pool, period_start, period_end, interval_seconds, coalesce(vpsize, buffers_allocated),
+         getpages_random, getpages_sequential, sync_reads_random, sync_reads_sequential,
+         seq_prefetch_pages, list_prefetch_pages, dyn_prefetch_pages, pages_written, sync_writes, async_writes
+  FROM ${schema}.stats_day
+), pools AS (
+  SELECT r.grain, r.source, r.pool, min(r.period_start) AS period_start, r.period_end,
+         max(r.seconds) AS seconds, max(r.buffers) AS buffers,
+         coalesce(max(g.page_size), CASE
+           WHEN upper(r.pool) LIKE 'BP8K%' THEN 8192 WHEN upper(r.pool) LIKE 'BP16K%' THEN 16384
+           WHEN upper(r.pool) LIKE 'BP32K%' THEN 32768 ELSE 4096 END) AS page_size,
+         sum(r.getpages_random + r.getpages_sequential) AS getpages,
+         sum(r.sync_reads_random + r.sync_reads_sequential) AS sync_reads,
+         sum(CASE WHEN coalesce(r.seq_prefetch_pages, r.list_prefetch_pages, r.dyn_prefetch_pages) IS NOT NULL
+                  THEN coalesce(r.seq_prefetch_pages, 0) + coalesce(r.list_prefetch_pages, 0)
+                       + coalesce(r.dyn_prefetch_pages, 0) END) AS prefetch_pages,
+         sum(r.pages_written) AS pages_written, sum(r.sync_writes + r.async_writes) AS write_ios
+  FROM rows_ r
+  LEFT JOIN page g ON g.source = r.source AND g.pool = r.pool
+  GROUP BY r.grain, r.source, r.pool, r.period_end
+), rated AS (
+  SELECT *, buffers * page_size / 1048576e0 AS memory_mb,
+         getpages / nullif(seconds, 0) AS getpages_per_s,
+         sync_reads / nullif(seconds, 0) AS sync_reads_per_s,
+         prefetch_pages / nullif(seconds, 0) AS prefetch_pages_per_s
+  FROM pools
+)
+SELECT grain, source, period_start, period_end, pool, seconds, buffers, page_size, memory_mb,
+       getpages, sync_reads, prefetch_pages, getpages_per_s, sync_reads_per_s, prefetch_pages_per_s,
+       1 - sync_reads * 1e0 / nullif(getpages, 0) AS application_hit_ratio,
+       1 - (sync_reads + prefetch_pages) * 1e0 / nullif(getpages, 0) AS system_hit_ratio,
+       pages_written * 1e0 / nullif(write_ios, 0) AS pages_per_write,
+       sync_reads_per_s / nullif(sum(sync_reads_per_s) OVER w, 0) AS sync_read_share,
+       memory_mb / nullif(sum(memory_mb) OVER w, 0) AS memory_share
+FROM rated
+WINDOW w AS (PARTITION BY grain, source, period_end);
+
+-- The subsystem per source and period, from subsystem_pool_summary: pools, buffers and MB per
+-- page size, the rates added up over the pools, hit ratios from the summed counters (never
+-- averaged), and each pool's share of the sync reads and of the memory.
+CREATE OR REPLACE VIEW ${schema}.subsystem_summary
+COMMENT 'Per source, grain (interval, hour, day) and period: pools, buffers and MB per page size, rates, hit ratios, each pool share'
+AS SELECT grain, source, min(period_start) AS period_start, period_end, count(*) AS pools,
+       sum(buffers) FILTER (WHERE page_size = 4096) AS buffers_4k,
+       sum(buffers) FILTER (WHERE page_size = 8192) AS buffers_8k,
+       sum(buffers) FILTER (WHERE page_size = 16384) AS buffers_16k,
+       sum(buffers) FILTER (WHERE page_size = 32768) AS buffers_32k,
+       sum(memory_mb) FILTER (WHERE page_size = 4096) AS memory_mb_4k,
+       sum(memory_mb) FILTER (WHERE page_size = 8192) AS memory_mb_8k,
+       sum(memory_mb) FILTER (WHERE page_size = 16384) AS memory_mb_16k,
+       sum(memory_mb) FILTER (WHERE page_size = 32768) AS memory_mb_32k,
+       sum(memory_mb) AS memory_mb,
+       sum(getpages_per_s) AS getpages_per_s,
+       sum(sync_reads_per_s) AS sync_reads_per_s,
+       sum(prefetch_pages_per_s) AS prefetch_pages_per_s,
+       1 - sum(sync_reads) FILTER (WHERE getpages IS NOT NULL) * 1e0
+         / nullif(sum(getpages) FILTER (WHERE sync_reads IS NOT NULL), 0) AS application_hit_ratio,
+       1 - sum(sync_reads + prefetch_pages) FILTER (WHERE getpages IS NOT NULL) * 1e0
+         / nullif(sum(getpages) FILTER (WHERE sync_reads IS NOT NULL AND prefetch_pages IS NOT NULL), 0)
+         AS system_hit_ratio,
+       map_agg(pool, sync_read_share) AS sync_read_share,
+       map_agg(pool, memory_share) AS memory_share
+FROM ${schema}.subsystem_pool_summary
+GROUP BY grain, source, period_end;
+
 -- Measured I/O per pool, object, pane, direction and type from the I/O events (io_pane,
 -- its rows of one key added up): I/Os per second, pages per I/O, average and longest elapsed.
 CREATE OR REPLACE VIEW ${schema}.io_summary

@@ -675,6 +675,80 @@ def test_purescale_summary_reads_seed_004s_metrics_with_their_bands(jobs: None, 
     assert full_band == ("great" if full == 0 else "good" if full < 5 else "poor")
 
 
+def test_subsystem_summary_and_report_add_up_two_pools_of_two_page_sizes(jobs: None, tmp_path: Path) -> None:
+    """Seed 000's statistics block for BP1 (4K, 40,000 buffers) and a copy as BP8K0 (8K, 10,000
+    buffers, its own counters), one 50-minute interval, through the statistics job: the subsystem's
+    buffers, memory, rates, hit ratios and shares equal those worked out here from the report's
+    numbers, per interval and, after a rollup, per hour; `poolsight report` prints the same."""
+    sub = f"S{uuid.uuid4().hex[:5].upper()}"
+    seed = (ROOT / "tests" / "ingest" / "corpus" / "omegamon" / "seed000_with_interval.txt").read_text()
+    head, block = seed.split("\n\n", 1)
+    bp8k = block.replace("BP1", "BP8K0")
+    for old, new in (
+        ("BUFFERS ALLOCATED - VPOOL\t40000.00", "BUFFERS ALLOCATED - VPOOL\t10000.00"),
+        ("GETPAGE REQUEST\t7270.9K", "GETPAGE REQUEST\t1000.0K"),
+        ("GETPAGE REQUEST-RANDOM\t7270.9K", "GETPAGE REQUEST-RANDOM\t1000.0K"),
+        ("SYNCHRONOUS READS\t624.5K", "SYNCHRONOUS READS\t100.0K"),
+        ("SYNCHRON. READS-RANDOM\t624.5K", "SYNCHRON. READS-RANDOM\t100.0K"),
+        ("PAGES READ VIA DYN.PREFETCH\t5696.0K", "PAGES READ VIA DYN.PREFETCH\t0.00"),
+    ):
+        assert old in bp8k, old
+        bp8k = bp8k.replace(old, new)
+    report = tmp_path / "report.txt"
+    report.write_text(f"{head.replace('DSNP', sub)}\n\n{block}\n{bp8k}")
+    r = poolsight("ingest", "stats", str(report), "--state-dir", str(tmp_path), timeout=120)
+    assert r.returncode == 0, r.stderr
+    # By hand, from the report (50 minutes: 3,000 s): getpages random + sequential, sync reads
+    # random + sequential, pages by sequential, list and dynamic prefetch.
+    gp = {"BP1": 7_270_900 + 3, "BP8K0": 1_000_000 + 3}
+    sync = {"BP1": 624_500 + 1, "BP8K0": 100_000 + 1}
+    pref = {"BP1": 61 + 0 + 5_696_000, "BP8K0": 61}
+    mb = {"BP1": 40_000 * 4096 / 2**20, "BP8K0": 10_000 * 8192 / 2**20}  # 156.25, 78.125
+    columns = (
+        "pools, buffers_4k, buffers_8k, buffers_16k, memory_mb_4k, memory_mb_8k, memory_mb, getpages_per_s, "
+        "sync_reads_per_s, prefetch_pages_per_s, application_hit_ratio, system_hit_ratio, sync_read_share, memory_share"
+    )
+    want: list[Any] = [
+        2, 40_000, 10_000, None, 156.25, 78.125, 234.375, sum(gp.values()) / 3000, sum(sync.values()) / 3000,
+        sum(pref.values()) / 3000, 1 - sum(sync.values()) / sum(gp.values()),
+        1 - (sum(sync.values()) + sum(pref.values())) / sum(gp.values()),
+        {p: sync[p] / sum(sync.values()) for p in sync}, {p: mb[p] / sum(mb.values()) for p in mb},
+    ]  # fmt: skip
+    rows: list[Any] = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (rows and rows[0][0] == 2):
+        time.sleep(2)
+        rows = _query(f"SELECT {columns} FROM iceberg.poolsight.subsystem_summary WHERE source = ? AND grain = ?",
+                      (sub, "interval"))  # fmt: skip
+    assert len(rows) == 1 and rows[0][:4] == want[:4], (rows, want, _diagnosis())
+    assert rows[0][4:12] == pytest.approx(want[4:12], rel=1e-12), (rows, want)
+    assert rows[0][12] == pytest.approx(want[12], rel=1e-12) and rows[0][13] == pytest.approx(want[13], rel=1e-12)
+
+    def report_json(*extra: str) -> dict[str, Any]:
+        r = poolsight("report", sub, "--json", *extra, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return dict(json.loads(r.stdout))
+
+    for grain in ("interval", "hour"):
+        if grain == "hour":  # the statistics rolled up: one hour holding the 50-minute interval
+            cycle(load_settings(), Retention(), retain=False)
+        got = report_json("--grain", grain)
+        s = got["subsystem"]
+        assert (s["grain"], s["pools"], s["buffers_4k"], s["buffers_8k"]) == (grain, 2, 40_000, 10_000)
+        assert s["getpages_per_s"] == pytest.approx(want[7], rel=1e-12), grain
+        assert s["system_hit_ratio"] == pytest.approx(want[11], rel=1e-12), grain
+        assert [p["pool"] for p in got["pools"]] == ["BP1", "BP8K0"]  # busiest in sync reads first
+        assert [p["page_size"] for p in got["pools"]] == [4096, 8192]
+        assert [p["sync_read_share"] for p in got["pools"]] == pytest.approx([want[12]["BP1"], want[12]["BP8K0"]])
+        assert [p["memory_share"] for p in got["pools"]] == pytest.approx([2 / 3, 1 / 3])
+    r = poolsight("report", sub, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "4K 40,000 buffers (156 MB)   8K 10,000 buffers (78 MB)   memory 234 MB" in r.stdout, r.stdout
+    assert f"application hit ratio {100 * want[10]:.1f} %" in r.stdout, r.stdout
+    r = poolsight("report", f"{sub}X", timeout=120)
+    assert (r.returncode, r.stderr.strip()) == (1, f"poolsight report: {sub}X: no statistics per interval")
+
+
 def test_undecodable_records_go_to_dead_letter_and_the_job_goes_on(workload: tuple[str, Path, dict[str, int]]) -> None:
     member, _, truth = workload
     assert _wait_getpages(member, truth) == truth, _diagnosis()
