@@ -119,7 +119,7 @@ def test_to_qmark_keeps_everything_but_the_names() -> None:
 
 def test_every_file_loads_and_every_query_is_named_once_across_files() -> None:
     files = sorted(QUERIES_DIR.glob("*.sql"))
-    assert {f.stem for f in files} == {"advice", "alerts", "compare", "dashboard", "demo", "maintenance"}
+    assert {f.stem for f in files} == {"advice", "alerts", "compare", "dashboard", "demo", "maintenance", "report"}
     seen: dict[str, Path] = {}
     shared = {k: v for f in files for k, v in fragments(f.read_text(), str(f)).items()}  # any file's queries use them
     for f in files:
