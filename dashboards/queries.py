@@ -57,17 +57,21 @@ def newest_pane(run: Run, source: str | None = None, pool: str | None = None) ->
 
 
 def overview(run: Run, now: datetime) -> dict[str, Any]:
-    """Every source and pool at its newest pane, with its statistics, accuracy and open alerts."""
+    """Every source and pool at its newest pane, with its statistics, accuracy and open alerts, and
+    each source's subsystem at its newest statistics interval."""
     newest = newest_pane(run)
-    if newest is None:
-        return {"pools": [], "alerts": alerts(run), "newest_pane_end": None}
+    if newest is None:  # statistics only (no trace yet): the subsystems still show
+        subsystems = ask(run, "overview_subsystems", since=now - OVERVIEW_LOOKBACK)
+        return {"pools": [], "subsystems": subsystems, "alerts": alerts(run), "newest_pane_end": None}
     since = newest - OVERVIEW_LOOKBACK
-    with ThreadPoolExecutor(4) as ex:
+    with ThreadPoolExecutor(5) as ex:
         main = ex.submit(ask, run, "overview_pools", since=since)
         extras = [ex.submit(ask, run, name, since=since) for name in ("overview_stats", "overview_accuracy")]
+        subsystem_rows = ex.submit(ask, run, "overview_subsystems", since=since)
         alert_rows = ex.submit(alerts, run)
         pools = {(r["source"], r["pool"]): r for r in main.result()}
         open_alerts = [a for a in alert_rows.result() if a["state"] == "open"]
+        subsystems = subsystem_rows.result()
     for extra in (f.result() for f in extras):
         for r in extra:
             key = (r.pop("source"), r.pop("pool"))
@@ -79,7 +83,7 @@ def overview(run: Run, now: datetime) -> dict[str, Any]:
         shr = r.get("system_hit_ratio")
         r["negative_system_hit_ratio"] = shr is not None and shr < 0
     rows = sorted(pools.values(), key=lambda r: (r["source"], r["pool"]))
-    return {"pools": rows, "alerts": open_alerts, "newest_pane_end": newest}
+    return {"pools": rows, "subsystems": subsystems, "alerts": open_alerts, "newest_pane_end": newest}
 
 
 def pools(run: Run) -> list[dict[str, Any]]:

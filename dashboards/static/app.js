@@ -218,6 +218,25 @@ const RENDER = {};
 RENDER.overview = async () => {
   const d = await api("overview");
   poolList = d.pools;
+  if (d.subsystems && d.subsystems.length) {
+    const sc = card("subsystems", "Subsystems", "Each source at its newest statistics interval: buffers and memory per page size, the pools' rates added up, hit ratios from the summed counters (poolsight report SOURCE prints the same with each pool's share).", true);
+    for (const r of d.subsystems) r._key = r.source;
+    table(sc, "subsystems-table", [
+      { key: "source", label: "Source", text: true },
+      { key: "period_end", label: "Interval end", text: true, fmt: time },
+      { key: "pools", label: "Pools", fmt: (v) => num(v) },
+      { key: "buffers_4k", label: "4K buffers", fmt: (v) => num(v) },
+      { key: "buffers_8k", label: "8K buffers", fmt: (v) => num(v) },
+      { key: "buffers_16k", label: "16K buffers", fmt: (v) => num(v) },
+      { key: "buffers_32k", label: "32K buffers", fmt: (v) => num(v) },
+      { key: "memory_mb", label: "Memory MB", fmt: (v) => num(v) },
+      { key: "getpages_per_s", label: "Getpages/s", fmt: (v) => num(v) },
+      { key: "sync_reads_per_s", label: "Sync reads/s", fmt: (v) => num(v, 1) },
+      { key: "prefetch_pages_per_s", label: "Prefetch pages/s", fmt: (v) => num(v, 1) },
+      { key: "application_hit_ratio", label: "App hit", title: "statistics: 1 - sync reads / getpages, over every pool", fmt: (v) => pct(v) },
+      { key: "system_hit_ratio", label: "System hit", title: "statistics: 1 - (sync reads + prefetched pages) / getpages, over every pool", fmt: (v) => pct(v) },
+    ], d.subsystems, { key: "sync_reads_per_s" });
+  }
   const c = card("pools", "Buffer pools", "Each pool at its newest pane: measured (the trace's misses) and simulated sync reads at the current size, statistics hit ratios, what doubling the pool saves.", true);
   for (const r of d.pools) r._key = `${r.source}/${r.pool}`;
   table(c, "pools-table", [

@@ -44,6 +44,19 @@ FROM ${schema}.pool_stats
 WHERE interval_end >= :since
 GROUP BY source, pool
 
+-- name: overview_subsystems
+-- Each source's newest statistics interval since :since, the subsystem as subsystem_summary adds it up.
+SELECT s.source, s.period_start, s.period_end, s.pools, s.buffers_4k, s.buffers_8k, s.buffers_16k, s.buffers_32k,
+       s.memory_mb, s.getpages_per_s, s.sync_reads_per_s, s.prefetch_pages_per_s, s.application_hit_ratio,
+       s.system_hit_ratio
+FROM ${schema}.subsystem_summary s
+JOIN (
+  SELECT source, max(period_end) AS period_end FROM ${schema}.subsystem_summary
+  WHERE grain = 'interval' AND period_end >= :since GROUP BY source
+) n ON n.source = s.source AND n.period_end = s.period_end
+WHERE s.grain = 'interval'
+ORDER BY s.source
+
 -- name: overview_accuracy
 -- Each pool's newest simulation error since :since.
 SELECT source, pool, max_by(error_ratio, window_end) AS accuracy_error_ratio

@@ -189,6 +189,19 @@ def test_overview_and_pool_page_show_what_trino_answers(member: str, tab: Tab) -
     row = f'#pools-table tr[data-key="{member}/BP1"]'
     assert tab.value(f'{row} td[data-col="application_hit_ratio"]') == pytest.approx(stats_app, rel=REL)
     assert tab.value(f'{row} td[data-col="system_hit_ratio"]') == pytest.approx(stats_sys, rel=REL)
+    # The subsystem at its newest statistics interval: every pool's getpages over its interval added
+    # up here from pool_stats, and the hit ratio from the summed counters.
+    [[n, getpages_per_s, app]] = _query(
+        "SELECT count(*), sum(getpages / interval_seconds), "
+        "1 - sum(sync_reads_random + sync_reads_sequential) * 1e0 / sum(getpages) FROM iceberg.poolsight.pool_stats "
+        "WHERE source = ? AND interval_end = "
+        "(SELECT max(interval_end) FROM iceberg.poolsight.pool_stats WHERE source = ?)",
+        (member, member),
+    )
+    row = f'#subsystems-table tr[data-key="{member}"]'
+    assert page.inner_text(f'{row} td[data-col="pools"]') == str(n) == "2"
+    assert tab.value(f'{row} td[data-col="getpages_per_s"]') == pytest.approx(getpages_per_s, rel=REL)
+    assert tab.value(f'{row} td[data-col="application_hit_ratio"]') == pytest.approx(app, rel=REL)
 
     page = tab.open(f"/pool?source={member}&pool=BP1&range=1h")
     curve = _query(
@@ -543,6 +556,7 @@ def _named_params(member: str) -> dict[str, Any]:
         "source": member, "pool": "BP1", "object": obj, "since": now - timedelta(days=1),
         "start": now - timedelta(days=1), "end": now + timedelta(hours=1), "window_start": ws, "window_end": we,
         "at": None, "window_ms": 600_000, "offset_ms": 3_600_000, "group_name": "DSG1", "gbp": "GBP1",
+        "grain": "interval",
     }  # fmt: skip
 
 
@@ -559,7 +573,7 @@ def test_every_named_query_runs_on_trino_as_its_user(member: str) -> None:
         ran.add(name)
     assert ran == set(queries()) and len(ran) > 50
     # The alert queries at a given time too (backtests), and the advice ones over every source.
-    for name in ("alert_pool_windows", "alert_dead_letters", "alert_newest_pane"):
+    for name in ("alert_pool_windows", "alert_dead_letters", "alert_newest_pane", "alert_pool_stats_counters"):
         q = queries()[name]
         _query(q.sql, q.bind({p: values[p] for p in q.params} | {"at": datetime.now(UTC)}))
     q = queries()["advice_curves"]
