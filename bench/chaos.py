@@ -262,6 +262,12 @@ def _table(rows: list[Trial]) -> str:
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--trials", type=int, default=1, help="times each fault is repeated")
+    p.add_argument(
+        "--first-trial",
+        type=int,
+        default=0,
+        help="number of the first trial (its workload's seed is the number + 1): a run that goes on from another",
+    )
     p.add_argument("--faults", default=",".join(FAULTS), help=f"comma-separated, of: {', '.join(FAULTS)}")
     p.add_argument("--getpages", type=int, default=600_000, help="getpages per trial")
     p.add_argument("--rate", type=float, default=20_000.0, help="getpages per second, paced")
@@ -282,6 +288,8 @@ def main(argv: list[str] | None = None) -> None:
     unknown = [f for f in faults if f not in FAULTS]
     if unknown:
         p.error(f"unknown fault(s) {', '.join(unknown)}: use {', '.join(FAULTS)}")
+    # TERM as Ctrl-C: a run in the background (SIGINT ignored there) stopped with `kill` still prints its table.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     s = load_settings()
     up(s)
     job = JobOptions(group=f"chaos-{uuid.uuid4().hex[:8]}", checkpoint_seconds=2.0, start_from="latest")
@@ -289,7 +297,7 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[Trial] = []
     try:
         try:
-            for n in range(a.trials):
+            for n in range(a.first_trial, a.first_trial + a.trials):
                 for fault in faults:
                     rows.append(_trial(s, a, job, fault, n))
                     gc.collect()  # the trial's producer, held in cycles: else it reconnects through later faults
@@ -301,7 +309,7 @@ def main(argv: list[str] | None = None) -> None:
                         f"the trial took {r.seconds} s",
                         flush=True,
                     )
-        except KeyboardInterrupt:  # SIGINT: the table of the trials that ended, not nothing
+        except KeyboardInterrupt:  # SIGINT or TERM: the table of the trials that ended, not nothing
             print(f"interrupted: {len(rows)} trials ended", flush=True)
         if a.maintenance == "end":
             ended: list[str] = []
