@@ -43,12 +43,30 @@ SUBMIT = (
 )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def jobs() -> Iterator[None]:
-    """The streaming jobs, submitted afresh for a module (no state from the module before:
-    each module's keys are its own) and cancelled after it."""
+def _running() -> set[str]:
+    from poolsight.flink_jobs.submit import JOBS, list_jobs
+
+    names = {name for _, name in JOBS.values()}
+    return {j["name"] for j in list_jobs(load_settings()) if j["name"] in names and j["state"] == "RUNNING"}
+
+
+@pytest.fixture(scope="session")
+def session_jobs() -> Iterator[None]:
+    """The streaming jobs, submitted afresh once a session (modules keep their keys apart by
+    their own members) and cancelled at its end."""
     poolsight("jobs", "cancel", "--all", "--no-savepoint")
     r = poolsight(*SUBMIT, "--fresh", timeout=600)
     assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
     yield
     poolsight("jobs", "cancel", "--all", "--no-savepoint")
+
+
+@pytest.fixture(scope="module")
+def jobs(session_jobs: None) -> None:
+    """The session's jobs, running: submitted again, from their last checkpoint, when a module
+    before this one stopped them (test_chaos runs jobs of its own). A submission costs half a
+    minute of the 2 cores: modules share one where they can."""
+    if len(_running()) < 2:
+        poolsight("jobs", "cancel", "--all", "--no-savepoint")
+        r = poolsight(*SUBMIT, timeout=600)
+        assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
