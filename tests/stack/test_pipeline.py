@@ -904,7 +904,7 @@ def test_jobs_stopped_and_submitted_again_mid_stream_lose_and_double_nothing(job
     cycles with a 14-day pane retention keep its panes, and the hours hold every getpage once."""
     member = f"R{uuid.uuid4().hex[:6].upper()}"
     hour = int(time.time() - 60 * 86400) // 3600 * 3600
-    truth, gen = _stream(member, tmp_path, 25000, "--start-time", str(hour - 60))  # 48 s: the first stop lands mid-stream
+    truth, gen = _stream(member, tmp_path, 25000, "--start-time", str(hour - 60))  # 48 s: stopped mid-stream
     by_hour = _truth_by_hour(tmp_path / "trace.csv")
     assert len({h for _, h in by_hour}) == 2, by_hour
     panes = 0
