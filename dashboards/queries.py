@@ -136,7 +136,7 @@ def pool(
     if window is None:
         return {
             **out, "window": None, "series": [], "stats_series": [], "curve": [], "mix": None, "spsize_check": [],
-            "groups": [],
+            "groups": [], "settings": None,
         }  # fmt: skip
     start, end = window
     grain = grain_for(start, end, retention or Retention(), now or datetime.now(start.tzinfo))
@@ -152,6 +152,7 @@ def pool(
         mix = ex.submit(ask, run, mix_q, **rng)
         spsize = ex.submit(ask, run, "pool_spsize_check", **rng)  # empty unless the pool has an SPSIZE
         groups = ex.submit(ask, run, "pool_groups", **rng)  # a data-sharing member's pool: its GBP
+        settings = ex.submit(ask, run, "pool_settings", source=source, pool=pool_name)
         acc = accuracy.result()
         rows, stats_rows, mix_row = series.result(), stats.result(), mix.result()[0]
     if grain != "pane" and not rows:  # not rolled up (yet, or no maintenance service): the panes kept
@@ -170,6 +171,7 @@ def pool(
         "mix": mix_row,
         "spsize_check": spsize.result(),
         "groups": groups.result(),
+        "settings": settings.result()[0],
     }
 
 

@@ -81,12 +81,38 @@ function chart(parent, id, height) {
   if (!charts[id]) {
     const div = el("div", { id, class: "chart" });
     if (height) div.style.height = `${height}px`;
-    parent.append(div);
+    // The chart's data: the page's API answer (dashboards/README.md lists the endpoints).
+    parent.append(el("div", { class: "tools" }, el("a", { class: "json", "data-json": id, target: "_blank", text: "JSON" })), div);
     charts[id] = echarts.init(div, null, { renderer: "canvas" });
   }
+  const q = new URLSearchParams(params);
+  q.delete("refresh");
+  document.querySelector(`[data-json="${id}"]`).href = `/api/${page}?${q}`;  // the range now shown
   return charts[id];
 }
 window.addEventListener("resize", () => Object.values(charts).forEach((c) => c.resize()));
+
+// A CSV cell: quoted when it holds a quote, comma or line break; a text starting like a formula
+// (= + - @) gets a leading ' so that a spreadsheet shows it instead of running it.
+function csvCell(v) {
+  if (v === null || v === undefined) return "";
+  let s = typeof v === "object" ? JSON.stringify(v) : String(v);
+  if (typeof v === "string" && /^[=+\-@]/.test(s)) s = "'" + s;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+// The table's rows as shown (sorted), every column's raw value under its key (the API's and the
+// views' names), as a file: what the analyst pastes into a spreadsheet.
+function downloadCsv(id) {
+  const w = document.getElementById(id);
+  const lines = [w._columns.map((c) => c.key), ...w._rows.map((r) => w._columns.map((c) => csvCell(r[c.key])))];
+  const blob = new Blob([lines.map((l) => l.join(",")).join("\r\n") + "\r\n"], { type: "text/csv" });
+  const a = el("a", { href: URL.createObjectURL(blob), download: `${page}-${id}.csv` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
 
 // A sortable table. columns: [{key, label, fmt, text, cls}]; the sort survives refreshes.
 const sorts = {};
@@ -94,7 +120,8 @@ function table(parent, id, columns, rows, defaultSort) {
   let wrap = document.getElementById(id);
   if (!wrap) {
     wrap = el("div", { id, class: "scroll" });
-    parent.append(wrap);
+    const csv = el("button", { class: "csv", "data-csv": id, title: "download the table's rows as CSV", text: "CSV", onclick: () => downloadCsv(id) });
+    parent.append(el("div", { class: "tools" }, csv), wrap);
   }
   const sort = sorts[id] || (sorts[id] = { key: defaultSort ? defaultSort.key : null, asc: defaultSort ? !!defaultSort.asc : false });
   const sorted = [...rows];
@@ -124,6 +151,8 @@ function table(parent, id, columns, rows, defaultSort) {
     return td;
   })));
   wrap.replaceChildren(el("table", {}, el("thead", {}, head), el("tbody", {}, ...body)));
+  wrap._columns = columns;
+  wrap._rows = sorted;
 }
 
 function kv(parent, id, pairs) {
@@ -134,14 +163,16 @@ function kv(parent, id, pairs) {
 }
 
 const series = (rows, key) => rows.map((r) => [r.t, r[key] ?? null]);
+// yName "%": the lines are ratios (0-1), shown in % on the axis and in the tooltip, as the tables show them.
 function timeChart(c, legend, lines, yName, extra) {
+  const ratio = yName === "%";
   c.setOption({
     animation: false,
-    tooltip: { trigger: "axis" },
+    tooltip: { trigger: "axis", ...(ratio ? { valueFormatter: (v) => pct(v, 2) } : {}) },
     legend: { data: legend, top: 0 },
     grid: { left: 60, right: 60, top: 30, bottom: 30 },
     xAxis: { type: "time" },
-    yAxis: [{ type: "value", name: yName, scale: true }, ...(extra || [])],
+    yAxis: [{ type: "value", name: yName, scale: true, ...(ratio ? { axisLabel: { formatter: (v) => pct(v, 0) } } : {}) }, ...(extra || [])],
     // Down-sampled to the pixels there are (a day of 1-minute panes is 1,440 points a line).
     series: lines.map((l) => ({ sampling: "lttb", ...l })),
   }, { notMerge: true });
@@ -351,6 +382,18 @@ function spsizeCard(d) {
   ]);
 }
 
+function settingsPairs(st) {
+  if (!st || !st.settings_at) return [["Other settings", "none sent (no statistics for this pool)", "settings"]];
+  const frame = { 4096: "4K", 1048576: "1M", 2147483648: "2G" };
+  return [
+    ["PGSTEAL", st.pgsteal || "-", "pgsteal"], ["PGFIX", st.pgfix === null ? "-" : (st.pgfix ? "YES" : "NO"), "pgfix"],
+    ["DWQT", st.dwqt === null ? "-" : `${num(st.dwqt)} %`, "dwqt"], ["VDWQT", st.vdwqt === null ? "-" : `${num(st.vdwqt)} %`, "vdwqt"],
+    ["Page size", st.page_size ? `${num(st.page_size / 1024)}K` : "-", "page_size"],
+    ["Frame size", st.frame_size ? (frame[st.frame_size] || num(st.frame_size)) : "-", "frame_size"],
+    ["SPSIZE", st.spsize === null ? "-" : num(st.spsize), "spsize"],
+  ];
+}
+
 RENDER.pool = async () => {
   if (!params.get("source") || !params.get("pool")) { emptyPage("Choose a pool above, or open one from the overview."); return; }
   const d = await api("pool");
@@ -358,6 +401,8 @@ RENDER.pool = async () => {
   const attrs = card("attributes", `${d.source} / ${d.pool}`, "Pool attributes and the simulation's model.");
   kv(attrs, "attributes-kv", [
     ["VPSIZE (buffers)", num(a.vpsize), "vpsize"], ["VPSEQT", a.vpseqt === null ? "-" : `${num(a.vpseqt)} %`, "vpseqt"],
+    // Every other setting the collectors sent, from the newest statistics interval.
+    ...settingsPairs(d.settings),
     ["Model", a.model || "-", "model"], ["Model sampling", a.model_sampling_rate === null ? "-" : num(a.model_sampling_rate, 4), "model_sampling_rate"],
     ["Stack mode", `${a.mode || "-"} (rate ${num(a.sampling_rate, 4)})`, "mode"], ["Window", `${num(a.window_panes)} panes`, "window_panes"],
     ["Panes", num(a.panes), "panes"], ["Newest pane end", time(a.latest_pane_end), "latest_pane_end"],
@@ -407,7 +452,7 @@ RENDER.pool = async () => {
     { name: "random, simulated", type: "line", showSymbol: false, lineStyle: { type: "dashed" }, data: series(s, "simulated_random_hit_ratio") },
     { name: "application (stats)", type: "line", step: "end", showSymbol: false, data: series(d.stats_series, "application_hit_ratio") },
     { name: "system (stats)", type: "line", step: "end", showSymbol: false, data: series(d.stats_series, "system_hit_ratio") },
-  ], "ratio");
+  ], "%");
   const ws = card("ws", "Working set", "Pages referenced within the simulation window, and per pane; VPSIZE for scale.");
   timeChart(chart(ws, "ws-chart"), ["working set", "pages per pane", "VPSIZE"], [
     { name: "working set", type: "line", showSymbol: false, data: series(s, "working_set_pages") },

@@ -108,6 +108,15 @@ SELECT max_by(current_size, pane_start) AS vpsize, max_by(vpseqt, pane_start) AS
 FROM ${schema}.pool_pane
 WHERE source = :source AND pool = :pool AND pane_start >= :since
 
+-- name: pool_settings
+-- One pool's settings as its newest statistics interval carries them (the attributes the collectors sent).
+SELECT max_by(pgsteal, interval_end) AS pgsteal, max_by(pgfix, interval_end) AS pgfix,
+       max_by(dwqt, interval_end) AS dwqt, max_by(vdwqt, interval_end) AS vdwqt,
+       max_by(page_size, interval_end) AS page_size, max_by(frame_size, interval_end) AS frame_size,
+       max_by(spsize, interval_end) AS spsize, max(interval_end) AS settings_at
+FROM ${schema}.pool_stats
+WHERE source = :source AND pool = :pool
+
 -- name: pool_rolled_panes
 -- The panes before :since as the hourly rollups counted them (the panes may be gone by retention).
 SELECT min(period_start) AS first_pane_start, sum(source_rows) AS panes

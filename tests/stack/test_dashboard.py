@@ -7,6 +7,7 @@ Trino. Screenshots of every page are saved under var/test/screenshots/.
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 import urllib.error
@@ -15,6 +16,7 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -202,6 +204,20 @@ def test_overview_and_pool_page_show_what_trino_answers(member: str, tab: Tab) -
     assert page.inner_text(f'{row} td[data-col="pools"]') == str(n) == "2"
     assert tab.value(f'{row} td[data-col="getpages_per_s"]') == pytest.approx(getpages_per_s, rel=REL)
     assert tab.value(f'{row} td[data-col="application_hit_ratio"]') == pytest.approx(app, rel=REL)
+    # The pools table as a CSV download: a row per pool, every column's raw value under its key.
+    with page.expect_download() as dl:
+        page.click('button[data-csv="pools-table"]')
+    got = list(csv.DictReader(Path(dl.value.path()).read_text().splitlines()))
+    assert list(got[0]) == page.eval_on_selector_all("#pools-table th", "ths => ths.map(t => t.dataset.col)")
+    mine = {r["pool"]: r for r in got if r["source"] == member}
+    assert sorted(mine) == ["BP1", "BP2"] and len(got) == page.locator("#pools-table tbody tr").count()
+    for pool, r in mine.items():
+        [[getpages_per_s, size]] = _query(
+            "SELECT max_by(getpages / seconds, pane_start), max_by(current_size, pane_start) "
+            "FROM iceberg.poolsight.pool_pane WHERE source = ? AND pool = ?",
+            (member, pool),
+        )
+        assert float(r["getpages_per_s"]) == pytest.approx(getpages_per_s, rel=REL) and int(r["vpsize"]) == size
 
     page = tab.open(f"/pool?source={member}&pool=BP1&range=1h")
     curve = _query(
@@ -224,6 +240,21 @@ def test_overview_and_pool_page_show_what_trino_answers(member: str, tab: Tab) -
         (member,),
     )
     assert page.inner_text("#attributes-kv dd[data-key=vpsize]") == f"{vpsize:,}"
+    # Every setting the collectors sent, as the newest statistics interval carries it.
+    [[pgsteal, pgfix, dwqt, vdwqt, page_size]] = _query(
+        "SELECT max_by(pgsteal, interval_end), max_by(pgfix, interval_end), max_by(dwqt, interval_end), "
+        "max_by(vdwqt, interval_end), max_by(page_size, interval_end) FROM iceberg.poolsight.pool_stats "
+        "WHERE source = ? AND pool = 'BP1'",
+        (member,),
+    )
+    shown = {k: page.inner_text(f"#attributes-kv dd[data-key={k}]") for k in ("pgsteal", "pgfix", "dwqt", "vdwqt")}
+    assert shown == {
+        "pgsteal": pgsteal or "-",
+        "pgfix": "-" if pgfix is None else ("YES" if pgfix else "NO"),
+        "dwqt": "-" if dwqt is None else f"{dwqt:,.0f} %",
+        "vdwqt": "-" if vdwqt is None else f"{vdwqt:,.0f} %",
+    }
+    assert page.inner_text("#attributes-kv dd[data-key=page_size]") == (f"{page_size // 1024}K" if page_size else "-")
     # Every pane of the range is a point of the sync reads chart (measured, simulated).
     [[panes]] = _query("SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ? AND pool = 'BP1'", (member,))
     points = page.evaluate(
