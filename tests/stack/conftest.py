@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 import pytest
 
 from poolsight.infra.config import load_settings
@@ -61,12 +65,54 @@ def session_jobs() -> Iterator[None]:
     poolsight("jobs", "cancel", "--all", "--no-savepoint")
 
 
-@pytest.fixture(scope="module")
-def jobs(session_jobs: None) -> None:
-    """The session's jobs, running: submitted again, from their last checkpoint, when a module
-    before this one stopped them (test_chaos runs jobs of its own). A submission costs half a
-    minute of the 2 cores: modules share one where they can."""
+def _ensure_jobs() -> None:
+    """The session's jobs running: submitted again, from their last checkpoint, when a module
+    before stopped them (test_chaos runs jobs of its own)."""
     if len(_running()) < 2:
         poolsight("jobs", "cancel", "--all", "--no-savepoint")
         r = poolsight(*SUBMIT, timeout=600)
         assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
+
+
+@pytest.fixture(scope="module")
+def jobs(session_jobs: None) -> None:
+    """The session's jobs, running. A submission costs half a minute of the 2 cores: modules
+    share one where they can."""
+    _ensure_jobs()
+
+
+SIZES = {"BP1": 40000, "BP2": 20000}  # day-posting.yaml
+
+
+def generate(member: str, out: Path | None, *extra: str, duration: int = 150) -> dict[str, Any]:
+    """day-posting as `member` (seed 7, 8,000 getpages per second of event time): to Kafka, or
+    with `out` the same trace and statistics as files. Its last JSON line."""
+    args = ["generate", "day-posting", "--members", member, "--seed", "7", "--duration", str(duration)]
+    args += ["--event-rate", "8000", *extra]
+    if out is not None:
+        args += ["--output", str(out)]
+    r = poolsight(*args)
+    assert r.returncode == 0, r.stderr
+    return dict(json.loads(r.stdout.strip().splitlines()[-1]))
+
+
+def truth(trace: Path) -> dict[str, int]:
+    """Getpages per pool of a trace file, counted row by row."""
+    t = pacsv.read_csv(trace)
+    gp = t.filter(pc.equal(t["function"], "GP"))
+    return {str(p): int(pc.sum(pc.equal(gp["pool"], p)).as_py()) for p in SIZES}
+
+
+@pytest.fixture(scope="session")
+def day_posting(session_jobs: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, dict[str, int]]:
+    """day-posting for 150 s (1.2 M getpages) as one member, in Kafka and as files, with its
+    getpages per pool counted from the files: the workload test_grafana and test_pipeline both
+    read, generated once a session. (member, files, truth)"""
+    _ensure_jobs()
+    member = f"E{uuid.uuid4().hex[:6].upper()}"
+    files = tmp_path_factory.mktemp("e2e")
+    generate(member, files)
+    produced = generate(member, None)
+    counted = truth(files / "trace.csv")
+    assert sum(counted.values()) == produced["getpages"]
+    return member, files, counted

@@ -26,9 +26,9 @@ from poolsight.infra.kafka_service import node_name
 from poolsight.infra.services import catalog_password
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, TOPICS, Topic
 from tests.conftest import POOLSIGHT, ROOT, poolsight
-from tests.stack.conftest import SUBMIT
+from tests.stack.conftest import SUBMIT, generate, truth
 from tests.stack.conftest import query as _query
-from tests.stack.test_pipeline import _assert_each_pane_once, _generate, _truth, _wait_getpages
+from tests.stack.test_pipeline import _assert_each_pane_once, _wait_getpages
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
 
@@ -248,8 +248,8 @@ def test_a_broker_killed_mid_stream_loses_nothing(cluster: Cluster, tmp_path: Pa
             assert time.monotonic() < deadline, f"job {job_id} completed no checkpoint in 180 s:\n" + _diagnosis(c)
             time.sleep(1)
     member = f"B{uuid.uuid4().hex[:6].upper()}"
-    _generate(member, tmp_path, duration=DURATION)  # the trace, same seed, to files
-    truth = _truth(tmp_path / "trace.csv")
+    generate(member, tmp_path, duration=DURATION)  # the trace, same seed, to files
+    counted = truth(tmp_path / "trace.csv")
     gen = subprocess.Popen(
         [*POOLSIGHT, "generate", "day-posting", "--members", member, "--seed", "7", "--duration", str(DURATION),
          "--event-rate", "8000", "--rate", str(RATE)],
@@ -282,8 +282,8 @@ def test_a_broker_killed_mid_stream_loses_nothing(cluster: Cluster, tmp_path: Pa
     while any(len(isr) < 3 for isr in _isr(c).values()):  # the restarted broker caught up
         assert time.monotonic() < deadline, "the restarted broker never rejoined every ISR:\n" + _diagnosis(c)
         time.sleep(2)
-    got = _wait_getpages(member, truth, timeout=300)
-    assert got == truth, f"in Iceberg {got}, sent {truth}:\n" + _diagnosis(c)
+    got = _wait_getpages(member, counted, timeout=300)
+    assert got == counted, f"in Iceberg {got}, sent {counted}:\n" + _diagnosis(c)
     dead = _query("SELECT count(*) FROM iceberg.poolsight.dead_letter WHERE source LIKE ?", (f"{member}%",))
     assert dead == [[0]], dead
-    _assert_each_pane_once(member, truth)
+    _assert_each_pane_once(member, counted)

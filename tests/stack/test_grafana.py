@@ -8,12 +8,11 @@ against a query written here and against the generator's own count.
 
 from __future__ import annotations
 
-import json
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +20,6 @@ import pytest
 from poolsight.infra.config import load_settings
 from poolsight.infra.trino import trino_rows
 from poolsight.names import TRINO_READER_USER
-from tests.conftest import poolsight
 from tests.dashboards.test_grafana_files import (
     DASHBOARDS,
     expand,
@@ -55,13 +53,10 @@ def _run(sql: str, params: tuple[Any, ...] = ()) -> tuple[list[tuple[str, str]],
 
 
 @pytest.fixture(scope="module")
-def workload(jobs: None) -> Workload:
-    source = f"G{uuid.uuid4().hex[:6].upper()}"
-    r = poolsight(
-        "generate", "day-posting", "--members", source, "--seed", "7", "--duration", "150", "--event-rate", "8000"
-    )
-    assert r.returncode == 0, r.stderr
-    produced = int(json.loads(r.stdout.strip().splitlines()[-1])["getpages"])
+def workload(jobs: None, day_posting: tuple[str, Path, dict[str, int]]) -> Workload:
+    """The session's day-posting member (tests/stack/conftest.py), once all of it is in pool_pane."""
+    source, _, counted = day_posting
+    produced = sum(counted.values())
     deadline = time.monotonic() + 300
     got = 0
     while time.monotonic() < deadline:

@@ -28,39 +28,12 @@ from poolsight.simulator.similarity import similarity
 from poolsight.sql.history import cycle
 from poolsight.sql.retention import Retention
 from tests.conftest import POOLSIGHT, ROOT, poolsight
-from tests.stack.conftest import GBP2_REBUILT_AT, GROUP, GROUP_MEMBERS, IDLE_FLUSH, SUBMIT
+from tests.stack.conftest import GBP2_REBUILT_AT, GROUP, GROUP_MEMBERS, IDLE_FLUSH, SIZES, SUBMIT
+from tests.stack.conftest import generate as _generate
 from tests.stack.conftest import query as _query
+from tests.stack.conftest import truth as _truth
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
-
-SIZES = {"BP1": 40000, "BP2": 20000}  # day-posting.yaml
-
-
-def _generate(member: str, out: Path | None, *extra: str, duration: int = 150) -> dict[str, Any]:
-    args = [
-        "generate",
-        "day-posting",
-        "--members",
-        member,
-        "--seed",
-        "7",
-        "--duration",
-        str(duration),
-        "--event-rate",
-        "8000",
-        *extra,
-    ]
-    if out is not None:
-        args += ["--output", str(out)]
-    r = poolsight(*args)
-    assert r.returncode == 0, r.stderr
-    return dict(json.loads(r.stdout.strip().splitlines()[-1]))
-
-
-def _truth(trace: Path) -> dict[str, int]:
-    t = pacsv.read_csv(trace)
-    gp = t.filter(pc.equal(t["function"], "GP"))
-    return {str(p): int(pc.sum(pc.equal(gp["pool"], p)).as_py()) for p in SIZES}
 
 
 def _wait_getpages(member: str, want: dict[str, int], timeout: float = 300) -> dict[str, int]:
@@ -150,14 +123,9 @@ def _lag(group: str, topics: tuple[Topic, ...]) -> dict[str, int | str]:
 
 
 @pytest.fixture(scope="module")
-def workload(jobs: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, dict[str, int]]:
-    member = f"E{uuid.uuid4().hex[:6].upper()}"
-    files = tmp_path_factory.mktemp("e2e")
-    _generate(member, files)
-    produced = _generate(member, None)
-    truth = _truth(files / "trace.csv")
-    assert sum(truth.values()) == produced["getpages"]
-    return member, files, truth
+def workload(jobs: None, day_posting: tuple[str, Path, dict[str, int]]) -> tuple[str, Path, dict[str, int]]:
+    """The session's day-posting member (tests/stack/conftest.py), its files and getpages per pool."""
+    return day_posting
 
 
 def test_getpages_in_iceberg_equal_what_was_produced(workload: tuple[str, Path, dict[str, int]]) -> None:
