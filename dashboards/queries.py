@@ -312,3 +312,29 @@ def advice(run: Run, source: str | None) -> dict[str, Any]:
             | {"confidence_note": conf.get("note")}
         )  # fmt: skip
     return {"advice": out, "budgets": budgets}
+
+
+# The statistics pages: the query of the newest row that anchors the range, and the queries of the page.
+STATISTICS_PAGES = {
+    "backups": ("backups_newest", ("backup_runs", "backup_threads")),
+    "purescale": ("purescale_newest", ("purescale_intervals",)),
+    "memory": ("memory_newest", ("memory_intervals", "memory_pools")),
+    "writes": ("writes_newest", ("write_intervals",)),
+}
+
+
+def statistics_page(run: Run, page: str, source: str | None, tr: TimeRange) -> dict[str, Any]:
+    """A statistics page (backups, pureScale, memory, writes) over the range ending at its table's
+    newest row (of `source`, or of every source): each of its queries' rows under the query's name."""
+    newest, parts = STATISTICS_PAGES[page]
+    rows = ask(run, newest, source=source)
+    window = tr.resolve(rows[0]["t"] if rows else None)
+    if window is None:
+        return {"window": None, **{name: [] for name in parts}}
+    given = {"source": source, "start": window[0], "end": window[1]}
+    with ThreadPoolExecutor(len(parts)) as ex:
+        futures = {
+            name: ex.submit(ask, run, name, **{k: v for k, v in given.items() if k in query(name).params})
+            for name in parts
+        }
+    return {"window": {"start": window[0], "end": window[1]}, **{name: f.result() for name, f in futures.items()}}

@@ -39,7 +39,10 @@ from .timerange import BadRequest, parse_time, time_range
 
 log = logging.getLogger("poolsight.dashboard")
 STATIC = Path(__file__).resolve().parent / "static"
-PAGES = ("overview", "pool", "objects", "object", "group", "history", "checks", "advice", "health")
+PAGES = (
+    "overview", "pool", "objects", "object", "group", "history", "checks", "advice", "backups", "purescale", "memory",
+    "writes", "health",
+)  # fmt: skip
 # Scripts and styles only from here; ECharts sets inline styles on its elements.
 CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
 
@@ -181,6 +184,22 @@ class Api:
     def alerts(self, params: dict[str, str]) -> dict[str, Any]:
         return {"alerts": queries.alerts(self.reader.run)}
 
+    def _statistics(self, page: str, params: dict[str, str]) -> dict[str, Any]:
+        source = params.get("source") or None
+        return queries.statistics_page(self.reader.run, page, source and source[:200], time_range(params))
+
+    def backups(self, params: dict[str, str]) -> dict[str, Any]:
+        return self._statistics("backups", params)
+
+    def purescale(self, params: dict[str, str]) -> dict[str, Any]:
+        return self._statistics("purescale", params)
+
+    def memory(self, params: dict[str, str]) -> dict[str, Any]:
+        return self._statistics("memory", params)
+
+    def writes(self, params: dict[str, str]) -> dict[str, Any]:
+        return self._statistics("writes", params)
+
 
 def _range_json(r: dict[str, Any]) -> dict[str, Any]:
     """compare()'s dict without the per-object mix keyed by tuples (JSON needs string keys)."""
@@ -194,7 +213,7 @@ def _range_json(r: dict[str, Any]) -> dict[str, Any]:
 def make_handler(api: Api, assets: Path) -> type[BaseHTTPRequestHandler]:
     names = (
         "overview", "pool", "objects", "object", "group", "history", "checks", "advice", "health", "alerts", "pools",
-        "groups",
+        "groups", "backups", "purescale", "memory", "writes",
     )  # fmt: skip
     endpoints: dict[str, Callable[[dict[str, str]], dict[str, Any]]] = {name: getattr(api, name) for name in names}
 

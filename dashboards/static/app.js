@@ -3,7 +3,8 @@
 // (textContent), never as HTML. The URL holds the state: source, pool, object, range.
 "use strict";
 
-const PAGES = { overview: "Overview", pool: "Pool", objects: "Objects", group: "Group", history: "History", checks: "Prediction checks", advice: "Advice", health: "Data health" };
+const PAGES = { overview: "Overview", pool: "Pool", objects: "Objects", group: "Group", history: "History", checks: "Prediction checks", advice: "Advice", backups: "Backups", purescale: "pureScale", memory: "Memory", writes: "Writes", health: "Data health" };
+const STATISTICS_PAGES = ["backups", "purescale", "memory", "writes"];
 const RANGES = ["15m", "1h", "6h", "24h", "7d", "30d", "90d", "1y"];
 const page = location.pathname.replace(/^\/+|\/+$/g, "") || "overview";
 const params = new URLSearchParams(location.search);
@@ -169,7 +170,7 @@ function timeChart(c, legend, lines, yName, extra) {
   c.setOption({
     animation: false,
     tooltip: { trigger: "axis", ...(ratio ? { valueFormatter: (v) => pct(v, 2) } : {}) },
-    legend: { data: legend, top: 0 },
+    legend: { data: legend && legend.length ? legend : lines.map((l) => l.name), top: 0 },
     grid: { left: 60, right: 60, top: 30, bottom: 30 },
     xAxis: { type: "time" },
     yAxis: [{ type: "value", name: yName, scale: true, ...(ratio ? { axisLabel: { formatter: (v) => pct(v, 0) } } : {}) }, ...(extra || [])],
@@ -195,7 +196,7 @@ async function buildControls() {
   const box = document.getElementById("controls");
   box.replaceChildren();
   let rangeSelect = null;
-  if (["pool", "objects", "object", "checks", "group"].includes(page)) {
+  if (["pool", "objects", "object", "checks", "group", ...STATISTICS_PAGES].includes(page)) {
     rangeSelect = el("select", { id: "range-select", "aria-label": "range", onchange: (e) => setParam("range", e.target.value) });
     for (const r of RANGES) rangeSelect.append(el("option", { value: r, text: `last ${r}` }));
     rangeSelect.value = params.get("range") || "1h";
@@ -813,6 +814,132 @@ RENDER.advice = async () => {
       ...Object.entries(b.allocation || {}).map(([p, n]) => [p, (n > 0 ? "+" : "") + num(n) + " buffers", `alloc-${p}`]),
     ]);
   }
+};
+
+// ---------------------------------------------------------------- statistics pages
+// Each over the range ending at its table's newest row (?source= for one source).
+
+function windowNote(d, what) {
+  return d.window ? `${what} from ${time(d.window.start)} to ${time(d.window.end)}.` : `No ${what} yet.`;
+}
+
+// One line per key (source / pool ...) of rows with a time `t`.
+function linesBy(rows, keyOf, value, scale = 1) {
+  const keys = [...new Set(rows.map(keyOf))];
+  return keys.map((k) => ({ name: k, type: "line", showSymbol: true, symbolSize: 4, data: rows.filter((r) => keyOf(r) === k).map((r) => [r.t, r[value] === null ? null : scale * r[value]]) }));
+}
+
+RENDER.writes = async () => {
+  const d = await api("writes");
+  const rows = d.write_intervals;
+  const key = (r) => `${r.source}/${r.pool}`;
+  const c = card("writes-chart-card", "Pages per write", windowNote(d, "Statistics intervals") + " Seed 000: below 10 pages per write I/O, lower VDWQT.");
+  c.querySelector(".note").textContent = windowNote(d, "Statistics intervals") + " Seed 000: below 10 pages per write I/O, lower VDWQT.";
+  timeChart(chart(c, "pages-per-write-chart"), [...new Set(rows.map(key))], linesBy(rows, key, "pages_per_write"), "pages/write");
+  const t = card("writes", "Writes per pool and interval", "Deferred writes should come from VDWQT (per data set), not DWQT (the whole pool) (seed 000: DWQT above VDWQT, reverse it); synchronous writes, DMTH and write engine shortages hold applications up.", true);
+  for (const r of rows) r._key = `${r.source}/${r.pool}/${r.t}`;
+  table(t, "writes-table", [
+    { key: "source", label: "Source", text: true }, { key: "pool", label: "Pool", text: true },
+    { key: "t", label: "Interval end", text: true, fmt: time },
+    { key: "pages_written_per_s", label: "Pages written/s", fmt: (v) => num(v, 1) },
+    { key: "write_ios_per_s", label: "Write I/Os/s", fmt: (v) => num(v, 2) },
+    { key: "pages_per_write", label: "Pages/write", fmt: (v) => num(v, 2), cls: (v) => (v !== null && v < 10 ? "warn" : "") },
+    { key: "sync_write_share", label: "Sync writes", fmt: (v) => pct(v), cls: (v) => (v !== null && v > 0.05 ? "warn" : "") },
+    { key: "dwqt_reached", label: "DWQT reached", fmt: (v) => num(v), cls: (v, r) => (v > (r.vdwqt_reached || 0) ? "bad" : "") },
+    { key: "vdwqt_reached", label: "VDWQT reached", fmt: (v) => num(v) },
+    { key: "dm_threshold_reached", label: "DMTH reached", fmt: (v) => num(v), cls: (v) => (v > 0 ? "bad" : "") },
+    { key: "write_engine_not_available", label: "No write engine", fmt: (v) => num(v), cls: (v) => (v > 0 ? "bad" : "") },
+    { key: "dwqt", label: "DWQT", fmt: (v) => (v === null ? "-" : `${num(v)} %`) },
+    { key: "vdwqt", label: "VDWQT", fmt: (v) => (v === null ? "-" : `${num(v)} %`) },
+  ], rows, { key: "t" });
+};
+
+RENDER.memory = async () => {
+  const d = await api("memory");
+  const rows = d.memory_intervals;
+  const c = card("memory-chart-card", "Real storage", windowNote(d, "System memory intervals"));
+  c.querySelector(".note").textContent = windowNote(d, "System memory intervals") + " Seed 000: paging impacts the entire LPAR; no pool may grow while it pages.";
+  timeChart(chart(c, "memory-chart"), [], [
+    ...linesBy(rows, (r) => `${r.source} available`, "real_storage_available_mb"),
+    ...linesBy(rows, (r) => `${r.source} DB2`, "db2_real_storage_mb"),
+    ...linesBy(rows, (r) => `${r.source} page-ins/s`, "pageins_per_second").map((l) => ({ ...l, yAxisIndex: 1, lineStyle: { type: "dashed" } })),
+  ], "MB", [{ type: "value", name: "page-ins/s", scale: true }]);
+  const t = card("memory", "System memory per interval", "Real storage, what is available, DB2's share and the paging rate.", true);
+  for (const r of rows) r._key = `${r.source}/${r.t}`;
+  table(t, "memory-table", [
+    { key: "source", label: "Source", text: true }, { key: "t", label: "Interval end", text: true, fmt: time },
+    { key: "real_storage_mb", label: "Real storage MB", fmt: (v) => num(v) },
+    { key: "real_storage_available_mb", label: "Available MB", fmt: (v) => num(v) },
+    { key: "db2_real_storage_mb", label: "DB2 MB", fmt: (v) => num(v) },
+    { key: "pageins_per_second", label: "Page-ins/s", fmt: (v) => num(v, 2), cls: (v) => (v > 0 ? "bad" : "") },
+    { key: "aux_slots_used", label: "Aux slots used", fmt: (v) => num(v) },
+  ], rows, { key: "t" });
+  const p = card("memory-pools", "Pools' memory", "Each pool at its newest statistics interval: buffers, page size, MB, its share of the source's pool memory, and how it is backed.", true);
+  const frame = { 4096: "4K", 1048576: "1M", 2147483648: "2G" };
+  for (const r of d.memory_pools) r._key = `${r.source}/${r.pool}`;
+  table(p, "memory-pools-table", [
+    { key: "source", label: "Source", text: true }, { key: "pool", label: "Pool", text: true, render: (r) => link("pool", { source: r.source, pool: r.pool }, r.pool) },
+    { key: "buffers", label: "Buffers", fmt: (v) => num(v) },
+    { key: "page_size", label: "Page", fmt: (v) => (v ? `${num(v / 1024)}K` : "-") },
+    { key: "memory_mb", label: "MB", fmt: (v) => num(v, 1) },
+    { key: "memory_share", label: "Share", fmt: (v) => pct(v) },
+    { key: "pgfix", label: "PGFIX", text: true, fmt: (v) => (v === null || v === undefined ? "-" : v ? "YES" : "NO") },
+    { key: "frame_size", label: "Frames", fmt: (v) => (v ? frame[v] || num(v) : "-") },
+  ], d.memory_pools, { key: "memory_mb" });
+};
+
+RENDER.purescale = async () => {
+  const d = await api("purescale");
+  const rows = d.purescale_intervals;
+  const key = (r) => `${r.source}/${r.pool}`;
+  const c = card("purescale-chart-card", "Hit ratios", windowNote(d, "pureScale intervals"));
+  c.querySelector(".note").textContent = windowNote(d, "pureScale intervals") + " Seed 004: LBP hit ratio great at 85 % or more, good at 65 %.";
+  timeChart(chart(c, "purescale-hit-chart"), [], [
+    ...linesBy(rows, (r) => `${key(r)} LBP`, "luw_lbp_hit_ratio"),
+    ...linesBy(rows, (r) => `${key(r)} GBP`, "luw_gbp_hit_ratio").map((l) => ({ ...l, lineStyle: { type: "dashed" } })),
+  ], "%");
+  const t = card("purescale", "pureScale pools per interval", "LBP hit ratio (without pages found in the GBP), GBP hit ratio, GBP full per 10,000 commits and CF wait per call, with seed 004's bands.", true);
+  for (const r of rows) r._key = `${key(r)}/${r.t}`;
+  const band = (v) => (v === "poor" ? "bad" : v === "good" ? "warn" : "");
+  table(t, "purescale-table", [
+    { key: "source", label: "Source", text: true }, { key: "pool", label: "Pool", text: true },
+    { key: "t", label: "Interval end", text: true, fmt: time },
+    { key: "luw_hit_ratio", label: "Hit ratio", fmt: (v) => pct(v) },
+    { key: "luw_lbp_hit_ratio", label: "LBP hit", fmt: (v) => pct(v) }, { key: "lbp_band", label: "LBP band", text: true, cls: band },
+    { key: "luw_gbp_hit_ratio", label: "GBP hit", fmt: (v) => pct(v) },
+    { key: "gbp_full_per_10k_commits", label: "GBP full / 10k commits", fmt: (v) => num(v, 2) }, { key: "gbp_full_band", label: "GBP full band", text: true, cls: band },
+    { key: "cf_wait_us_per_call", label: "CF wait µs/call", fmt: (v) => num(v, 1) },
+  ], rows, { key: "t" });
+};
+
+RENDER.backups = async () => {
+  const d = await api("backups");
+  const runs = d.backup_runs;
+  const c = card("backup-chart-card", "Throughput per run", windowNote(d, "Backup and restore runs"));
+  c.querySelector(".note").textContent = windowNote(d, "Backup and restore runs") + " Seed 003: compare each run with the one before it.";
+  timeChart(chart(c, "backup-chart"), [], linesBy(runs.map((r) => ({ ...r, t: r.event_time })), (r) => `${r.source}/${r.database} ${r.operation}`, "mb_per_s"), "MB/s");
+  const t = card("backups", "Runs, each against the one before", "Elapsed time, MB/s and the bottleneck the threads' time shows (db2diag.log's performance statistics).", true);
+  for (const r of runs) r._key = `${r.source}/${r.database}/${r.operation}/${r.event_time}`;
+  table(t, "backups-table", [
+    { key: "source", label: "Source", text: true }, { key: "database", label: "Database", text: true },
+    { key: "operation", label: "Operation", text: true }, { key: "event_time", label: "Ended", text: true, fmt: time },
+    { key: "elapsed_seconds", label: "Elapsed s", fmt: (v) => num(v, 1) },
+    { key: "previous_elapsed_seconds", label: "Before s", fmt: (v) => num(v, 1) },
+    { key: "mbytes", label: "MB", fmt: (v) => num(v) }, { key: "mb_per_s", label: "MB/s", fmt: (v) => num(v, 1) },
+    { key: "mb_per_s_change", label: "MB/s vs before", fmt: signedPct, cls: (v) => (v !== null && v < -0.1 ? "bad" : "") },
+    { key: "parallelism", label: "Parallelism", fmt: (v) => num(v) }, { key: "buffers", label: "Buffers", fmt: (v) => num(v) },
+    { key: "bottleneck", label: "Bottleneck", text: true }, { key: "findings", label: "Findings", text: true },
+  ], runs, { key: "event_time" });
+  const th = card("backup-threads", "Threads", "Where each thread spent its time: I/O, the message queue (waiting for buffers to fill), the wait queue (for free buffers).", true);
+  for (const r of d.backup_threads) r._key = `${r.source}/${r.database}/${r.event_time}/${r.kind}/${r.thread}`;
+  table(th, "backup-threads-table", [
+    { key: "source", label: "Source", text: true }, { key: "database", label: "Database", text: true },
+    { key: "event_time", label: "Ended", text: true, fmt: time }, { key: "kind", label: "Kind", text: true },
+    { key: "thread", label: "Thread", fmt: (v) => num(v) }, { key: "total_seconds", label: "Total s", fmt: (v) => num(v, 1) },
+    { key: "io_share", label: "I/O", fmt: (v) => pct(v) }, { key: "msgq_share", label: "Msg queue", fmt: (v) => pct(v) },
+    { key: "waitq_share", label: "Wait queue", fmt: (v) => pct(v) }, { key: "mbytes", label: "MB", fmt: (v) => num(v) },
+    { key: "finding", label: "Finding", text: true },
+  ], d.backup_threads, { key: "event_time" });
 };
 
 RENDER.health = async () => {

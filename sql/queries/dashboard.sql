@@ -620,3 +620,98 @@ UNION ALL
 SELECT 'table_clock' AS table_name, max(observed_at) AS newest, count(*) AS row_count FROM ${schema}.table_clock
 UNION ALL
 SELECT 'retirement' AS table_name, max(period_start) AS newest, count(*) AS row_count FROM ${schema}.retirement
+
+-- The statistics pages (backups, pureScale, memory, writes): each over a range ending at its
+-- table's newest row (of :source, or of every source when it is null), as the pool page's ranges
+-- end at the newest pane.
+
+-- name: backups_newest
+-- The newest backup or restore run.
+SELECT max(event_time) AS t FROM ${schema}.backup_stats WHERE (:source IS NULL OR source = :source)
+
+-- name: backup_runs
+-- Backup and restore runs in [:start, :end], each beside the run before it of the same database
+-- and operation (seed 003: compare a run with the last one): elapsed, MB/s and the bottleneck.
+WITH runs AS (
+  SELECT source, event_time, operation, database, parallelism, buffers, buffer_size, elapsed_seconds, mbytes,
+         mbytes / nullif(elapsed_seconds, 0) AS mb_per_s, bm_threads, mc_threads, bottleneck, findings,
+         lag(event_time) OVER w AS previous_at, lag(elapsed_seconds) OVER w AS previous_elapsed_seconds,
+         lag(mbytes / nullif(elapsed_seconds, 0)) OVER w AS previous_mb_per_s
+  FROM ${schema}.backup_stats
+  WHERE (:source IS NULL OR source = :source)
+  WINDOW w AS (PARTITION BY source, database, operation ORDER BY event_time)
+)
+SELECT *, mb_per_s / nullif(previous_mb_per_s, 0) - 1 AS mb_per_s_change
+FROM runs WHERE event_time >= :start AND event_time <= :end
+ORDER BY event_time DESC, source, database
+
+-- name: backup_threads
+-- The threads of the runs in [:start, :end]: where each spent its time (I/O, message queue, wait queue).
+SELECT source, event_time, operation, database, kind, thread, total_seconds, io_share, msgq_share, waitq_share,
+       buffers, mbytes, finding
+FROM ${schema}.backup_thread
+WHERE (:source IS NULL OR source = :source) AND event_time >= :start AND event_time <= :end
+ORDER BY event_time DESC, source, database, kind, thread
+
+-- name: purescale_newest
+-- The newest pureScale statistics interval.
+SELECT max(interval_end) AS t FROM ${schema}.purescale_summary WHERE (:source IS NULL OR source = :source)
+
+-- name: purescale_intervals
+-- pureScale pools per interval in (:start, :end]: LBP and GBP hit ratios, GBP full per 10,000 commits,
+-- CF wait per call, with seed 004's bands.
+SELECT source, pool, interval_end AS t, interval_seconds, luw_hit_ratio, luw_lbp_hit_ratio, luw_gbp_hit_ratio,
+       gbp_full_per_10k_commits, cf_wait_us_per_call, lbp_band, gbp_full_band
+FROM ${schema}.purescale_summary
+WHERE (:source IS NULL OR source = :source) AND interval_end > :start AND interval_end <= :end
+ORDER BY interval_end, source, pool
+
+-- name: memory_newest
+-- The newest system memory interval.
+SELECT max(interval_end) AS t FROM ${schema}.system_memory WHERE (:source IS NULL OR source = :source)
+
+-- name: memory_intervals
+-- Real storage per interval in (:start, :end]: total, available, DB2's, page-ins per second.
+SELECT source, interval_end AS t, real_storage_mb, real_storage_available_mb, db2_real_storage_mb,
+       pageins_per_second, aux_slots_used
+FROM ${schema}.system_memory
+WHERE (:source IS NULL OR source = :source) AND interval_end > :start AND interval_end <= :end
+ORDER BY interval_end, source
+
+-- name: memory_pools
+-- Each pool's memory at its newest statistics interval at or before :end: buffers, page size, MB,
+-- share of its source's pool memory, and how it is backed (PGFIX, frame size).
+WITH newest AS (
+  SELECT source, pool, max(period_end) AS period_end FROM ${schema}.subsystem_pool_summary
+  WHERE grain = 'interval' AND (:source IS NULL OR source = :source) AND period_end <= :end
+  GROUP BY source, pool
+), backing AS (
+  SELECT source, pool, max_by(pgfix, interval_end) AS pgfix, max_by(frame_size, interval_end) AS frame_size
+  FROM ${schema}.pool_stats WHERE (:source IS NULL OR source = :source) AND interval_end <= :end
+  GROUP BY source, pool
+)
+SELECT s.source, s.pool, s.period_end AS t, s.buffers, s.page_size, s.memory_mb, s.memory_share, b.pgfix,
+       b.frame_size
+FROM ${schema}.subsystem_pool_summary s
+JOIN newest n ON n.source = s.source AND n.pool = s.pool AND n.period_end = s.period_end
+LEFT JOIN backing b ON b.source = s.source AND b.pool = s.pool
+WHERE s.grain = 'interval'
+ORDER BY s.source, s.memory_mb DESC NULLS LAST, s.pool
+
+-- name: writes_newest
+-- The newest statistics interval that counts writes.
+SELECT max(interval_end) AS t FROM ${schema}.pool_stats
+WHERE (:source IS NULL OR source = :source) AND pages_written IS NOT NULL
+
+-- name: write_intervals
+-- Writes per pool and statistics interval in (:start, :end]: pages and write I/Os per second, pages
+-- per write, the share of sync writes, and the thresholds reached (DWQT, VDWQT, DMTH, no write engine).
+SELECT source, pool, interval_end AS t, interval_seconds,
+       pages_written / nullif(interval_seconds, 0) AS pages_written_per_s,
+       (sync_writes + async_writes) / nullif(interval_seconds, 0) AS write_ios_per_s,
+       pages_per_write, sync_writes * 1e0 / nullif(sync_writes + async_writes, 0) AS sync_write_share,
+       dwqt_reached, vdwqt_reached, dm_threshold_reached, write_engine_not_available, dwqt, vdwqt
+FROM ${schema}.pool_stats
+WHERE (:source IS NULL OR source = :source) AND pages_written IS NOT NULL
+  AND interval_end > :start AND interval_end <= :end
+ORDER BY interval_end, source, pool

@@ -591,6 +591,97 @@ def _named_params(member: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _download(page: Page, table_id: str) -> list[dict[str, str]]:
+    """A table's CSV download, read back."""
+    with page.expect_download() as dl:
+        page.click(f'button[data-csv="{table_id}"]')
+    return list(csv.DictReader(Path(dl.value.path()).read_text().splitlines()))
+
+
+def _wait_rows(sql: str, params: tuple[Any, ...], want: int) -> list[Any]:
+    rows: list[Any] = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(rows) < want:
+        rows = _query(sql, params)
+        time.sleep(1 if len(rows) < want else 0)
+    return rows
+
+
+def test_statistics_pages_show_and_download_what_trino_holds(member: str, tab: Tab, tmp_path: Path) -> None:
+    """Backups (seed 003's db2diag.log) and pureScale (seed 004's exports) through the collector and
+    the statistics job, the host's memory written straight into system_memory, the mixed member's
+    writes: each page draws its chart, and its table downloaded as CSV holds what Trino holds."""
+    tag = uuid.uuid4().hex[:8]
+    corpus = Path(__file__).parent.parent / "ingest" / "corpus"
+    log = tmp_path / "db2diag.log"
+    log.write_text((corpus / "db2diag" / "db2diag.log").read_text().replace("dmcinnis", f"i{tag}"))
+    assert poolsight("ingest", "stats", str(log), timeout=120).returncode == 0
+    pure = f"PS{tag}"
+    for name in ("purescale_bufferpool.csv", "purescale_group.csv"):
+        r = poolsight("ingest", "stats", str(corpus / "luw" / name), "--source", pure, "--state-dir", str(tmp_path))
+        assert r.returncode == 0, r.stderr
+    host = f"M{tag}"
+    end = datetime.fromtimestamp(int(time.time()) // 60 * 60, UTC)
+    memory = [
+        {"source": host, "interval_start": end - timedelta(minutes=5 * (i + 1)),
+         "interval_end": end - timedelta(minutes=5 * i), "real_storage_mb": 65536.0,
+         "real_storage_available_mb": 4096.0 - 100 * i, "db2_real_storage_mb": 30000.0 + i,
+         "pageins_per_second": 0.5 * i, "aux_slots_used": 10 * i}
+        for i in range(3)
+    ]  # fmt: skip
+    gbp_rows.insert("system_memory", memory)
+    backups = _wait_rows(
+        "SELECT database, operation, elapsed_seconds, mbytes FROM iceberg.poolsight.backup_stats WHERE source = ?",
+        (f"i{tag}/PERF",),
+        2,
+    )
+    assert len(backups) == 2, backups
+    pools = _wait_rows(
+        "SELECT pool, luw_lbp_hit_ratio, gbp_full_per_10k_commits FROM iceberg.poolsight.purescale_summary "
+        "WHERE source = ? AND gbp_full_per_10k_commits IS NOT NULL",
+        (f"{pure}/0",),
+        1,
+    )
+    assert len(pools) == 1, pools
+
+    page = tab.open(f"/backups?source=i{tag}/PERF&range=1y", shot="backups")
+    assert _charts_drawn(page)["backup-chart"] == 2
+    got = _download(page, "backups-table")
+    assert sorted(
+        (r["database"], r["operation"], float(r["elapsed_seconds"]), float(r["mbytes"])) for r in got
+    ) == sorted((d, o, float(e), float(m)) for d, o, e, m in backups)
+    assert all(float(r["mb_per_s"]) == pytest.approx(float(r["mbytes"]) / float(r["elapsed_seconds"])) for r in got)
+    threads = _query("SELECT count(*) FROM iceberg.poolsight.backup_thread WHERE source = ?", (f"i{tag}/PERF",))
+    assert len(_download(page, "backup-threads-table")) == threads[0][0] > 0
+
+    page = tab.open(f"/purescale?source={pure}/0&range=1y", shot="purescale")
+    [row] = [x for x in _download(page, "purescale-table") if x["gbp_full_per_10k_commits"]]
+    assert row["pool"] == pools[0][0]
+    assert (float(row["luw_lbp_hit_ratio"]), float(row["gbp_full_per_10k_commits"])) == pytest.approx(
+        tuple(pools[0][1:])
+    )
+    assert _charts_drawn(page)["purescale-hit-chart"] > 0
+
+    page = tab.open(f"/memory?source={host}&range=1h", shot="memory")
+    got = _download(page, "memory-table")
+    assert [(float(r["real_storage_available_mb"]), float(r["pageins_per_second"])) for r in got] == [
+        (m["real_storage_available_mb"], m["pageins_per_second"]) for m in memory
+    ]  # newest first, as the table sorts by time
+    assert _charts_drawn(page)["memory-chart"] == 9  # 3 intervals x (available, DB2, page-ins)
+
+    page = tab.open(f"/writes?source={member}&range=1y", shot="writes")
+    want = _query(
+        "SELECT pool, pages_per_write FROM iceberg.poolsight.pool_stats WHERE source = ? AND pages_written IS NOT NULL",
+        (member,),
+    )
+    got = _download(page, "writes-table")
+    assert sorted((r["pool"], float(r["pages_per_write"]) if r["pages_per_write"] else None) for r in got) == sorted(
+        (p, v) for p, v in want
+    )
+    assert len(want) > 0 and _charts_drawn(page)["pages-per-write-chart"] == len(want)
+    assert tab.errors == []
+
+
 def test_every_named_query_runs_on_trino_as_its_user(member: str) -> None:
     values = _named_params(member)
     readers = {n for f in READER_FILES for n in load(QUERIES_DIR / f)} | {"advice_latest"}
