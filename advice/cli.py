@@ -90,7 +90,8 @@ def format_text(doc: dict[str, Any]) -> str:
 def _online(a: argparse.Namespace, budget: Any) -> int:
     # lazy: the parser imports this module for every command; Trino and Kafka clients load only for --online
     from poolsight.advice.online import budget_from_env, evaluate, latest
-    from poolsight.infra.trino import service_errors
+    from poolsight.infra.config import load_settings
+    from poolsight.infra.trino import service_errors, unreachable
 
     try:
         if a.evaluate:
@@ -103,7 +104,7 @@ def _online(a: argparse.Namespace, budget: Any) -> int:
                 return 1
         doc = latest(a.source)
     except service_errors() as exc:
-        print(f"poolsight advise: Trino: {exc}", file=sys.stderr)
+        print(f"poolsight advise: {unreachable(load_settings(), exc) or f'Trino: {exc}'}", file=sys.stderr)
         return 1
     _print(doc, a.json)
     return 0

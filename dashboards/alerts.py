@@ -34,7 +34,7 @@ from poolsight.dashboards import stats_warnings
 from poolsight.infra.config import ConfigError, Settings, load_settings
 from poolsight.infra.evaluator import Report
 from poolsight.infra.evaluator import run_loop as evaluator_loop
-from poolsight.infra.trino import service_errors, trino_connection
+from poolsight.infra.trino import service_errors, trino_connection, unreachable
 from poolsight.names import TRINO_READER_USER
 from poolsight.schemas.tables import BY_NAME
 from poolsight.sql.named import query
@@ -678,7 +678,8 @@ def run_cli(args: argparse.Namespace) -> int:
         print(f"poolsight alerts: {exc}", file=sys.stderr)
         return 2
     except service_errors() as exc:
-        print(f"poolsight alerts: Trino: {type(exc).__name__}: {exc}", file=sys.stderr)
+        why = unreachable(load_settings(), exc) or f"Trino: {type(exc).__name__}: {exc}"
+        print(f"poolsight alerts: {why}", file=sys.stderr)
         return 1
 
 

@@ -28,6 +28,7 @@ from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
 from .endpoints import DEFAULT_BIND_HOST as DEFAULT_BIND_HOST
 from .endpoints import ConfigError as ConfigError
 from .endpoints import Endpoints, bind_host, hostport, load_endpoints, url_host_port
+from .endpoints import Unreachable as Unreachable
 from .ports import DEFAULT_PORTS as DEFAULT_PORTS
 from .ports import KAFKA_PORT_STEP as KAFKA_PORT_STEP
 from .ports import MAX_NODES as MAX_NODES
@@ -94,6 +95,11 @@ class Settings:
     @property
     def trino_url(self) -> str:
         return self.endpoints.trino or f"http://{self._embedded('trino')}"
+
+    @property
+    def connect_timeout(self) -> float:
+        """Seconds a command waits for a service that does not answer ([endpoints] connect_timeout)."""
+        return self.endpoints.connect_timeout
 
     @property
     def trino_user(self) -> str:

@@ -27,7 +27,9 @@ KEYS = (
     "catalog_uri",
     "catalog_user",
     "catalog_password_file",
+    "connect_timeout",
 )
+DEFAULT_CONNECT_TIMEOUT = 30.0  # seconds a command waits for a service that does not answer
 PASSWORD_ENV = "POOLSIGHT_CATALOG_PASSWORD"  # noqa: S105 (the variable's name, not a password)
 DEFAULT_BIND_HOST = "127.0.0.1"  # what the embedded services bind unless [bind] host says otherwise
 _HOSTNAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
@@ -35,6 +37,11 @@ _HOSTNAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
 
 class ConfigError(Exception):
     """A setting that cannot be used, with the name of the setting (config.py re-exports it)."""
+
+
+class Unreachable(Exception):
+    """A service a command needs did not answer within the connect timeout ([endpoints]
+    connect_timeout): one line naming the service and its address (config.py re-exports it)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,7 @@ class Endpoints:
     catalog: str = ""  # jdbc:postgresql://host:port/db, or an Iceberg REST catalog's http(s):// URI
     catalog_user: str = ""
     catalog_password_file: Path | None = None
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
 
     @property
     def catalog_is_rest(self) -> bool:
@@ -158,6 +166,14 @@ def bind_host(raw: str) -> str:
 
 
 def _parse(key: str, raw: Any) -> Any:
+    if key == "connect_timeout":
+        try:
+            seconds = float(raw)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{raw!r} is not a number of seconds") from None
+        if not 0 < seconds <= 3600:
+            raise ConfigError(f"{raw!r}: between 0 and 3600 seconds")
+        return seconds
     if key == "kafka_bootstrap":
         items = raw if isinstance(raw, list) else str(raw).split(",")
         return tuple(hostport(*_split_hostport(str(item))) for item in items if str(item).strip())
@@ -208,6 +224,7 @@ def load_endpoints(table: dict[str, Any], reader_user: str) -> Endpoints:
         catalog=values.get("catalog_uri", ""),
         catalog_user=values.get("catalog_user", ""),
         catalog_password_file=values.get("catalog_password_file"),
+        connect_timeout=values.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT),
     )
 
 

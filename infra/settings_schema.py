@@ -132,6 +132,11 @@ _ENDPOINTS: dict[str, tuple[str, str, str]] = {
     "catalog_uri": ("JDBC or http(s):// URL", "embedded", "an external Iceberg catalog: PostgreSQL (JDBC) or REST"),
     "catalog_user": ("user name", "`poolsight`", "the catalog's user"),
     "catalog_password_file": ("path", "unset", f"a file holding an external catalog's password (or `{PASSWORD_ENV}`)"),
+    "connect_timeout": (
+        "seconds",
+        "`30`",
+        "how long a command waits for Kafka, the registry or Trino to answer before it stops, naming the address",
+    ),
 }
 
 

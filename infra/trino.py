@@ -7,6 +7,7 @@ typed rows. Authentication, when Trino asks for it, is added here and nowhere el
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, NamedTuple
 
@@ -48,7 +49,10 @@ def trino_connection(s: Settings, *, schema: str | None = None, user: str | None
         user=user or s.trino_user,
         catalog="iceberg",
         schema=schema,
-        request_timeout=30,
+        request_timeout=s.connect_timeout,
+        # EXECUTE IMMEDIATE (Trino 418 and later): without this the client first probes for it, a
+        # statement more per process, and on a Trino that does not answer says so twice.
+        legacy_prepared_statements=False,
     )
 
 
@@ -77,6 +81,16 @@ def trino_rows(s: Settings, sql: str, params: tuple[Any, ...] = (), *, user: str
         cur = conn.cursor()
         rows = fetch(cur, sql, params)
         return Rows([(str(d[0]), str(d[1])) for d in cur.description or ()], rows)
+
+
+def unreachable(s: Settings, exc: BaseException) -> str | None:
+    """One line for a Trino that did not answer (refused, timed out, name unknown), naming its
+    address; None for anything else (a query Trino refused is its own error)."""
+    if not isinstance(exc, trino.exceptions.TrinoConnectionError):
+        return None
+    m = re.search(r"\[Errno -?\d+\] ([^'\")]+)|(Read timed out|timed out)", str(exc))
+    why = (m.group(1) or m.group(2)).strip() if m else type(exc).__name__
+    return f"Trino at {s.trino_url}: no answer within {s.connect_timeout:g} s ({why})"
 
 
 def service_errors() -> tuple[type[BaseException], ...]:

@@ -25,7 +25,7 @@ from poolsight.argtypes import (
     real,
 )
 from poolsight.infra.config import load_settings
-from poolsight.ingest.kafka_io import AvroProducer
+from poolsight.ingest.kafka_io import AvroProducer, check_services
 from poolsight.ingest.trace_collector import PositionStore, TraceCollector
 from poolsight.ingest.tracefiles import add_format_arguments, catalog_from_args
 from poolsight.simulator.trace import TraceFormatError, add_column_arguments, columns_from_args
@@ -74,6 +74,7 @@ def run_trace(a: argparse.Namespace) -> int:
     except TraceFormatError as exc:
         print(f"poolsight ingest trace: --catalog: {exc}", file=sys.stderr)
         return 2
+    check_services(s.kafka_bootstrap, s.registry_url, s.connect_timeout)
     producer = AvroProducer(s.kafka_bootstrap, s.registry_url, linger_ms=a.linger_ms, client_id="poolsight-trace")
     collector = TraceCollector(
         producer,
@@ -199,6 +200,7 @@ def run_generate(a: argparse.Namespace) -> int:
     producer = None
     if a.output == "kafka":
         s = load_settings()
+        check_services(s.kafka_bootstrap, s.registry_url, s.connect_timeout)
         # Encoding and sending in a second process: the generator keeps this one's core.
         producer = ProducerProcess(
             s.kafka_bootstrap, s.registry_url, client_id="poolsight-generate", linger_ms=a.linger_ms
@@ -316,6 +318,7 @@ def run_stats(a: argparse.Namespace) -> int:
             state = a.state_dir or Path(scratch)
         else:
             s = load_settings()
+            check_services(s.kafka_bootstrap, s.registry_url, s.connect_timeout)
             producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="poolsight-stats")
 
             def send(schema: str, rec: dict[str, Any]) -> None:

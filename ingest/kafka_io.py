@@ -3,18 +3,21 @@ simple consumer loop). The wire format itself is poolsight.schemas.wire's."""
 
 from __future__ import annotations
 
+import logging
+import re
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
+from poolsight.infra.config import Unreachable
 from poolsight.ingest.interrupt import deferred_interrupt
 from poolsight.names import EVENT_TIME_HEADER, SCHEMA_TOPICS
 from poolsight.schemas.getpage import GetpageBatch
-from poolsight.schemas.wire import MAX_RAW, AvroEncoder, event_time_ms
+from poolsight.schemas.wire import MAX_RAW, AvroEncoder, event_time_ms, registry_reachable
 
 
 @dataclass
@@ -35,6 +38,49 @@ class Metrics:
         }
 
 
+class _Repeats(logging.Filter):
+    """librdkafka says the same thing many times a second while a broker is away: each message
+    (its text with the numbers taken out) once a minute."""
+
+    def __init__(self, every: float = 60.0) -> None:
+        super().__init__()
+        self.every = every
+        self.seen: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = re.sub(r"\d+", "#", record.getMessage())
+        now = time.monotonic()
+        if now - self.seen.get(key, -self.every) < self.every:
+            return False
+        if len(self.seen) >= 1000:  # bounded, whatever the broker says
+            self.seen.clear()
+        self.seen[key] = now
+        return True
+
+
+# The clients' own log (librdkafka's), through Python's logging: one line a minute per message, not
+# hundreds while a broker is away (the service logs and a command's stderr stay readable).
+KAFKA_LOG = logging.getLogger("poolsight.kafka")
+KAFKA_LOG.addFilter(_Repeats())
+
+
+def reachable(client: Producer | Consumer, bootstrap: str, timeout: float) -> None:
+    """A broker answers within `timeout` s, else Unreachable naming the address: a command that
+    starts with Kafka away ends in bounded time (a broker lost later is ridden out instead)."""
+    try:
+        client.list_topics(timeout=timeout)
+    except KafkaException as exc:
+        why = exc.args[0].str() if exc.args and isinstance(exc.args[0], KafkaError) else str(exc)
+        raise Unreachable(f"Kafka at {bootstrap}: no broker answered within {timeout:g} s ({why})") from None
+
+
+def check_services(bootstrap: str, registry_url: str, timeout: float) -> None:
+    """The schema registry and a Kafka broker answer within `timeout` s each, else Unreachable
+    naming the one that did not: what a collector checks before it reads anything."""
+    registry_reachable(registry_url, timeout)
+    reachable(Producer({"bootstrap.servers": bootstrap, "logger": KAFKA_LOG}), bootstrap, timeout)
+
+
 # librdkafka retries a record until this (its message.timeout.ms): the outage a producer rides out.
 DELIVERY_TIMEOUT_S = 300.0
 FLUSH_TIMEOUT_S = DELIVERY_TIMEOUT_S + 30.0
@@ -53,10 +99,13 @@ class AvroProducer:
         compression: str = "lz4",
         client_id: str = "poolsight",
         registry_patience: float | None = None,
+        connect_timeout: float | None = None,
     ) -> None:
+        """`connect_timeout`: a broker must answer within it now (Unreachable otherwise)."""
         self.encoder = AvroEncoder(registry_url, registry_patience)
         self._producer = Producer(
             {
+                "logger": KAFKA_LOG,
                 "bootstrap.servers": bootstrap,
                 "client.id": client_id,
                 "enable.idempotence": True,
@@ -70,6 +119,8 @@ class AvroProducer:
             }
         )
         self.metrics = Metrics()
+        if connect_timeout is not None:
+            reachable(self._producer, bootstrap, connect_timeout)
 
     def encode(self, schema_name: str, record: dict[str, Any]) -> bytes:
         return self.encoder.encode(schema_name, record)
@@ -155,6 +206,7 @@ def consume(
     """Poll topics until `handle` returns False or nothing arrives for idle_seconds; return messages seen."""
     consumer = Consumer(
         {
+            "logger": KAFKA_LOG,
             "bootstrap.servers": bootstrap,
             "group.id": group,
             "enable.auto.commit": True,
@@ -189,6 +241,7 @@ def read_since(
     when called, all partitions, without a consumer group's commits; returns records read."""
     consumer = Consumer(
         {
+            "logger": KAFKA_LOG,
             "bootstrap.servers": bootstrap,
             "group.id": f"poolsight-read-{uuid.uuid4().hex}",
             "enable.auto.commit": False,

@@ -14,10 +14,11 @@ from poolsight.dashboards.alerts import add_arguments as add_alerts_arguments
 from poolsight.demo import add_arguments as add_demo_arguments
 from poolsight.flink_jobs.cli import add_arguments as add_jobs_arguments
 from poolsight.flink_jobs.resume import resume_forgotten
-from poolsight.infra.config import ConfigError, load_settings
+from poolsight.infra.config import ConfigError, Unreachable, load_settings
 from poolsight.infra.download import DownloadError
 from poolsight.infra.install import install_all
 from poolsight.infra.java import JavaNotFound
+from poolsight.infra.trino import unreachable as trino_unreachable
 from poolsight.ingest.cli import add_generate_arguments, add_stats_arguments, add_trace_arguments
 from poolsight.ingest.tracefiles import add_format_arguments
 from poolsight.launcher import LaunchError, down, format_status, status, status_dicts, up
@@ -154,8 +155,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, DownloadError, JavaNotFound, LaunchError) as exc:
         print(f"poolsight {args.command}: {exc}", file=sys.stderr)
         return 2
+    # A service the command needs did not answer within [endpoints] connect_timeout: one line
+    # naming it and its address, no client traceback.
+    except Unreachable as exc:
+        print(f"poolsight {args.command}: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        if (line := trino_unreachable(load_settings(), exc)) is None:
+            raise
+        print(f"poolsight {args.command}: {line}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

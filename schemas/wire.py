@@ -24,6 +24,7 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from poolsight import schemas
+from poolsight.infra.config import Unreachable
 from poolsight.names import SCHEMA_TOPICS
 from poolsight.schemas import getpage_binary
 from poolsight.schemas.getpage import GetpageBatch
@@ -73,6 +74,17 @@ def _registry_away(exc: Exception) -> bool:
     # by class name, a URL it cannot use (UnsupportedProtocol) excepted.
     names = {c.__name__ for c in type(exc).__mro__}
     return isinstance(exc, OSError) or ("TransportError" in names and "UnsupportedProtocol" not in names)
+
+
+def registry_reachable(url: str, timeout: float) -> None:
+    """The registry answers within `timeout` s, else Unreachable naming its URL (a command that
+    starts with it away ends in bounded time; an encoder waits a restart out instead)."""
+    try:
+        registry_client(url, timeout=timeout, retries=0).get_subjects()
+    except Exception as exc:
+        if not _registry_away(exc):
+            raise
+        raise Unreachable(f"schema registry at {url}: no answer within {timeout:g} s ({exc})") from None
 
 
 class AvroEncoder:

@@ -201,6 +201,8 @@ def test_external_names_are_service_names(monkeypatch: pytest.MonkeyPatch) -> No
         ({"POOLSIGHT_CATALOG_URI": "jdbc:postgresql://pg/db?password=x"}, "POOLSIGHT_CATALOG_PASSWORD"),
         ({"POOLSIGHT_BIND_HOST": "0.0.0.0"}, "POOLSIGHT_BIND_HOST / [bind].host: '0.0.0.0' binds every interface"),
         ({"POOLSIGHT_BIND_HOST": "not a host"}, "POOLSIGHT_BIND_HOST / [bind].host"),
+        ({"POOLSIGHT_CONNECT_TIMEOUT": "soon"}, "[endpoints].connect_timeout: 'soon' is not a number"),
+        ({"POOLSIGHT_CONNECT_TIMEOUT": "0"}, "'0': between 0 and 3600 seconds"),
     ],
 )
 def test_bad_endpoints_name_the_setting_and_value(

@@ -123,6 +123,7 @@ trino_user = "svc_poolsight"
 catalog_uri = "jdbc:postgresql://pg.example:5432/lake"
 catalog_user = "lake"
 catalog_password_file = "{tmp_path}/pw"
+connect_timeout = 12.5
 [iceberg]
 warehouse = "s3://lake/poolsight"
 [s3]
@@ -165,6 +166,7 @@ def test_a_full_valid_config_loads(tmp_path: Path) -> None:
     _write(tmp_path, text)
     s = load_settings()
     assert (s.kafka_brokers, s.flink_taskmanagers, s.trino_add_files, s.bind_host) == (3, 2, True, "127.0.0.2")
+    assert s.connect_timeout == 12.5
     assert ceilings(s, {})["advice"] == 2048
     assert retention_from(s.history, {}).pane_days == 30
     assert set(s.groups) == {"DSG1", "DSG2"}
