@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from poolsight.argtypes import UsageParser, whole
-from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.config import ConfigError, Settings, load_settings
 from poolsight.infra.install import dashboard_assets
 from poolsight.infra.trino import trino_rows
 from poolsight.names import TRINO_READER_USER
@@ -34,6 +34,7 @@ from poolsight.sql.compare import compare, workload_change
 from poolsight.sql.retention import retention_from
 
 from . import queries
+from .auth import Access, access_for
 from .cache import ResultCache
 from .timerange import BadRequest, parse_time, time_range
 
@@ -210,7 +211,8 @@ def _range_json(r: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def make_handler(api: Api, assets: Path) -> type[BaseHTTPRequestHandler]:
+def make_handler(api: Api, assets: Path, access_: Access | None = None) -> type[BaseHTTPRequestHandler]:
+    access = access_ or Access()
     names = (
         "overview", "pool", "objects", "object", "group", "history", "checks", "advice", "health", "alerts", "pools",
         "groups", "backups", "purescale", "memory", "writes",
@@ -238,10 +240,28 @@ def make_handler(api: Api, assets: Path) -> type[BaseHTTPRequestHandler]:
         def _json(self, status: int, data: Any) -> None:
             self._send(status, json.dumps(data, default=_json_default).encode(), "application/json")
 
+        def _refuse(self) -> None:
+            body = json.dumps({"error": "authentication required"}).encode()
+            self.send_response(401 if access.passwords is not None else 403)
+            if access.passwords is not None:
+                self.send_header("WWW-Authenticate", 'Basic realm="poolsight", charset="UTF-8"')
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
         def do_GET(self) -> None:
             url = urllib.parse.urlsplit(self.path)
             path = url.path.rstrip("/") or "/"
-            params = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
+            if path != "/healthz" and access.user({k.lower(): v for k, v in self.headers.items()}) is None:
+                self._refuse()
+                return
+            try:
+                params = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query, strict_parsing=False).items()}
+            except ValueError as exc:  # e.g. too many fields
+                self._json(400, {"error": f"query string: {exc}"})
+                return
             if path == "/":
                 self.send_response(HTTPStatus.FOUND)
                 self.send_header("Location", "/overview")
@@ -295,8 +315,10 @@ def make_handler(api: Api, assets: Path) -> type[BaseHTTPRequestHandler]:
 
 
 def serve(settings: Settings, host: str, port: int) -> ThreadingHTTPServer:
+    """The dashboard's server; ConfigError when bound beyond loopback without authentication."""
+    access = access_for(host, settings.dashboard_password_file, settings.dashboard_user_header)
     assets = dashboard_assets(settings)
-    server = ThreadingHTTPServer((host, port), make_handler(Api(settings), assets))
+    server = ThreadingHTTPServer((host, port), make_handler(Api(settings), assets, access))
     server.daemon_threads = True
     return server
 
@@ -308,7 +330,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=whole(1, 65535, noun="a TCP port"), default=settings.ports["dashboard"])
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    server = serve(settings, a.host, a.port)
+    try:
+        server = serve(settings, a.host, a.port)
+    except ConfigError as exc:
+        print(f"poolsight dashboard: {exc}", file=sys.stderr)
+        return 2
     print(f"dashboard at http://{a.host}:{a.port}/ reading Trino {settings.trino_url} as {TRINO_READER_USER}")
     sys.stdout.flush()
     try:

@@ -63,6 +63,9 @@ class Settings:
     history: dict[str, Any] = field(default_factory=dict)  # [history]: retention (sql/retention.py)
     groups: dict[str, Any] = field(default_factory=dict)  # [groups]: data-sharing group = its members
     trino_add_files: bool = False  # Trino's add_files procedure (bench-history loads files with it)
+    # [dashboard]: who may read it beyond loopback (dashboards/auth.py): a password file or a proxy's header
+    dashboard_password_file: Path | None = None
+    dashboard_user_header: str | None = None
 
     @property
     def external(self) -> frozenset[str]:
@@ -284,4 +287,11 @@ def load_settings() -> Settings:
         .strip()
         .lower()
         in ("1", "true", "yes"),
+        dashboard_password_file=Path(pw).expanduser() if (pw := _dashboard(conf, "password_file")) else None,
+        dashboard_user_header=_dashboard(conf, "user_header") or None,
     )
+
+
+def _dashboard(conf: dict[str, Any], key: str) -> str:
+    """A [dashboard] setting, its POOLSIGHT_DASHBOARD_* variable first."""
+    return str(os.environ.get(f"POOLSIGHT_DASHBOARD_{key.upper()}") or conf.get("dashboard", {}).get(key, "")).strip()

@@ -106,6 +106,7 @@ SECTIONS = (
     Section("kafka", "the embedded Kafka"),
     Section("flink", "the embedded Flink session cluster"),
     Section("trino", "the embedded Trino"),
+    Section("dashboard", "who may read the dashboard when it is bound beyond loopback (dashboards/auth.py)"),
     Section("history", "how long each grain is kept (sql/retention.py); `keep` or 0 keeps it for ever"),
     Section("groups", "data-sharing groups, each by its name"),
 )
@@ -305,6 +306,23 @@ SETTINGS: tuple[Setting, ...] = (
         type=f"whole number, 1 to {MAX_NODES}",
         default="`1`",
         doc="the embedded Flink's TaskManagers",
+    ),
+    Setting(
+        section="dashboard",
+        key="password_file",
+        env="POOLSIGHT_DASHBOARD_PASSWORD_FILE",
+        type="path",
+        default="unset",
+        doc="users and PBKDF2 password hashes (`python -m poolsight.dashboards.auth add FILE USER`), mode 600: "
+        "HTTP basic authentication",
+    ),
+    Setting(
+        section="dashboard",
+        key="user_header",
+        env="POOLSIGHT_DASHBOARD_USER_HEADER",
+        type="header name",
+        default="unset",
+        doc="the header a trusted reverse proxy names the authenticated user in (e.g. `X-Forwarded-User`)",
     ),
     Setting(
         section="trino",

@@ -17,7 +17,7 @@ from poolsight.infra.config import Unreachable
 from poolsight.ingest.interrupt import deferred_interrupt
 from poolsight.names import EVENT_TIME_HEADER, SCHEMA_TOPICS
 from poolsight.schemas.getpage import GetpageBatch
-from poolsight.schemas.wire import MAX_RAW, AvroEncoder, event_time_ms, registry_reachable
+from poolsight.schemas.wire import MAX_RAW, AvroEncoder, RegistryAway, event_time_ms, registry_reachable
 
 
 @dataclass
@@ -77,7 +77,10 @@ def reachable(client: Producer | Consumer, bootstrap: str, timeout: float) -> No
 def check_services(bootstrap: str, registry_url: str, timeout: float) -> None:
     """The schema registry and a Kafka broker answer within `timeout` s each, else Unreachable
     naming the one that did not: what a collector checks before it reads anything."""
-    registry_reachable(registry_url, timeout)
+    try:
+        registry_reachable(registry_url, timeout)
+    except RegistryAway as exc:
+        raise Unreachable(str(exc)) from None
     reachable(Producer({"bootstrap.servers": bootstrap, "logger": KAFKA_LOG}), bootstrap, timeout)
 
 

@@ -24,7 +24,6 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from poolsight import schemas
-from poolsight.infra.config import Unreachable
 from poolsight.names import SCHEMA_TOPICS
 from poolsight.schemas import getpage_binary
 from poolsight.schemas.getpage import GetpageBatch
@@ -76,15 +75,19 @@ def _registry_away(exc: Exception) -> bool:
     return isinstance(exc, OSError) or ("TransportError" in names and "UnsupportedProtocol" not in names)
 
 
+class RegistryAway(Exception):
+    """The registry did not answer within the time given (the text names its URL)."""
+
+
 def registry_reachable(url: str, timeout: float) -> None:
-    """The registry answers within `timeout` s, else Unreachable naming its URL (a command that
+    """The registry answers within `timeout` s, else RegistryAway naming its URL (a command that
     starts with it away ends in bounded time; an encoder waits a restart out instead)."""
     try:
         registry_client(url, timeout=timeout, retries=0).get_subjects()
     except Exception as exc:
         if not _registry_away(exc):
             raise
-        raise Unreachable(f"schema registry at {url}: no answer within {timeout:g} s ({exc})") from None
+        raise RegistryAway(f"schema registry at {url}: no answer within {timeout:g} s ({exc})") from None
 
 
 class AvroEncoder:
