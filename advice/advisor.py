@@ -9,7 +9,7 @@ from typing import Any
 from poolsight.advice import settings as rules
 from poolsight.advice.budget import Objective, PoolCurve, allocate
 from poolsight.advice.commands import alter_bufferpool, zos_min_vpsize
-from poolsight.advice.model import Advice, Costs, Memory, PoolState, confidence, effect
+from poolsight.advice.model import Advice, Costs, Memory, PoolState, StatsPool, confidence, effect
 
 
 @dataclass
@@ -133,6 +133,13 @@ def pool_advice(p: PoolState, memory: Memory | None, t: rules.Thresholds, costs:
         *rules.fifo(p, t, costs),
         *rules.shrink(p, t, costs),
     ]
+
+
+def stats_advice(p: StatsPool, memory: Memory | None, t: rules.Thresholds) -> list[Advice]:
+    """The rules statistics alone support, for a pool with no simulated curve: VDWQT, PGFIX and 1 MB
+    frames. The budget, shrink, VPSEQT, FIFO and placement rules need a simulation: never this pool."""
+    guard = rules.paging_guard(memory, t)
+    return [*rules.write_thresholds(p, t), *rules.page_fix(p, t, memory, guard)]
 
 
 def report(budget: dict[str, Any], advice: list[Advice], extra: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -100,7 +100,10 @@ def _online(a: argparse.Namespace, budget: Any) -> int:
             rows, pools = evaluate(budget=budget if budget.asked else budget_from_env(), source=a.source)
             print(f"evaluated {pools} pools: {len(rows)} rows written to the advice table", file=sys.stderr)
             if pools == 0:
-                print("poolsight advise: no pool with a curve and a known VPSIZE to advise on", file=sys.stderr)
+                print(
+                    "poolsight advise: no pool with a known VPSIZE and a curve or statistics to advise on",
+                    file=sys.stderr,
+                )
                 return 1
         doc = latest(a.source)
     except service_errors() as exc:

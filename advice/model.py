@@ -36,6 +36,7 @@ class ObjectState:
     working_set_max: float
     distinct_pages: int  # over the whole window
     sync_reads_per_s: float  # simulated, at the pool's current size
+    updates_per_s: float | None = None  # set-write-intent requests (None: the source did not say)
 
     @property
     def klass(self) -> str:
@@ -108,6 +109,47 @@ class PoolState:
 
 
 @dataclass(frozen=True)
+class StatsPool:
+    """One pool known from its statistics alone (pool_stats), with no simulated curve (no trace of it
+    yet): what the rules statistics support (VDWQT, PGFIX and 1 MB frames) read. The budget, shrink,
+    VPSEQT, FIFO and placement rules need a simulation and never see it. Rates are per second of the
+    intervals that state them (a report cut in two halves states reads in one and writes in the other)."""
+
+    source: str
+    pool: str
+    vpsize: int
+    vpsize_from: str  # "pool attributes" (VPSIZE) or "statistics" (BUFFERS ALLOCATED)
+    seconds: float  # the longest span the window's counters are over
+    intervals: int  # statistics intervals in the window
+    platform: str = "zos"
+    page_size: int = 4096
+    dwqt: float | None = None
+    vdwqt: float | None = None
+    pgsteal: str = "LRU"
+    pgfix: bool = False
+    frame_size: int | None = None
+    measured_sync_reads_per_s: float | None = None
+    pages_read_per_s: float | None = None
+    read_ios_per_s: float | None = None
+    pages_written_per_s: float | None = None
+    write_ios_per_s: float | None = None
+    dwqt_reached: int | None = None
+    vdwqt_reached: int | None = None
+    write_engine_not_available: int | None = None
+    window_start: datetime | None = None
+    window_end: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.source}/{self.pool}"
+
+
+# What the statistics rules (VDWQT, PGFIX, 1 MB frames) read: a pool with a simulated curve or one
+# known from its statistics alone.
+Measured = PoolState | StatsPool
+
+
+@dataclass(frozen=True)
 class Memory:
     """The host's memory over the window (system_memory records): the paging guard's evidence."""
 
@@ -168,6 +210,25 @@ def workload_similarity(
         "objects_new": s.objects_new,
         "objects_gone": s.objects_gone,
         "getpage_rate_change": s.rate_change,
+    }
+
+
+STATS_ONLY = (
+    "from measured statistics only (pool_stats): the pool has no simulated curve (no trace of it yet), so "
+    "nothing here is simulated or checked against a simulation"
+)
+
+
+def stats_confidence(p: StatsPool, note: str | None = None) -> dict[str, Any]:
+    """The confidence of advice from statistics alone: what it was measured over, and that no
+    simulation stands behind it."""
+    return {
+        "basis": "statistics",
+        "sim_error": None,
+        "window_seconds": p.seconds,
+        "intervals": p.intervals,
+        "vpsize_from": p.vpsize_from,
+        "note": STATS_ONLY + (f"; {note}" if note else ""),
     }
 
 

@@ -69,6 +69,7 @@ def pool_states(inputs: Inputs, trace: replay.Trace) -> tuple[dict[str, PoolStat
                 o.working_set.max_pages,
                 o.distinct_pages,
                 _at(o.curve, run.size),
+                o.updates / seconds,
             )
             for name, o in res.objects.items()
         ]

@@ -14,17 +14,27 @@ import json
 import logging
 import os
 from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from poolsight.advice import replay
-from poolsight.advice.advisor import Budget, budget_advice, pool_advice
+from poolsight.advice.advisor import Budget, budget_advice, pool_advice, stats_advice
 from poolsight.advice.budget import frames_for
 from poolsight.advice.combine import Reverify, combine
 from poolsight.advice.commands import free_pool_name, page_size_of
 from poolsight.advice.group_advice import group_advice
 from poolsight.advice.group_tables import surface_from_rows
-from poolsight.advice.model import Advice, Costs, Curve, Memory, ObjectState, PoolState, workload_similarity
+from poolsight.advice.model import (
+    Advice,
+    Costs,
+    Curve,
+    Memory,
+    ObjectState,
+    PoolState,
+    StatsPool,
+    workload_similarity,
+)
 from poolsight.advice.placement import Rules, Verifier, propose
 from poolsight.advice.recent import recent_trace
 from poolsight.advice.settings import Thresholds
@@ -127,8 +137,9 @@ def read_states(s: Settings, source: str | None = None) -> tuple[list[PoolState]
                         float(ws_max or 0.0),
                         int(window_pages or 0),
                         float(sim or 0.0) / secs,
+                        float(updates) / secs if updates is not None else None,
                     )
-                    for name, gp, seq, ws_avg, ws_max, window_pages, sim in objects.get(key, [])
+                    for name, gp, seq, ws_avg, ws_max, window_pages, sim, updates in objects.get(key, [])
                 ],
                 warmup=bool(warmup),
                 window_start=end - timedelta(minutes=WINDOW_MINUTES),
@@ -141,6 +152,96 @@ def read_states(s: Settings, source: str | None = None) -> tuple[list[PoolState]
             )
         )
     return states, memory, ends
+
+
+def stats_pool(row: Sequence[Any]) -> StatsPool | None:
+    """One row of `advice_stats_pools` as a pool known from its statistics alone, or None when its
+    VPSIZE is unknown (neither attributes nor BUFFERS ALLOCATED) or no interval states reads or writes."""
+    (src, pool, end, intervals, read_s, sync_random, pages_read, read_ios, write_s, written, write_ios, dwqt_hits,
+     vdwqt_hits, wena, vpsize, from_attributes, page_size, dwqt, vdwqt, pgsteal, pgfix, frame_size, origin,
+     start) = row  # fmt: skip
+    rs, ws = _f(read_s) or None, _f(write_s) or None
+    if vpsize is None or int(vpsize) <= 0 or (rs is None and ws is None):
+        return None
+    return StatsPool(
+        source=str(src),
+        pool=str(pool),
+        vpsize=int(vpsize),
+        vpsize_from="pool attributes" if from_attributes else "statistics (BUFFERS ALLOCATED)",
+        seconds=max(rs or 0.0, ws or 0.0),
+        intervals=int(intervals),
+        platform="luw" if str(origin or "").startswith("luw") else "zos",
+        page_size=int(page_size) if page_size else page_size_of(str(pool)),
+        dwqt=_f(dwqt),
+        vdwqt=_f(vdwqt),
+        pgsteal=str(pgsteal or "LRU").upper(),
+        pgfix=bool(pgfix),
+        frame_size=int(frame_size) if frame_size else None,
+        measured_sync_reads_per_s=float(sync_random or 0) / rs if rs else None,
+        pages_read_per_s=float(pages_read or 0) / rs if rs else None,
+        read_ios_per_s=float(read_ios or 0) / rs if rs else None,
+        pages_written_per_s=float(written or 0) / ws if ws else None,
+        write_ios_per_s=float(write_ios or 0) / ws if ws else None,
+        dwqt_reached=int(dwqt_hits or 0) if ws else None,
+        vdwqt_reached=int(vdwqt_hits or 0) if ws else None,
+        write_engine_not_available=int(wena or 0) if ws else None,
+        window_start=start,
+        window_end=end,
+    )
+
+
+def stats_only(rows: Iterable[Sequence[Any]], simulated: Collection[str]) -> list[StatsPool]:
+    """The pools of `advice_stats_pools` rows that have no simulated curve (`simulated`: the keys,
+    SOURCE/POOL, of the pools read_states found one for) and a known VPSIZE."""
+    out = [p for r in rows if (p := stats_pool(r)) is not None and p.key not in simulated]
+    return sorted(out, key=lambda p: (p.source, p.pool))
+
+
+def read_stats_only(
+    s: Settings, simulated: Collection[str], source: str | None = None
+) -> tuple[list[StatsPool], dict[str, Memory]]:
+    """The pools known from their statistics alone (no simulated curve), and their sources' memory
+    over the same windows."""
+    pools = stats_only(_rows(s, "advice_stats_pools", source), simulated)
+    if not pools:
+        return [], {}
+    memory = {r[0]: Memory(int(r[1]), _f(r[2]), _f(r[3]), _f(r[4])) for r in _rows(s, "advice_stats_memory", source)}
+    return pools, memory
+
+
+def advise_sources(
+    states: Sequence[PoolState],
+    stats_pools: Sequence[StatsPool],
+    memory: Mapping[str, Memory],
+    budget: Budget,
+    t: Thresholds,
+    c: Costs,
+    placements: Mapping[str, list[Advice]] | None = None,
+    again: Reverify | None = None,
+) -> dict[str, tuple[dict[str, Any], list[Advice]]]:
+    """Each source's budget document and advice: the budget and every rule over the pools with a
+    simulated curve (`states`), the placements replayed for them, one VPSIZE per pool; the pools
+    known from statistics alone (`stats_pools`) get only the rules statistics support (VDWQT, PGFIX,
+    1 MB frames): the budget, shrink, VPSEQT, FIFO and placement rules never see them."""
+    out: dict[str, tuple[dict[str, Any], list[Advice]]] = {}
+    for src in sorted({p.source for p in states} | {p.source for p in stats_pools}):
+        mine = [p for p in states if p.source == src]
+        doc, advice = budget_advice(mine, memory.get(src), budget, t, c)
+        for p in mine:
+            advice += pool_advice(p, memory.get(src), t, c)
+            advice += (placements or {}).get(p.key, [])
+        advice = combine(advice, again)
+        stats = [p for p in stats_pools if p.source == src]
+        for sp in stats:
+            advice += stats_advice(sp, memory.get(src), t)
+        if stats:
+            doc["statistics_only"] = {
+                "pools": [p.pool for p in stats],
+                "note": "no simulated curve (no trace yet): advised from statistics alone (VDWQT, PGFIX, 1 MB "
+                "frames), outside the budget",
+            }
+        out[src] = (doc, advice)
+    return out
 
 
 def _fifo_candidate(p: PoolState) -> bool:
@@ -233,6 +334,11 @@ def evaluate(
     t, c = thresholds or Thresholds(), costs or Costs()
     budget = budget or Budget()
     states, memory, ends = read_states(s, source)
+    stats_pools, stats_memory = read_stats_only(s, {p.key for p in states}, source)
+    simulated = set(ends)
+    for sp in stats_pools:  # a source with no curve at all: its window ends at its newest statistics
+        if sp.window_end is not None and sp.source not in simulated:
+            ends[sp.source] = max(ends.get(sp.source, sp.window_end), sp.window_end)
     placements: dict[str, list[Advice]] = {}
     again: Reverify | None = None
     try:
@@ -242,13 +348,8 @@ def evaluate(
         log.warning("placements and FIFO not replayed: %s: %s", type(exc).__name__, exc)
     now = datetime.now(UTC)
     rows: list[dict[str, Any]] = []
-    for src in sorted({p.source for p in states}):
-        mine = [p for p in states if p.source == src]
-        doc, advice = budget_advice(mine, memory.get(src), budget, t, c)
-        for p in mine:
-            advice += pool_advice(p, memory.get(src), t, c)
-            advice += placements.get(p.key, [])
-        advice = combine(advice, again)
+    advised = advise_sources(states, stats_pools, {**stats_memory, **memory}, budget, t, c, placements, again)
+    for src, (doc, advice) in advised.items():
         if not advice:
             rows.append(_row(now, ends[src], src, None, doc))
         rows += [_row(now, ends[src], src, a, doc) for a in advice]
@@ -258,7 +359,7 @@ def evaluate(
         marks = "(" + ", ".join("?" * len(COLUMNS)) + ")"
         sql = f"INSERT INTO {ADVICE.qualified} ({', '.join(COLUMNS)}) VALUES " + ", ".join([marks] * len(rows))
         trino_rows(s, sql, tuple(r[k] for r in rows for k in COLUMNS))
-    return rows, len(states)
+    return rows, len(states) + len(stats_pools)
 
 
 def _dicts(s: Settings, name: str) -> list[dict[str, Any]]:

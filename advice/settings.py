@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from poolsight.advice.commands import alter_bufferpool
-from poolsight.advice.model import Advice, Costs, Memory, PoolState, confidence, effect
+from poolsight.advice.model import (
+    Advice,
+    Costs,
+    Measured,
+    Memory,
+    PoolState,
+    StatsPool,
+    confidence,
+    effect,
+    stats_confidence,
+)
 
 
 @dataclass(frozen=True)
@@ -23,10 +34,104 @@ class Thresholds:
     shrink_max_loss_per_s: float = 0.5  # ... or this many per second, whichever is larger
     pageins_limit: float = 1.0  # page-ins per second above which the system pages
     free_reserve_share: float = 0.05  # real storage kept free when memory is given to pools
+    # VDWQT(0,n2): seed 000, "set vdwt=(0,40) or (0,80) or (0,128) depending upon number of objects in the pool"
+    vdwqt_ladder: tuple[int, ...] = (128, 80, 40)
+    many_objects: int = 100  # seed 000: "When a pool has a lot of objects, hundreds or thousands, lower is better"
+    dwqt_default: float = 30.0  # Db2's DWQT % when the attributes do not say (IBM, buffer pool thresholds)
 
 
-def write_thresholds(p: PoolState, t: Thresholds) -> list[Advice]:
-    """Pages per write below 10, or DWQT reached more often than VDWQT: lower VDWQT."""
+@dataclass(frozen=True)
+class VdwqtChoice:
+    """VDWQT(0, buffers) for one pool, and the rule and inputs that chose it (the advice's evidence)."""
+
+    buffers: int  # the second VDWQT value: updated buffers per data set before it is written
+    objects: int | None  # objects written in the pool (None: unknown)
+    objects_from: str  # where that count comes from, or why it is unknown
+    dwqt: float  # DWQT %: the pool's, or Db2's default when the attributes do not say
+    dwqt_assumed: bool
+    dwqt_buffers: int  # DWQT as buffers: DWQT % x VPSIZE
+    rule: str  # the rule applied, in words, with its numbers
+    basis: str  # the same, short (the summary's)
+
+    @property
+    def data_sets_under_dwqt(self) -> int:
+        """How many data sets may each hold `buffers` updated pages before together they reach DWQT."""
+        return self.dwqt_buffers // self.buffers
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "advised_vdwqt_buffers": self.buffers,
+            "objects": self.objects,
+            "objects_from": self.objects_from,
+            "dwqt_percent": self.dwqt,
+            "dwqt_assumed": self.dwqt_assumed,
+            "dwqt_buffers": self.dwqt_buffers,
+            "data_sets_under_dwqt": self.data_sets_under_dwqt,
+            "rule": self.rule,
+        }
+
+
+def objects_written(p: Measured) -> tuple[int | None, str]:
+    """How many objects (data sets) are written in the pool, and where the count comes from: the
+    trace's objects (object_pane), those it shows updated when it shows updates; statistics alone
+    do not name objects."""
+    if isinstance(p, StatsPool):
+        return None, "statistics only: no trace names the pool's objects"
+    if not p.objects:
+        return None, "the trace names no object of the pool"
+    updated = [o for o in p.objects if o.updates_per_s]
+    if updated:
+        return len(updated), "objects the trace shows updated in the window"
+    return len(p.objects), "objects the trace shows in the pool (it shows no updates in the window: all counted)"
+
+
+def vdwqt_buffers(
+    objects: int | None, objects_from: str, vpsize: int, dwqt: float | None, t: Thresholds
+) -> VdwqtChoice:
+    """The n2 of VDWQT(0,n2) (docs/advice.md, "VDWQT"): seed 000's 40, 80 or 128 "depending upon number
+    of objects in the pool". Hundreds of objects or more: the lowest ("lower is better"). Fewer: the
+    largest with objects x n2 within DWQT's buffers, so that the pages the objects hold updated reach
+    their own (vertical) threshold before together they reach the pool's (DWQT); none fits: the
+    lowest. Objects unknown: the seed's default, the largest."""
+    ladder = sorted(set(t.vdwqt_ladder), reverse=True)
+    pct = float(dwqt) if dwqt is not None else t.dwqt_default
+    limit = int(pct * vpsize / 100)
+    dwqt_text = f"DWQT's {limit:,} buffers ({pct:g} % of {vpsize:,}{', Db2 default' if dwqt is None else ''})"
+    if objects is None:
+        n = ladder[0]
+        basis = "objects unknown: seed 000's default"
+        rule = (
+            f"objects unknown ({objects_from}): seed 000's VDWQT(0,{n}); it keeps VDWQT, not DWQT, the trigger "
+            f"while at most {limit // n:,} data sets hold updated pages at once ({dwqt_text})"
+        )
+    elif objects >= t.many_objects:
+        n = ladder[-1]
+        basis = f"{objects:,} objects: the lowest"
+        rule = (
+            f'{objects:,} objects, {t.many_objects:,} or more (seed 000: "hundreds or thousands, lower is better"): '
+            f"the lowest, {n}"
+        )
+    else:
+        fits = [v for v in ladder if objects * v <= limit]
+        n = fits[0] if fits else ladder[-1]
+        basis = f"{objects:,} objects x {n} {'within' if fits else 'above'} DWQT's {limit:,} buffers"
+        if fits:
+            rule = (
+                f"{objects:,} objects x {n} buffers = {objects * n:,}, within {dwqt_text}: the largest of "
+                f"{', '.join(map(str, ladder))} that keeps VDWQT, not DWQT, the trigger"
+            )
+        else:
+            rule = (
+                f"{objects:,} objects x {n} buffers = {objects * n:,}, more than {dwqt_text}: the lowest, {n}; "
+                "DWQT is still reached when all of them hold updated pages at once"
+            )
+    return VdwqtChoice(n, objects, objects_from, pct, dwqt is None, limit, rule, basis)
+
+
+def write_thresholds(p: Measured, t: Thresholds) -> list[Advice]:
+    """The write pattern says whether: pages per write below 10, DWQT reached more often than VDWQT,
+    or write engine not available (seed 000); the objects written and DWQT's buffers say how low:
+    VDWQT(0,n2), n2 from `vdwqt_buffers`."""
     if p.platform != "zos" or p.pages_written_per_s is None or not p.write_ios_per_s:
         return []
     if p.write_ios_per_s < t.min_write_ios_per_s:
@@ -45,13 +150,18 @@ def write_thresholds(p: PoolState, t: Thresholds) -> list[Advice]:
         )
     if not reasons or (p.vdwqt == 0 and ppw >= t.pages_per_write_low):
         return []
+    objects, objects_from = objects_written(p)
+    choice = vdwqt_buffers(objects, objects_from, p.vpsize, p.dwqt, t)
+    if p.vdwqt and p.vdwqt * p.vpsize / 100 <= choice.buffers:
+        return []  # the pool's VDWQT % is already that few buffers per data set: not raised
     return [
         Advice(
             kind="vdwqt",
             source=p.source,
             pool=p.pool,
             objects=[],
-            summary=f"{p.pool}: lower VDWQT to 0 % with 128 buffers: " + "; ".join(reasons),
+            summary=f"{p.pool}: lower VDWQT to 0 % with {choice.buffers} buffers ({choice.basis}): "
+            + "; ".join(reasons),
             evidence={
                 "pages_per_write": ppw,
                 "pages_written_per_s": p.pages_written_per_s,
@@ -61,17 +171,27 @@ def write_thresholds(p: PoolState, t: Thresholds) -> list[Advice]:
                 "write_engine_not_available": p.write_engine_not_available,
                 "dwqt": p.dwqt,
                 "vdwqt": p.vdwqt,
-                "from": "pool_stats",
+                "vpsize": p.vpsize,
+                **choice.as_dict(),
+                "from": "pool_stats" if objects is None else "pool_stats; the objects from the trace",
             },
             predicted={
                 "avoided_sync_reads_per_s": 0.0,
                 "note": "writes trickle out per data set instead of in DWQT bursts; read I/O is unchanged "
                 "(write effects are not simulated)",
             },
-            confidence=confidence(p),
-            command=[alter_bufferpool(p.platform, p.pool, VDWQT=(0, 128))],
+            confidence=_confidence(p),
+            command=[alter_bufferpool(p.platform, p.pool, VDWQT=(0, choice.buffers))],
         )
     ]
+
+
+def _confidence(p: Measured, note: str | None = None, caveat: str | None = None) -> dict[str, Any]:
+    """A pool with a curve: the simulation's confidence (`note`: the rule's own note instead); a pool
+    known from statistics alone: says so, with the rule's `caveat`."""
+    if isinstance(p, StatsPool):
+        return stats_confidence(p, caveat)
+    return {"note": note} if note else confidence(p)
 
 
 def vpseqt(p: PoolState, t: Thresholds, costs: Costs) -> list[Advice]:
@@ -109,7 +229,7 @@ def vpseqt(p: PoolState, t: Thresholds, costs: Costs) -> list[Advice]:
     ]
 
 
-def page_fix(p: PoolState, t: Thresholds, memory: Memory | None, paging: str | None) -> list[Advice]:
+def page_fix(p: Measured, t: Thresholds, memory: Memory | None, paging: str | None) -> list[Advice]:
     """PGFIX(YES) for pools with high I/O rates when memory allows (seed 000, seed 002), and 1 MB
     frames for page-fixed pools of at least 6,656 buffers."""
     if p.platform != "zos":
@@ -148,7 +268,11 @@ def page_fix(p: PoolState, t: Thresholds, memory: Memory | None, paging: str | N
                         "note": f"about {t.pgfix_cpu_share:.0%} of the I/O's CPU (seed 000); the pool's "
                         f"{pool_mb:,.0f} MB stay fixed in real storage",
                     },
-                    confidence={"note": "from measured statistics; the CPU share varies by workload (seed 000)"},
+                    confidence=_confidence(
+                        p,
+                        "from measured statistics; the CPU share varies by workload (seed 000)",
+                        "the CPU share varies by workload (seed 000)",
+                    ),
                     command=[alter_bufferpool(p.platform, p.pool, PGFIX="YES")],
                 )
             )
@@ -171,7 +295,7 @@ def page_fix(p: PoolState, t: Thresholds, memory: Memory | None, paging: str | N
                     "avoided_sync_reads_per_s": 0.0,
                     "note": "fewer TLB misses (seed 002); needs LFAREA in IEASYSnn (changed only by IPL)",
                 },
-                confidence={"note": "a rule of the platform, not a simulation"},
+                confidence=_confidence(p, "a rule of the platform, not a simulation", "a rule of the platform"),
                 command=[alter_bufferpool(p.platform, p.pool, PGFIX="YES", FRAMESIZE="1M")],
             )
         )

@@ -59,12 +59,64 @@ FROM ${schema}.pool_stats s JOIN latest l ON s.source = l.source AND s.pool = l.
 WHERE s.interval_end > l.window_end - INTERVAL '15' MINUTE AND s.interval_start < l.window_end
 GROUP BY s.source, s.pool
 
+-- name: advice_stats_pools
+-- Per pool with statistics, over the 15 minutes up to its newest statistics interval's end: what the
+-- advice from statistics alone reads (VDWQT, PGFIX, 1 MB frames; advice/online.py uses it for the
+-- pools without a simulated curve and skips the others, the SQL excludes none). Reads and writes
+-- each with the seconds of the intervals that state them (a report cut in two halves states reads
+-- in one, writes in the other); VPSIZE from the attributes, else BUFFERS ALLOCATED; page size and
+-- settings from the newest interval that states them.
+WITH newest AS (
+  SELECT source, pool, max(interval_end) AS window_end FROM ${schema}.pool_stats
+  WHERE (:source IS NULL OR source = :source) GROUP BY source, pool)
+SELECT s.source, s.pool, n.window_end, count(*),
+       sum(s.interval_seconds) FILTER (WHERE coalesce(s.sync_reads_random, s.sync_reads_sequential,
+           s.seq_prefetch_reads, s.list_prefetch_reads, s.dyn_prefetch_reads, s.seq_prefetch_pages,
+           s.list_prefetch_pages, s.dyn_prefetch_pages) IS NOT NULL),
+       sum(coalesce(s.sync_reads_random, 0)),
+       sum(coalesce(s.sync_reads_random, 0) + coalesce(s.sync_reads_sequential, 0)
+           + coalesce(s.seq_prefetch_pages, 0) + coalesce(s.list_prefetch_pages, 0)
+           + coalesce(s.dyn_prefetch_pages, 0)),
+       sum(coalesce(s.sync_reads_random, 0) + coalesce(s.sync_reads_sequential, 0)
+           + coalesce(s.seq_prefetch_reads, 0) + coalesce(s.list_prefetch_reads, 0)
+           + coalesce(s.dyn_prefetch_reads, 0)),
+       sum(s.interval_seconds) FILTER (WHERE coalesce(s.pages_written, s.sync_writes, s.async_writes) IS NOT NULL),
+       sum(coalesce(s.pages_written, 0)), sum(coalesce(s.sync_writes, 0) + coalesce(s.async_writes, 0)),
+       sum(coalesce(s.dwqt_reached, 0)), sum(coalesce(s.vdwqt_reached, 0)),
+       sum(coalesce(s.write_engine_not_available, 0)),
+       coalesce(max_by(s.vpsize, s.interval_end) FILTER (WHERE s.vpsize IS NOT NULL),
+                max_by(s.buffers_allocated, s.interval_end) FILTER (WHERE s.buffers_allocated IS NOT NULL)),
+       count(s.vpsize) > 0,
+       max_by(s.page_size, s.interval_end) FILTER (WHERE s.page_size IS NOT NULL),
+       max_by(s.dwqt, s.interval_end) FILTER (WHERE s.dwqt IS NOT NULL),
+       max_by(s.vdwqt, s.interval_end) FILTER (WHERE s.vdwqt IS NOT NULL),
+       max_by(s.pgsteal, s.interval_end) FILTER (WHERE s.pgsteal IS NOT NULL),
+       max_by(s.pgfix, s.interval_end) FILTER (WHERE s.pgfix IS NOT NULL),
+       max_by(s.frame_size, s.interval_end) FILTER (WHERE s.frame_size IS NOT NULL),
+       max_by(s.origin, s.interval_end), min(s.interval_start)
+FROM ${schema}.pool_stats s JOIN newest n ON s.source = n.source AND s.pool = n.pool
+WHERE s.interval_end > n.window_end - INTERVAL '15' MINUTE
+GROUP BY s.source, s.pool, n.window_end
+
+-- name: advice_stats_memory
+-- Each source's memory over the 15 minutes up to its newest statistics interval's end (the paging
+-- guard of the advice from statistics alone): intervals, page-ins, real storage available and total.
+WITH newest AS (
+  SELECT source, max(interval_end) AS window_end FROM ${schema}.pool_stats
+  WHERE (:source IS NULL OR source = :source) GROUP BY source)
+SELECT m.source, count(*), max(m.pageins_per_second), min(m.real_storage_available_mb), max(m.real_storage_mb)
+FROM ${schema}.system_memory m JOIN newest e ON m.source = e.source
+WHERE m.interval_end > e.window_end - INTERVAL '15' MINUTE AND m.interval_start < e.window_end
+GROUP BY m.source
+
 -- name: advice_objects
--- Per pool and object over the latest window: getpages, sequential share, distinct pages, simulated sync reads.
+-- Per pool and object over the latest window: getpages, sequential share, distinct pages, simulated
+-- sync reads, updates (set write intents: the objects written, for VDWQT).
 WITH ${latest_windows}
 SELECT o.source, o.pool, o.object, sum(o.getpages),
        sum(o.getpages_sequential + o.getpages_rid) * 1e0 / nullif(sum(o.getpages), 0),
-       avg(o.distinct_pages), max(o.distinct_pages), max(o.working_set_pages), sum(o.sim_sync_reads)
+       avg(o.distinct_pages), max(o.distinct_pages), max(o.working_set_pages), sum(o.sim_sync_reads),
+       sum(o.updates)
 FROM ${schema}.object_pane o JOIN latest l ON o.source = l.source AND o.pool = l.pool
 WHERE o.pane_end > l.window_end - INTERVAL '15' MINUTE
 GROUP BY o.source, o.pool, o.object

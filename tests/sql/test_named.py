@@ -276,6 +276,49 @@ def test_compare_and_the_advice_service_bind_their_named_queries(monkeypatch: py
     assert all(p == ("S", "S") for _, p in asked)
 
 
+def _select_list(sql: str) -> list[str]:
+    """The outer SELECT's expressions: from the first SELECT outside parentheses (a WITH's bodies
+    are inside them) to its FROM, split at the commas outside parentheses."""
+    text = " ".join(sql.split())
+    depth, start, items = 0, -1, []
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth:
+            continue
+        if start < 0 and text.startswith("SELECT ", i):
+            start = i + len("SELECT ")
+        elif start >= 0 and (ch == "," or text.startswith(" FROM ", i)):
+            items.append(text[start:i].strip())
+            start = i + 1
+            if ch != ",":
+                break
+    return items
+
+
+def test_the_statistics_only_pools_bind_their_named_queries_and_read_every_column(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    names = {q.sql: n for n, q in queries().items()}
+    columns = _select_list(query("advice_stats_pools").sql)
+    assert columns[:3] == ["s.source", "s.pool", "n.window_end"] and len(columns) == 24
+    row = ["S", "BP1", T0, 1, 60.0, 6, 60, 12, 60.0, 120, 60, 3, 1, 0, 2000, True, 4096, 30.0, 5.0, "LRU", False,
+           4096, "omegamon", T0 - timedelta(minutes=1)]  # fmt: skip
+    asked: list[tuple[str, tuple[Any, ...]]] = []
+
+    def trino_rows(s: Any, sql: str, params: tuple[Any, ...] = (), **kw: Any) -> tuple[list[Any], list[Any]]:
+        asked.append((names[sql], params))
+        return [], [row] if names[sql] == "advice_stats_pools" else []
+
+    monkeypatch.setattr(online, "trino_rows", trino_rows)
+    [pool], memory = online.read_stats_only(None, set(), "S")  # type: ignore[arg-type]
+    assert [n for n, _ in asked] == ["advice_stats_pools", "advice_stats_memory"]
+    assert all(p == ("S", "S") for _, p in asked) and memory == {}
+    assert (pool.key, pool.vpsize, pool.write_ios_per_s, pool.pages_read_per_s) == ("S/BP1", 2000, 1.0, 1.0)
+    asked.clear()
+    assert online.read_stats_only(None, {"S/BP1"}, None) == ([], {})  # type: ignore[arg-type]
+    assert asked == [("advice_stats_pools", (None, None))]  # no pool left: no memory asked
+
+
 def test_a_fragment_is_written_once_and_filled_into_every_query_that_names_it() -> None:
     text = (
         "-- fragment: recent\n-- each pool's newest pane\n"
