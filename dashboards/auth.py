@@ -129,8 +129,7 @@ class Access:
 
 
 def loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+    """An IP address of the loopback interface (a name, even one that resolves there, is not taken on trust)."""
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:

@@ -61,8 +61,8 @@ def test_an_unusable_password_file_is_named(tmp_path: Path, text: str, mode: int
 
 
 def test_beyond_loopback_it_starts_only_with_authentication(tmp_path: Path) -> None:
-    assert [loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "localhost", "0.0.0.0", "10.1.2.3", "::")] == [
-        True, True, True, True, False, False, False,
+    assert [loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "[::1]", "0.0.0.0", "10.1.2.3", "::", "lo")] == [
+        True, True, True, True, False, False, False, False,
     ]  # fmt: skip
     assert access_for("127.0.0.1", None, None).open
     with pytest.raises(ConfigError, match=r"bound to 0\.0\.0\.0 \(not loopback\) needs \[dashboard\] password_file"):

@@ -124,6 +124,9 @@ catalog_uri = "jdbc:postgresql://pg.example:5432/lake"
 catalog_user = "lake"
 catalog_password_file = "{tmp_path}/pw"
 connect_timeout = 12.5
+[dashboard]
+password_file = "{tmp_path}/dashboard-passwords"
+user_header = "X-Forwarded-User"
 [iceberg]
 warehouse = "s3://lake/poolsight"
 [s3]
@@ -167,6 +170,10 @@ def test_a_full_valid_config_loads(tmp_path: Path) -> None:
     s = load_settings()
     assert (s.kafka_brokers, s.flink_taskmanagers, s.trino_add_files, s.bind_host) == (3, 2, True, "127.0.0.2")
     assert s.connect_timeout == 12.5
+    assert (s.dashboard_password_file, s.dashboard_user_header) == (
+        tmp_path / "dashboard-passwords",
+        "X-Forwarded-User",
+    )
     assert ceilings(s, {})["advice"] == 2048
     assert retention_from(s.history, {}).pane_days == 30
     assert set(s.groups) == {"DSG1", "DSG2"}
