@@ -27,7 +27,16 @@ from poolsight.names import NAMESPACE, TOPICS
 from poolsight.schemas.wire import AvroDecoder, DecodeError
 from tests.conftest import poolsight
 
-pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
+pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack", "no_jobs")]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_jobs() -> None:
+    """The session's streaming jobs stopped (the modules before shared them): this module's Flink
+    SQL needs a free slot, and `down` then `up` would submit them again."""
+    r = poolsight("jobs", "cancel", "--all", "--no-savepoint")
+    assert r.returncode == 0, r.stderr
+
 
 SMOKE_SCHEMA = json.dumps(
     {
