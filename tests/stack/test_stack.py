@@ -27,7 +27,7 @@ from poolsight.names import NAMESPACE, TOPICS
 from poolsight.schemas.wire import AvroDecoder, DecodeError
 from tests.conftest import poolsight
 
-pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack", "no_jobs")]
+pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
 
 
 @pytest.fixture(scope="module", autouse=True)
