@@ -40,7 +40,7 @@ def regression(jobs: None) -> tuple[str, datetime]:
     start = int(time.time()) // 60 * 60 - 2 * 3600  # whole minutes: panes and --at times line up
     r = poolsight(
         "generate", "day-posting", "--members", member, "--seed", "7", "--duration", str(DURATION),
-        "--event-rate", "5000", "--start-time", str(start),
+        "--event-rate", "2500", "--start-time", str(start),
         "--alter", f"BP1:VPSIZE=2000@{SHRINK_AT}", "--alter", f"BP1:VPSIZE=40000@{RESTORE_AT}",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
