@@ -18,7 +18,7 @@ from poolsight.ingest.tracefiles import open_trace
 from poolsight.ingest.zos.catalog import Catalog
 from poolsight.schemas.getpage import ACCESS_NAMES
 from poolsight.simulator.engine import PolicyName, SimConfig, Simulator
-from poolsight.simulator.result import PoolResult
+from poolsight.simulator.result import CurvePoint, PoolResult
 from poolsight.simulator.trace import Names, TraceFormatError
 
 PANE_SECONDS = 60.0
@@ -143,28 +143,49 @@ def at_size(
     in `moves` replayed into the pool named there. `from_pools`: the trace pools whose getpages
     take part (default: those named in runs). Every pool's rate is over the same span, that of the
     getpages taking part: a pool given a burst of scans is not judged by the burst's length."""
+    return {name: v[runs[name].size] for name, v in at_sizes(trace, runs, moves, from_pools).items()}
+
+
+def at_sizes(
+    trace: Trace,
+    runs: dict[str, PoolRun],
+    moves: dict[str, str] | None = None,
+    from_pools: set[str] | None = None,
+    also: dict[str, list[int]] | None = None,
+) -> dict[str, dict[int, ReplayRates]]:
+    """As `at_size`, with some pools also at other sizes in the same pass (`also`: pool -> sizes,
+    each a cache of its own on the same getpages): pool -> size -> rates."""
     moves = moves or {}
     sim = Simulator(SimConfig(pane_seconds=PANE_SECONDS, window_panes=trace.panes))
-    size = {name: max(1, round(r.size * trace.rate)) for name, r in runs.items()}
+    wanted = {name: sorted({r.size, *(also or {}).get(name, [])}) for name, r in runs.items()}
+    scaled = {name: {s: max(1, round(s * trace.rate)) for s in sizes} for name, sizes in wanted.items()}
     for name, r in runs.items():
-        sim.set_pool_policy(name, size[name], r.policy, r.vpseqt, sizes=[size[name]])
+        sizes = sorted(set(scaled[name].values()))
+        sim.set_pool_policy(name, scaled[name][r.size], r.policy, r.vpseqt, sizes=sizes)
     sources = from_pools if from_pools is not None else set(runs) & set(trace.pools)
     _feed(sim, trace, {trace.pools.index(n): n for n in sources}, moves)
     span = _span(trace, sources)
-    out: dict[str, ReplayRates] = {}
+    out: dict[str, dict[int, ReplayRates]] = {}
     for name in runs:
-        if name not in sim.pools():
-            out[name] = ReplayRates(sync_reads_per_s=0.0, getpages_per_s=0.0, objects={})
+        if name not in sim.pools() or sim.last_pane(name) is None:  # no getpage of it in this layout
+            out[name] = {s: ReplayRates(sync_reads_per_s=0.0, getpages_per_s=0.0, objects={}) for s in wanted[name]}
             continue
-        res = sim.result(name, [size[name]])
-        if trace.exact is None:
-            out[name] = ReplayRates(
-                sync_reads_per_s=float(res.curve[0].sync_reads) / span,
-                getpages_per_s=res.refs / span,
-                objects={o: float(v.curve[0].sync_reads) / span for o, v in res.objects.items()},
-            )
-        else:
-            out[name] = _scaled(res, _exact_counts(trace, name, sources, moves), span, trace.rate)
+        sizes = sorted(set(scaled[name].values()))
+        res = sim.result(name, sizes)
+        points = {int(c.size_pages): c for c in res.curve}
+        objects = {o: {int(c.size_pages): c for c in v.curve} for o, v in res.objects.items()}
+        exact = _exact_counts(trace, name, sources, moves) if trace.exact is not None else None
+        out[name] = {}
+        for s in wanted[name]:
+            k = scaled[name][s]
+            if exact is None:
+                out[name][s] = ReplayRates(
+                    sync_reads_per_s=float(points[k].sync_reads) / span,
+                    getpages_per_s=res.refs / span,
+                    objects={o: float(c[k].sync_reads) / span for o, c in objects.items()},
+                )
+            else:
+                out[name][s] = _scaled(float(points[k].sync_reads), objects, k, exact, span, trace.rate)
     return out
 
 
@@ -183,15 +204,20 @@ def _exact_counts(
     return out
 
 
-def _scaled(res: PoolResult, exact: dict[str, npt.NDArray[np.int64]], span: float, rate: float) -> ReplayRates:
+def _scaled(
+    sync_reads: float,
+    objects: dict[str, dict[int, CurvePoint]],
+    size: int,
+    exact: dict[str, npt.NDArray[np.int64]],
+    span: float,
+    rate: float,
+) -> ReplayRates:
     """A sampled replay's rates (SHARDS-adj): misses are the sample's divided by the rate, and
     getpages the exact count; the getpages the sample is short of are hits (they are the hot
     pages a spatial sample most often leaves out)."""
-    objects = {o: float(v.curve[0].sync_reads) / rate / span for o, v in res.objects.items() if o in exact}
+    per_object = {o: float(c[size].sync_reads) / rate / span for o, c in objects.items() if o in exact}
     total = sum(int(n.sum()) for n in exact.values())
-    return ReplayRates(
-        sync_reads_per_s=float(res.curve[0].sync_reads) / rate / span, getpages_per_s=total / span, objects=objects
-    )
+    return ReplayRates(sync_reads_per_s=sync_reads / rate / span, getpages_per_s=total / span, objects=per_object)
 
 
 def _span(trace: Trace, pools: set[str]) -> float:
