@@ -9,6 +9,12 @@ combined so that each pool gets at most one VPSIZE:
 - a pool the budget resizes is not also shrunk by the shrink rule (the budget weighed it);
 - a pool a placement splits is not shrunk either (the split is verified at today's size).
 Placements are memory-neutral (advice/placement.py), so the budget's frames pay for nothing else.
+
+Merges and moves into existing pools (advice/consolidation.py) are replayed at today's sizes of
+the pools they touch and are not verified again at another size: they are exclusive with the budget
+and placement advice. One that touches a pool the budget or a placement sizes (after the above) is
+left out, and that advice's evidence says so (`consolidation_dropped`); one that stands takes the
+place of the shrink rule for its pools (`shrink_dropped`).
 """
 
 from __future__ import annotations
@@ -64,7 +70,47 @@ def combine(advice: list[Advice], reverify: Reverify | None) -> list[Advice]:
                 f"the shrink rule's {shrink.summary!r} is left out: the {owner.kind} advice sizes {shrink.pool}"
             )
             drop.add(id(shrink))
-    return [replace.get(id(a), a) for a in advice if id(a) not in drop]
+    out = [replace.get(id(a), a) for a in advice if id(a) not in drop]
+    return _exclusive(out)
+
+
+CONSOLIDATION = ("merge", "move")
+
+
+def touched(a: Advice) -> set[str]:
+    """The pools a piece of advice changes: its predicted pools (a placement's, a merge's, a move's), else its own."""
+    pools = a.predicted.get("pools")
+    return set(pools) if isinstance(pools, dict) and pools else {a.pool}
+
+
+def _exclusive(advice: list[Advice]) -> list[Advice]:
+    """Merges and moves only on pools no budget or placement advice sizes; they replace the shrink rule."""
+    sized: dict[tuple[str, str], Advice] = {}
+    for a in advice:
+        if a.kind in ("budget", "placement"):
+            for pool in touched(a):
+                sized.setdefault((a.source, pool), a)
+    drop: set[int] = set()
+    for a in advice:
+        if a.kind not in CONSOLIDATION:
+            continue
+        clash = sorted({pool for pool in touched(a) if (a.source, pool) in sized})
+        if clash:
+            for pool in clash:
+                owner = sized[(a.source, pool)]
+                owner.evidence.setdefault("consolidation_dropped", []).append(
+                    f"the {a.kind} advice {a.summary!r} is left out: the {owner.kind} advice sizes {pool} (a merge or "
+                    "move is replayed at today's sizes and is exclusive with budget and placement advice)"
+                )
+            drop.add(id(a))
+            continue
+        for other in advice:
+            if other.kind == "shrink" and other.source == a.source and other.pool in touched(a):
+                a.evidence["shrink_dropped"] = (
+                    f"the shrink rule's {other.summary!r} is left out: the {a.kind} advice sizes {other.pool}"
+                )
+                drop.add(id(other))
+    return [a for a in advice if id(a) not in drop]
 
 
 def _joined(first: Advice, again: Advice, budget: Advice, size: int) -> Advice:
