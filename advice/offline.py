@@ -12,6 +12,7 @@ from poolsight.advice import replay
 from poolsight.advice.advisor import Budget, budget_advice, pool_advice, report
 from poolsight.advice.combine import combine
 from poolsight.advice.commands import free_pool_name, page_size_of
+from poolsight.advice.consolidation import ConsolidationRules, Consolidator
 from poolsight.advice.group_advice import group_advice
 from poolsight.advice.group_offline import GroupSimulate, group_specs
 from poolsight.advice.inputs import Inputs, read
@@ -135,10 +136,12 @@ def advise_dir(
     rules: Rules | None = None,
     costs: Costs | None = None,
     simulate_group: GroupSimulate | None = None,
+    consolidation: ConsolidationRules | None = None,
 ) -> tuple[dict[str, Any], Inputs]:
     """The advice document for a directory, and the inputs read (with their rejects). A pool whose
     members share a GBP (attributes' group_name) is advised with its group when `simulate_group`
-    gives the group's surfaces: the group's budget replaces the members' own for that pool."""
+    gives the group's surfaces: the group's budget replaces the members' own for that pool. Merges and
+    moves into existing pools (advice/consolidation.py) are proposed for the pools outside a group."""
     t, r, c = thresholds or Thresholds(), rules or Rules(), costs or Costs()
     inputs = read(directory)
     path = replay.trace_file(directory)
@@ -180,6 +183,10 @@ def advise_dir(
             record["why_not"] = f"an alternative to moving {', '.join(verified[0][0].objects)}, which saves more"
         if verified:
             advice.append(verified[0][0])
+    consolidator = Consolidator(trace, c, consolidation or ConsolidationRules(), inputs.kinds)
+    alone = {tp: p for tp, p in states.items() if (p.source, p.pool) not in grouped}
+    consolidated, consolidations = consolidator.advise(alone)
+    advice += consolidated
     advice = combine(advice, verifier.again)
     # One source: its budget is the document's; several: by source, summed.
     budget_doc = budgets[sources[0]] if len(sources) == 1 else _merge(budgets)
@@ -188,6 +195,7 @@ def advise_dir(
         advice,
         {
             "placements_considered": considered,
+            "consolidations_considered": consolidations,
             "groups": groups,
             "memory": {s: (m.__dict__ if m else None) for s, m in memory.items()},
             "input": {

@@ -23,6 +23,7 @@ from poolsight.advice.advisor import Budget, budget_advice, pool_advice, stats_a
 from poolsight.advice.budget import frames_for
 from poolsight.advice.combine import Reverify, combine
 from poolsight.advice.commands import free_pool_name, page_size_of
+from poolsight.advice.consolidation import ConsolidationRules, Consolidator, candidates
 from poolsight.advice.group_advice import group_advice
 from poolsight.advice.group_tables import surface_from_rows
 from poolsight.advice.model import (
@@ -257,11 +258,13 @@ def _fifo_candidate(p: PoolState) -> bool:
 def replayed(
     s: Settings, states: list[PoolState], t: Thresholds, c: Costs
 ) -> tuple[dict[str, list[Advice]], Reverify | None]:
-    """Placements and FIFO, verified on the pools' recent getpages read back from Kafka (advice/recent.py):
-    the same replay as `poolsight advise DIR`. Sets the FIFO numbers on the states; returns the
-    placement advice per pool (the best verified proposal), and how to verify one again at
-    another size (advice/combine.py)."""
+    """Placements, merges and moves into existing pools, and FIFO, verified on the pools' recent
+    getpages read back from Kafka (advice/recent.py): the same replay as `poolsight advise DIR`.
+    Sets the FIFO numbers on the states; returns the placement advice per pool (the best verified
+    proposal) and the merges and moves (advice/consolidation.py, keyed by the pool the advice is
+    for), and how to verify a placement again at another size (advice/combine.py)."""
     rules = Rules()
+    merging = ConsolidationRules()
     proposals = {}
     # Every pool each source has had statistics or a curve for, and each new pool once.
     taken: dict[str, set[str]] = defaultdict(set)
@@ -277,9 +280,12 @@ def replayed(
         fifo = _fifo_candidate(p)
         if props or fifo:
             proposals[p.key] = (p, props, fifo)
-    if not proposals:
+    by_key = {p.key: p for p in states}
+    merge_pools = candidates(by_key, merging)
+    if not proposals and not merge_pools:
         return {}, None
-    windows = {(p.source, p.pool): (p.window_start, p.window_end) for p, _, _ in proposals.values()}
+    wanted = [p for p, _, _ in proposals.values()] + [by_key[k] for k in sorted(merge_pools) if k not in proposals]
+    windows = {(p.source, p.pool): (p.window_start, p.window_end) for p in wanted}
     trace = recent_trace(s, windows, replay_lookback())
     out: dict[str, list[Advice]] = {}
     if trace is None:
@@ -302,6 +308,10 @@ def replayed(
                 best = adv
         if best is not None:
             out[key] = [best]
+    if merge_pools:
+        consolidated, _ = Consolidator(trace, c, merging, source=FROM_KAFKA).advise({k: by_key[k] for k in merge_pools})
+        for a in consolidated:
+            out.setdefault(f"{a.source}/{a.pool}", []).append(a)
     return out, verifier.again
 
 
