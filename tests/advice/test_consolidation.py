@@ -225,3 +225,27 @@ def test_a_merge_is_exclusive_with_the_budget_on_its_pools_and_replaces_the_shri
     merge2 = advice("merge", "BP1", ["-ALTER BUFFERPOOL(BP1) VPSIZE(2500)"], {"BP1": {}, "BP2": {}})
     out = combine([budget, merge2], None)
     assert out == [budget] and "merge advice" in budget.evidence["consolidation_dropped"][0]
+
+
+def test_advise_dir_gives_the_merge_in_place_of_the_shrink_rule(tmp_path: Path) -> None:
+    from poolsight.advice.advisor import Budget
+    from poolsight.advice.offline import advise_dir
+
+    b = Build(2)
+    b.random("S/BP1", "APP.A", 2000, 30.0)
+    b.random("S/BP2", "APP.B", 1000, 15.0)
+    trace = b.trace()
+    rows = ["time,source,pool,object,page,access,function,hit"]
+    for t, p, o, page in zip(trace.times, trace.pool, trace.obj, trace.pages, strict=True):
+        rows.append(f"{t:.6f},S,{trace.pools[p].split('/')[1]},{trace.objects[o]},{page},R,GP,N")
+    (tmp_path / "trace.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "attributes.jsonl").write_text(
+        '{"source": "S", "pool": "BP1", "vpsize": 4000, "vpseqt": 100}\n'
+        '{"source": "S", "pool": "BP2", "vpsize": 2000, "vpseqt": 100}\n'
+    )
+    doc, _ = advise_dir(tmp_path, Budget())
+    [merge] = [a for a in doc["advice"] if a["kind"] == "merge"]
+    assert merge["pool"] == "BP1" and merge["predicted"]["freed_mb"] == pytest.approx(3000 * 4096 / MB)
+    assert not [a for a in doc["advice"] if a["kind"] == "shrink" and a["pool"] in ("BP1", "BP2")]
+    assert "shrink_dropped" in merge["evidence"]
+    assert [r["kind"] for r in doc["consolidations_considered"]] == ["merge"]
