@@ -204,11 +204,14 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
             _maintain(s, cycles)  # during the fault: may fail (Trino, the catalog), must lose nothing
         time.sleep(down if down is not None else a.down)
         t0 = time.monotonic()
-        try:
-            up(s)
-        except LaunchError as exc:  # the trial fails, and the suite goes on after a second `up`
-            failed.insert(0, f"poolsight up failed: {exc}")
-            up(s)
+        for attempt in range(3):  # a failed `up` fails the trial; the suite goes on once one succeeds
+            try:
+                up(s)
+                break
+            except LaunchError as exc:
+                failed.insert(0, f"poolsight up failed (attempt {attempt + 1}): {str(exc)[:300]}")
+        else:
+            raise LaunchError(f"{fault} #{n}: the stack did not come back in three `up`s: {failed[0]}")
         up_seconds = round(time.monotonic() - t0, 1)
         resubmitted, not_resumed = resume_forgotten(s)  # as `poolsight up` does after the services
         if not_resumed:
@@ -311,6 +314,9 @@ def main(argv: list[str] | None = None) -> None:
                     )
         except KeyboardInterrupt:  # SIGINT or TERM: the table of the trials that ended, not nothing
             print(f"interrupted: {len(rows)} trials ended", flush=True)
+        except LaunchError as exc:  # a stack that does not come back ends the run, not its table
+            print(f"stopped: {exc}", flush=True)
+            rows.append(Trial("(stack)", -1, {}, {}, 0, None, None, [], error=str(exc)[:300]))
         if a.maintenance == "end":
             ended: list[str] = []
             _maintain(s, ended)

@@ -24,6 +24,11 @@ class Unhealthy(Exception):
     pass
 
 
+class Degraded(Unhealthy):
+    """Running and beating, but its last cycle failed (a service it reads was away): it tries again
+    next cycle. `status` shows it unhealthy; `up` does not wait on it for a service already running."""
+
+
 @dataclass(frozen=True)
 class Launch:
     command: list[str]

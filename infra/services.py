@@ -34,6 +34,7 @@ from .install import Installed
 from .java import find_java
 from .kafka_service import kafka_node
 from .service_base import CONF_DIR, base_env, fresh_dir, http_get, need
+from .service_base import Degraded as Degraded
 from .service_base import Launch as Launch
 from .service_base import Service as Service
 from .service_base import Unhealthy as Unhealthy
@@ -393,7 +394,7 @@ def _health_beat(s: Settings, name: str, describe: Callable[[dict[str, Any]], st
     if age > 3 * _every(name) + 60:  # + one slow evaluation
         raise Unhealthy(f"last evaluation {age:.0f} s ago")
     if beat.get("error"):
-        raise Unhealthy(f"last evaluation failed: {str(beat['error'])[:200]}")
+        raise Degraded(f"last evaluation failed: {str(beat['error'])[:200]}")
     if beat.get("phase") == "starting":  # the loop's beat before its first cycle ends
         return f"first evaluation running, started {age:.0f} s ago"
     return f"{describe(beat)}, evaluated {age:.0f} s ago"

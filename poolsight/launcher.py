@@ -38,7 +38,7 @@ from poolsight.infra.process import (
     spawn,
     stop_many,
 )
-from poolsight.infra.services import SERVICES, Service, Unhealthy, catalog_password, services_for
+from poolsight.infra.services import SERVICES, Degraded, Service, Unhealthy, catalog_password, services_for
 
 
 class LaunchError(Exception):
@@ -74,7 +74,9 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _wait_healthy(s: Settings, svc: Service, *, started_pid_check: bool) -> str:
+def _wait_healthy(s: Settings, svc: Service, *, started_pid_check: bool, running: bool = False) -> str:
+    """Its health detail once healthy. `running`: it was running before this `up`: a last cycle
+    that failed (Degraded: a service it reads was away, say) is no reason to wait, it tries again."""
     deadline = time.monotonic() + svc.start_timeout
     last = "no answer yet"
     external = svc.name in s.external
@@ -86,6 +88,10 @@ def _wait_healthy(s: Settings, svc: Service, *, started_pid_check: bool) -> str:
             )
         try:
             return svc.health(s)
+        except Degraded as exc:
+            if running:
+                return f"running, {exc}; it tries again next cycle"
+            last = str(exc)
         except Unhealthy as exc:
             last = str(exc)
         time.sleep(1.0)
@@ -174,7 +180,7 @@ def up(s: Settings, names: list[str] | None = None) -> list[ServiceStatus]:
                     detail = _wait_healthy(s, svc, started_pid_check=True)
                     _say(f"{svc.name:18} started in {time.monotonic() - t0:5.1f} s: {detail}")
                 elif alive(read_started(s.run_dir, svc.name)):
-                    detail = _wait_healthy(s, svc, started_pid_check=True)
+                    detail = _wait_healthy(s, svc, started_pid_check=True, running=True)
                     _say(f"{svc.name:18} already running: {detail}")
                 else:
                     start(svc)

@@ -151,3 +151,24 @@ def test_up_refuses_a_bind_host_that_is_not_here(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("POOLSIGHT_BIND_HOST", "192.0.2.1")  # TEST-NET-1: no machine has it
     with pytest.raises(launcher.LaunchError, match=r"bind host 192\.0\.2\.1"):
         launcher.up(load_settings(), ["postgres"])
+
+
+def test_up_does_not_wait_on_a_running_evaluator_whose_last_cycle_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A service already running whose last cycle failed (Trino away a moment) is reported and
+    passed; one this `up` starts must become healthy (its first cycle failing is a real problem)."""
+    from poolsight.infra.services import Degraded
+
+    svc = next(s for s in SERVICES if s.name == "advice")
+
+    def degraded(s: Settings) -> str:
+        raise Degraded("last evaluation failed: TrinoQueryError")
+
+    fake = Service(svc.name, svc.ports, svc.depends, 0.5, svc.prepare, degraded, svc.endpoint)
+    monkeypatch.setattr(launcher, "alive", lambda pid: True)
+    monkeypatch.setattr(launcher, "read_started", lambda run_dir, name: 1)
+    detail = launcher._wait_healthy(load_settings(), fake, started_pid_check=True, running=True)
+    assert detail == "running, last evaluation failed: TrinoQueryError; it tries again next cycle"
+    with pytest.raises(
+        launcher.LaunchError, match=r"advice did not become healthy within 0 s \(last evaluation failed"
+    ):
+        launcher._wait_healthy(load_settings(), fake, started_pid_check=True)
