@@ -917,7 +917,7 @@ RENDER.backups = async () => {
   const runs = d.backup_runs;
   const c = card("backup-chart-card", "Throughput per run", windowNote(d, "Backup and restore runs"));
   c.querySelector(".note").textContent = windowNote(d, "Backup and restore runs") + " Seed 003: compare each run with the one before it.";
-  timeChart(chart(c, "backup-chart"), [], linesBy(runs.map((r) => ({ ...r, t: r.event_time })), (r) => `${r.source}/${r.database} ${r.operation}`, "mb_per_s"), "MB/s");
+  timeChart(chart(c, "backup-chart"), [], linesBy(runs.map((r) => ({ ...r, t: r.event_time })), (r) => `${r.source} ${r.operation}`, "mb_per_s"), "MB/s");  // a source names its database
   const t = card("backups", "Runs, each against the one before", "Elapsed time, MB/s and the bottleneck the threads' time shows (db2diag.log's performance statistics).", true);
   for (const r of runs) r._key = `${r.source}/${r.database}/${r.operation}/${r.event_time}`;
   table(t, "backups-table", [
