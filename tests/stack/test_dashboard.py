@@ -205,9 +205,7 @@ def test_overview_and_pool_page_show_what_trino_answers(member: str, tab: Tab) -
     assert tab.value(f'{row} td[data-col="getpages_per_s"]') == pytest.approx(getpages_per_s, rel=REL)
     assert tab.value(f'{row} td[data-col="application_hit_ratio"]') == pytest.approx(app, rel=REL)
     # The pools table as a CSV download: a row per pool, every column's raw value under its key.
-    with page.expect_download() as dl:
-        page.click('button[data-csv="pools-table"]')
-    got = list(csv.DictReader(Path(dl.value.path()).read_text().splitlines()))
+    got = _download(page, "pools-table")
     assert list(got[0]) == page.eval_on_selector_all("#pools-table th", "ths => ths.map(t => t.dataset.col)")
     mine = {r["pool"]: r for r in got if r["source"] == member}
     assert sorted(mine) == ["BP1", "BP2"] and len(got) == page.locator("#pools-table tbody tr").count()
