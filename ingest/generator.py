@@ -35,7 +35,7 @@ from poolsight._kernel import PoolModel
 from poolsight.ingest import display_report, gbp_display_text, stats_report
 from poolsight.ingest.batching import make_batch
 from poolsight.ingest.datasharing import HIT_OF_OUTCOME, OUTCOMES, SYNC_READ_OUTCOMES, GroupPool, OutcomeCounts
-from poolsight.ingest.scenario import ObjectSpec, PatternSpec, PoolSpec, Scenario
+from poolsight.ingest.scenario import MemorySpec, ObjectSpec, PatternSpec, PoolSpec, Scenario
 from poolsight.ingest.stats_common import empty_pool_stats
 from poolsight.ingest.zos.writer import ZosTraceWriter
 from poolsight.schemas.getpage import ACCESS_LETTERS, FUNCTION_LETTERS
@@ -597,6 +597,8 @@ class Generator:
                     rec[key] = k[key]
                 if (sp := self.simulated[mi][pi]) is not None:
                     rec.update(sp.take())
+                if self.sc.memory is not None:
+                    rec.update(_pageins(self.sc.memory, self.sc.pools[pool], k))
                 sink.stats("pool_stats", rec)
         for group in self.groups or []:
             for g in group.stats(start, end):
@@ -677,6 +679,15 @@ class Generator:
         sink.close()
         self.totals.seconds = time.monotonic() - started
         return self.totals
+
+
+def _pageins(memory: MemorySpec, spec: PoolSpec, k: dict[str, int]) -> dict[str, int]:
+    """PAGE-INS REQUIRED FOR READ/WRITE of an interval: the paged-out share of the pool's buffers
+    (none for a page-fixed pool, whose frames the OS cannot take) of the pages read into buffers
+    (sync reads and prefetched pages) and of the pages written."""
+    share = 0.0 if spec.pgfix else memory.paged_out_pct / 100.0
+    read = k["sync_reads_random"] + k["sync_reads_sequential"] + k["dyn_prefetch_pages"] + k["list_prefetch_pages"]
+    return {"pageins_read": round(share * read), "pageins_write": round(share * k["pages_written"])}
 
 
 def _split(n: int, size: int) -> Iterator[tuple[int, int]]:

@@ -131,12 +131,16 @@ def structure_mb(data_entries: int, directory_entries: int, page_size: int) -> f
 
 @dataclass(frozen=True)
 class MemorySpec:
-    """The host's memory, reported each interval as a system_memory record (the paging guard's input)."""
+    """The host's memory, reported each interval as a system_memory record (the paging guard's input).
+    `paged_out_pct`: the share of each pool's buffers (not page-fixed) whose frames the OS has paged
+    out on a host short of real storage; DB2 counts a page-in for read when it reads a page into such
+    a buffer and one for write when it writes a page from one (PAGE-INS REQUIRED FOR READ/WRITE)."""
 
     real_storage_mb: float
     real_storage_available_mb: float
     pageins_per_second: float = 0.0
     db2_real_storage_mb: float | None = None
+    paged_out_pct: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -249,6 +253,8 @@ def validate(sc: Scenario, where: str) -> None:
                 raise ScenarioError(f"{where}: pattern {p.name} uses unknown object {used}")
     if sc.interval_seconds <= 0:
         raise ScenarioError(f"{where}: interval_seconds must be > 0")
+    if sc.memory is not None and not 0 <= sc.memory.paged_out_pct <= 100:
+        raise ScenarioError(f"{where}: memory: paged_out_pct must be in [0, 100]")
     validate_group(sc, where)
 
 

@@ -384,3 +384,40 @@ def test_a_gbp_dependent_scan_reads_by_prefetch_only_with_page_lists(tmp_path: P
     else:
         assert scan["1"] + scan["2"] + scan["3"] + scan["4"] + sequential_sync == 0
         assert requests == scan["5"] > 0
+
+
+def test_paged_out_buffers_count_page_ins_from_the_pages_read_and_written(tmp_path: Path) -> None:
+    """The paging scenario: 5 % of the unfixed BP1's buffers paged out, BP2 page-fixed. Each interval's
+    PAGE-INS REQUIRED FOR READ/WRITE are 5 % of the pages its read and write I/O events (io.jsonl,
+    counted here) moved for BP1, and none for BP2; a scenario without `memory` states none."""
+    out = tmp_path / "paging"
+    Generator(load("paging"), seed=7, event_rate=3_000).run(FileSink(out), duration=240)
+    moved: Counter[tuple[str, str, int]] = Counter()
+    stats = _jsonl(out / "pool_stats.jsonl")
+    ends = sorted({s["interval_end"] for s in stats})
+    for io in _jsonl(out / "io.jsonl"):
+        end = next(e for e in ends if io["time"] * 1e6 <= e)
+        moved[io["pool"], io["kind"], end] += io["pages"]
+    assert len(stats) == 2 * len(ends) == 8
+    for s in stats:
+        read, written = moved[s["pool"], "read", s["interval_end"]], moved[s["pool"], "write", s["interval_end"]]
+        share = 0.05 if s["pool"] == "BP1" else 0.0
+        assert (s["pageins_read"], s["pageins_write"]) == (round(share * read), round(share * written)), s
+    assert sum(s["pageins_read"] for s in stats) > 1000 and sum(s["pageins_write"] for s in stats) > 100
+    plain = _jsonl(_generate(tmp_path, "day-posting", 50_000) / "pool_stats.jsonl")
+    assert {(s["pageins_read"], s["pageins_write"]) for s in plain} == {(None, None)}
+
+
+def test_a_write_storm_writes_synchronously_what_the_pool_steals_changed(tmp_path: Path) -> None:
+    """The write-storm scenario (BP3 small, DWQT/VDWQT 90 %, update-heavy): every BP3 write I/O in
+    io.jsonl is a one-page synchronous write, the statistics count them as sync writes, and they are
+    above 5 % of the write I/Os and 1/s (sync_writes_high's thresholds)."""
+    out = tmp_path / "storm"
+    Generator(load("write-storm"), seed=7, event_rate=3_000).run(FileSink(out), duration=240)
+    writes = [io for io in _jsonl(out / "io.jsonl") if io["kind"] == "write" and io["pool"] == "BP3"]
+    stats = [s for s in _jsonl(out / "pool_stats.jsonl") if s["pool"] == "BP3"]
+    assert sum(s["sync_writes"] for s in stats) == len(writes) > 10_000
+    assert {(io["io_type"], io["pages"]) for io in writes} == {(0, 1)}
+    for s in stats:
+        assert s["sync_writes"] / s["interval_seconds"] > 1
+        assert s["sync_writes"] > 0.05 * (s["sync_writes"] + s["async_writes"])

@@ -261,6 +261,52 @@ def test_seed_000s_statistics_open_an_alert_for_every_warning_they_carry(jobs: N
     assert state == "open"
 
 
+def test_a_sync_write_storm_and_a_paging_host_open_their_alerts(jobs: None, tmp_path: Path) -> None:
+    """The write-storm and paging scenarios through Kafka and the statistics job: the storm's BP3 (every
+    write synchronous) opens sync_writes_high, the paging host's unfixed BP1 opens pageins for read
+    and for write at the newest interval's rates read here from pool_stats; the storm's BP4 (no
+    writes) and the page-fixed BP2 open nothing, and neither does any other warning."""
+    tag = uuid.uuid4().hex[:6].upper()
+    storm, paging = f"WS{tag}", f"PG{tag}"
+    start = int(time.time()) // 60 * 60 - 3600
+    intervals = {}
+    for scenario, member in (("write-storm", storm), ("paging", paging)):
+        r = poolsight("generate", scenario, "--members", member, "--seed", "3", "--duration", "180",
+                      "--event-rate", "2000", "--start-time", str(start))  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        intervals[member] = int(json.loads(r.stdout.strip().splitlines()[-1])["intervals"])
+    want = 2 * sum(intervals.values())  # two pools each
+    deadline, rows = time.monotonic() + 300, list[list[Any]]()
+    while time.monotonic() < deadline and len(rows) != want:
+        time.sleep(2)
+        rows = _query(
+            "SELECT source, pool, interval_end, interval_seconds, sync_writes, async_writes, pageins_read, "
+            "pageins_write FROM iceberg.poolsight.pool_stats WHERE source IN (?, ?) ORDER BY interval_end",
+            (storm, paging),
+        )
+    assert len(rows) == want, f"pool_stats holds {len(rows)} of {want} rows"
+    newest = {(str(r[0]), str(r[1])): r for r in rows}  # ordered by interval_end: the last one stays
+    names = {kind: f"{kind}_{tag.lower()}" for kind in STATS_KINDS}
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(json.dumps({"rules": [{"name": n, "kind": k} for k, n in names.items()]}))
+    at = datetime.fromtimestamp(start + 180 + 60, UTC)
+    r = poolsight("alerts", "evaluate", "--rules", str(rules), "--at", at.isoformat(), "--json", timeout=300)
+    assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
+    opened = sorted(
+        (a["source"], a["pool"], a["rule"], a["subject"], a["value"])
+        for a in json.loads(r.stdout)["opened"]
+        if a["source"] in (storm, paging)
+    )
+    _, _, _, _, sync, async_, _, _ = newest[storm, "BP3"]
+    _, _, _, seconds, _, _, read, write = newest[paging, "BP1"]
+    assert sync > 0 and read > 0 and write > 0, (newest[storm, "BP3"], newest[paging, "BP1"])
+    assert opened == sorted([
+        (storm, "BP3", names["sync_writes_high"], "pool_stats/sync_writes", pytest.approx(sync / (sync + async_))),
+        (paging, "BP1", names["pageins"], "pool_stats/pageins_read", pytest.approx(read / seconds, rel=1e-12)),
+        (paging, "BP1", names["pageins"], "pool_stats/pageins_write", pytest.approx(write / seconds, rel=1e-12)),
+    ]), opened  # fmt: skip
+
+
 def _iso(t: datetime) -> str:
     return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
