@@ -402,8 +402,8 @@ def _health_beat(s: Settings, name: str, describe: Callable[[dict[str, Any]], st
 
 def _python_launch(s: Settings, module: str, *args: str) -> Launch:
     # Two glibc arenas, not 8 per core: the Kafka and Trino clients' threads each got one, and
-    # memory freed into them stayed in the RSS (`make soak`). Not for the JVMs and the Flink
-    # job's Python worker, whose threads allocate in parallel on the hot path.
+    # memory freed into them stayed in the RSS (`make soak`). The TaskManager and its Python
+    # workers have their own settings (flink_service.TASKMANAGER_MALLOC).
     env = {**base_env(), "MALLOC_ARENA_MAX": "2"}
     return Launch(command=[sys.executable, "-m", module, *args], env=env, cwd=s.home)
 

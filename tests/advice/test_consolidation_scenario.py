@@ -75,7 +75,7 @@ def _objects(rows: list[Row]) -> dict[str, set[str]]:
 def _one(doc: dict[str, Any], kind: str) -> dict[str, Any]:
     found = [a for a in doc["advice"] if a["kind"] == kind]
     assert len(found) == 1, [a["summary"] for a in doc["advice"]]
-    return found[0]
+    return dict(found[0])
 
 
 def _check(rows: list[Row], advice: dict[str, Any], before: dict[str, tuple[int, set[str]]],

@@ -206,7 +206,8 @@ def test_scenario_errors_name_the_file(tmp_path: Path) -> None:
     bad.write_text("pools: [\n")
     with pytest.raises(ScenarioError, match="not valid YAML"):
         load(bad)
-    with pytest.raises(ScenarioError, match="known: data-sharing, day-posting, mixed, night-balancing"):
+    known = "consolidation, data-sharing, day-posting, mixed, night-balancing, paging, write-storm"
+    with pytest.raises(ScenarioError, match=f"known: {known}"):
         load("no-such-scenario")
 
 

@@ -385,7 +385,7 @@ def test_an_altered_pool_gets_its_prediction_checked_against_what_it_measured(jo
 
 
 def test_every_bundled_scenario_is_simulated_within_two_percent_at_the_current_size(jobs: None) -> None:
-    """Each scenario but day-posting (the workload above) through Kafka and Flink: every trace
+    """Each scenario but day-posting (the workload above) and the three like it through Kafka and Flink: every trace
     row of sim_accuracy with at least 1,000 measured sync reads within 2 %, each pool at its
     configured size with its own policy. Every pane of every pool has its row."""
     from poolsight.ingest.scenario import SCENARIO_DIR, load
@@ -394,7 +394,9 @@ def test_every_bundled_scenario_is_simulated_within_two_percent_at_the_current_s
     expected: dict[tuple[str, str], int] = {}
     panes_of: dict[str, int] = {}
     for path in sorted(SCENARIO_DIR.glob("*.yaml")):
-        if path.stem == "day-posting":
+        # write-storm, paging and consolidation are random OLTP like day-posting, for the statistics'
+        # warnings and the advice (tests/flink_jobs/test_accuracy.py simulates every scenario offline).
+        if path.stem in ("day-posting", "write-storm", "paging", "consolidation"):
             continue
         sc = load(path.stem)
         members = [f"{path.stem[0].upper()}{i}{tag}" for i in range(len(sc.members))]
