@@ -19,7 +19,7 @@ from pathlib import Path
 from .config import Settings
 from .install import Installed
 from .java import find_java
-from .service_base import CONF_DIR, Launch, Service, Unhealthy, base_env, fresh_dir, http_get
+from .service_base import CONF_DIR, JVM_PRETOUCH, Launch, Service, Unhealthy, base_env, fresh_dir, http_get
 from .versions import pins
 
 
@@ -115,7 +115,7 @@ def flink_conf_entries(s: Settings) -> dict[str, object]:
         "python.client.executable": sys.executable,
         # Flink's own module opens (its default config.yaml) plus ours: PyFlink's
         # DataStream translation reflects into java.util.
-        "env.java.opts.all": " ".join((*FLINK_MODULE_OPENS, "-XX:+UseG1GC", "-Djava.awt.headless=true")),
+        "env.java.opts.all": " ".join((*FLINK_MODULE_OPENS, "-XX:+UseG1GC", *JVM_PRETOUCH, "-Djava.awt.headless=true")),
     }
 
 

@@ -20,7 +20,7 @@ from .config import Settings, kafka_port_keys
 from .endpoints import hostport
 from .install import Installed
 from .java import find_java
-from .service_base import CONF_DIR, Launch, Service, Unhealthy, base_env, fresh_dir, need
+from .service_base import CONF_DIR, JVM_PRETOUCH, Launch, Service, Unhealthy, base_env, fresh_dir, need
 from .versions import pins
 
 MAX_REPLICATION = 3
@@ -156,8 +156,9 @@ def prepare_kafka(s: Settings, inst: Installed, node: int = 1) -> Launch:
     return Launch(
         command=[
             java.java,
-            "-Xms256m",
+            "-Xms768m",
             "-Xmx768m",
+            *JVM_PRETOUCH,
             "-XX:+UseG1GC",
             "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={CONF_DIR / 'kafka-log4j2.properties'}",

@@ -33,7 +33,7 @@ from .flink_service import flink_endpoint, health_flink_jobmanager, prepare_flin
 from .install import Installed
 from .java import find_java
 from .kafka_service import kafka_node
-from .service_base import CONF_DIR, base_env, fresh_dir, http_get, need
+from .service_base import CONF_DIR, JVM_PRETOUCH, base_env, fresh_dir, http_get, need
 from .service_base import Degraded as Degraded
 from .service_base import Launch as Launch
 from .service_base import Service as Service
@@ -330,7 +330,9 @@ def prepare_trino(s: Settings, inst: Installed) -> Launch:
     return Launch(
         command=[
             java.java,
+            f"-Xms{s.trino_heap}",
             f"-Xmx{s.trino_heap}",
+            *JVM_PRETOUCH,
             *jvm,
             "-Dnode.environment=poolsight",
             f"-Dnode.id={node_id_file.read_text().strip()}",
