@@ -501,7 +501,7 @@ class PoolTracker:
                 "pool_policy": self.pool_policy,
             }
         ).encode()
-        return MAGIC + struct.pack("<I", len(header)) + header + self.sim.snapshot()
+        return b"".join([MAGIC, struct.pack("<I", len(header)), header, *self.sim.snapshot_parts()])
 
     @classmethod
     def restore(cls, data: bytes) -> PoolTracker:

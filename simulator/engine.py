@@ -482,6 +482,11 @@ class Simulator:
 
     def snapshot(self) -> bytes:
         """Everything needed to continue later, as bytes (kernel state plus names and sizes)."""
+        return b"".join(self.snapshot_parts())
+
+    def snapshot_parts(self) -> list[bytes]:
+        """The snapshot's parts in order: a caller adding its own header joins them once (the
+        kernel's part is tens of MB; every concatenation is a copy)."""
         header = json.dumps(
             {
                 "config": asdict(self.config),
@@ -492,7 +497,7 @@ class Simulator:
             },
             allow_nan=True,
         ).encode()
-        return SNAPSHOT_MAGIC + struct.pack("<I", len(header)) + header + bytes(self._kernel.snapshot())
+        return [SNAPSHOT_MAGIC, struct.pack("<I", len(header)), header, self._kernel.snapshot()]
 
     def state_bytes(self) -> int:
         """Size of a snapshot now: what keeping this simulator in Flink state costs."""

@@ -49,6 +49,27 @@ type MiniSpec = (Policy, Vec<u64>, f64, f64, Vec<f64>);
 
 const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN01";
 
+/// `magic` then `value` in bincode, written straight into the Python bytes object: its size is
+/// counted first, so the state (tens of MB for a pool's miniature caches) is not also built in a
+/// growing Vec and copied (the Flink job snapshots each pool every pane).
+fn snapshot_bytes<'py, T: serde::Serialize>(
+    py: Python<'py>,
+    magic: &[u8; 8],
+    value: &T,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let fail = |e: bincode::Error| PyValueError::new_err(format!("snapshot failed: {e}"));
+    let size = bincode::serialized_size(value).map_err(fail)? as usize;
+    PyBytes::new_with(py, magic.len() + size, |buf| {
+        buf[..magic.len()].copy_from_slice(magic);
+        let mut rest = &mut buf[magic.len()..];
+        bincode::serialize_into(&mut rest, value).map_err(fail)?;
+        if !rest.is_empty() {
+            return Err(PyValueError::new_err("snapshot failed: shorter than its counted size"));
+        }
+        Ok(())
+    })
+}
+
 /// Reuse-distance simulation of many buffer pools; feed getpage batches, read curves.
 #[pyclass(module = "poolsight._kernel")]
 struct Kernel {
@@ -323,10 +344,7 @@ impl Kernel {
     }
 
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let mut out = SNAPSHOT_MAGIC.to_vec();
-        bincode::serialize_into(&mut out, &self.state)
-            .map_err(|e| PyValueError::new_err(format!("snapshot failed: {e}")))?;
-        Ok(PyBytes::new(py, &out))
+        snapshot_bytes(py, SNAPSHOT_MAGIC, &self.state)
     }
 
     #[staticmethod]
@@ -955,10 +973,7 @@ impl PyGroupSim {
     }
 
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let mut out = GROUP_MAGIC.to_vec();
-        bincode::serialize_into(&mut out, &self.inner)
-            .map_err(|e| PyValueError::new_err(format!("snapshot failed: {e}")))?;
-        Ok(PyBytes::new(py, &out))
+        snapshot_bytes(py, GROUP_MAGIC, &self.inner)
     }
 
     #[staticmethod]
