@@ -23,6 +23,12 @@ from poolsight.infra.endpoints import url_host_port
 # statement is run again on these errors (fetch_idempotent).
 RETRYABLE = ("GENERIC_INTERNAL_ERROR", "ICEBERG_COMMIT_ERROR")
 RETRIES = 5
+# The messages of that dead pooled connection. Any read meets them too (the alerts and advice
+# services' first cycle after a PostgreSQL restart failed on "Cannot check and eventually update SQL
+# schema" in `make chaos`): a read is always safe to run again, so `fetch` retries one on these.
+STALE_CATALOG = ("Cannot check and eventually update SQL schema", "Failed to execute exists query")
+STALE_RETRIES = 2
+_READ = re.compile(r"\s*(SELECT|WITH|SHOW|DESCRIBE|VALUES)\b", re.IGNORECASE)
 
 QueryError = trino.exceptions.TrinoQueryError
 UserError = trino.exceptions.TrinoUserError
@@ -57,9 +63,22 @@ def trino_connection(s: Settings, *, schema: str | None = None, user: str | None
 
 
 def fetch(cursor: Any, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()) -> list[list[Any]]:
-    """Run one statement on an open cursor and read every row."""
-    cursor.execute(sql, params)
-    return list(cursor.fetchall())
+    """Run one statement on an open cursor and read every row; a read that meets the catalog's
+    dead connection (STALE_CATALOG) is run again."""
+    for attempt in range(STALE_RETRIES + 1):
+        try:
+            cursor.execute(sql, params)
+            return list(cursor.fetchall())
+        except QueryError as exc:
+            if attempt == STALE_RETRIES or not _READ.match(sql) or not stale_catalog(exc):
+                raise
+            time.sleep(1.0)
+    raise AssertionError("unreachable")
+
+
+def stale_catalog(exc: QueryError) -> bool:
+    """Whether Trino failed on the Iceberg catalog's dead PostgreSQL connection."""
+    return exc.error_name == "GENERIC_INTERNAL_ERROR" and any(m in (exc.message or "") for m in STALE_CATALOG)
 
 
 def fetch_idempotent(cursor: Any, sql: str, params: tuple[Any, ...] | list[Any] | None = None) -> list[list[Any]]:
