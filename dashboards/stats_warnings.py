@@ -93,8 +93,8 @@ COUNTERS: dict[str, tuple[Counter, ...]] = {
         C(
             "sync_writes",
             "synchronous write I/Os",
-            "applications waited for their own writes (changed buffers stolen before the deferred writes reached "
-            "them, checkpoints, DMTH or no write engine)",
+            "applications waited for their own writes (the immediate write threshold, 97.5 % of the buffers "
+            "unavailable; pages unwritten over two checkpoints; no write engine)",
             "VDWQT/DWQT (earlier deferred writes) and VPSIZE",
         ),
     ),

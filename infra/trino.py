@@ -67,13 +67,17 @@ def fetch(cursor: Any, sql: str, params: tuple[Any, ...] | list[Any] | dict[str,
     dead connection (STALE_CATALOG) is run again."""
     for attempt in range(STALE_RETRIES + 1):
         try:
-            cursor.execute(sql, params)
-            return list(cursor.fetchall())
+            return _run(cursor, sql, params)
         except QueryError as exc:
             if attempt == STALE_RETRIES or not _READ.match(sql) or not stale_catalog(exc):
                 raise
             time.sleep(1.0)
     raise AssertionError("unreachable")
+
+
+def _run(cursor: Any, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any]) -> list[list[Any]]:
+    cursor.execute(sql, params)
+    return list(cursor.fetchall())
 
 
 def stale_catalog(exc: QueryError) -> bool:
@@ -86,7 +90,7 @@ def fetch_idempotent(cursor: Any, sql: str, params: tuple[Any, ...] | list[Any] 
     NULL), retried on the passing errors of RETRYABLE."""
     for attempt in range(RETRIES):
         try:
-            return fetch(cursor, sql, params or ())
+            return _run(cursor, sql, params or ())  # its own retries: not fetch's as well
         except QueryError as exc:
             if exc.error_name not in RETRYABLE or attempt == RETRIES - 1:
                 raise

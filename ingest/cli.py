@@ -110,9 +110,9 @@ def run_trace(a: argparse.Namespace) -> int:
 
 
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "scenario", help="a scenario name (day-posting, night-balancing, mixed, data-sharing) or a YAML file"
-    )
+    from poolsight.ingest.scenario import names
+
+    p.add_argument("scenario", help=f"a scenario name ({', '.join(names())}) or a YAML file")
     p.add_argument("--seed", type=COUNT, default=1)  # numpy's generators take no negative seed
     p.add_argument(
         "--rate",

@@ -187,13 +187,18 @@ def _build(cls: type, raw: dict[str, Any], where: str) -> Any:
         raise ScenarioError(f"{where}: {exc}") from None
 
 
+def names() -> list[str]:
+    """The bundled scenarios' names (the files in ingest/scenarios/)."""
+    return sorted(p.stem for p in SCENARIO_DIR.glob("*.yaml"))
+
+
 def load(name_or_path: str | Path) -> Scenario:
     """A scenario by name (the files in ingest/scenarios/) or by path."""
     path = Path(name_or_path)
     if not path.exists():
         path = SCENARIO_DIR / f"{name_or_path}.yaml"
     if not path.exists():
-        known = ", ".join(sorted(p.stem for p in SCENARIO_DIR.glob("*.yaml")))
+        known = ", ".join(names())
         raise ScenarioError(f"no scenario {name_or_path!r} (known: {known})")
     try:
         raw = yaml.safe_load(path.read_text())

@@ -14,6 +14,6 @@ if [ ! -f "$KAFKA_LOG_DIRS/meta.properties" ]; then
   id="${CLUSTER_ID:-$(java -cp "$cp" kafka.tools.StorageTool random-uuid | tail -n 1)}"
   java -cp "$cp" kafka.tools.StorageTool format -t "$id" -c "$props"
 fi
-exec java ${KAFKA_HEAP_OPTS:--Xms256m -Xmx768m} -XX:+UseG1GC -Djava.awt.headless=true \
+exec java ${KAFKA_HEAP_OPTS:--Xms768m -Xmx768m -XX:+AlwaysPreTouch} -XX:+UseG1GC -Djava.awt.headless=true \
   -Dlog4j2.configurationFile=/opt/kafka/log4j2.properties -Dkafka.logs.dir=/tmp \
   -cp "$cp" kafka.Kafka "$props"

@@ -1,8 +1,9 @@
 """The bundled `consolidation` scenario end to end through `poolsight generate --output` and
 `poolsight advise DIR`: it gets a merge of two lookup pools and a move of the rates table into a
-lookup pool, and each proposal's replayed sync reads (before and after, per pool) are within 2 % of
-an LRU per pool brute-forced here over the generated trace.csv (an OrderedDict per pool, the
-getpages in file order; a random getpage that misses is a sync read)."""
+lookup pool, and each proposal's replayed sync reads (before and after, per pool, and the merge at
+every size it tried) are within 2 % of an LRU per pool brute-forced here over the generated
+trace.csv (an OrderedDict per pool, the getpages in file order; a random getpage that misses is a
+sync read)."""
 
 from __future__ import annotations
 
@@ -110,6 +111,14 @@ def test_two_alike_lookup_pools_merge_and_the_replay_matches_a_brute_force_lru(
         {keep: (sizes[keep]["size_before"], objects[keep]), freed: (sizes[freed]["size_before"], objects[freed])},
         {keep: (size, objects[keep] | objects[freed]), freed: (0, set())},
     )
+    # Every size the merge tried (down to half the sum, where the lookups no longer fit and LRU
+    # decides) against the brute force at that size.
+    [considered] = [c for c in doc["consolidations_considered"] if (c["pool"], c.get("freed_pool")) == (keep, freed)]
+    merged = objects[keep] | objects[freed]
+    assert len(considered["tried"]) == 5
+    for tried in considered["tried"]:
+        [rate] = lru(rows, {keep: (tried["size"], merged)}).values()
+        assert tried["sync_reads_per_s"] == pytest.approx(rate, rel=0.02), tried
     assert f"-ALTER BUFFERPOOL({freed}) VPSIZE(0)" in merge["command"]
     assert f"ALTER TABLESPACE {moved} BUFFERPOOL {keep}" in merge["command"]
 

@@ -124,10 +124,11 @@ def test_statistics_add_up_to_the_trace(tmp_path: Path, scenario: str) -> None:
         assert +gbp == returned
 
 
-@pytest.mark.parametrize("scenario", ["mixed", "data-sharing"])
+@pytest.mark.parametrize("scenario", ["mixed", "data-sharing", "paging"])
 def test_statistics_report_reads_back_as_the_same_counters(tmp_path: Path, scenario: str) -> None:
     """The generator's statistics report text, read by the OMEGAMON parser (an independent
-    reader of that format), gives every interval's mapped counters exactly."""
+    reader of that format), gives every interval's mapped counters exactly (paging: the page-ins
+    for read and write too)."""
     from poolsight.ingest.stats_omegamon import COUNTERS, parse
 
     out = tmp_path / "g"
@@ -390,7 +391,8 @@ def test_a_gbp_dependent_scan_reads_by_prefetch_only_with_page_lists(tmp_path: P
 def test_paged_out_buffers_count_page_ins_from_the_pages_read_and_written(tmp_path: Path) -> None:
     """The paging scenario: 5 % of the unfixed BP1's buffers paged out, BP2 page-fixed. Each interval's
     PAGE-INS REQUIRED FOR READ/WRITE are 5 % of the pages its read and write I/O events (io.jsonl,
-    counted here) moved for BP1, and none for BP2; a scenario without `memory` states none."""
+    counted here) moved for BP1, and none for BP2; a scenario without `memory` states none. (The 5 %
+    is the model's own rule, ingest/README.md; what is independent here is the count of pages.)"""
     out = tmp_path / "paging"
     Generator(load("paging"), seed=7, event_rate=3_000).run(FileSink(out), duration=240)
     moved: Counter[tuple[str, str, int]] = Counter()
