@@ -23,10 +23,14 @@ from poolsight.infra.endpoints import url_host_port
 # statement is run again on these errors (fetch_idempotent).
 RETRYABLE = ("GENERIC_INTERNAL_ERROR", "ICEBERG_COMMIT_ERROR")
 RETRIES = 5
-# The messages of that dead pooled connection. Any read meets them too (the alerts and advice
-# services' first cycle after a PostgreSQL restart failed on "Cannot check and eventually update SQL
-# schema" in `make chaos`): a read is always safe to run again, so `fetch` retries one on these.
-STALE_CATALOG = ("Cannot check and eventually update SQL schema", "Failed to execute exists query")
+# The messages of that dead pooled connection (Trino's words in `make chaos`'s logs). Any read meets
+# them too (the alerts and advice services' first cycle after a PostgreSQL restart failed on the
+# first): a read is always safe to run again, so `fetch` retries one on these.
+STALE_CATALOG = (
+    "Cannot check and eventually update SQL schema",
+    "Failed to execute exists query",
+    "Cannot cast org.postgresql.util.PSQLException to java.sql.SQLTransientException",
+)
 STALE_RETRIES = 2
 _READ = re.compile(r"\s*(SELECT|WITH|SHOW|DESCRIBE|VALUES)\b", re.IGNORECASE)
 
