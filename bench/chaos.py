@@ -161,8 +161,19 @@ def _submit(s: Settings, job: JobOptions, fresh: bool) -> None:
 
 
 def _rolled(s: Settings, t: Trial, member: str) -> None:
-    t.in_hours_by_pool = _per_pool(s, member, "pool_hour") or {}
-    t.in_days_by_pool = _per_pool(s, member, "pool_day") or {}
+    t.in_hours_by_pool = _answer(s, member, "pool_hour")
+    t.in_days_by_pool = _answer(s, member, "pool_day")
+
+
+def _answer(s: Settings, member: str, table: str, tries: int = 10) -> dict[str, int]:
+    """`_per_pool` asked until Trino answers: a statement that failed is not an empty table (one
+    trial read "0 in days" with its hours whole; pool_day held every getpage when asked later)."""
+    for _ in range(tries):
+        got = _per_pool(s, member, table)
+        if got is not None:
+            return got
+        time.sleep(3)
+    return {}
 
 
 def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: int) -> Trial:
