@@ -26,6 +26,7 @@ from poolsight.argtypes import (
 )
 from poolsight.infra.config import load_settings
 from poolsight.ingest.kafka_io import AvroProducer, check_services
+from poolsight.ingest.scenario import ScenarioError, load, names
 from poolsight.ingest.trace_collector import PositionStore, TraceCollector
 from poolsight.ingest.tracefiles import add_format_arguments, catalog_from_args
 from poolsight.simulator.trace import TraceFormatError, add_column_arguments, columns_from_args
@@ -110,8 +111,6 @@ def run_trace(a: argparse.Namespace) -> int:
 
 
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:
-    from poolsight.ingest.scenario import names
-
     p.add_argument("scenario", help=f"a scenario name ({', '.join(names())}) or a YAML file")
     p.add_argument("--seed", type=COUNT, default=1)  # numpy's generators take no negative seed
     p.add_argument(
@@ -167,7 +166,6 @@ def run_generate(a: argparse.Namespace) -> int:
     # lazy: the parser imports this module for every command; numpy, the kernel and Kafka load only when generating
     from poolsight.ingest.generator import Alter, FileSink, Generator, KafkaSink, Sink
     from poolsight.ingest.producer_process import ProducerProcess
-    from poolsight.ingest.scenario import ScenarioError, load
 
     try:
         sc = load(a.scenario)
