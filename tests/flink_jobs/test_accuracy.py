@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from poolsight.ingest.scenario import SCENARIO_DIR
+from poolsight.ingest.scenario import names
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.tables import SIZES_CURVE
 from poolsight.simulator import SimConfig, Simulator
@@ -15,7 +15,7 @@ from poolsight.simulator.engine import default_ladder
 from .generated import Recorder, generate, track
 
 CONFIG = SimConfig(pane_seconds=10, window_panes=6)
-SCENARIOS = sorted(p.stem for p in SCENARIO_DIR.glob("*.yaml"))
+SCENARIOS = names()
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
