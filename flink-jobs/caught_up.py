@@ -85,6 +85,17 @@ class CaughtUp:
             return False
         return all(self._committed_past(tp, end, committed) for tp, end in target.items())
 
+    def behind(self, target: Offsets) -> dict[str, tuple[int | None, int]]:
+        """The partitions the group has not committed up to `target`: "topic/partition" ->
+        (committed or None, target), for the log line of a pane that waits."""
+        with self._lock:
+            committed = self._committed or {}
+        return {
+            f"{t}/{p}": (committed.get((t, p)), end)
+            for (t, p), end in target.items()
+            if not self._committed_past((t, p), end, committed)
+        }
+
     def _refresh(self) -> None:
         """The thread's loop. It alone uses the client once started, and lets it go at its end."""
         try:

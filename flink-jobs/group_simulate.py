@@ -14,7 +14,6 @@ tables are keyed, so a pane written again replaces itself).
 from __future__ import annotations
 
 import logging
-import math
 import time
 from typing import Any
 
@@ -27,6 +26,7 @@ from poolsight.flink_jobs.common import row_type, to_row
 from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker
 from poolsight.flink_jobs.options import SimulationOptions
 from poolsight.flink_jobs.quiet_keys import forget_quiet
+from poolsight.flink_jobs.timers import wake_at
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.tables import BY_NAME
 from poolsight.schemas.wire import AvroDecoder, DecodeError, UnusableBatch
@@ -135,7 +135,7 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
     def _idle_timer(self, key: str, ctx: Any, due: float | None = None) -> None:
         if due is None:
             due = self.last_seen.get(key, time.time()) + self.o.idle_flush_seconds
-        ctx.timer_service().register_processing_time_timer(math.ceil(due) * 1000)
+        wake_at(ctx, due)
 
     def _read_all(self, key: str) -> bool:
         if self.caught_up is None:

@@ -15,6 +15,7 @@ make the tables exactly once.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from typing import Any
@@ -41,6 +42,7 @@ from poolsight.flink_jobs.group_routes import GroupRoutes
 from poolsight.flink_jobs.group_simulate import GroupSimulate
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.flink_jobs.quiet_keys import forget_quiet
+from poolsight.flink_jobs.timers import wake_at
 from poolsight.flink_jobs.tracker import Emission, PoolTracker
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC
 from poolsight.schemas.getpage import GetpageBatch
@@ -67,6 +69,8 @@ TAGS = {name: OutputTag(name, row_type(BY_NAME[name])) for name in OUTPUTS if na
 GROUP_FEED = OutputTag("group_feed", feed_type())
 
 RECHECK_SECONDS = 2.0  # a quiet pool's pane waiting for the job to catch up asks again this often
+WAIT_LOG_SECONDS = 30.0  # how often a pane that keeps waiting says so in the TaskManager's log
+LOG = logging.getLogger(__name__)
 Record = GetpageBatch | dict[str, Any]  # a getpage batch, or a PoolAttributes record
 
 
@@ -94,6 +98,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         if self.caught_up is not None:
             self.caught_up.open()
         self.targets: dict[str, Offsets] = {}  # a quiet key's: the end offsets the job must reach first
+        self.waits_logged: dict[str, float] = {}
         self.group_state = runtime_context.get_state(ValueStateDescriptor("group", Types.STRING()))
         self.key_group: dict[str, str | None] = {}  # the key's group, read from group_state once
         self.routes = GroupRoutes.of(self.o.groups, self.o.discover_groups)
@@ -224,7 +229,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         # Whole seconds, so a burst of records shares one timer per key.
         if due is None:
             due = self.last_seen.get(key, time.time()) + self.o.idle_flush_seconds
-        ctx.timer_service().register_processing_time_timer(math.ceil(due) * 1000)
+        wake_at(ctx, due)
 
     def _read_all(self, key: str) -> bool:
         """Whether the job has read every record produced up to some moment after the key went
@@ -237,7 +242,12 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             if target is None:
                 return False  # no answer since the key went quiet: a pause is not the end of its stream
             self.targets[key] = target
-        return self.caught_up.reached(target)
+        if self.caught_up.reached(target):
+            return True
+        if time.time() - self.waits_logged.get(key, 0.0) >= WAIT_LOG_SECONDS:  # why a pane waits, now and then
+            self.waits_logged[key] = time.time()
+            LOG.info("%s: its quiet pane waits for the group to commit %s", key, self.caught_up.behind(target))
+        return False
 
     def on_timer(self, timestamp: int, ctx: Any) -> Any:
         key = ctx.get_current_key()
@@ -278,7 +288,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             self.o.state_ttl_seconds,
             self.last_seen,
             (self.snap, self.pending, self.group_state),
-            (self.trackers, self.since, self.targets, self.key_group),
+            (self.trackers, self.since, self.targets, self.key_group, self.waits_logged),
         )
 
     @staticmethod

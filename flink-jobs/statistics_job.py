@@ -8,7 +8,6 @@ dead-letter topic and undecodable records go into dead_letter.
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -28,6 +27,7 @@ from poolsight.flink_jobs.statistics_rows import (
     object_io_row,
     pool_stats_row,
 )
+from poolsight.flink_jobs.timers import wake_at
 from poolsight.names import ATTRIBUTES_TOPIC, DEADLETTER_TOPIC, IO_TOPIC, STATS_TOPIC
 from poolsight.schemas.tables import BY_NAME
 from poolsight.schemas.wire import AvroDecoder, DecodeError
@@ -134,7 +134,7 @@ class Statistics(KeyedProcessFunction):  # type: ignore[misc]
         for r in rows:
             yield TAGS["io_pane"], to_row(BY_NAME["io_pane"], r)
         # The pool's last panes: written after a quiet spell (whole seconds: one timer per burst).
-        ctx.timer_service().register_processing_time_timer(math.ceil(time.time() + self.o.idle_flush_seconds) * 1000)
+        wake_at(ctx, time.time() + self.o.idle_flush_seconds)
 
     def on_timer(self, timestamp: int, ctx: Any) -> Any:
         panes: IoPanes | None = self.io.value()

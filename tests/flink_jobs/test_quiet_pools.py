@@ -12,6 +12,8 @@ from pyflink.datastream import TimeDomain
 from poolsight.flink_jobs.options import SimulationOptions
 from poolsight.flink_jobs.simulation_job import Simulate
 from poolsight.flink_jobs.tracker import PoolTracker
+from poolsight.schemas.getpage import Function
+from poolsight.schemas.tables import BY_NAME
 
 from .test_tracker import _batches, _trace
 
@@ -101,3 +103,39 @@ def test_a_quiet_pool_leaves_memory_and_its_state_goes_after_the_ttl(monkeypatch
     assert list(f.on_timer(int(clock[0] * 1000), ctx)) == []
     assert rt.states["tracker"].value() is None and rt.states["since_snapshot"].value() == []
     assert key not in f.trackers and key not in f.last_seen
+
+
+def test_a_restored_job_closes_the_pane_from_the_backstop_when_the_idle_timer_was_lost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A timer that fires while a stop-with-savepoint is taken can lose the one it registers (chaos:
+    old-trace-resubmit); the backstop registered with it is in the savepoint and closes the pane."""
+    clock = [1_000_000.5]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    o = SimulationOptions("http://127.0.0.1:1", idle_flush_seconds=5.0, state_ttl_seconds=3600.0)
+    before, rt = Simulate(o), Runtime()
+    before.open(rt)
+    tr = PoolTracker("S", "BP1")
+    tr.set_size(500)
+    trace = _trace(3000)
+    for b in _batches(trace)[:2]:
+        tr.feed(b, lambda e, i: None)  # the panes before the last are closed by later getpages
+    first = slice(0, 2000)
+    in_open = (trace["t"][first] // 60 == tr.open_pane) & (trace["fun"][first] == Function.GETPAGE)
+    rt.states["tracker"].update(tr.snapshot())
+    key, ctx = "S|BP1", Ctx("S|BP1")
+    before.last_seen[key] = clock[0]
+    before._idle_timer(key, ctx)
+    # The idle timer (whole seconds) and its backstop (a whole minute, 1-2 minutes on).
+    assert ctx.timers == [1_000_006_000, 1_000_080_000]
+    # The savepoint kept the state and the backstop only; the job is restored from it.
+    after, ctx = Simulate(o), Ctx(key)
+    after.open(rt)
+    clock[0] = 1_000_080.0
+    assert list(after.on_timer(1_000_080_000, ctx)) == []  # just restored: not quiet yet
+    assert ctx.timers == [1_000_085_000, 1_000_200_000]
+    clock[0] = 1_000_085.0
+    rows = list(after.on_timer(1_000_085_000, ctx))
+    panes = [r for r in rows if not isinstance(r, tuple)]  # pool_pane rows are the main output
+    getpages = [c.name for c in BY_NAME["pool_pane"].columns].index("getpages")
+    assert len(panes) == 1 and panes[0][getpages] == int(in_open.sum()) == 277
