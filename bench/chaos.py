@@ -156,8 +156,9 @@ def _submit(s: Settings, job: JobOptions, fresh: bool) -> None:
         "simulation": SimulationOptions(s.registry_url, idle_flush_seconds=5.0),
         "statistics": StatisticsOptions(s.registry_url),
     }
-    for kind in jobs.JOBS:
-        jobs.submit(s, kind, job, options[kind], fresh=fresh)
+    _, errors = jobs.submit_all(s, [jobs.Submission(kind, job, options[kind], fresh) for kind in jobs.JOBS])
+    for exc in errors.values():
+        raise exc
 
 
 def _rolled(s: Settings, t: Trial, member: str) -> None:

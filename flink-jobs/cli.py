@@ -211,7 +211,7 @@ def run(a: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"poolsight jobs submit: {exc}", file=sys.stderr)
         return 2
-    out: dict[str, str] = {}
+    subs: list[jobs.Submission] = []
     for kind in ["simulation", "statistics"] if a.which == "all" else [a.which]:
         job = JobOptions(
             group=f"{a.group}-{kind}",
@@ -254,11 +254,14 @@ def run(a: argparse.Namespace) -> int:
                 lateness_seconds=a.lateness,
                 idle_flush_seconds=a.idle_flush,
             )
-        try:
-            out[kind] = jobs.submit(s, kind, job, options, fresh=a.fresh)
-        except (RuntimeError, TimeoutError) as exc:
-            print(f"poolsight jobs submit {kind}: {exc}", file=sys.stderr)
-            return 1
-        print(f"{kind}: job {out[kind]} running", file=sys.stderr)
+        subs.append(jobs.Submission(kind, job, options, fresh=a.fresh))
+    out, errors = jobs.submit_all(s, subs)
+    for sub in subs:
+        if sub.kind in out:
+            print(f"{sub.kind}: job {out[sub.kind]} running", file=sys.stderr)
+        else:
+            print(f"poolsight jobs submit {sub.kind}: {errors[sub.kind]}", file=sys.stderr)
+    if errors:
+        return 1
     print(json.dumps(out))
     return 0

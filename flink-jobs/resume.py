@@ -51,16 +51,20 @@ def resume_forgotten(s: Settings) -> tuple[list[str], list[str]]:
         print(f"poolsight up: no jobs resumed: the JobManager did not list its jobs: {exc}", file=sys.stderr)
         return [], list(jobs.JOBS)
     records = {kind: restore.records(s, name) for kind, (_, name) in jobs.JOBS.items()}
-    done, failed = [], []
+    subs: list[jobs.Submission] = []
+    failed: dict[str, Exception] = {}
+    groups: dict[str, Any] = {}
     for kind, rec in forgotten(records, known).items():
-        group = rec.get("group")
+        groups[kind] = rec.get("group")
         try:
             job = JobOptions(**{**rec["job"], "restore_from": None})
-            job_id = jobs.submit(s, kind, job, OPTIONS[kind](**rec["options"]))
-        except Exception as exc:  # a record from another version, a refused resume, a timeout: say so, go on
-            print(f"poolsight up: {kind} job (group {group}) not resumed: {exc}", file=sys.stderr)
-            failed.append(kind)
-            continue
-        print(f"{kind:18} resumed as job {job_id} (group {group}): the JobManager had forgotten it")
-        done.append(kind)
-    return done, failed
+            subs.append(jobs.Submission(kind, job, OPTIONS[kind](**rec["options"])))
+        except Exception as exc:  # a record from another version: say so, go on
+            failed[kind] = exc
+    done, refused = jobs.submit_all(s, subs)  # a refused resume, a timeout: said below, `up` goes on
+    failed.update(refused)
+    for kind, exc in failed.items():
+        print(f"poolsight up: {kind} job (group {groups[kind]}) not resumed: {exc}", file=sys.stderr)
+    for kind, job_id in done.items():
+        print(f"{kind:18} resumed as job {job_id} (group {groups[kind]}): the JobManager had forgotten it")
+    return list(done), list(failed)

@@ -12,7 +12,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from dataclasses import asdict, replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from poolsight.infra.config import Settings
@@ -99,6 +100,35 @@ def submit(
     wait_running(s, job_id)
     restore.prune(s, old, start)
     return job_id
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One job of `submit_all`: its kind (a key of JOBS), group options, job options."""
+
+    kind: str
+    job: JobOptions
+    options: SimulationOptions | StatisticsOptions
+    fresh: bool = False
+
+
+def submit_all(s: Settings, subs: list[Submission]) -> tuple[dict[str, str], dict[str, Exception]]:
+    """Submit the jobs side by side; returns the job id per kind that runs, and the error per
+    kind that did not. Each submission is a client JVM of its own that spends most of its time
+    starting and building the job graph, so two together take little longer than one."""
+    with ThreadPoolExecutor(max_workers=max(len(subs), 1), thread_name_prefix="submit") as pool:
+        futures = {sub.kind: pool.submit(submit, s, sub.kind, sub.job, sub.options, fresh=sub.fresh) for sub in subs}
+    ids: dict[str, str] = {}
+    errors: dict[str, Exception] = {}
+    for kind, f in futures.items():
+        exc = f.exception()
+        if exc is None:
+            ids[kind] = f.result()
+        elif isinstance(exc, Exception):
+            errors[kind] = exc
+        else:
+            raise exc  # KeyboardInterrupt and the like
+    return ids, errors
 
 
 def _checkpoints(s: Settings, job_id: str | None) -> dict[str, Any] | None:
@@ -219,12 +249,18 @@ def cancel_all(s: Settings, savepoint: bool = True) -> list[str]:
     for j in listed:  # failed or suspended ones too: none is meant to come back after a restart
         _record_cancelled(s, str(j["jid"]))
     ids = [j["jid"] for j in listed if j["state"] in ("RUNNING", "CREATED", "RESTARTING")]
-    for jid in ids:
+
+    def end(jid: str) -> None:
         if savepoint:
             try:
                 stop(s, jid)
-                continue
+                return
             except (OSError, RuntimeError, TimeoutError) as exc:  # e.g. restarting: no savepoint possible
                 print(f"job {jid}: no savepoint ({exc}); cancelled: resumes from its last checkpoint", file=sys.stderr)
         cancel(s, jid)
+
+    # Side by side: a savepoint waits mostly on the cluster's checkpoint, not on this process.
+    with ThreadPoolExecutor(max_workers=max(len(ids), 1), thread_name_prefix="cancel") as pool:
+        for f in [pool.submit(end, jid) for jid in ids]:
+            f.result()
     return ids
