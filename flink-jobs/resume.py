@@ -63,8 +63,8 @@ def resume_forgotten(s: Settings) -> tuple[list[str], list[str]]:
             failed[kind] = exc
     done, refused = jobs.submit_all(s, subs)  # a refused resume, a timeout: said below, `up` goes on
     failed.update(refused)
-    for kind, exc in failed.items():
-        print(f"poolsight up: {kind} job (group {groups[kind]}) not resumed: {exc}", file=sys.stderr)
+    for kind, why in failed.items():
+        print(f"poolsight up: {kind} job (group {groups[kind]}) not resumed: {why}", file=sys.stderr)
     for kind, job_id in done.items():
         print(f"{kind:18} resumed as job {job_id} (group {groups[kind]}): the JobManager had forgotten it")
     return list(done), list(failed)
