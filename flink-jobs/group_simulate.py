@@ -24,6 +24,7 @@ from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
 from poolsight.flink_jobs.caught_up import CaughtUp, ConsumerGroup, Offsets
 from poolsight.flink_jobs.common import row_type, to_row
 from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker
+from poolsight.flink_jobs.heap_trim import HeapTrim
 from poolsight.flink_jobs.options import SimulationOptions
 from poolsight.flink_jobs.quiet_keys import forget_quiet
 from poolsight.flink_jobs.timers import wake_at
@@ -52,6 +53,7 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         self.snap = runtime_context.get_state(ValueStateDescriptor("group_tracker", Types.PICKLED_BYTE_ARRAY()))
         self.pending = runtime_context.get_list_state(ListStateDescriptor("group_since", Types.PICKLED_BYTE_ARRAY()))
         self.trackers: dict[str, GroupTracker] = {}
+        self.trim = HeapTrim()
         self.since: dict[str, int] = {}
         self.last_seen: dict[str, float] = {}
         self.caught_up = CaughtUp(self.reads) if self.reads is not None else None
@@ -104,6 +106,7 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         self.since[key] = 0
 
     def process_element(self, value: Any, ctx: Any) -> Any:
+        self.trim.maybe()
         key = ctx.get_current_key()
         raw = bytes(value[1]) if value[1] is not None else None
         try:

@@ -40,6 +40,7 @@ from poolsight.flink_jobs.common import (
 )
 from poolsight.flink_jobs.group_routes import GroupRoutes
 from poolsight.flink_jobs.group_simulate import GroupSimulate
+from poolsight.flink_jobs.heap_trim import HeapTrim
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.flink_jobs.quiet_keys import forget_quiet
 from poolsight.flink_jobs.timers import wake_at
@@ -99,6 +100,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             self.caught_up.open()
         self.targets: dict[str, Offsets] = {}  # a quiet key's: the end offsets the job must reach first
         self.waits_logged: dict[str, float] = {}
+        self.trim = HeapTrim()
         self.group_state = runtime_context.get_state(ValueStateDescriptor("group", Types.STRING()))
         self.key_group: dict[str, str | None] = {}  # the key's group, read from group_state once
         self.routes = GroupRoutes.of(self.o.groups, self.o.discover_groups)
@@ -154,6 +156,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
     # -------------------------------------------------------- input
 
     def process_element(self, value: Any, ctx: Any) -> Any:
+        self.trim.maybe()
         key = ctx.get_current_key()
         raw = bytes(value[1]) if value[1] is not None else None
         try:

@@ -16,6 +16,7 @@ from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext
 from pyflink.datastream.state import ValueStateDescriptor
 
 from poolsight.flink_jobs.common import Keyed, dead_letter, environment, kafka_source, main, row_type, run_keyed, to_row
+from poolsight.flink_jobs.heap_trim import HeapTrim
 from poolsight.flink_jobs.io_panes import KINDS, IoPanes
 from poolsight.flink_jobs.options import JobOptions, StatisticsOptions
 from poolsight.flink_jobs.statistics_rows import (
@@ -72,8 +73,10 @@ class Statistics(KeyedProcessFunction):  # type: ignore[misc]
         self.decoder = AvroDecoder(self.o.registry_url)
         self.attrs = runtime_context.get_state(ValueStateDescriptor("attributes", Types.PICKLED_BYTE_ARRAY()))
         self.io = runtime_context.get_state(ValueStateDescriptor("io_panes", Types.PICKLED_BYTE_ARRAY()))
+        self.trim = HeapTrim()
 
     def process_element(self, value: Any, ctx: Any) -> Any:
+        self.trim.maybe()
         key = ctx.get_current_key()
         raw = bytes(value[1]) if value[1] is not None else None
         try:
