@@ -36,7 +36,7 @@ from poolsight.sql.retention import retention_from
 from . import queries
 from .auth import Access, access_for
 from .cache import ResultCache
-from .timerange import BadRequest, parse_time, time_range
+from .timerange import BadRequest, name_param, parse_time, time_range
 
 log = logging.getLogger("poolsight.dashboard")
 STATIC = Path(__file__).resolve().parent / "static"
@@ -97,13 +97,9 @@ class Api:
         self.cache = ResultCache()
         self.retention = retention_from(settings.history)  # which grain answers a range (sql/grain.py)
 
-    def _param(self, params: dict[str, str], name: str) -> str:
-        value = params.get(name, "")
-        if not value:
-            raise BadRequest(f"{name} is required")
-        if len(value) > 200:
-            raise BadRequest(f"{name} is longer than 200 characters")
-        return value
+    @staticmethod
+    def _param(params: dict[str, str], name: str) -> str:
+        return name_param(params, name) or ""  # required: never empty
 
     def overview(self, params: dict[str, str]) -> dict[str, Any]:
         return queries.overview(self.reader.run, datetime.now(UTC))
@@ -161,13 +157,11 @@ class Api:
         return out
 
     def checks(self, params: dict[str, str]) -> dict[str, Any]:
-        source = params.get("source") or None
-        pool = params.get("pool") or None
-        return queries.checks(self.reader.run, source and source[:200], pool and pool[:200], time_range(params))
+        source, pool = name_param(params, "source", False), name_param(params, "pool", False)
+        return queries.checks(self.reader.run, source, pool, time_range(params))
 
     def advice(self, params: dict[str, str]) -> dict[str, Any]:
-        source = params.get("source") or None
-        return queries.advice(self.reader.run, source and source[:200])
+        return queries.advice(self.reader.run, name_param(params, "source", False))
 
     def group(self, params: dict[str, str]) -> dict[str, Any]:
         return queries.group(
@@ -186,8 +180,7 @@ class Api:
         return {"alerts": queries.alerts(self.reader.run)}
 
     def _statistics(self, page: str, params: dict[str, str]) -> dict[str, Any]:
-        source = params.get("source") or None
-        return queries.statistics_page(self.reader.run, page, source and source[:200], time_range(params))
+        return queries.statistics_page(self.reader.run, page, name_param(params, "source", False), time_range(params))
 
     def backups(self, params: dict[str, str]) -> dict[str, Any]:
         return self._statistics("backups", params)
@@ -251,6 +244,23 @@ def make_handler(api: Api, assets: Path, access_: Access | None = None) -> type[
             self.end_headers()
             self.wfile.write(body)
 
+        def __getattr__(self, name: str) -> Any:
+            # Any method but GET (http.server looks for do_<METHOD>): 405, never its 501.
+            if name.startswith("do_"):
+                return self._not_allowed
+            raise AttributeError(name)
+
+        def _not_allowed(self) -> None:
+            body = json.dumps({"error": f"{self.command[:20]} is not allowed: the dashboard only reads (GET)"}).encode()
+            self.send_response(HTTPStatus.METHOD_NOT_ALLOWED)
+            self.send_header("Allow", "GET")
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
         def do_GET(self) -> None:
             url = urllib.parse.urlsplit(self.path)
             path = url.path.rstrip("/") or "/"
@@ -258,8 +268,9 @@ def make_handler(api: Api, assets: Path, access_: Access | None = None) -> type[
                 self._refuse()
                 return
             try:
-                params = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query, strict_parsing=False).items()}
-            except ValueError as exc:  # e.g. too many fields
+                query = urllib.parse.parse_qs(url.query, strict_parsing=False, errors="strict")
+                params = {k: v[-1] for k, v in query.items()}
+            except ValueError as exc:  # not UTF-8 once unescaped (UnicodeDecodeError), too many fields
                 self._json(400, {"error": f"query string: {exc}"})
                 return
             if path == "/":

@@ -27,15 +27,41 @@ class BadRequest(ValueError):
     """A URL parameter the dashboard cannot use, named in the message."""
 
 
+# Times a page may ask for: a range reaching back a year from the earliest still leaves a datetime.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(2200, 1, 1, tzinfo=UTC)
+MAX_TEXT = 200  # characters of a name parameter (source, pool, object, group)
+
+
 def parse_time(name: str, text: str) -> datetime:
-    """ISO 8601 (without a zone: UTC) or epoch milliseconds."""
+    """ISO 8601 (without a zone: UTC) or epoch milliseconds, from 1970 to 2200."""
     try:
-        if text.isdigit():
-            return datetime.fromtimestamp(int(text) / 1000, UTC)
-        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except (ValueError, OverflowError):
+        if text.isascii() and text.isdigit():
+            t = datetime.fromtimestamp(int(text[:20]) / 1000, UTC)
+        else:
+            t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            t = t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+    except (ValueError, OverflowError, OSError):
         raise BadRequest(f"{name}={text[:40]!r} is not a time (ISO 8601 or epoch ms)") from None
-    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+    if not EARLIEST <= t < LATEST:
+        raise BadRequest(f"{name}={text[:40]!r} is outside {EARLIEST.year}-{LATEST.year - 1}")
+    return t
+
+
+def name_param(params: dict[str, str], name: str, required: bool = True) -> str | None:
+    """A name (source, pool, object, group): printable, at most MAX_TEXT characters; None when
+    optional and absent. It only ever reaches Trino as a parameter; this keeps a page's answer to
+    a bad one a 400 naming it."""
+    value = params.get(name, "")
+    if not value:
+        if required:
+            raise BadRequest(f"{name} is required")
+        return None
+    if len(value) > MAX_TEXT:
+        raise BadRequest(f"{name} is longer than {MAX_TEXT} characters")
+    if not value.isprintable():
+        raise BadRequest(f"{name}={value[:40]!r} has control characters")
+    return value
 
 
 @dataclass(frozen=True)

@@ -370,6 +370,34 @@ def test_a_hostile_pool_name_in_the_url_is_harmless(member: str, tab: Tab) -> No
     assert _get("/static/vendor/../../../../etc/passwd")[0] == 404
 
 
+HOSTILE = ("BP1' OR '1'='1", "x'); DROP TABLE iceberg.poolsight.pool_pane; --", "\u00e9\u5b57 \U0001f600 %ZZ <b>")
+
+
+def test_well_formed_hostile_names_reach_trino_as_parameters_only(member: str) -> None:
+    """Every API with names, each a hostile but well-formed one (tests/dashboards/test_hostile.py
+    sends the malformed ones): an empty 200, every statement the reader ran meanwhile finished (none
+    failed on a name taken for SQL, none was refused a write), and the tables are as they were."""
+    tables = _query("SHOW TABLES FROM iceberg.poolsight")
+    [[since]] = _query("SELECT current_timestamp")
+    for name in HOSTILE:
+        q = urllib.parse.quote(name)
+        for path in (
+            f"/api/pool?source={member}&pool={q}", f"/api/objects?source={q}&pool=BP1",
+            f"/api/object?source={member}&pool=BP1&object={q}", f"/api/group?group={q}&gbp=GBP1",
+            f"/api/checks?source={q}", f"/api/advice?source={q}", f"/api/writes?source={q}",
+            f"/api/memory?source={q}", f"/api/backups?source={q}", f"/api/purescale?source={q}",
+            f"/api/history?source={member}&pool={q}&a_from=2026-01-01&a_to=2026-01-02&b_from=2026-01-03&b_to=2026-01-04",
+        ):  # fmt: skip
+            status, body = _get(path)
+            assert status == 200, (path, body)
+    ran = _query(
+        'SELECT state, error_code, query FROM system.runtime.queries WHERE "user" = ? AND created >= ?',
+        (TRINO_READER_USER, since),
+    )
+    assert len(ran) >= 20 and {r[0] for r in ran} == {"FINISHED"}, [r for r in ran if r[0] != "FINISHED"][:5]
+    assert _query("SHOW TABLES FROM iceberg.poolsight") == tables
+
+
 def test_the_reader_user_can_only_select_in_the_poolsight_schema(member: str) -> None:
     import trino
 
