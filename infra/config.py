@@ -97,7 +97,8 @@ class Settings:
 
     @property
     def trino_url(self) -> str:
-        return self.endpoints.trino or f"http://{self._embedded('trino')}"
+        """An external Trino's URL, or the embedded one's: HTTPS with passwords (infra/trino_secrets.py)."""
+        return self.endpoints.trino or f"https://{self._embedded('trino')}"
 
     @property
     def connect_timeout(self) -> float:

@@ -24,6 +24,9 @@ KEYS = (
     "flink_rest_url",
     "trino_url",
     "trino_user",
+    "trino_password_file",
+    "trino_reader_password_file",
+    "trino_ca_file",
     "catalog_uri",
     "catalog_user",
     "catalog_password_file",
@@ -31,6 +34,10 @@ KEYS = (
 )
 DEFAULT_CONNECT_TIMEOUT = 30.0  # seconds a command waits for a service that does not answer
 PASSWORD_ENV = "POOLSIGHT_CATALOG_PASSWORD"  # noqa: S105 (the variable's name, not a password)
+# An external Trino's passwords, for the writer (trino_user) and the reader (the UIs): the
+# environment or the *_password_file settings, never the config file itself.
+TRINO_PASSWORD_ENV = "POOLSIGHT_TRINO_PASSWORD"  # noqa: S105 (as above)
+TRINO_READER_PASSWORD_ENV = "POOLSIGHT_TRINO_READER_PASSWORD"  # noqa: S105 (as above)
 DEFAULT_BIND_HOST = "127.0.0.1"  # what the embedded services bind unless [bind] host says otherwise
 _HOSTNAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
 
@@ -61,6 +68,9 @@ class Endpoints:
     flink_rest: str = ""  # http://host:port
     trino: str = ""  # http(s)://host:port
     trino_user: str = ""
+    trino_password_file: Path | None = None  # the writer's password (or TRINO_PASSWORD_ENV)
+    trino_reader_password_file: Path | None = None  # the reader's (or TRINO_READER_PASSWORD_ENV)
+    trino_ca_file: Path | None = None  # the CA that signed an external Trino's certificate (PEM)
     catalog: str = ""  # jdbc:postgresql://host:port/db, or an Iceberg REST catalog's http(s):// URI
     catalog_user: str = ""
     catalog_password_file: Path | None = None
@@ -190,7 +200,7 @@ def _parse(key: str, raw: Any) -> Any:
             return _url(raw, schemes=("http", "https"), path=True)
         jdbc_target(raw.strip())
         return raw.strip()
-    if key == "catalog_password_file":
+    if key in ("catalog_password_file", "trino_password_file", "trino_reader_password_file", "trino_ca_file"):
         return Path(raw).expanduser() if raw.strip() else None
     if not re.fullmatch(r"[A-Za-z0-9_.@-]+", raw):
         raise ConfigError(f"{raw!r} is not a user name")
@@ -221,6 +231,9 @@ def load_endpoints(table: dict[str, Any], reader_user: str) -> Endpoints:
         flink_rest=values.get("flink_rest_url", ""),
         trino=values.get("trino_url", ""),
         trino_user=values.get("trino_user", ""),
+        trino_password_file=values.get("trino_password_file"),
+        trino_reader_password_file=values.get("trino_reader_password_file"),
+        trino_ca_file=values.get("trino_ca_file"),
         catalog=values.get("catalog_uri", ""),
         catalog_user=values.get("catalog_user", ""),
         catalog_password_file=values.get("catalog_password_file"),
@@ -243,3 +256,21 @@ def external_catalog_password(e: Endpoints) -> str:
         f"the external catalog {e.catalog} needs a password: set {PASSWORD_ENV} "
         "or POOLSIGHT_CATALOG_PASSWORD_FILE / [endpoints].catalog_password_file"
     )
+
+
+def external_trino_password(e: Endpoints, reader: bool) -> str | None:
+    """An external Trino's password for the writer or the reader: its variable, else its file;
+    None when neither is set (a Trino without authentication takes the user name alone)."""
+    env, path, key = (
+        (TRINO_READER_PASSWORD_ENV, e.trino_reader_password_file, "trino_reader_password_file")
+        if reader
+        else (TRINO_PASSWORD_ENV, e.trino_password_file, "trino_password_file")
+    )
+    if os.environ.get(env):
+        return os.environ[env]
+    if path is None:
+        return None
+    try:
+        return path.read_text().strip()
+    except OSError as exc:
+        raise ConfigError(f"POOLSIGHT_{key.upper()} / [endpoints].{key}: {exc}") from None

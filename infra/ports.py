@@ -13,7 +13,8 @@ DEFAULT_PORTS: dict[str, int] = {
     "postgres": 5433,
     "flink_rest": 8082,
     "flink_rpc": 6123,
-    "trino": 8080,
+    "trino": 8080,  # HTTPS, password authentication (the embedded Trino's clients)
+    "trino_internal": 8083,  # HTTP, Trino's requests to itself only (shared secret)
     "dashboard": 8070,
 }
 

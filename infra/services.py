@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import pwd
-import secrets
 import shutil
 import subprocess
 import sys
@@ -33,17 +32,20 @@ from .flink_service import flink_endpoint, health_flink_jobmanager, prepare_flin
 from .install import Installed
 from .java import find_java
 from .kafka_service import kafka_node
+from .secret_files import generated, write_private
 from .service_base import CONF_DIR, JVM_PRETOUCH, base_env, fresh_dir, http_get, need
 from .service_base import Degraded as Degraded
 from .service_base import Launch as Launch
 from .service_base import Service as Service
 from .service_base import Unhealthy as Unhealthy
 from .trino import UserError, health_errors, trino_connection
+from .trino_secrets import password_file, trino_secrets
 from .versions import pins
 
 # ---------------------------------------------------------------- PostgreSQL
 
 PG_USER = "postgres"
+SHARED_SECRET_ENV = "TRINO_SHARED_SECRET"  # noqa: S105 (the variable's name, read by Trino as ${ENV:...})
 
 
 def catalog_password(s: Settings) -> str:
@@ -51,14 +53,7 @@ def catalog_password(s: Settings) -> str:
     (infra/endpoints.py); the embedded role's is generated on first use, kept 0600 in the data folder."""
     if "postgres" in s.external:
         return external_catalog_password(s.endpoints)
-    path = s.data_dir / "secrets" / "catalog-password"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.parent.chmod(0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_urlsafe(24))
-    return path.read_text().strip()
+    return generated(s, "catalog-password")
 
 
 def _pg_runas() -> str | None:
@@ -260,9 +255,8 @@ def trino_catalog_properties(s: Settings) -> str:
 
 def trino_access_rules() -> dict[str, object]:
     """File-based access control: the reader may SELECT in the poolsight schema and nothing else
-    (no other catalog or schema, no writes, no DDL); every other user keeps full rights. Without
-    authentication Trino takes the user name the client sends: these rules keep the dashboard and
-    Grafana read-only, they do not stop a local user who names the writer (docs/architecture.md)."""
+    (no other catalog or schema, no writes, no DDL); every other user keeps full rights. Who a
+    client is, Trino's password authentication decides (trino_config_properties)."""
     reader = TRINO_READER_USER
     return {
         "catalogs": [
@@ -285,15 +279,33 @@ def trino_access_rules() -> dict[str, object]:
     }
 
 
-def trino_config_properties(s: Settings, trino_home: Path, etc: Path) -> str:
-    """The embedded Trino's config.properties: one node, coordinator and worker, on the bind host."""
-    port = s.ports["trino"]
+def trino_config_properties(s: Settings, trino_home: Path, etc: Path, keystore: Path | None = None) -> str:
+    """The embedded Trino's config.properties: one node, coordinator and worker, on the bind host.
+
+    With a `keystore` (the launcher's Trino): clients connect over HTTPS on the trino port and
+    authenticate with a password (password.db); plain HTTP on the trino_internal port carries
+    only the node's own requests, signed with the shared secret (Trino refuses any other request
+    there: "Authentication over HTTP is not enabled"). Without one (compose's container): HTTP on
+    the trino port and no authentication."""
+    if keystore is None:
+        port, secure = s.ports["trino"], []
+    else:
+        port = s.ports["trino_internal"]
+        secure = [
+            "http-server.https.enabled=true",
+            f"http-server.https.port={s.ports['trino']}",
+            f"http-server.https.keystore.path={keystore}",
+            "http-server.authentication.type=PASSWORD",
+            f"password-authenticator.config-files={etc / 'password-authenticator.properties'}",
+            f"internal-communication.shared-secret=${{ENV:{SHARED_SECRET_ENV}}}",
+        ]
     return "\n".join(
         [
             "coordinator=true",
             "node-scheduler.include-coordinator=true",
             f"http-server.http.port={port}",
             f"discovery.uri=http://{hostport(s.bind_host, port)}",
+            *secure,
             f"plugin.dir={trino_home / 'plugin'}",
             f"catalog.config-dir={etc / 'catalog'}",
             "query.max-memory=1GB",
@@ -313,13 +325,19 @@ def prepare_trino(s: Settings, inst: Installed) -> Launch:
     node_id_file = data / "node-id"
     if not node_id_file.exists():
         node_id_file.write_text(str(uuid.uuid4()))
-    (etc / "config.properties").write_text(trino_config_properties(s, trino_home, etc))
+    secret = trino_secrets(s)
+    (etc / "config.properties").write_text(trino_config_properties(s, trino_home, etc, secret.keystore))
+    (etc / "password.db").unlink(missing_ok=True)
+    write_private(etc / "password.db", password_file(secret.passwords).encode())
+    (etc / "password-authenticator.properties").write_text(
+        f"password-authenticator.name=file\nfile.password-file={etc / 'password.db'}\n"
+    )
     (catalogs / "iceberg.properties").write_text(trino_catalog_properties(s))
     (etc / "rules.json").write_text(json.dumps(trino_access_rules(), indent=2) + "\n")
     (etc / "access-control.properties").write_text(
         f"access-control.name=file\nsecurity.config-file={etc / 'rules.json'}\n"
     )
-    env = base_env(java.home)
+    env = base_env(java.home) | {SHARED_SECRET_ENV: secret.shared_secret}
     if not s.catalog_is_rest:
         env["POOLSIGHT_CATALOG_PASSWORD"] = catalog_password(s)
     jvm = [

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
 
-from .endpoints import DEFAULT_BIND_HOST, PASSWORD_ENV
+from .endpoints import DEFAULT_BIND_HOST, PASSWORD_ENV, TRINO_PASSWORD_ENV, TRINO_READER_PASSWORD_ENV
 from .endpoints import KEYS as ENDPOINT_KEYS
 from .ports import DEFAULT_PORTS, KAFKA_PORT_STEP, MAX_NODES
 
@@ -97,7 +97,13 @@ SECTIONS = (
     Section(
         "endpoints",
         "services that run elsewhere: one given an address here is never started (infra/endpoints.py)",
-        refused={"catalog_password": f"a password only through {PASSWORD_ENV} or catalog_password_file"},
+        refused={
+            "catalog_password": f"a password only through {PASSWORD_ENV} or catalog_password_file",
+            "trino_password": f"a password only through {TRINO_PASSWORD_ENV} or trino_password_file",
+            "trino_reader_password": (
+                f"a password only through {TRINO_READER_PASSWORD_ENV} or trino_reader_password_file"
+            ),
+        },
     ),
     Section("iceberg", "the Iceberg warehouse"),
     Section("s3", "the object store of an s3:// warehouse"),
@@ -129,6 +135,21 @@ _ENDPOINTS: dict[str, tuple[str, str, str]] = {
         "user name",
         f"`{TRINO_WRITER_USER}`",
         f"who the product writes to Trino as (the dashboard reads as `{TRINO_READER_USER}`)",
+    ),
+    "trino_password_file": (
+        "path",
+        "unset",
+        f"a file holding the writer's password on an external Trino (or `{TRINO_PASSWORD_ENV}`)",
+    ),
+    "trino_reader_password_file": (
+        "path",
+        "unset",
+        f"a file holding `{TRINO_READER_USER}`'s password on an external Trino (or `{TRINO_READER_PASSWORD_ENV}`)",
+    ),
+    "trino_ca_file": (
+        "path",
+        "the system's trust store",
+        "the CA certificate (PEM) an external Trino's HTTPS certificate is checked against",
     ),
     "catalog_uri": ("JDBC or http(s):// URL", "embedded", "an external Iceberg catalog: PostgreSQL (JDBC) or REST"),
     "catalog_user": ("user name", "`poolsight`", "the catalog's user"),
@@ -165,6 +186,18 @@ SETTINGS: tuple[Setting, ...] = (
         type="secret",
         default="generated into `var/data/secrets/` for the embedded catalog",
         doc="the catalog user's password; an external JDBC catalog needs it or `catalog_password_file`",
+    ),
+    Setting(
+        env=TRINO_PASSWORD_ENV,
+        type="secret",
+        default="generated into `var/data/secrets/` for the embedded Trino",
+        doc="the writer's Trino password; an external Trino with authentication needs it or `trino_password_file`",
+    ),
+    Setting(
+        env=TRINO_READER_PASSWORD_ENV,
+        type="secret",
+        default="generated into `var/data/secrets/` for the embedded Trino",
+        doc=f"`{TRINO_READER_USER}`'s Trino password (the dashboard, Grafana); or `trino_reader_password_file`",
     ),
     Setting(
         env="POOLSIGHT_JAVA17_HOME",

@@ -12,10 +12,13 @@ import time
 from typing import Any, NamedTuple
 
 import trino
+import trino.auth
 import trino.exceptions
 
 from poolsight.infra.config import Settings
-from poolsight.infra.endpoints import url_host_port
+from poolsight.infra.endpoints import external_trino_password, url_host_port
+from poolsight.infra.trino_secrets import certificate_path, embedded_password
+from poolsight.names import TRINO_READER_USER
 
 # Trino's Iceberg JDBC catalog keeps connections to PostgreSQL in a pool: after PostgreSQL
 # restarts, a statement can meet a dead one once ("Failed to execute exists query") before the
@@ -49,14 +52,31 @@ class Rows(NamedTuple):
         return [dict(zip(names, r, strict=True)) for r in self.rows]
 
 
+def credentials(s: Settings, user: str) -> tuple[str | None, bool | str]:
+    """(password, what to verify the server's certificate with) of `user`. Over HTTPS: the
+    embedded Trino's generated password and its certificate, or an external one's password
+    (environment or file) and CA file (else the system's trust store). Over HTTP: none."""
+    if not s.trino_url.startswith("https://"):
+        return None, True
+    if "trino" in s.external:
+        password = external_trino_password(s.endpoints, reader=user == TRINO_READER_USER)
+        ca = s.endpoints.trino_ca_file
+        return password, str(ca) if ca is not None else True
+    return embedded_password(s, user), str(certificate_path(s))
+
+
 def trino_connection(s: Settings, *, schema: str | None = None, user: str | None = None) -> Any:
     """A DB-API connection to the configured Trino as `user` (default: s.trino_user, the writer)."""
     host, port = url_host_port(s.trino_url)
+    name = user or s.trino_user
+    password, verify = credentials(s, name)
     return trino.dbapi.connect(  # type: ignore[no-untyped-call]
         host=host,
         port=port,
         http_scheme=s.trino_url.split("://")[0],
-        user=user or s.trino_user,
+        auth=trino.auth.BasicAuthentication(name, password) if password else None,
+        verify=verify,
+        user=name,
         catalog="iceberg",
         schema=schema,
         request_timeout=s.connect_timeout,

@@ -27,6 +27,7 @@ TEST_PORTS = {
     "FLINK_REST": 18082,
     "FLINK_RPC": 16123,
     "TRINO": 18080,
+    "TRINO_INTERNAL": 18083,
     "DASHBOARD": 18070,
 }
 os.environ.update({f"POOLSIGHT_{k}_PORT": str(v) for k, v in TEST_PORTS.items()})

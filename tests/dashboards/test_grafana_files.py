@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from poolsight.infra.config import DEFAULT_BIND_HOST, DEFAULT_PORTS
+from poolsight.infra.trino_secrets import CERTIFICATE_NAME, PASSWORD_NAMES
 from poolsight.names import NAMESPACE, TRINO_CATALOG, TRINO_READER_USER
 from poolsight.sql.catalog import TABLES
 from poolsight.sql.views import VIEWS_SQL
@@ -175,14 +176,22 @@ def test_every_file_parses() -> None:
         assert load(path), path
 
 
-def test_the_datasource_reads_as_the_reader_user_without_secrets() -> None:
+def test_the_datasource_reads_as_the_reader_user_with_secrets_from_files() -> None:
     ds = datasource()
     assert load(DATASOURCES)["apiVersion"] == 1
     assert (ds["name"], ds["uid"], ds["type"]) == ("poolsight-trino", "poolsight-trino", PLUGIN)
-    assert ds["url"] == f"http://{DEFAULT_BIND_HOST}:{DEFAULT_PORTS['trino']}"
+    assert ds["url"] == f"https://{DEFAULT_BIND_HOST}:{DEFAULT_PORTS['trino']}"
     # The plugin takes the Trino user from the basic-auth user (pkg/trino/models/settings.go).
     assert ds["basicAuth"] is True and ds["basicAuthUser"] == TRINO_READER_USER
-    assert "secureJsonData" not in ds and "password" not in json.dumps(ds).lower()
+    # The password and the certificate only by reference to the files the launcher generates.
+    secrets = ds["secureJsonData"]
+    assert secrets == {
+        "basicAuthPassword": "$__file{/opt/poolsight/var/data/secrets/trino-reader-password}",
+        "tlsCACert": "$__file{/opt/poolsight/var/data/secrets/trino-tls.crt}",
+    }
+    assert ds["jsonData"] == {"tlsAuthWithCACert": True}
+    assert secrets["basicAuthPassword"].endswith(f"/secrets/{PASSWORD_NAMES[TRINO_READER_USER]}}}")
+    assert secrets["tlsCACert"].endswith(f"/secrets/{CERTIFICATE_NAME}}}")
 
 
 def test_the_provider_loads_the_dashboards_folder_from_files() -> None:

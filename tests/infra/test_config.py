@@ -96,7 +96,7 @@ def test_default_is_all_embedded_on_loopback() -> None:
         "127.0.0.1:9092",
         "http://127.0.0.1:8081/apis/ccompat/v7",
         "http://127.0.0.1:8082",
-        "http://127.0.0.1:8080",
+        "https://127.0.0.1:8080",
         "http://127.0.0.1:8070",
     )
     assert s.flink_rest_address == ("127.0.0.1", 8082)
@@ -138,7 +138,7 @@ def test_environment_beats_the_file_and_empty_means_embedded(monkeypatch: pytest
     assert s.kafka_bootstrap == "env-a:9092,env-b:9092"
     assert s.external == {"kafka"}
     assert s.bind_host == "10.0.0.6"
-    assert s.trino_url == "http://10.0.0.6:8080"  # embedded, on the bind host
+    assert s.trino_url == "https://10.0.0.6:8080"  # embedded, on the bind host
     assert s.registry_url == "http://10.0.0.6:8081/apis/ccompat/v7"
 
 
@@ -152,7 +152,7 @@ def test_bind_host_from_the_file_moves_every_embedded_address(tmp_path: Path) ->
 def test_an_ipv6_bind_host_is_bracketed_in_addresses(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("POOLSIGHT_BIND_HOST", "::1")
     s = load_settings()
-    assert (s.kafka_bootstrap, s.trino_url) == ("[::1]:9092", "http://[::1]:8080")
+    assert (s.kafka_bootstrap, s.trino_url) == ("[::1]:9092", "https://[::1]:8080")
     assert s.flink_rest_address == ("::1", 8082)
 
 

@@ -123,6 +123,9 @@ trino_user = "svc_poolsight"
 catalog_uri = "jdbc:postgresql://pg.example:5432/lake"
 catalog_user = "lake"
 catalog_password_file = "{tmp_path}/pw"
+trino_password_file = "{tmp_path}/tpw"
+trino_reader_password_file = "{tmp_path}/trpw"
+trino_ca_file = "{tmp_path}/ca.pem"
 connect_timeout = 12.5
 [dashboard]
 password_file = "{tmp_path}/dashboard-passwords"

@@ -45,11 +45,11 @@ def _environ() -> dict[str, str]:
         (["ingest", "stats", STATS], "REGISTRY", "poolsight ingest: schema registry at http://127.0.0.1:PORT/"),
         (["generate", "mixed", "--duration", "5"], "REGISTRY", "poolsight generate: schema registry at "),
         (["ingest", "trace", STATS], "REGISTRY", "poolsight ingest: schema registry at "),
-        (["report", "DB2P"], "TRINO", "poolsight report: Trino at http://127.0.0.1:PORT: no answer within 3 s"),
+        (["report", "DB2P"], "TRINO", "poolsight report: Trino at https://127.0.0.1:PORT: no answer within 3 s"),
         (["compare", "DB2P", "BP1", "--a", "2026-01-01T00:00", "2026-01-01T01:00", "--b", "2026-01-02T00:00",
-          "2026-01-02T01:00"], "TRINO", "poolsight compare: Trino at http://127.0.0.1:PORT: no answer within 3 s"),
-        (["alerts", "list"], "TRINO", "poolsight alerts: Trino at http://127.0.0.1:PORT: no answer within 3 s"),
-        (["advise"], "TRINO", "poolsight advise: Trino at http://127.0.0.1:PORT: no answer within 3 s"),
+          "2026-01-02T01:00"], "TRINO", "poolsight compare: Trino at https://127.0.0.1:PORT: no answer within 3 s"),
+        (["alerts", "list"], "TRINO", "poolsight alerts: Trino at https://127.0.0.1:PORT: no answer within 3 s"),
+        (["advise"], "TRINO", "poolsight advise: Trino at https://127.0.0.1:PORT: no answer within 3 s"),
     ],
 )  # fmt: skip
 def test_a_service_that_does_not_answer_ends_the_command_in_one_line(

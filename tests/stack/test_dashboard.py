@@ -24,7 +24,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_play
 
 from poolsight.infra.config import load_settings
 from poolsight.infra.install import chromium
-from poolsight.infra.trino import trino_rows
+from poolsight.infra.trino import credentials, trino_rows
 from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
 from poolsight.sql.named import QUERIES_DIR, load, queries, query
 from tests.conftest import TEST_VAR, poolsight
@@ -423,12 +423,16 @@ def test_the_reader_user_can_only_select_in_the_poolsight_schema(member: str) ->
     # The writer keeps its rights (the jobs' tables, the alert evaluator).
     assert _query("SELECT count(*) FROM system.runtime.nodes")[0][0] >= 1
     # Trino's query list (REST, the web UI): the reader sees its own queries only, the writer all.
-    url = f"http://127.0.0.1:{load_settings().ports['trino']}/v1/query"
+    s = load_settings()
 
     def users(user: str) -> set[str]:
-        req = urllib.request.Request(url, headers={"X-Trino-User": user})
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return {q["session"]["user"] for q in json.loads(resp.read())}
+        import requests  # lazy: the Trino client's HTTP library, for Trino's REST API here only
+
+        password, verify = credentials(s, user)
+        assert password is not None
+        got = requests.get(f"{s.trino_url}/v1/query", auth=(user, password), verify=verify, timeout=30)
+        got.raise_for_status()
+        return {q["session"]["user"] for q in got.json()}
 
     assert users(TRINO_READER_USER) == {TRINO_READER_USER}
     assert {TRINO_READER_USER, TRINO_WRITER_USER} <= users(TRINO_WRITER_USER)

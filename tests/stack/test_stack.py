@@ -239,3 +239,67 @@ def test_down_then_up_keeps_data() -> None:
 
     assert [v for _, v in _consume_avro(topic, 1)] == [value]
     assert _trino_rows(f"SELECT id, name FROM {table}") == [[10, "kept"]]
+
+
+def _trino_post(url: str, user: str, password: str | None, verify: str | bool) -> Any:
+    import requests  # lazy: the Trino client's HTTP library, only for this module's raw requests
+
+    auth = (user, password) if password is not None else None
+    return requests.post(url, data="SELECT 1", headers={"X-Trino-User": user}, auth=auth, verify=verify, timeout=30)
+
+
+def test_trino_asks_every_client_for_its_password_over_https() -> None:
+    from poolsight.infra.trino_secrets import certificate_path, embedded_password
+    from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
+
+    s = load_settings()
+    ca, url = str(certificate_path(s)), f"{s.trino_url}/v1/statement"
+    writer, reader = embedded_password(s, TRINO_WRITER_USER), embedded_password(s, TRINO_READER_USER)
+    assert url.startswith("https://") and writer and reader and writer != reader
+    assert _trino_post(url, TRINO_WRITER_USER, writer, ca).status_code == 200
+    assert _trino_post(url, TRINO_READER_USER, reader, ca).status_code == 200
+    refused = _trino_post(url, TRINO_WRITER_USER, None, ca)  # no password: asked for one
+    assert refused.status_code == 401 and refused.headers["WWW-Authenticate"].startswith("Basic")
+    assert _trino_post(url, TRINO_WRITER_USER, writer + "x", ca).status_code == 401
+    assert _trino_post(url, TRINO_READER_USER, writer, ca).status_code == 401  # another user's password
+    assert _trino_post(url, "anyone", writer, ca).status_code == 401
+    # Plain HTTP on the port Trino's own requests use: refused to anyone without the shared secret.
+    internal = f"http://{s.bind_host}:{s.ports['trino_internal']}/v1/statement"
+    answer = _trino_post(internal, TRINO_WRITER_USER, writer, True)
+    assert answer.status_code == 403 and "Authentication over HTTP is not enabled" in answer.text
+    # The certificate is checked: without trusting it the client stops.
+    import requests  # lazy: as above
+
+    with pytest.raises(requests.exceptions.SSLError):
+        _trino_post(url, TRINO_WRITER_USER, writer, True)
+
+
+def test_no_secret_in_a_command_line_a_log_the_runtime_folder_or_a_table() -> None:
+    s = load_settings()
+    folder = s.data_dir / "secrets"
+    secrets = {p.name: p.read_text().strip() for p in folder.iterdir() if p.suffix not in (".pem", ".crt")}
+    assert {"catalog-password", "trino-writer-password", "trino-reader-password", "trino-shared-secret"} <= set(secrets)
+    key = (folder / "trino-tls.pem").read_text().split("-----BEGIN CERTIFICATE-----")[0]
+    needles = {name: value.encode() for name, value in secrets.items()} | {"TLS private key": key.encode()}
+    found = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            cmdline = open(f"/proc/{pid}/cmdline", "rb").read()
+        except OSError:
+            continue
+        found += [f"command line of {pid}: {n}" for n, v in needles.items() if v in cmdline]
+    for path in [*s.log_dir.rglob("*"), *s.run_dir.rglob("*")]:
+        if path.is_file() and path.name != "password.db":  # its PBKDF2 hashes, not the passwords
+            data = path.read_bytes()
+            found += [f"{path}: {n}" for n, v in needles.items() if v in data]
+    # The tables that hold free text (a dead letter's reason and bytes, an alert's message, advice).
+    with trino_connection(s) as conn:
+        cur = conn.cursor()
+        for table, column in (
+            ("dead_letter", "reason"), ("dead_letter", "from_utf8(raw)"), ("alert", "message"), ("advice", "evidence"),
+        ):  # fmt: skip
+            for name, value in secrets.items():
+                cur.execute(f"SELECT count(*) FROM iceberg.{NAMESPACE}.{table} WHERE strpos({column}, ?) > 0", [value])
+                if cur.fetchall()[0][0]:
+                    found.append(f"{table}.{column}: {name}")
+    assert found == []
