@@ -157,8 +157,8 @@ def _submit(s: Settings, job: JobOptions, fresh: bool) -> None:
         "statistics": StatisticsOptions(s.registry_url),
     }
     _, errors = jobs.submit_all(s, [jobs.Submission(kind, job, options[kind], fresh) for kind in jobs.JOBS])
-    for exc in errors.values():
-        raise exc
+    if errors:
+        raise RuntimeError("; ".join(f"{kind}: {exc}" for kind, exc in errors.items()))
 
 
 def _rolled(s: Settings, t: Trial, member: str) -> None:

@@ -46,6 +46,12 @@ PAGES = (
 )  # fmt: skip
 # Scripts and styles only from here; ECharts sets inline styles on its elements.
 CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 def _json_default(v: Any) -> Any:
@@ -222,10 +228,8 @@ def make_handler(api: Api, assets: Path, access_: Access | None = None) -> type[
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
-            self.send_header("Content-Security-Policy", CSP)
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("X-Frame-Options", "DENY")
-            self.send_header("Referrer-Policy", "no-referrer")
+            for name, value in SECURITY_HEADERS.items():
+                self.send_header(name, value)
             self.send_header("Cache-Control", "max-age=3600" if cache else "no-store")
             self.end_headers()
             self.wfile.write(body)
@@ -256,6 +260,8 @@ def make_handler(api: Api, assets: Path, access_: Access | None = None) -> type[
             self.send_header("Allow", "GET")
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
+            for name, value in SECURITY_HEADERS.items():
+                self.send_header(name, value)
             self.send_header("Cache-Control", "no-store")
             self.end_headers()
             if self.command != "HEAD":
@@ -270,7 +276,7 @@ def make_handler(api: Api, assets: Path, access_: Access | None = None) -> type[
             try:
                 query = urllib.parse.parse_qs(url.query, strict_parsing=False, errors="strict")
                 params = {k: v[-1] for k, v in query.items()}
-            except ValueError as exc:  # not UTF-8 once unescaped (UnicodeDecodeError), too many fields
+            except ValueError as exc:  # not UTF-8 once unescaped (UnicodeDecodeError)
                 self._json(400, {"error": f"query string: {exc}"})
                 return
             if path == "/":

@@ -261,7 +261,6 @@ def run(a: argparse.Namespace) -> int:
             print(f"{sub.kind}: job {out[sub.kind]} running", file=sys.stderr)
         else:
             print(f"poolsight jobs submit {sub.kind}: {errors[sub.kind]}", file=sys.stderr)
-    if errors:
-        return 1
-    print(json.dumps(out))
-    return 0
+    if out or not errors:
+        print(json.dumps(out))  # the jobs running, also when another failed
+    return 1 if errors else 0

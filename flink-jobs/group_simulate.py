@@ -153,6 +153,8 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
 
     def on_timer(self, timestamp: int, ctx: Any) -> Any:
         key = ctx.get_current_key()
+        if ctx.time_domain() == TimeDomain.PROCESSING_TIME and key not in self.trackers and self._gone(key, ctx):
+            return
         tr = self._tracker(key)
         out: list[GroupEmission] = []
         quiet = time.time() - self.last_seen.get(key, 0.0) >= self.o.idle_flush_seconds - 1e-3
@@ -172,6 +174,15 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         if quiet and tr.open_pane is None and not tr.buffer:  # also after a timer restored it
             self._quiet(key, ctx)
         yield from _rows(out)
+
+    def _gone(self, key: str, ctx: Any) -> bool:
+        """Whether a processing-time timer (a backstop, the TTL) found the key out of memory with
+        nothing to do: left quiet with no open pane (only its TTL counts; restoring it would be
+        for nothing), or its state already dropped (no empty tracker made for it)."""
+        if key in self.last_seen:  # evicted by _quiet in this worker: nothing was open
+            self._quiet(key, ctx)
+            return True
+        return self.snap.value() is None and not list(self.pending.get())
 
     def _quiet(self, key: str, ctx: Any) -> None:
         """As Simulate._quiet: a quiet group leaves memory, and its state after the TTL."""

@@ -61,7 +61,8 @@ def resume_forgotten(s: Settings) -> tuple[list[str], list[str]]:
             subs.append(jobs.Submission(kind, job, OPTIONS[kind](**rec["options"])))
         except Exception as exc:  # a record from another version: say so, go on
             failed[kind] = exc
-    done, refused = jobs.submit_all(s, subs)  # a refused resume, a timeout: said below, `up` goes on
+    # A refused resume, a timeout: said below; the other job is resumed still, and `up` goes on.
+    done, refused = jobs.submit_all(s, subs, all_or_none=False)
     failed.update(refused)
     for kind, why in failed.items():
         print(f"poolsight up: {kind} job (group {groups[kind]}) not resumed: {why}", file=sys.stderr)

@@ -254,6 +254,8 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
 
     def on_timer(self, timestamp: int, ctx: Any) -> Any:
         key = ctx.get_current_key()
+        if ctx.time_domain() == TimeDomain.PROCESSING_TIME and key not in self.trackers and self._gone(key, ctx):
+            return
         tr = self._tracker(key)
         out: list[Emission] = []
 
@@ -282,6 +284,15 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             self._idle_timer(key, ctx)
         for e in out:
             yield from self._rows(e)
+
+    def _gone(self, key: str, ctx: Any) -> bool:
+        """Whether a processing-time timer (a backstop, the TTL) found the key out of memory with
+        nothing to do: left quiet with no open pane (only its TTL counts; restoring it would be
+        for nothing), or its state already dropped (no empty tracker made for it)."""
+        if key in self.last_seen:  # evicted by _quiet in this worker: nothing was open
+            self._quiet(key, ctx)
+            return True
+        return self.snap.value() is None and not list(self.pending.get())
 
     def _quiet(self, key: str, ctx: Any) -> None:
         """A quiet pool with no open pane leaves memory; its state goes after the TTL (quiet_keys.py)."""

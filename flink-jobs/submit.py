@@ -14,6 +14,7 @@ import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from poolsight.infra.config import Settings
@@ -42,6 +43,28 @@ def _rest(s: Settings, path: str, method: str = "GET", body: dict[str, Any] | No
     return json.loads(answer) if answer else None
 
 
+@dataclass(frozen=True)
+class Submission:
+    """One job to submit: its kind (a key of JOBS), group options, job options."""
+
+    kind: str
+    job: JobOptions
+    options: SimulationOptions | StatisticsOptions
+    fresh: bool = False
+
+
+@dataclass(frozen=True)
+class _Ready:
+    """A submission checked and placed: its job resumes from `start` (None: fresh)."""
+
+    module: str
+    name: str
+    job: JobOptions
+    options: SimulationOptions | StatisticsOptions
+    old: dict[str, Any]
+    start: Path | None
+
+
 def submit(
     s: Settings,
     kind: str,
@@ -53,82 +76,97 @@ def submit(
 ) -> str:
     """Submit one job; returns the Flink job id once the cluster has it running. It resumes
     from the state of the job it replaces (restore.py) unless `fresh`."""
-    module, name = JOBS[kind]
+    ready = _ready(s, Submission(kind, job, options, fresh))
+    return _launch(s, ready, flink_env(s, pyflink_home(), flink_lib(s)), timeout)
+
+
+def submit_all(
+    s: Settings, subs: list[Submission], *, all_or_none: bool = True
+) -> tuple[dict[str, str], dict[str, Exception]]:
+    """Submit the jobs side by side; returns the job id per kind that runs, and the error per
+    kind that did not. Each submission is a client JVM of its own that spends most of its time
+    starting and building the job graph, so two together take little longer than one. The
+    checks (already running, where to resume) come first, for every job: with `all_or_none` a
+    job refused there keeps the others from starting."""
+    ready: dict[str, _Ready] = {}
+    errors: dict[str, Exception] = {}
+    for sub in subs:
+        try:
+            ready[sub.kind] = _ready(s, sub)
+        except Exception as exc:  # refused (running, options changed), or the cluster not answering
+            errors[sub.kind] = exc
+    if errors and all_or_none:
+        return {}, errors
+    env = flink_env(s, pyflink_home(), flink_lib(s))  # once: it may lay out the jars and configuration
+    with ThreadPoolExecutor(max_workers=max(len(ready), 1), thread_name_prefix="submit") as pool:
+        futures = {kind: pool.submit(_launch, s, r, env, 300) for kind, r in ready.items()}
+    ids: dict[str, str] = {}
+    for kind, f in futures.items():
+        why = f.exception()
+        if why is None:
+            ids[kind] = f.result()
+        elif isinstance(why, Exception):
+            errors[kind] = why
+        else:
+            raise why  # KeyboardInterrupt and the like
+    return ids, errors
+
+
+def _ready(s: Settings, sub: Submission) -> _Ready:
+    module, name = JOBS[sub.kind]
     running = [j for j in list_jobs(s) if j["name"] == name and j["state"] in ("RUNNING", "CREATED", "RESTARTING")]
     if running:
         raise RuntimeError(f"{name} is already running as {running[0]['jid']}; cancel it first")
-    old = restore.read_record(s, name, job.group)
-    opts = asdict(options)
-    start = None if fresh else restore.resume_point(s, name, job.group, opts, _checkpoints(s, old.get("job_id")))
-    job = replace(job, restore_from=None if start is None else str(start))
+    old = restore.read_record(s, name, sub.job.group)
+    opts = asdict(sub.options)
+    start = (
+        None if sub.fresh else restore.resume_point(s, name, sub.job.group, opts, _checkpoints(s, old.get("job_id")))
+    )
+    job = replace(sub.job, restore_from=None if start is None else str(start))
+    return _Ready(module, name, job, sub.options, old, start)
+
+
+def _launch(s: Settings, r: _Ready, env: dict[str, str], timeout: float) -> str:
+    """The job's client process, then its record, and its old snapshots gone once it runs."""
     proc = subprocess.run(
         [
             sys.executable,
             "-m",
-            module,
+            r.module,
             "--job",
-            json.dumps(asdict(job)),
+            json.dumps(asdict(r.job)),
             "--options",
-            json.dumps(asdict(options)),
+            json.dumps(asdict(r.options)),
             "--name",
-            name,
+            r.name,
         ],
         capture_output=True,
         text=True,
-        env=flink_env(s, pyflink_home(), flink_lib(s)),
+        env=env,
         timeout=timeout,
     )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(
-            f"submitting {name} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-4000:]}"
+            f"submitting {r.name} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-4000:]}"
         )
     job_id = str(json.loads(lines[-1])["job_id"])
     # What `up` needs to submit it again if a restarted JobManager forgets it (resume.py).
     restore.write_record(
         s,
-        name,
-        job.group,
+        r.name,
+        r.job.group,
         job_id=job_id,
-        options=opts,
+        options=asdict(r.options),
         savepoint=None,
-        restored_from=job.restore_from,
-        job={**asdict(job), "restore_from": None},
+        restored_from=r.job.restore_from,
+        job={**asdict(r.job), "restore_from": None},
         running=True,
         submitted=time.time(),
     )
     wait_running(s, job_id)
-    restore.prune(s, old, start)
+    restore.prune(s, r.old, r.start)
     return job_id
-
-
-@dataclass(frozen=True)
-class Submission:
-    """One job of `submit_all`: its kind (a key of JOBS), group options, job options."""
-
-    kind: str
-    job: JobOptions
-    options: SimulationOptions | StatisticsOptions
-    fresh: bool = False
-
-
-def submit_all(s: Settings, subs: list[Submission]) -> tuple[dict[str, str], dict[str, Exception]]:
-    """Submit the jobs side by side; returns the job id per kind that runs, and the error per
-    kind that did not. Each submission is a client JVM of its own that spends most of its time
-    starting and building the job graph, so two together take little longer than one."""
-    with ThreadPoolExecutor(max_workers=max(len(subs), 1), thread_name_prefix="submit") as pool:
-        futures = {sub.kind: pool.submit(submit, s, sub.kind, sub.job, sub.options, fresh=sub.fresh) for sub in subs}
-    ids: dict[str, str] = {}
-    errors: dict[str, Exception] = {}
-    for kind, f in futures.items():
-        exc = f.exception()
-        if exc is None:
-            ids[kind] = f.result()
-        elif isinstance(exc, Exception):
-            errors[kind] = exc
-        else:
-            raise exc  # KeyboardInterrupt and the like
-    return ids, errors
 
 
 def _checkpoints(s: Settings, job_id: str | None) -> dict[str, Any] | None:
@@ -261,6 +299,10 @@ def cancel_all(s: Settings, savepoint: bool = True) -> list[str]:
 
     # Side by side: a savepoint waits mostly on the cluster's checkpoint, not on this process.
     with ThreadPoolExecutor(max_workers=max(len(ids), 1), thread_name_prefix="cancel") as pool:
-        for f in [pool.submit(end, jid) for jid in ids]:
-            f.result()
+        futures = [pool.submit(end, jid) for jid in ids]
+    failed = [(jid, f.exception()) for jid, f in zip(ids, futures, strict=True) if f.exception() is not None]
+    for jid, exc in failed[1:]:  # the first is raised; the others said here
+        print(f"job {jid}: not stopped: {exc}", file=sys.stderr)
+    if failed:
+        raise failed[0][1]  # type: ignore[misc]
     return ids

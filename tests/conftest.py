@@ -93,16 +93,17 @@ STACK_DIR = Path(__file__).resolve().parent / "stack"
 # Modules that stop the session's jobs run back to back, so the jobs are submitted again once after
 # them rather than after each (a submission is ~25 s of the 2 cores): test_chaos right before
 # test_evolution, whose changed schema the later modules still run on.
-RUN_BEFORE = {"test_chaos.py": "test_evolution.py"}
+RUN_BEFORE = {"test_chaos.py": "test_evolution.py"}  # in tests/stack/
 
 
 def _module_order(items: list[pytest.Item]) -> None:
-    names = [Path(str(i.path)).name for i in items]
-    moved = [i for i, n in zip(items, names, strict=True) if n in RUN_BEFORE]
-    rest = [i for i, n in zip(items, names, strict=True) if n not in RUN_BEFORE]
+    stack = Path(__file__).resolve().parent / "stack"
+    before = {stack / a: stack / b for a, b in RUN_BEFORE.items()}
+    moved = [i for i in items if Path(str(i.path)) in before]
+    rest = [i for i in items if Path(str(i.path)) not in before]
     for item in moved:
-        target = RUN_BEFORE[Path(str(item.path)).name]
-        at = next((k for k, i in enumerate(rest) if Path(str(i.path)).name == target), len(rest))
+        target = before[Path(str(item.path))]
+        at = next((k for k, i in enumerate(rest) if Path(str(i.path)) == target), len(rest))
         rest.insert(at, item)
     items[:] = rest
 

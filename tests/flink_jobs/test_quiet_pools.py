@@ -91,17 +91,26 @@ def test_a_quiet_pool_leaves_memory_and_its_state_goes_after_the_ttl(monkeypatch
     assert tr.open_pane is not None
     rt.states["tracker"].update(tr.snapshot())
     key, ctx = "S|BP1", Ctx("S|BP1")
-    f.last_seen[key] = clock[0]
+    f._tracker(key)  # in memory, as the job had it, last seen now
     clock[0] += 11  # quiet longer than the idle flush: its pane is written, it leaves memory
     rows = list(f.on_timer(int(clock[0] * 1000), ctx))
     assert rows and key not in f.trackers and rt.states["tracker"].value() is not None
     assert ctx.timers == [(1_000_000 + 3600) * 1000]  # the TTL, from when it was last seen
-    clock[0] = 1_000_000.0 + 1800  # a timer before the TTL: restored for it, out of memory again
+
+    # From here no timer restores it: it had nothing open when it left (a backstop, the TTL).
+    def no_restore(data: bytes) -> PoolTracker:
+        raise AssertionError("restored for a timer with nothing to do")
+
+    monkeypatch.setattr(PoolTracker, "restore", staticmethod(no_restore))
+    clock[0] = 1_000_000.0 + 1800  # a timer before the TTL: nothing happens, the TTL stays
     assert list(f.on_timer(int(clock[0] * 1000), ctx)) == [] and key not in f.trackers
-    assert rt.states["tracker"].value() is not None
+    assert rt.states["tracker"].value() is not None and ctx.timers[-1] == (1_000_000 + 3600) * 1000
     clock[0] = 1_000_000.0 + 3600
     assert list(f.on_timer(int(clock[0] * 1000), ctx)) == []
     assert rt.states["tracker"].value() is None and rt.states["since_snapshot"].value() == []
+    assert key not in f.trackers and key not in f.last_seen
+    clock[0] += 90  # a backstop after the state went: no empty tracker made for it
+    assert list(f.on_timer(int(clock[0] * 1000), ctx)) == []
     assert key not in f.trackers and key not in f.last_seen
 
 
