@@ -38,6 +38,7 @@ from poolsight.infra.process import (
     spawn,
     stop_many,
 )
+from poolsight.infra.service_security import security
 from poolsight.infra.services import SERVICES, Degraded, Service, Unhealthy, catalog_password, services_for
 
 
@@ -56,6 +57,7 @@ class ServiceStatus:
     log: str
     kind: str = "embedded"  # embedded (run by this launcher) | external (configured address)
     ceiling_mb: int | None = None  # infra/memory.py: the RSS (with child processes) it must stay under
+    security: str = ""  # infra/service_security.py: TLS and how clients authenticate
 
 
 def log_path(s: Settings, name: str) -> Path:
@@ -288,6 +290,7 @@ def status(s: Settings) -> list[ServiceStatus]:
                     rss_mb=0.0,
                     log="",
                     kind="external",
+                    security=security(s, svc.name),
                 )
             )
             continue
@@ -313,6 +316,7 @@ def status(s: Settings) -> list[ServiceStatus]:
                 rss_mb=rss,
                 log=str(log_path(s, svc.name)),
                 ceiling_mb=ceiling,
+                security=security(s, svc.name),
             )
         )
     return out
@@ -324,8 +328,15 @@ def status_dicts(rows: list[ServiceStatus]) -> list[dict[str, object]]:
 
 def format_status(rows: list[ServiceStatus]) -> str:
     width = max([16, *(len(r.address) for r in rows)])
-    lines = [f"{'SERVICE':18} {'KIND':8} {'STATE':10} {'ADDRESS':{width}} {'PID':>7} {'RSS/CEILING MB':>14}  DETAIL"]
+    sec = max([8, *(len(r.security) for r in rows)])
+    lines = [
+        f"{'SERVICE':18} {'KIND':8} {'STATE':10} {'ADDRESS':{width}} {'SECURITY':{sec}} {'PID':>7} "
+        f"{'RSS/CEILING MB':>14}  DETAIL"
+    ]
     for r in rows:
         mem = f"{r.rss_mb:.0f}/{r.ceiling_mb}" if r.ceiling_mb and r.kind == "embedded" else "-"
-        lines.append(f"{r.name:18} {r.kind:8} {r.state:10} {r.address:{width}} {r.pid or '-':>7} {mem:>14}  {r.detail}")
+        lines.append(
+            f"{r.name:18} {r.kind:8} {r.state:10} {r.address:{width}} {r.security:{sec}} {r.pid or '-':>7} "
+            f"{mem:>14}  {r.detail}"
+        )
     return "\n".join(lines)

@@ -84,6 +84,16 @@ def test_status_marks_external_services(monkeypatch: pytest.MonkeyPatch) -> None
     table = launcher.format_status(list(rows.values())).splitlines()
     assert table[0].split()[:4] == ["SERVICE", "KIND", "STATE", "ADDRESS"]
     assert any(line.split()[:4] == ["kafka", "external", "healthy", "b1:9092,b2:9092"] for line in table)
+    # What protects each: an external Trino over HTTP without a password has nothing; the
+    # embedded catalog asks for its generated password, the dashboard stays on loopback.
+    assert {n: r.security for n, r in rows.items() if n in ("trino", "postgres", "kafka", "dashboard", "advice")} == {
+        "trino": "none",
+        "postgres": "password (scram)",
+        "kafka": "none",
+        "dashboard": "none (loopback only)",
+        "advice": "-",
+    }
+    assert table[0].split()[4] == "SECURITY"
     # An embedded service's memory against its ceiling (TaskManager: its process size + the Python worker).
     assert rows["flink-taskmanager"].ceiling_mb == 4096 + 2560 and rows["advice"].ceiling_mb == 1024
 
@@ -172,3 +182,15 @@ def test_up_does_not_wait_on_a_running_evaluator_whose_last_cycle_failed(monkeyp
         launcher.LaunchError, match=r"advice did not become healthy within 0 s \(last evaluation failed"
     ):
         launcher._wait_healthy(load_settings(), fake, started_pid_check=True)
+
+
+def test_status_says_the_embedded_trino_asks_for_tls_and_a_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    from poolsight.infra.service_security import security
+
+    s = load_settings()
+    assert s.trino_url.startswith("https://") and security(s, "trino") == "TLS, password"
+    monkeypatch.setenv("POOLSIGHT_TRINO_URL", "https://trino.example:8443")
+    monkeypatch.setenv("POOLSIGHT_TRINO_PASSWORD", "from-the-environment")
+    assert security(load_settings(), "trino") == "TLS, password"
+    monkeypatch.delenv("POOLSIGHT_TRINO_PASSWORD")
+    assert security(load_settings(), "trino") == "TLS"
