@@ -11,6 +11,7 @@ import re
 import time
 from typing import Any, NamedTuple
 
+import requests
 import trino
 import trino.auth
 import trino.exceptions
@@ -65,6 +66,18 @@ def credentials(s: Settings, user: str) -> tuple[str | None, bool | str]:
     return embedded_password(s, user), str(certificate_path(s))
 
 
+class _Session(requests.Session):
+    """requests lets REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE (set on many machines) replace a
+    session's own trust: the certificate given here must win, or the embedded Trino's
+    self-signed one is refused."""
+
+    def merge_environment_settings(self, url: Any, proxies: Any, stream: Any, verify: Any, cert: Any) -> Any:
+        settings = super().merge_environment_settings(url, proxies, stream, verify, cert)
+        if verify is None:  # not given for the request: the session's
+            settings["verify"] = self.verify
+        return settings
+
+
 def trino_connection(s: Settings, *, schema: str | None = None, user: str | None = None) -> Any:
     """A DB-API connection to the configured Trino as `user` (default: s.trino_user, the writer)."""
     host, port = url_host_port(s.trino_url)
@@ -75,7 +88,7 @@ def trino_connection(s: Settings, *, schema: str | None = None, user: str | None
         port=port,
         http_scheme=s.trino_url.split("://")[0],
         auth=trino.auth.BasicAuthentication(name, password) if password else None,
-        verify=verify,
+        http_session=_session(verify),
         user=name,
         catalog="iceberg",
         schema=schema,
@@ -84,6 +97,12 @@ def trino_connection(s: Settings, *, schema: str | None = None, user: str | None
         # statement more per process, and on a Trino that does not answer says so twice.
         legacy_prepared_statements=False,
     )
+
+
+def _session(verify: bool | str) -> requests.Session:
+    session = _Session()
+    session.verify = verify
+    return session
 
 
 def fetch(cursor: Any, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()) -> list[list[Any]]:
