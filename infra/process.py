@@ -259,9 +259,21 @@ def own_rss_bytes(pid: int) -> int:
     return 0
 
 
+def private_bytes(pid: int) -> int:
+    """The resident pages only pid holds (Private_Clean + Private_Dirty of smaps_rollup); its
+    VmRSS where that cannot be read; 0 if it has ended."""
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return own_rss_bytes(pid)
+    return sum(int(ln.split()[1]) * 1024 for ln in lines if ln.startswith(("Private_Clean:", "Private_Dirty:")))
+
+
 def rss_bytes(pid: int) -> int:
-    """Resident memory of pid and its descendants."""
-    return sum(own_rss_bytes(p) for p in (pid, *descendants(pid)))
+    """Resident memory of pid and its descendants, each page once: pid's RSS and the pages each
+    descendant holds alone. A sum of their RSS counted PostgreSQL's shared buffers once per
+    backend (22 MB each, 20 of them shared: 25 catalog connections read as 540 MB)."""
+    return own_rss_bytes(pid) + sum(private_bytes(p) for p in descendants(pid))
 
 
 def log_tail(log_file: Path, lines: int = 25) -> str:

@@ -99,3 +99,40 @@ def test_stop_many_signals_every_service_before_it_waits(tmp_path: Path) -> None
     # One after the other, `slow` would take the whole timeout and be killed without its clean exit.
     assert time.monotonic() - t0 < 20 and "clean exit" in (tmp_path / "slow").read_text()
     assert read_started(tmp_path, "slow") is None and read_started(tmp_path, "quick") is None
+
+
+FORKED = """
+import os, sys, time
+block = bytearray(160 * 2**20)  # touched: resident in the parent
+for i in range(0, len(block), 4096):
+    block[i] = 1
+kids = []
+for _ in range(3):
+    pid = os.fork()
+    if pid == 0:  # a child shares the parent's pages until it writes them (as a postgres backend does)
+        time.sleep(60)
+        os._exit(0)
+    kids.append(pid)
+print(" ".join(map(str, kids)), flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_service_tree_counts_its_shared_pages_once() -> None:
+    import subprocess
+
+    from poolsight.infra.process import descendants, own_rss_bytes, rss_bytes
+
+    proc = subprocess.Popen([sys.executable, "-c", FORKED], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        kids = [int(p) for p in proc.stdout.readline().split()]
+        assert sorted(descendants(proc.pid)) == sorted(kids)
+        mb = 2**20
+        each = [own_rss_bytes(p) / mb for p in (proc.pid, *kids)]
+        assert all(x > 160 for x in each), each  # every RSS counts the shared block: 4 x 160 MB
+        tree = rss_bytes(proc.pid) / mb
+        assert each[0] < tree < each[0] + 3 * 20, (tree, each)  # the parent's, and the children's own pages
+    finally:
+        proc.kill()
+        proc.wait()
