@@ -6,8 +6,8 @@ simulation and statistics jobs; the evaluator services run every minute or two m
 (restarted with POOLSIGHT_ALERTS_EVERY=60, _ADVICE_EVERY=120, _MAINTENANCE_EVERY=120), so the
 advice replays, alert scans and rollups run under the load too. Every `--every` seconds (10)
 each process's RSS is read from /proc: each service with its child processes, each page once
-(as `poolsight status` counts it: infra/process.py rss_bytes), except that the TaskManager's Python worker (the jobs' Python functions) is
-shown on its own and the TaskManager without it.
+(as `poolsight status` counts it: infra/process.py rss_bytes), except that the TaskManager's
+Python worker (the jobs' Python functions) is shown on its own and the TaskManager without it.
 
 Prints per process: its ceiling (infra/memory.py), peak RSS, and growth per 10 minutes after
 `--warmup` minutes (least-squares slope of the samples, in MB and as a share of their mean;
