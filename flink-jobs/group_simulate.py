@@ -26,7 +26,7 @@ from poolsight.flink_jobs.common import row_type, to_row
 from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker
 from poolsight.flink_jobs.heap_trim import HeapTrim
 from poolsight.flink_jobs.options import SimulationOptions
-from poolsight.flink_jobs.quiet_keys import forget_quiet
+from poolsight.flink_jobs.quiet_keys import forget_quiet, restore_for_timer
 from poolsight.flink_jobs.timers import wake_at
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.tables import BY_NAME
@@ -176,13 +176,11 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         yield from _rows(out)
 
     def _gone(self, key: str, ctx: Any) -> bool:
-        """Whether a processing-time timer (a backstop, the TTL) found the key out of memory with
-        nothing to do: left quiet with no open pane (only its TTL counts; restoring it would be
-        for nothing), or its state already dropped (no empty tracker made for it)."""
-        if key in self.last_seen:  # evicted by _quiet in this worker: nothing was open
+        """A processing-time timer for a key out of memory with nothing to do (quiet_keys.py)."""
+        restore = restore_for_timer(key, self.last_seen, self.snap, self.pending)
+        if restore is None:
             self._quiet(key, ctx)
-            return True
-        return self.snap.value() is None and not list(self.pending.get())
+        return not restore
 
     def _quiet(self, key: str, ctx: Any) -> None:
         """As Simulate._quiet: a quiet group leaves memory, and its state after the TTL."""

@@ -24,3 +24,13 @@ def forget_quiet(
         ctx.timer_service().register_processing_time_timer(math.ceil(seen + ttl) * 1000)
     for cache in caches:
         cache.pop(key, None)
+
+
+def restore_for_timer(key: str, last_seen: dict[str, float], snap: Any, pending: Any) -> bool | None:
+    """What a processing-time timer (a backstop, the TTL) of a key out of memory should do: None
+    when the key left quiet with nothing open (only its TTL counts: the caller forgets it again),
+    False when its state is already gone (nothing to restore, no empty tracker), True otherwise
+    (a restored job's timer: restore the key from its state)."""
+    if key in last_seen:  # evicted by forget_quiet in this worker: nothing was open
+        return None
+    return not (snap.value() is None and not list(pending.get()))

@@ -7,28 +7,13 @@ answer 502 with the reason, and the health check 503, while pages and assets are
 from __future__ import annotations
 
 import json
-import threading
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from poolsight.dashboards.server import CSP, serve
-from poolsight.infra.config import load_settings
-from tests.conftest import free_port
-
-
-@pytest.fixture(scope="module")
-def base() -> Iterator[str]:
-    s = load_settings()
-    s = replace(s, ports={**s.ports, "trino": free_port()})  # nothing listens there
-    server = serve(s, "127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+from poolsight.dashboards.server import CSP
 
 
 def _get(url: str) -> tuple[int, dict[str, str], bytes]:
