@@ -66,8 +66,9 @@ def embedded_password(s: Settings, user: str) -> str | None:
 
 
 def certificate_path(s: Settings) -> Path:
-    """The embedded Trino's certificate (made with its key if missing): what its clients trust."""
-    return _tls(s)[1]
+    """The embedded Trino's certificate: what its clients trust. Only its path: every connection
+    asks for it, and the launcher makes (and checks) the certificate before Trino starts."""
+    return s.data_dir / "secrets" / CERTIFICATE_NAME
 
 
 def _tls(s: Settings) -> tuple[Path, Path]:
