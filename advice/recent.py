@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from poolsight.advice.replay import Trace
 from poolsight.infra.config import Settings
+from poolsight.infra.kafka_access import kafka_access
 from poolsight.ingest.kafka_io import read_since
 from poolsight.names import GETPAGE_TOPIC
 from poolsight.schemas.getpage import GetpageBatch
@@ -137,7 +138,7 @@ def recent_trace(
                 b.function_codes()[keep],
             )
 
-    read_since(s.kafka_bootstrap, GETPAGE_TOPIC.name, int((time.time() - lookback) * 1000), handle)
+    read_since(kafka_access(s), GETPAGE_TOPIC.name, int((time.time() - lookback) * 1000), handle)
     if not sample.parts:
         return None
     return sample.trace([f"{src}/{pool}" for src, pool in keys.values()], list(objects))

@@ -36,6 +36,7 @@ from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions, StatisticsOptions
 from poolsight.flink_jobs.resume import resume_forgotten
 from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.kafka_access import kafka_access
 from poolsight.infra.trino import trino_rows
 from poolsight.ingest.generator import Chunk, Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroProducer
@@ -183,7 +184,7 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
     member = f"C{uuid.uuid4().hex[:6].upper()}"
     sc = load(a.scenario)
     sc = type(sc)(**{**sc.__dict__, "members": [member]})
-    producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="chaos")
+    producer = AvroProducer(kafka_access(s), s.registry_url, client_id="chaos")
     sink = CountingSink(producer)
     start = int(time.time()) // 60 * 60 - (OLD_DAYS * 86400 if fault == OLD_TRACE else 0)
     gen = Generator(sc, seed=n + 1, event_rate=a.rate, start_time=float(start))

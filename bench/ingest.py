@@ -27,6 +27,7 @@ from typing import Any
 from confluent_kafka import Message, Producer
 
 from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.kafka_access import kafka_access
 from poolsight.ingest.generator import FileSink, Generator, KafkaSink, Totals
 from poolsight.ingest.kafka_io import AvroProducer, consume
 from poolsight.ingest.producer_process import ProducerProcess
@@ -63,7 +64,7 @@ class KeepingProducer:
 def _generate(s: Settings, sc: Scenario, getpages: int) -> tuple[float, Totals, int]:
     """The command's setup: pool models here, encoding and sending in a producer process
     started before the clock runs, as `poolsight generate` does. (getpages/s, totals, records)"""
-    producer = ProducerProcess(s.kafka_bootstrap, s.registry_url, client_id="bench-generate")
+    producer = ProducerProcess(kafka_access(s), s.registry_url, client_id="bench-generate")
     totals = Generator(sc, seed=11, event_rate=1_000_000).run(KafkaSink(producer), getpages=getpages)
     producer.close()
     return totals.getpages / totals.seconds, totals, producer.metrics.records.get("getpage_batch", 1)
@@ -72,15 +73,16 @@ def _generate(s: Settings, sc: Scenario, getpages: int) -> tuple[float, Totals, 
 def _raw(s: Settings, kept: list[tuple[bytes, bytes]], records: int) -> float:
     """Seconds librdkafka alone takes to produce `records` of the kept records."""
     raw = Producer(
-        {
-            "bootstrap.servers": s.kafka_bootstrap,
-            "enable.idempotence": True,
-            "acks": "all",
-            "linger.ms": 20,
-            "compression.type": "lz4",
-            "batch.size": 1 << 20,
-            "queue.buffering.max.kbytes": 512 * 1024,
-        }
+        kafka_access(s).client_config(
+            **{
+                "enable.idempotence": True,
+                "acks": "all",
+                "linger.ms": 20,
+                "compression.type": "lz4",
+                "batch.size": 1 << 20,
+                "queue.buffering.max.kbytes": 512 * 1024,
+            }
+        )
     )
     t0 = time.perf_counter()
     sent = 0
@@ -100,7 +102,7 @@ def _collect(s: Settings, trace: Path, state: Path) -> tuple[float, int]:
     """The trace collector over the whole file as fast as possible (the time includes
     starting its reader process). (getpages/s, rows)"""
     coll = TraceCollector(
-        AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="bench-trace"),
+        AvroProducer(kafka_access(s), s.registry_url, client_id="bench-trace"),
         PositionStore(state),
         source=f"BENCH{uuid.uuid4().hex[:6]}",
     )
@@ -157,7 +159,7 @@ def _consume(s: Settings, limit: int) -> tuple[float, int]:
         last = time.perf_counter()
         return decoded < limit
 
-    consume(s.kafka_bootstrap, [GETPAGE_TOPIC.name], f"bench-{uuid.uuid4()}", handle, idle_seconds=3)
+    consume(kafka_access(s), [GETPAGE_TOPIC.name], f"bench-{uuid.uuid4()}", handle, idle_seconds=3)
     return decoded / max(last - first, 1e-9), decoded
 
 

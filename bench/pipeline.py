@@ -31,6 +31,7 @@ from bench import cpu_profile
 from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.infra.config import load_settings
+from poolsight.infra.kafka_access import kafka_access
 from poolsight.infra.trino import trino_rows
 from poolsight.ingest.generator import Chunk, Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroProducer
@@ -196,7 +197,7 @@ def main() -> None:
         group=f"bench-{uuid.uuid4().hex[:8]}", checkpoint_seconds=a.checkpoint_seconds, start_from="latest"
     )
     sc = load(a.scenario)
-    producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="bench-pipeline")
+    producer = AvroProducer(kafka_access(s), s.registry_url, client_id="bench-pipeline")
     # Without the group simulation (the scenario's members name their group: not discovered here).
     without = SimulationOptions(s.registry_url, idle_flush_seconds=5.0, discover_groups=False)
     jid = jobs.submit(s, "simulation", job, without)

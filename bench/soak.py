@@ -35,6 +35,7 @@ from bench.cpu_profile import RULES
 from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions, StatisticsOptions
 from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.kafka_access import kafka_access
 from poolsight.infra.memory import ceilings
 from poolsight.infra.process import alive, descendants, own_rss_bytes, read_started, rss_bytes, stop_many
 from poolsight.ingest.generator import Generator, KafkaSink
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     job = JobOptions(group=f"soak-{uuid.uuid4().hex[:8]}", checkpoint_seconds=5.0, start_from="latest")
     jobs.submit(s, "simulation", job, SimulationOptions(s.registry_url, idle_flush_seconds=5.0), fresh=True)
     jobs.submit(s, "statistics", job, StatisticsOptions(s.registry_url), fresh=True)
-    producer = AvroProducer(s.kafka_bootstrap, s.registry_url, client_id="soak")
+    producer = AvroProducer(kafka_access(s), s.registry_url, client_id="soak")
     gen = Generator(load(a.scenario), seed=13, event_rate=a.event_rate, start_time=float(int(time.time()) // 60 * 60))
     sent: list[int] = []
     seconds = a.minutes * 60

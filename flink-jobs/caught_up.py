@@ -26,6 +26,8 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
+from poolsight.infra.kafka_access import KafkaAccess
+
 Offsets = dict[tuple[str, int], int]
 LOG = logging.getLogger(__name__)  # a Python worker's log lands in the TaskManager's
 
@@ -35,7 +37,7 @@ class ConsumerGroup:
     """Where a job reads: the brokers, its consumer group, its topics, and where a new group
     starts (earliest or latest)."""
 
-    bootstrap: str
+    kafka: KafkaAccess
     group: str
     topics: tuple[str, ...]
     start_from: str = "earliest"
@@ -180,12 +182,13 @@ class CaughtUp:
         if self._consumer is None:
             # Never subscribes: it only asks for offsets, so it never joins the group.
             self._consumer = Consumer(
-                {
-                    "bootstrap.servers": self.where.bootstrap,
-                    "group.id": self.where.group,
-                    "enable.auto.commit": False,
-                    "socket.timeout.ms": int(self.timeout * 1000),
-                }
+                self.where.kafka.client_config(
+                    **{
+                        "group.id": self.where.group,
+                        "enable.auto.commit": False,
+                        "socket.timeout.ms": int(self.timeout * 1000),
+                    }
+                )
             )
         return self._consumer
 

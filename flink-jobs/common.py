@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from poolsight.flink_jobs.options import JobOptions
 from poolsight.infra.config import CATALOG_NAME, Settings, load_settings
-from poolsight.infra.flinksql import iceberg_catalog_ddl
+from poolsight.infra.flinksql import iceberg_catalog_ddl, kafka_client_options, sql_literal
 from poolsight.names import EVENT_TIME_HEADER, NAMESPACE
 from poolsight.schemas.tables import BY_NAME, Table
 from poolsight.schemas.wire import MAX_RAW
@@ -70,6 +70,7 @@ def kafka_source(
     A record without the header gets time 0: it must not move the partition's watermark
     (its produce time could be months ahead of a replayed trace sharing the partition)."""
     ooo = int(opts.out_of_orderness_seconds * 1000)
+    security = "".join(f"\n          {sql_literal(k)} = {sql_literal(v)}," for k, v in kafka_client_options(s).items())
     t_env.execute_sql(f"""
         CREATE TEMPORARY TABLE `{view}` (
           `k` BYTES,
@@ -85,7 +86,7 @@ def kafka_source(
         ) WITH (
           'connector' = 'kafka',
           'topic' = '{";".join(topics)}',
-          'properties.bootstrap.servers' = '{s.kafka_bootstrap}',
+          'properties.bootstrap.servers' = '{s.kafka_bootstrap}',{security}
           'properties.group.id' = '{opts.group}',
           'properties.auto.offset.reset' = '{opts.start_from}',
           'properties.isolation.level' = 'read_committed',

@@ -45,6 +45,7 @@ from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.flink_jobs.quiet_keys import forget_quiet, restore_for_timer
 from poolsight.flink_jobs.timers import wake_at
 from poolsight.flink_jobs.tracker import Emission, PoolTracker
+from poolsight.infra.kafka_access import kafka_access
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.tables import BY_NAME
@@ -319,7 +320,7 @@ def submit(settings: Any, job: JobOptions, o: SimulationOptions, name: str = "po
     env, t_env = environment(settings, name, job)
     topics = (GETPAGE_TOPIC.name, ATTRIBUTES_TOPIC.name)
     kafka_source(t_env, settings, "getpage_source", list(topics), job)
-    reads = ConsumerGroup(settings.kafka_bootstrap, job.group, topics, job.start_from)
+    reads = ConsumerGroup(kafka_access(settings), job.group, topics, job.start_from)
     ops = [Keyed(Simulate(o, reads), "pool_pane", TAGS, "simulate")]
     if o.groups or o.discover_groups:  # the members' records, merged per (group, pool): group_simulate.py
         ops.append(

@@ -26,8 +26,8 @@ from typing import Any
 from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
 
 from .endpoints import DEFAULT_BIND_HOST as DEFAULT_BIND_HOST
+from .endpoints import KAFKA_SECURITY, Endpoints, bind_host, hostport, load_endpoints, url_host_port
 from .endpoints import ConfigError as ConfigError
-from .endpoints import Endpoints, bind_host, hostport, load_endpoints, url_host_port
 from .endpoints import Unreachable as Unreachable
 from .ports import DEFAULT_PORTS as DEFAULT_PORTS
 from .ports import KAFKA_PORT_STEP as KAFKA_PORT_STEP
@@ -59,6 +59,7 @@ class Settings:
     bind_host: str = DEFAULT_BIND_HOST  # every embedded service listens on and advertises this
     endpoints: Endpoints = field(default_factory=Endpoints)
     kafka_brokers: int = 1  # embedded Kafka: KRaft nodes, each broker and controller
+    kafka_security: str = KAFKA_SECURITY[0]  # embedded Kafka: KAFKA_SECURITY (infra/kafka_secrets.py)
     flink_taskmanagers: int = 1  # embedded Flink: TaskManagers of the session cluster
     history: dict[str, Any] = field(default_factory=dict)  # [history]: retention (sql/retention.py)
     groups: dict[str, Any] = field(default_factory=dict)  # [groups]: data-sharing group = its members
@@ -200,6 +201,20 @@ def _port(name: str, file_ports: dict[str, Any]) -> int:
     return port
 
 
+def _kafka_security(conf: dict[str, Any]) -> str:
+    """[kafka].security: the embedded Kafka's (as [kafka].brokers, an external Kafka's own
+    settings are [endpoints].kafka_security_protocol and its neighbours)."""
+    raw = os.environ.get("POOLSIGHT_KAFKA_SECURITY") or conf.get("kafka", {}).get("security", "")
+    if not raw:
+        return KAFKA_SECURITY[0]
+    value = str(raw).strip().lower()
+    if value not in KAFKA_SECURITY:
+        raise ConfigError(
+            f"POOLSIGHT_KAFKA_SECURITY / [kafka].security: {raw!r} is not one of {', '.join(KAFKA_SECURITY)}"
+        )
+    return value
+
+
 def _nodes(env_name: str, table: str, key: str, conf: dict[str, Any]) -> int:
     raw: Any = os.environ.get(env_name) or conf.get(table, {}).get(key, 1)
     try:
@@ -281,6 +296,7 @@ def load_settings() -> Settings:
         bind_host=bind,
         endpoints=endpoints,
         kafka_brokers=brokers,
+        kafka_security=_kafka_security(conf),
         flink_taskmanagers=taskmanagers,
         history=dict(conf.get("history", {})),
         groups=dict(conf.get("groups", {})),

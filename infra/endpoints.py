@@ -20,6 +20,11 @@ from typing import Any
 # [endpoints] key -> environment variable (the same name, upper case, POOLSIGHT_ first).
 KEYS = (
     "kafka_bootstrap",
+    "kafka_security_protocol",
+    "kafka_sasl_mechanism",
+    "kafka_user",
+    "kafka_password_file",
+    "kafka_ca_file",
     "registry_url",
     "flink_rest_url",
     "trino_url",
@@ -38,6 +43,11 @@ PASSWORD_ENV = "POOLSIGHT_CATALOG_PASSWORD"  # noqa: S105 (the variable's name, 
 # environment or the *_password_file settings, never the config file itself.
 TRINO_PASSWORD_ENV = "POOLSIGHT_TRINO_PASSWORD"  # noqa: S105 (as above)
 TRINO_READER_PASSWORD_ENV = "POOLSIGHT_TRINO_READER_PASSWORD"  # noqa: S105 (as above)
+KAFKA_PASSWORD_ENV = "POOLSIGHT_KAFKA_PASSWORD"  # noqa: S105 (an external Kafka's SASL password; as above)
+# [kafka].security of the embedded Kafka: the first is the default (infra/kafka_secrets.py).
+KAFKA_SECURITY = ("plaintext", "sasl_ssl")
+KAFKA_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+KAFKA_MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN")
 DEFAULT_BIND_HOST = "127.0.0.1"  # what the embedded services bind unless [bind] host says otherwise
 _HOSTNAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
 
@@ -64,6 +74,11 @@ class Endpoints:
     """The configured addresses; empty means the embedded service."""
 
     kafka: tuple[str, ...] = ()  # host:port, each
+    kafka_protocol: str = "PLAINTEXT"  # an external Kafka's security.protocol (KAFKA_PROTOCOLS)
+    kafka_mechanism: str = ""  # its SASL mechanism (KAFKA_MECHANISMS), with a SASL_* protocol
+    kafka_user: str = ""
+    kafka_password_file: Path | None = None  # the SASL password (or KAFKA_PASSWORD_ENV)
+    kafka_ca_file: Path | None = None  # the CA its brokers' certificates are checked against (PEM)
     registry: str = ""  # the Confluent-compatible API's base URL
     flink_rest: str = ""  # http://host:port
     trino: str = ""  # http(s)://host:port
@@ -200,11 +215,22 @@ def _parse(key: str, raw: Any) -> Any:
             return _url(raw, schemes=("http", "https"), path=True)
         jdbc_target(raw.strip())
         return raw.strip()
-    if key in ("catalog_password_file", "trino_password_file", "trino_reader_password_file", "trino_ca_file"):
+    if key == "kafka_security_protocol":
+        return _choice(raw, KAFKA_PROTOCOLS)
+    if key == "kafka_sasl_mechanism":
+        return _choice(raw, KAFKA_MECHANISMS)
+    if key.endswith("_file"):
         return Path(raw).expanduser() if raw.strip() else None
     if not re.fullmatch(r"[A-Za-z0-9_.@-]+", raw):
         raise ConfigError(f"{raw!r} is not a user name")
     return raw
+
+
+def _choice(raw: str, allowed: tuple[str, ...]) -> str:
+    value = raw.strip().upper()
+    if value not in allowed:
+        raise ConfigError(f"{raw!r} is not one of {', '.join(allowed)}")
+    return value
 
 
 def load_endpoints(table: dict[str, Any], reader_user: str) -> Endpoints:
@@ -225,8 +251,26 @@ def load_endpoints(table: dict[str, Any], reader_user: str) -> Endpoints:
             f"POOLSIGHT_TRINO_USER / [endpoints].trino_user: {reader_user!r} is the read-only user; "
             "the product writes as this user"
         )
+    kafka_protocol = values.get("kafka_security_protocol", "PLAINTEXT")
+    sasl = kafka_protocol.startswith("SASL_")
+    if sasl != ("kafka_sasl_mechanism" in values) or sasl != ("kafka_user" in values):
+        raise ConfigError(
+            "POOLSIGHT_KAFKA_SECURITY_PROTOCOL / [endpoints].kafka_security_protocol: a SASL_* protocol "
+            "takes kafka_sasl_mechanism and kafka_user (and the password in "
+            f"{KAFKA_PASSWORD_ENV} or kafka_password_file); another protocol takes neither"
+        )
+    if "kafka_security_protocol" in values and "kafka_bootstrap" not in values:
+        raise ConfigError(
+            "POOLSIGHT_KAFKA_SECURITY_PROTOCOL / [endpoints].kafka_security_protocol: for an external Kafka "
+            "(kafka_bootstrap); the embedded one is secured by [kafka].security"
+        )
     return Endpoints(
         kafka=values.get("kafka_bootstrap", ()),
+        kafka_protocol=kafka_protocol,
+        kafka_mechanism=values.get("kafka_sasl_mechanism", ""),
+        kafka_user=values.get("kafka_user", ""),
+        kafka_password_file=values.get("kafka_password_file"),
+        kafka_ca_file=values.get("kafka_ca_file"),
         registry=values.get("registry_url", ""),
         flink_rest=values.get("flink_rest_url", ""),
         trino=values.get("trino_url", ""),

@@ -16,10 +16,11 @@ import sys
 from .config import CATALOG_NAME, Settings, load_settings
 from .flink_service import flink_env
 from .install import flink_lib, pyflink_home
+from .kafka_access import FLINK_KAFKA_PACKAGE, kafka_access, write_client_properties
 from .services import catalog_password
 
 
-def _literal(value: str) -> str:
+def sql_literal(value: str) -> str:
     """A SQL string literal: a quote inside (an external catalog's password) is doubled."""
     return "'" + value.replace("'", "''") + "'"
 
@@ -49,8 +50,27 @@ def iceberg_catalog_ddl(s: Settings) -> str:
                 "client.region": s.s3.get("region", "us-east-1"),
             }
         )
-    body = ", ".join(f"{_literal(k)}={_literal(v)}" for k, v in props.items())
+    body = ", ".join(f"{sql_literal(k)}={sql_literal(v)}" for k, v in props.items())
     return f"CREATE CATALOG {CATALOG_NAME} WITH ({body})"
+
+
+def kafka_client_options(s: Settings) -> dict[str, str]:
+    """The Flink Kafka connector's security options (`properties.*`): the protocol and trust as
+    they are, the login with its password through Kafka's FileConfigProvider from a 0600 file,
+    so the password is in neither the job's SQL nor its configuration. The file is written
+    here: the JobManager and TaskManagers read it (on an external Flink cluster, the same path
+    must hold it there)."""
+    access = kafka_access(s)
+    props = access.java_properties(FLINK_KAFKA_PACKAGE)
+    if "sasl.jaas.config" in props:
+        path = s.run_dir / "kafka-client" / "flink.properties"
+        write_client_properties(path, access, package=FLINK_KAFKA_PACKAGE)
+        props |= {
+            "config.providers": "file",
+            "config.providers.file.class": f"{FLINK_KAFKA_PACKAGE}.common.config.provider.FileConfigProvider",
+            "sasl.jaas.config": f"${{file:{path}:sasl.jaas.config}}",
+        }
+    return {f"properties.{k}": v for k, v in sorted(props.items())}
 
 
 def run_sql(s: Settings, statements: list[str], *, timeout: float = 600) -> str:

@@ -5,6 +5,10 @@ static quorum (controller.quorum.voters). Node 1 is the service `kafka` on the c
 with its data in <data>/kafka and its configuration in <run>/kafka; node i is `kafka-i`, on the
 ports derived from those (config.KAFKA_PORT_STEP), with <data>/kafka-i, <run>/kafka-i and its
 own log and PID file. A cluster's nodes are formatted together, once, with one cluster id.
+With [kafka].security = sasl_ssl the client listener is SASL_SSL (SCRAM-SHA-512, the generated
+client user: kafka_secrets.py), and brokers and controllers meet over mutual TLS on the internal
+and controller listeners; the health check sets the client user's credentials over the internal
+listener when the client cannot log in yet (a new cluster, a new password).
 Topics get min(3, N) replicas and from 3 brokers on min.insync.replicas 2: the producers ask
 acks=all, so a record is acknowledged only once two brokers hold it and losing one broker
 (kill -9) loses nothing while writes go on.
@@ -20,6 +24,8 @@ from .config import Settings, kafka_port_keys
 from .endpoints import hostport
 from .install import Installed
 from .java import find_java
+from .kafka_access import KafkaAccess, internal_access, kafka_access
+from .kafka_secrets import CLIENT_USER, SCRAM_ITERATIONS, kafka_secured, kafka_tls
 from .service_base import CONF_DIR, JVM_PRETOUCH, Launch, Service, Unhealthy, base_env, fresh_dir, need
 from .versions import pins
 
@@ -48,6 +54,10 @@ def _controller_address(s: Settings, node: int) -> str:
     return hostport(s.bind_host, s.ports[kafka_port_keys(node)[1]])
 
 
+def _internal_address(s: Settings, node: int) -> str:
+    return hostport(s.bind_host, s.ports[kafka_port_keys(node)[2]])
+
+
 def _log_dir(s: Settings, node: int) -> Path:
     return s.data_dir / node_name(node)
 
@@ -61,17 +71,12 @@ def kafka_server_properties(s: Settings, node: int = 1) -> str:
     configured exactly as the single broker always was."""
     n = s.kafka_brokers
     rf, isr = replication_factor(n), min_insync_replicas(n)
-    broker, controller = node_address(s, node), _controller_address(s, node)
     voters = ",".join(f"{i}@{_controller_address(s, i)}" for i in range(1, n + 1))
     lines = [
         "process.roles=broker,controller",
         f"node.id={node}",
         f"controller.quorum.voters={voters}",
-        f"listeners=PLAINTEXT://{broker},CONTROLLER://{controller}",
-        f"advertised.listeners=PLAINTEXT://{broker}",
-        "controller.listener.names=CONTROLLER",
-        "inter.broker.listener.name=PLAINTEXT",
-        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        *(_secured_listeners(s, node) if kafka_secured(s) else _plain_listeners(s, node)),
         f"log.dirs={_log_dir(s, node)}",
         "num.partitions=4",
         f"offsets.topic.replication.factor={rf}",
@@ -86,6 +91,40 @@ def kafka_server_properties(s: Settings, node: int = 1) -> str:
     if n > 1:  # topics created without these (the registry's journal) are replicated too
         lines += [f"default.replication.factor={rf}", f"min.insync.replicas={isr}"]
     return "\n".join([*lines, ""])
+
+
+def _plain_listeners(s: Settings, node: int) -> list[str]:
+    broker, controller = node_address(s, node), _controller_address(s, node)
+    return [
+        f"listeners=PLAINTEXT://{broker},CONTROLLER://{controller}",
+        f"advertised.listeners=PLAINTEXT://{broker}",
+        "controller.listener.names=CONTROLLER",
+        "inter.broker.listener.name=PLAINTEXT",
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    ]
+
+
+def _secured_listeners(s: Settings, node: int) -> list[str]:
+    """Clients: SASL_SSL with SCRAM (no password here: the credentials live in the cluster's
+    metadata). Brokers, controllers and the launcher: mutual TLS with the brokers' own key."""
+    broker, controller, internal = node_address(s, node), _controller_address(s, node), _internal_address(s, node)
+    keystore, certificate = kafka_tls(s)
+    return [
+        f"listeners=SASL_SSL://{broker},INTERNAL://{internal},CONTROLLER://{controller}",
+        f"advertised.listeners=SASL_SSL://{broker},INTERNAL://{internal}",
+        "controller.listener.names=CONTROLLER",
+        "inter.broker.listener.name=INTERNAL",
+        "listener.security.protocol.map=SASL_SSL:SASL_SSL,INTERNAL:SSL,CONTROLLER:SSL",
+        "sasl.enabled.mechanisms=SCRAM-SHA-512",
+        "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config="
+        "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        "ssl.keystore.type=PEM",
+        f"ssl.keystore.location={keystore}",
+        "ssl.truststore.type=PEM",
+        f"ssl.truststore.location={certificate}",
+        "listener.name.internal.ssl.client.auth=required",
+        "listener.name.controller.ssl.client.auth=required",
+    ]
 
 
 def _cluster_id(log_dir: Path) -> str | None:
@@ -173,32 +212,75 @@ def prepare_kafka(s: Settings, inst: Installed, node: int = 1) -> Launch:
     )
 
 
-def _metadata(bootstrap: str):  # type: ignore[no-untyped-def]
+def _metadata(access: KafkaAccess, timeout: float = 5):  # type: ignore[no-untyped-def]
     # lazy: `status` and `down` import the services and need no Kafka client
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
     # log_level 0: a refused connection is the answer here, not something to print.
-    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 3000, "log_level": 0})
+    admin = AdminClient(access.client_config(**{"socket.timeout.ms": 3000, "log_level": 0}))
     try:
-        return admin.list_topics(timeout=5)
+        return admin.list_topics(timeout=timeout)
     except KafkaException as exc:
         raise Unhealthy(f"Kafka metadata request: {exc}") from exc
 
 
+def _client_logs_in(s: Settings) -> None:
+    """The product's client user logs in on the client listener; where it cannot (a cluster
+    new, or a password file new since), its SCRAM credentials are set over the internal
+    listener, and the next check must find the login working."""
+    try:
+        _metadata(kafka_access(s), timeout=3)
+        return
+    except Unhealthy:
+        pass
+    # lazy: as above
+    from confluent_kafka.admin import (  # type: ignore[attr-defined]
+        AdminClient,
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
+
+    admin = AdminClient(internal_access(s).client_config(**{"socket.timeout.ms": 3000, "log_level": 0}))
+    upsert = UserScramCredentialUpsertion(
+        CLIENT_USER,
+        ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, SCRAM_ITERATIONS),
+        kafka_access(s).password().encode(),
+    )
+    try:
+        for future in admin.alter_user_scram_credentials([upsert]).values():
+            future.result(timeout=10)
+    except Exception as exc:  # a KafkaException, or the future's own timeout
+        raise Unhealthy(f"setting the SCRAM credentials of {CLIENT_USER!r}: {exc}") from exc
+    raise Unhealthy(f"the SCRAM credentials of {CLIENT_USER!r} were set; its login is checked next")
+
+
+def _access(s: Settings, node: int | None = None) -> KafkaAccess:
+    """What a health check connects with: the embedded SASL_SSL brokers over their internal
+    listener (the client's login is checked on its own), else as the product's clients do."""
+    if kafka_secured(s):
+        return internal_access(s, node or 1)
+    return kafka_access(s) if node is None else KafkaAccess(node_address(s, node))
+
+
 def health_kafka(s: Settings) -> str:
-    meta = _metadata(s.kafka_bootstrap)
+    meta = _metadata(_access(s))
     if not meta.brokers:
         raise Unhealthy("Kafka metadata: no brokers")
+    if kafka_secured(s):
+        _client_logs_in(s)
     return f"{len(meta.brokers)} broker, {len(meta.topics)} topics"
 
 
 def health_kafka_node(s: Settings, node: int) -> str:
     """Node `node` of a cluster answers on its own listener and is a live broker (registered
     with the controller quorum, not fenced)."""
-    meta = _metadata(node_address(s, node))
+    meta = _metadata(_access(s, node))
     if node not in meta.brokers:
         raise Unhealthy(f"node {node} answers but is no live broker yet (live: {sorted(meta.brokers)})")
+    if kafka_secured(s) and node == 1:
+        _client_logs_in(s)
     return f"node {node}, {len(meta.brokers)} of {s.kafka_brokers} brokers live, {len(meta.topics)} topics"
 
 

@@ -35,3 +35,15 @@ def generated(s: Settings, name: str) -> str:
     if not path.exists():
         write_private(path, secrets.token_urlsafe(24).encode())
     return path.read_text().strip()
+
+
+def replace_private(path: Path, data: bytes) -> None:
+    """`data` as the whole of `path`, only its owner may read it (0600): written beside it, then
+    renamed over it, so a reader never sees half a file or a moment of wider permissions."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)

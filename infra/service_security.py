@@ -8,6 +8,7 @@ import os
 
 from .config import Settings
 from .endpoints import TRINO_PASSWORD_ENV
+from .kafka_access import kafka_access
 
 NONE = "none"
 
@@ -20,6 +21,8 @@ def security(s: Settings, service: str) -> str:
             return "TLS, password"
         has_password = s.endpoints.trino_password_file is not None or bool(os.environ.get(TRINO_PASSWORD_ENV))
         return ", ".join(p for p in ("TLS" if tls else "", "password" if has_password else "") if p) or NONE
+    if service == "kafka" or service.startswith("kafka-"):
+        return _kafka(s)
     if service == "postgres":
         return "password (scram)" if "postgres" not in s.external else "password"
     if service == "dashboard":
@@ -33,3 +36,13 @@ def security(s: Settings, service: str) -> str:
     if service == "registry" and s.registry_url.startswith("https://"):
         return "TLS"
     return NONE
+
+
+def _kafka(s: Settings) -> str:
+    access = kafka_access(s)
+    tls = access.protocol in ("SSL", "SASL_SSL")
+    login = access.mechanism or ("client certificate" if access.cert_file else "")
+    phrase = ", ".join(p for p in ("TLS" if tls else "", login) if p) or NONE
+    if "kafka" not in s.external and access.secured:
+        return f"{phrase}; brokers: mutual TLS"
+    return phrase

@@ -31,8 +31,9 @@ from .evaluator import evaluator_every, heartbeat_path
 from .flink_service import flink_endpoint, health_flink_jobmanager, prepare_flink_jobmanager, taskmanager_node
 from .install import Installed
 from .java import find_java
+from .kafka_access import java_properties_text, kafka_access
 from .kafka_service import kafka_node
-from .secret_files import generated, write_private
+from .secret_files import generated, replace_private, write_private
 from .service_base import CONF_DIR, JVM_PRETOUCH, base_env, fresh_dir, http_get, need
 from .service_base import Degraded as Degraded
 from .service_base import Launch as Launch
@@ -177,9 +178,20 @@ def catalog_endpoint(s: Settings) -> str:
 # ---------------------------------------------------------------- Apicurio registry
 
 
+KAFKASQL_CLIENTS = ("producer", "consumer", "admin")  # Apicurio's apicurio.kafkasql.<client>.* properties
+
+
+def registry_kafka_file(s: Settings) -> Path:
+    """Where the embedded registry reads its Kafka clients' security properties (0600), as
+    Quarkus configuration: not on its command line."""
+    return s.run_dir / "registry" / "kafka.properties"
+
+
 def registry_options(s: Settings) -> list[str]:
     """The embedded registry's system properties: on the bind host, stored in (any) Kafka."""
+    secured = ["-Dquarkus.config.locations=" + str(registry_kafka_file(s))] if kafka_access(s).secured else []
     return [
+        *secured,
         f"-Dquarkus.http.host={s.bind_host}",
         f"-Dquarkus.http.port={s.ports['registry']}",
         # The management interface is enabled at build time; keep it on the bind host.
@@ -196,6 +208,12 @@ def registry_options(s: Settings) -> list[str]:
 def prepare_registry(s: Settings, inst: Installed) -> Launch:
     java = find_java(minimum=int(pins()["java"]["registry_min"]), purpose="Apicurio Registry")
     home = need(inst.registry_home, "registry")
+    access = kafka_access(s)
+    if access.secured:  # its journal's producer, consumer and admin client each take them
+        text = "".join(
+            java_properties_text(access.java_properties(), f"apicurio.kafkasql.{c}.") for c in KAFKASQL_CLIENTS
+        )
+        replace_private(registry_kafka_file(s), text.encode())
     return Launch(
         command=[java.java, "-Xms128m", "-Xmx512m", *registry_options(s), "-jar", str(home / "quarkus-run.jar")],
         env=base_env(java.home),

@@ -16,7 +16,16 @@ from dataclasses import dataclass, field
 
 from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
 
-from .endpoints import DEFAULT_BIND_HOST, PASSWORD_ENV, TRINO_PASSWORD_ENV, TRINO_READER_PASSWORD_ENV
+from .endpoints import (
+    DEFAULT_BIND_HOST,
+    KAFKA_MECHANISMS,
+    KAFKA_PASSWORD_ENV,
+    KAFKA_PROTOCOLS,
+    KAFKA_SECURITY,
+    PASSWORD_ENV,
+    TRINO_PASSWORD_ENV,
+    TRINO_READER_PASSWORD_ENV,
+)
 from .endpoints import KEYS as ENDPOINT_KEYS
 from .ports import DEFAULT_PORTS, KAFKA_PORT_STEP, MAX_NODES
 
@@ -99,6 +108,7 @@ SECTIONS = (
         "services that run elsewhere: one given an address here is never started (infra/endpoints.py)",
         refused={
             "catalog_password": f"a password only through {PASSWORD_ENV} or catalog_password_file",
+            "kafka_password": f"a password only through {KAFKA_PASSWORD_ENV} or kafka_password_file",
             "trino_password": f"a password only through {TRINO_PASSWORD_ENV} or trino_password_file",
             "trino_reader_password": (
                 f"a password only through {TRINO_READER_PASSWORD_ENV} or trino_reader_password_file"
@@ -128,6 +138,27 @@ _CEILINGS = Names(
 # Per [endpoints] key (KEYS in infra/endpoints.py decides which exist): type, default, description.
 _ENDPOINTS: dict[str, tuple[str, str, str]] = {
     "kafka_bootstrap": ("host:port list", "embedded", "an external Kafka's brokers (a TOML list or comma-separated)"),
+    "kafka_security_protocol": (
+        " or ".join(f"`{p}`" for p in KAFKA_PROTOCOLS),
+        "`PLAINTEXT`",
+        "what an external Kafka's listener asks of clients (the embedded one: `[kafka].security`)",
+    ),
+    "kafka_sasl_mechanism": (
+        " or ".join(f"`{m}`" for m in KAFKA_MECHANISMS),
+        "unset",
+        "an external Kafka's SASL mechanism (with a `SASL_*` protocol)",
+    ),
+    "kafka_user": ("user name", "unset", "the SASL user of an external Kafka (with a `SASL_*` protocol)"),
+    "kafka_password_file": (
+        "path",
+        "unset",
+        f"a file holding that user's password (or `{KAFKA_PASSWORD_ENV}`); readable by Flink's nodes too",
+    ),
+    "kafka_ca_file": (
+        "path",
+        "the system's trust store",
+        "the CA certificate (PEM) an external Kafka's brokers are checked against (`SSL`, `SASL_SSL`)",
+    ),
     "registry_url": ("URL", "embedded", "an external schema registry's Confluent-compatible API"),
     "flink_rest_url": ("http:// URL", "embedded", "an external Flink session cluster's REST address"),
     "trino_url": ("http(s):// URL", "embedded", "an external Trino"),
@@ -186,6 +217,12 @@ SETTINGS: tuple[Setting, ...] = (
         type="secret",
         default="generated into `var/data/secrets/` for the embedded catalog",
         doc="the catalog user's password; an external JDBC catalog needs it or `catalog_password_file`",
+    ),
+    Setting(
+        env=KAFKA_PASSWORD_ENV,
+        type="secret",
+        default="unset (the embedded Kafka's is generated into `var/data/secrets/`)",
+        doc="an external Kafka's SASL password (or `kafka_password_file`)",
     ),
     Setting(
         env=TRINO_PASSWORD_ENV,
@@ -331,6 +368,15 @@ SETTINGS: tuple[Setting, ...] = (
         type=f"whole number, 1 to {MAX_NODES}",
         default="`1`",
         doc="the embedded Kafka's KRaft nodes, each broker and controller",
+    ),
+    Setting(
+        section="kafka",
+        key="security",
+        env="POOLSIGHT_KAFKA_SECURITY",
+        type=" or ".join(f"`{v}`" for v in KAFKA_SECURITY),
+        default=f"`{KAFKA_SECURITY[0]}`",
+        doc="`sasl_ssl`: clients connect over TLS with SCRAM-SHA-512 and a generated password; brokers "
+        "and the launcher over mutual TLS on the kafka_internal port",
     ),
     Setting(
         section="flink",

@@ -14,6 +14,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from poolsight.infra.config import Unreachable
+from poolsight.infra.kafka_access import KafkaAccess
 from poolsight.ingest.interrupt import deferred_interrupt
 from poolsight.names import EVENT_TIME_HEADER, SCHEMA_TOPICS
 from poolsight.schemas.getpage import GetpageBatch
@@ -64,7 +65,7 @@ KAFKA_LOG = logging.getLogger("poolsight.kafka")
 KAFKA_LOG.addFilter(_Repeats())
 
 
-def reachable(client: Producer | Consumer, bootstrap: str, timeout: float) -> None:
+def reachable(client: Producer | Consumer, bootstrap: str | KafkaAccess, timeout: float) -> None:
     """A broker answers within `timeout` s, else Unreachable naming the address: a command that
     starts with Kafka away ends in bounded time (a broker lost later is ridden out instead)."""
     try:
@@ -74,14 +75,14 @@ def reachable(client: Producer | Consumer, bootstrap: str, timeout: float) -> No
         raise Unreachable(f"Kafka at {bootstrap}: no broker answered within {timeout:g} s ({why})") from None
 
 
-def check_services(bootstrap: str, registry_url: str, timeout: float) -> None:
+def check_services(kafka: KafkaAccess, registry_url: str, timeout: float) -> None:
     """The schema registry and a Kafka broker answer within `timeout` s each, else Unreachable
     naming the one that did not: what a collector checks before it reads anything."""
     try:
         registry_reachable(registry_url, timeout)
     except RegistryAway as exc:
         raise Unreachable(str(exc)) from None
-    reachable(Producer({"bootstrap.servers": bootstrap, "logger": KAFKA_LOG}), bootstrap, timeout)
+    reachable(Producer(kafka.client_config(logger=KAFKA_LOG)), kafka, timeout)
 
 
 # librdkafka retries a record until this (its message.timeout.ms): the outage a producer rides out.
@@ -94,7 +95,7 @@ class AvroProducer:
 
     def __init__(
         self,
-        bootstrap: str,
+        kafka: KafkaAccess,
         registry_url: str,
         *,
         linger_ms: int = 20,
@@ -107,23 +108,24 @@ class AvroProducer:
         """`connect_timeout`: a broker must answer within it now (Unreachable otherwise)."""
         self.encoder = AvroEncoder(registry_url, registry_patience)
         self._producer = Producer(
-            {
-                "logger": KAFKA_LOG,
-                "bootstrap.servers": bootstrap,
-                "client.id": client_id,
-                "enable.idempotence": True,
-                "acks": "all",
-                "message.timeout.ms": int(DELIVERY_TIMEOUT_S * 1000),
-                "linger.ms": linger_ms,
-                "batch.size": batch_bytes,
-                "compression.type": compression,
-                "message.max.bytes": 8 * 1024 * 1024,
-                "queue.buffering.max.kbytes": 512 * 1024,
-            }
+            kafka.client_config(
+                **{
+                    "logger": KAFKA_LOG,
+                    "client.id": client_id,
+                    "enable.idempotence": True,
+                    "acks": "all",
+                    "message.timeout.ms": int(DELIVERY_TIMEOUT_S * 1000),
+                    "linger.ms": linger_ms,
+                    "batch.size": batch_bytes,
+                    "compression.type": compression,
+                    "message.max.bytes": 8 * 1024 * 1024,
+                    "queue.buffering.max.kbytes": 512 * 1024,
+                }
+            )
         )
         self.metrics = Metrics()
         if connect_timeout is not None:
-            reachable(self._producer, bootstrap, connect_timeout)
+            reachable(self._producer, kafka, connect_timeout)
 
     def encode(self, schema_name: str, record: dict[str, Any]) -> bytes:
         return self.encoder.encode(schema_name, record)
@@ -198,7 +200,7 @@ class AvroProducer:
 
 
 def consume(
-    bootstrap: str,
+    kafka: KafkaAccess,
     topics: list[str],
     group: str,
     handle: Callable[[Message], bool],
@@ -208,13 +210,14 @@ def consume(
 ) -> int:
     """Poll topics until `handle` returns False or nothing arrives for idle_seconds; return messages seen."""
     consumer = Consumer(
-        {
-            "logger": KAFKA_LOG,
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
-            "enable.auto.commit": True,
-            "auto.offset.reset": "earliest" if from_beginning else "latest",
-        }
+        kafka.client_config(
+            **{
+                "logger": KAFKA_LOG,
+                "group.id": group,
+                "enable.auto.commit": True,
+                "auto.offset.reset": "earliest" if from_beginning else "latest",
+            }
+        )
     )
     consumer.subscribe(topics)
     seen = 0
@@ -238,18 +241,19 @@ def consume(
 
 
 def read_since(
-    bootstrap: str, topic: str, since_ms: int, handle: Callable[[Message], None], timeout: float = 300.0
+    kafka: KafkaAccess, topic: str, since_ms: int, handle: Callable[[Message], None], timeout: float = 300.0
 ) -> int:
     """Every record of `topic` written since `since_ms` (broker time, epoch ms) up to the end as it is
     when called, all partitions, without a consumer group's commits; returns records read."""
     consumer = Consumer(
-        {
-            "logger": KAFKA_LOG,
-            "bootstrap.servers": bootstrap,
-            "group.id": f"poolsight-read-{uuid.uuid4().hex}",
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",  # a start offset retention removed: from the oldest kept
-        }
+        kafka.client_config(
+            **{
+                "logger": KAFKA_LOG,
+                "group.id": f"poolsight-read-{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",  # a start offset retention removed: from the oldest kept
+            }
+        )
     )
     try:
         meta = consumer.list_topics(topic, timeout=10).topics[topic]

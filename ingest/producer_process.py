@@ -18,6 +18,7 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
+from poolsight.infra.kafka_access import KafkaAccess
 from poolsight.ingest.kafka_io import FLUSH_TIMEOUT_S, AvroProducer, Metrics
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.wire import AvroEncoder, event_time_ms
@@ -25,7 +26,7 @@ from poolsight.schemas.wire import AvroEncoder, event_time_ms
 
 @dataclass(frozen=True)
 class _Config:
-    bootstrap: str
+    kafka: KafkaAccess  # carries no password: the child reads it from its file
     registry_url: str
     client_id: str
     linger_ms: int
@@ -37,7 +38,7 @@ def _serve(cfg: _Config, items: Any, replies: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it flushes or stops us
     try:
         producer = AvroProducer(
-            cfg.bootstrap,
+            cfg.kafka,
             cfg.registry_url,
             client_id=cfg.client_id,
             linger_ms=cfg.linger_ms,
@@ -77,7 +78,7 @@ class ProducerProcess:
 
     def __init__(
         self,
-        bootstrap: str,
+        kafka: KafkaAccess,
         registry_url: str,
         *,
         client_id: str = "poolsight",
@@ -94,7 +95,7 @@ class ProducerProcess:
             name="poolsight-producer",
             daemon=True,
             args=(
-                _Config(bootstrap, registry_url, client_id, linger_ms, os.getpid(), registry_patience),
+                _Config(kafka, registry_url, client_id, linger_ms, os.getpid(), registry_patience),
                 self._items,
                 self._replies,
             ),

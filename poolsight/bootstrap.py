@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from poolsight.infra.config import CATALOG_DATABASE, CATALOG_ROLE, Settings
+from poolsight.infra.kafka_access import kafka_access
 from poolsight.infra.kafka_service import min_insync_replicas, replication_factor
 from poolsight.infra.services import Unhealthy, catalog_password, pg_connect
 from poolsight.infra.trino import fetch_idempotent, trino_connection
@@ -70,7 +71,7 @@ def bootstrap_kafka(s: Settings) -> None:
     # lazy: likewise no Kafka admin client
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-    admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap})
+    admin = AdminClient(kafka_access(s).client_config())
     existing = set(admin.list_topics(timeout=10).topics)
     extra: dict[str, str] = {}
     if "kafka" in s.external:

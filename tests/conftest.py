@@ -21,6 +21,7 @@ TEST_VAR = ROOT / "var" / "test"
 TEST_PORTS = {
     "KAFKA": 19092,
     "KAFKA_CONTROLLER": 19093,
+    "KAFKA_INTERNAL": 19094,
     "REGISTRY": 18081,
     "REGISTRY_MANAGEMENT": 18091,
     "POSTGRES": 15433,
@@ -39,6 +40,9 @@ os.environ.update(
     }
 )
 os.environ.pop("POOLSIGHT_CONFIG", None)
+# The session's stack runs Kafka with SASL_SSL (every stack test's clients log in over TLS); the
+# local cluster of test_cluster.py too, reached as an external Kafka.
+os.environ["POOLSIGHT_KAFKA_SECURITY"] = "sasl_ssl"
 # Ctrl-C as an interactive run has it, for the tests that interrupt (a collector, a block) and
 # the processes they start: a shell that starts pytest in the background hands it SIGINT ignored,
 # and an ignored signal stays ignored in every child.

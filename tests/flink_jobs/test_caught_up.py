@@ -10,11 +10,12 @@ import time
 import pytest
 
 from poolsight.flink_jobs.caught_up import CaughtUp, ConsumerGroup
+from poolsight.infra.kafka_access import KafkaAccess
 from tests.conftest import free_port
 
 
 def test_no_broker_gives_no_target_and_no_answer_without_blocking(caplog: pytest.LogCaptureFixture) -> None:
-    where = ConsumerGroup(f"127.0.0.1:{free_port()}", "g", ("t",))
+    where = ConsumerGroup(KafkaAccess(f"127.0.0.1:{free_port()}"), "g", ("t",))
     c = CaughtUp(where, timeout=0.3, every=0.1)
     with caplog.at_level(logging.WARNING, logger="poolsight.flink_jobs.caught_up"):
         c.open()
@@ -37,7 +38,7 @@ def test_no_broker_gives_no_target_and_no_answer_without_blocking(caplog: pytest
 
 def test_a_refresh_without_an_answer_forgets_the_last_one() -> None:
     """A pool that goes quiet while the broker is away must wait, not close on offsets from before."""
-    c = CaughtUp(ConsumerGroup(f"127.0.0.1:{free_port()}", "g", ("t",)), timeout=0.3)
+    c = CaughtUp(ConsumerGroup(KafkaAccess(f"127.0.0.1:{free_port()}"), "g", ("t",)), timeout=0.3)
     c._ends, c._committed = (time.time(), {("t", 0): 7}), {("t", 0): 7}
     assert c.target(since=0.0) is not None and c.reached({("t", 0): 7})
     c._refresh_once()
@@ -47,7 +48,7 @@ def test_a_refresh_without_an_answer_forgets_the_last_one() -> None:
 
 
 def test_a_target_must_have_been_asked_after_the_pool_went_quiet() -> None:
-    c = CaughtUp(ConsumerGroup("unused:1", "g", ("t",)))
+    c = CaughtUp(ConsumerGroup(KafkaAccess("unused:1"), "g", ("t",)))
     c._ends = (100.0, {("t", 0): 7})
     assert c.target(since=99.0) == {("t", 0): 7}
     assert c.target(since=100.5) is None  # asked before the pool's last record: wait for a newer answer
@@ -58,11 +59,11 @@ def test_a_target_must_have_been_asked_after_the_pool_went_quiet() -> None:
 
 def test_a_partition_never_committed_counts_as_read_only_for_a_group_started_at_latest() -> None:
     committed = {("t", 0): 10}
-    latest = CaughtUp(ConsumerGroup("unused:1", "g", ("t",), "latest"))
+    latest = CaughtUp(ConsumerGroup(KafkaAccess("unused:1"), "g", ("t",), "latest"))
     latest._baseline = {("t", 0): 10, ("t", 1): 7}
     assert latest._committed_past(("t", 1), 7, committed)  # nothing new since the reader started
     assert not latest._committed_past(("t", 1), 8, committed)  # one record came: wait for it
-    earliest = CaughtUp(ConsumerGroup("unused:1", "g", ("t",), "earliest"))
+    earliest = CaughtUp(ConsumerGroup(KafkaAccess("unused:1"), "g", ("t",), "earliest"))
     earliest._baseline = {("t", 1): 7}
     assert not earliest._committed_past(("t", 1), 7, committed)
     assert latest._committed_past(("t", 0), 10, committed) and not latest._committed_past(("t", 0), 11, committed)

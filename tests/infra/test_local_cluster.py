@@ -16,6 +16,7 @@ from poolsight import bootstrap, launcher
 from poolsight.infra import flink_service, kafka_service
 from poolsight.infra.config import DEFAULT_PORTS, ConfigError, Settings, load_settings
 from poolsight.infra.install import Installed
+from poolsight.infra.kafka_access import KafkaAccess
 from poolsight.infra.kafka_service import kafka_server_properties
 from poolsight.infra.process import Started
 from poolsight.infra.services import SERVICES, Launch, Service, Unhealthy, registry_options, services_for
@@ -48,7 +49,11 @@ def test_the_default_is_one_node_of_each_exactly_as_before(monkeypatch: pytest.M
     ]
     assert all(svc.group == "" for svc in SERVICES)
     kafka = SERVICES[1]
-    assert (kafka.ports, kafka.address(s), kafka.start_timeout) == (("kafka", "kafka_controller"), "127.0.0.1:9092", 90)
+    assert (kafka.ports, kafka.address(s), kafka.start_timeout) == (
+        ("kafka", "kafka_controller", "kafka_internal"),
+        "127.0.0.1:9092",
+        90,
+    )
     data = s.data_dir / "kafka"
     assert kafka_server_properties(s) == (
         "process.roles=broker,controller\n"
@@ -107,15 +112,23 @@ def test_nodes_from_the_file_then_the_environment(monkeypatch: pytest.MonkeyPatc
 
 def test_brokers_get_ports_derived_from_the_configured_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     s = settings_with(
-        monkeypatch, KAFKA_BROKERS="3", BIND_HOST="127.0.0.2", KAFKA_PORT="29092", KAFKA_CONTROLLER_PORT="29093"
+        monkeypatch,
+        KAFKA_BROKERS="3",
+        BIND_HOST="127.0.0.2",
+        KAFKA_PORT="29092",
+        KAFKA_CONTROLLER_PORT="29093",
+        KAFKA_INTERNAL_PORT="29094",
     )
     assert {k: v for k, v in s.ports.items() if k.startswith("kafka")} == {
         "kafka": 29092,
         "kafka_controller": 29093,
+        "kafka_internal": 29094,
         "kafka_2": 29102,
         "kafka_controller_2": 29103,
+        "kafka_internal_2": 29104,
         "kafka_3": 29112,
         "kafka_controller_3": 29113,
+        "kafka_internal_3": 29114,
     }
     assert s.kafka_bootstrap == "127.0.0.2:29092,127.0.0.2:29102,127.0.0.2:29112"
     assert "-Dapicurio.kafkasql.bootstrap.servers=" + s.kafka_bootstrap in registry_options(s)
@@ -185,7 +198,7 @@ def test_three_brokers_and_two_taskmanagers_are_nodes_of_their_own(monkeypatch: 
         "127.0.0.1:9102",
         "127.0.0.1:9112",
     ]
-    assert by["kafka-3"].ports == ("kafka_3", "kafka_controller_3")
+    assert by["kafka-3"].ports == ("kafka_3", "kafka_controller_3", "kafka_internal_3")
     assert {by[n].group for n in ("kafka", "kafka-2", "kafka-3")} == {"kafka"}
     assert {by[n].group for n in ("flink-taskmanager", "flink-taskmanager-2")} == {"flink-taskmanager"}
     assert by["flink-taskmanager-2"].depends == ("flink-jobmanager",) and by["flink-taskmanager-2"].ports == ()
@@ -278,8 +291,8 @@ def test_a_broker_is_healthy_once_it_is_a_live_broker(monkeypatch: pytest.Monkey
     s = settings_with(monkeypatch, KAFKA_BROKERS="3")
     asked: list[str] = []
 
-    def metadata(bootstrap: str) -> _Meta:
-        asked.append(bootstrap)
+    def metadata(access: KafkaAccess) -> _Meta:
+        asked.append(access.bootstrap)
         return _Meta([1, 3])
 
     monkeypatch.setattr(kafka_service, "_metadata", metadata)

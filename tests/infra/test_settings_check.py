@@ -116,6 +116,11 @@ dashboard = 28070
 host = "127.0.0.2"
 [endpoints]
 kafka_bootstrap = ["b1.example:9092", "b2.example:9092"]
+kafka_security_protocol = "sasl_ssl"
+kafka_sasl_mechanism = "SCRAM-SHA-256"
+kafka_user = "svc_kafka"
+kafka_password_file = "{tmp_path}/kpw"
+kafka_ca_file = "{tmp_path}/kafka-ca.pem"
 registry_url = "http://registry.example:8081/apis/ccompat/v7"
 flink_rest_url = "http://flink.example:8081"
 trino_url = "https://trino.example"
@@ -146,6 +151,7 @@ kafka-3 = 1500
 flink-taskmanager-2 = 7000
 [kafka]
 brokers = 3
+security = "sasl_ssl"
 [flink]
 taskmanagers = 2
 [trino]
@@ -173,6 +179,10 @@ def test_a_full_valid_config_loads(tmp_path: Path) -> None:
     s = load_settings()
     assert (s.kafka_brokers, s.flink_taskmanagers, s.trino_add_files, s.bind_host) == (3, 2, True, "127.0.0.2")
     assert s.connect_timeout == 12.5
+    e = s.endpoints
+    assert (e.kafka_protocol, e.kafka_mechanism, e.kafka_user) == ("SASL_SSL", "SCRAM-SHA-256", "svc_kafka")
+    assert (e.kafka_password_file, e.kafka_ca_file) == (tmp_path / "kpw", tmp_path / "kafka-ca.pem")
+    assert s.kafka_security == "sasl_ssl"
     assert (s.dashboard_password_file, s.dashboard_user_header) == (
         tmp_path / "dashboard-passwords",
         "X-Forwarded-User",

@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 
+from poolsight.infra.kafka_access import KafkaAccess
 from poolsight.ingest.batching import make_batch
 from poolsight.ingest.producer_process import ProducerProcess
 from tests.conftest import ROOT
@@ -36,7 +37,7 @@ def _batch() -> list:  # type: ignore[type-arg]
 
 def test_an_unreachable_registry_is_raised_in_the_caller() -> None:
     # Waited for 3 s (a restart delays a producer; REGISTRY_PATIENCE by default), then raised.
-    pp = ProducerProcess("127.0.0.1:1", "http://127.0.0.1:1", start_timeout=60, registry_patience=3.0)
+    pp = ProducerProcess(KafkaAccess("127.0.0.1:1"), "http://127.0.0.1:1", start_timeout=60, registry_patience=3.0)
     started = time.monotonic()
     with pytest.raises(RuntimeError, match=r"registry http://127\.0\.0\.1:1: registering"):
         for _ in range(100):  # the child dies on the first record; a later call says why
@@ -50,9 +51,10 @@ def test_an_unreachable_registry_is_raised_in_the_caller() -> None:
 
 CHILD = """
 import sys, time
+from poolsight.infra.kafka_access import KafkaAccess
 from poolsight.ingest.producer_process import ProducerProcess
 if __name__ == "__main__":
-    pp = ProducerProcess("127.0.0.1:1", "http://127.0.0.1:1")
+    pp = ProducerProcess(KafkaAccess("127.0.0.1:1"), "http://127.0.0.1:1")
     print(pp._proc.pid, flush=True)
     time.sleep(600)
 """

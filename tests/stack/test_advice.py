@@ -17,6 +17,7 @@ import yaml
 
 from poolsight.advice.budget import PoolCurve, brute_force
 from poolsight.infra.config import load_settings
+from poolsight.infra.kafka_access import kafka_access
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.names import TRINO_READER_USER
 from tests.advice.test_scenarios import SCENARIO
@@ -172,7 +173,7 @@ def test_a_paging_host_gets_no_growth(member: tuple[str, int, int, Path], tmp_pa
         "SELECT min(interval_start), max(interval_end) FROM iceberg.poolsight.system_memory WHERE source = ?", (name,)
     )
     s = load_settings()
-    producer = AvroProducer(s.kafka_bootstrap, s.registry_url)
+    producer = AvroProducer(kafka_access(s), s.registry_url)
     # The host starts paging in the last interval: 40 page-ins a second.
     last = end - (end - start) / intervals
     producer.send(

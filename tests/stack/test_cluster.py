@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 
 from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.kafka_access import kafka_access
+from poolsight.infra.kafka_secrets import CERTIFICATE_NAME, CLIENT_USER, MECHANISM, PASSWORD_NAME
 from poolsight.infra.kafka_service import node_name
 from poolsight.infra.services import catalog_password
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, TOPICS, Topic
@@ -36,7 +38,7 @@ BROKERS, TASKMANAGERS, PARALLELISM = 3, 2, 2  # 2 jobs x parallelism 2 = the 4 s
 KAFKA_HOST, FLINK_HOST = "127.0.0.2", "127.0.0.3"
 # Ports of their own (tests/conftest.py TEST_PORTS is the session's stack, test_launcher_failures
 # uses 2xxxx); broker i adds 10 * (i - 1) to the Kafka ports (infra/config.py KAFKA_PORT_STEP).
-KAFKA_PORTS = {"KAFKA": 39092, "KAFKA_CONTROLLER": 39093}
+KAFKA_PORTS = {"KAFKA": 39092, "KAFKA_CONTROLLER": 39093, "KAFKA_INTERNAL": 39094}
 FLINK_PORTS = {"FLINK_REST": 38082, "FLINK_RPC": 36123}
 DURATION, RATE = 120, 12000  # seconds of event time (8000 events/s), getpages/s: an 80 s stream
 DOWN_SECONDS = 15  # longer than the controller's broker session timeout (9 s): leaders move
@@ -70,7 +72,14 @@ class Cluster:
 
     def __init__(self, root: Path) -> None:
         main = load_settings()
-        self.kafka_env = _home(root / "kafka", KAFKA_HOST, KAFKA_PORTS, POOLSIGHT_KAFKA_BROKERS=str(BROKERS))
+        # Three brokers with SASL_SSL (mutual TLS between them), reached as an external Kafka.
+        self.kafka_env = _home(
+            root / "kafka",
+            KAFKA_HOST,
+            KAFKA_PORTS,
+            POOLSIGHT_KAFKA_BROKERS=str(BROKERS),
+            POOLSIGHT_KAFKA_SECURITY="sasl_ssl",
+        )
         # The JobManager needs the catalog: the session's PostgreSQL, as an external catalog.
         self.flink_env = _home(
             root / "flink",
@@ -82,8 +91,15 @@ class Cluster:
         )
         self.kafka = _settings(self.kafka_env)
         self.flink = _settings(self.flink_env)
+        secrets = self.kafka.data_dir / "secrets"
         self.client_env = {
             "POOLSIGHT_KAFKA_BOOTSTRAP": self.kafka.kafka_bootstrap,
+            "POOLSIGHT_KAFKA_SECURITY": "",
+            "POOLSIGHT_KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+            "POOLSIGHT_KAFKA_SASL_MECHANISM": MECHANISM,
+            "POOLSIGHT_KAFKA_USER": CLIENT_USER,
+            "POOLSIGHT_KAFKA_PASSWORD_FILE": str(secrets / PASSWORD_NAME),
+            "POOLSIGHT_KAFKA_CA_FILE": str(secrets / CERTIFICATE_NAME),
             "POOLSIGHT_FLINK_REST_URL": self.flink.flink_rest_url,
         }
         self.client = _settings(self.client_env)
@@ -116,7 +132,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 def _admin(c: Cluster) -> Any:
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient({"bootstrap.servers": c.kafka.kafka_bootstrap, "socket.timeout.ms": 10000})
+    return AdminClient(kafka_access(c.client).client_config(**{"socket.timeout.ms": 10000}))
 
 
 def _isr(c: Cluster) -> dict[str, list[int]]:
@@ -131,7 +147,7 @@ def _offsets(c: Cluster, group: str, topics: tuple[Topic, ...]) -> list[tuple[st
     """(partition, the group's committed offset, end offset) on the cluster."""
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": c.kafka.kafka_bootstrap, "group.id": group, "enable.auto.commit": False})
+    consumer = Consumer(kafka_access(c.client).client_config(**{"group.id": group, "enable.auto.commit": False}))
     try:
         parts = [TopicPartition(t.name, p) for t in topics for p in range(t.partitions)]
         return [

@@ -14,6 +14,7 @@ import pytest
 from confluent_kafka import Message
 
 from poolsight.infra.config import load_settings
+from poolsight.infra.kafka_access import kafka_access
 from poolsight.ingest.kafka_io import consume
 from poolsight.names import DEADLETTER_TOPIC, GETPAGE_TOPIC
 from poolsight.schemas.wire import AvroDecoder, DecodeError
@@ -63,7 +64,7 @@ def _read_back(source: str, file: Path) -> tuple[list[dict[str, Any]], list[dict
             dead.append(rec)
         return True
 
-    consume(s.kafka_bootstrap, [GETPAGE_TOPIC.name, DEADLETTER_TOPIC.name], f"t-{uuid.uuid4()}", handle, idle_seconds=4)
+    consume(kafka_access(s), [GETPAGE_TOPIC.name, DEADLETTER_TOPIC.name], f"t-{uuid.uuid4()}", handle, idle_seconds=4)
     return batches, dead
 
 
@@ -257,7 +258,7 @@ def test_generated_workload_into_kafka_counts_exactly(tmp_path: Path) -> None:
     from poolsight.names import ATTRIBUTES_TOPIC, IO_TOPIC, STATS_TOPIC
 
     consume(
-        s.kafka_bootstrap,
+        kafka_access(s),
         [GETPAGE_TOPIC.name, IO_TOPIC.name, STATS_TOPIC.name, ATTRIBUTES_TOPIC.name],
         f"t-{uuid.uuid4()}",
         handle,
@@ -288,7 +289,7 @@ def test_producer_process_keeps_a_keys_order_when_the_caller_encodes_too() -> No
 
     s = load_settings()
     source = f"P{uuid.uuid4().hex[:8]}"
-    pp = ProducerProcess(s.kafka_bootstrap, s.registry_url, depth=2)
+    pp = ProducerProcess(kafka_access(s), s.registry_url, depth=2)
     n = 500
     sent = []
     for seq in range(400):
@@ -364,7 +365,7 @@ def test_statistics_files_into_kafka(tmp_path: Path) -> None:
     from poolsight.names import ATTRIBUTES_TOPIC, STATS_TOPIC
 
     consume(
-        s.kafka_bootstrap,
+        kafka_access(s),
         [STATS_TOPIC.name, ATTRIBUTES_TOPIC.name, DEADLETTER_TOPIC.name],
         f"t-{uuid.uuid4()}",
         handle,

@@ -18,6 +18,7 @@ from tests.conftest import ROOT, poolsight
 ISOLATED_PORTS = {
     "KAFKA": 29092,
     "KAFKA_CONTROLLER": 29093,
+    "KAFKA_INTERNAL": 29094,
     "REGISTRY": 28081,
     "REGISTRY_MANAGEMENT": 28091,
     "POSTGRES": 25433,

@@ -22,6 +22,7 @@ import pyarrow.csv as pacsv
 import pytest
 
 from poolsight.infra.config import load_settings
+from poolsight.infra.kafka_access import kafka_access
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, Topic
 from poolsight.simulator.similarity import similarity
@@ -100,7 +101,7 @@ def _offsets(group: str, topics: tuple[Topic, ...]) -> list[tuple[str, int, int]
     a partition the group never committed has a negative committed offset."""
     from confluent_kafka import Consumer, TopicPartition
 
-    c = Consumer({"bootstrap.servers": load_settings().kafka_bootstrap, "group.id": group, "enable.auto.commit": False})
+    c = Consumer(kafka_access(load_settings()).client_config(**{"group.id": group, "enable.auto.commit": False}))
     try:
         parts = [TopicPartition(t.name, p) for t in topics for p in range(t.partitions)]
         return [
@@ -723,7 +724,7 @@ def test_undecodable_records_go_to_dead_letter_and_the_job_goes_on(workload: tup
     member, _, truth = workload
     assert _wait_getpages(member, truth) == truth, _diagnosis()
     s = load_settings()
-    producer = AvroProducer(s.kafka_bootstrap, s.registry_url)
+    producer = AvroProducer(kafka_access(s), s.registry_url)
     garbage = b"\0" + (999_999).to_bytes(4, "big") + b"garbage"  # framed, but no such schema id
     producer._producer.produce(GETPAGE_TOPIC.name, key=f"{member}|BP2".encode(), value=garbage)
     producer.flush()
@@ -764,7 +765,7 @@ def test_a_late_batch_is_simulated_in_the_open_pane_and_counted_late(jobs: None)
     open, in its late_getpages, and nothing goes to dead_letter."""
     member = f"L{uuid.uuid4().hex[:6].upper()}"
     s = load_settings()
-    producer = AvroProducer(s.kafka_bootstrap, s.registry_url)
+    producer = AvroProducer(kafka_access(s), s.registry_url)
     t0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z, a pane start
     key = f"{member}|BP1"
     producer.send("getpage_batch", key, _batch(member, 1, t0 + 1_000_000, 5), getpages=5)
@@ -961,7 +962,7 @@ def _commit_offsets(group: str, offsets: list[tuple[str, int, int]]) -> None:
     """Set a new consumer group's committed offsets (topic/partition, offset): where it starts."""
     from confluent_kafka import Consumer, TopicPartition
 
-    c = Consumer({"bootstrap.servers": load_settings().kafka_bootstrap, "group.id": group, "enable.auto.commit": False})
+    c = Consumer(kafka_access(load_settings()).client_config(**{"group.id": group, "enable.auto.commit": False}))
     try:
         parts = [TopicPartition(tp.split("/")[0], int(tp.split("/")[1]), off) for tp, _, off in offsets]
         c.commit(offsets=parts, asynchronous=False)

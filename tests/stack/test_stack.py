@@ -20,6 +20,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from poolsight.infra.config import load_settings
 from poolsight.infra.flinksql import run_sql
+from poolsight.infra.kafka_access import kafka_access
 from poolsight.infra.process import port_in_use
 from poolsight.infra.services import SERVICES
 from poolsight.infra.trino import trino_connection
@@ -60,14 +61,14 @@ def _status() -> dict[str, dict[str, Any]]:
 
 def _produce_avro(topic: str, value: dict[str, Any]) -> None:
     s = load_settings()
-    admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap})
+    admin = AdminClient(kafka_access(s).client_config())
     admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result()
     registry = SchemaRegistryClient({"url": s.registry_url, "timeout": 30})
     # An explicit strategy: the client's default first asks the Confluent-only
     # "associations" API, which Apicurio answers with a 404 that can leave the
     # client waiting for ever.
     ser = AvroSerializer(registry, SMOKE_SCHEMA, conf={"subject.name.strategy": topic_subject_name_strategy})
-    producer = Producer({"bootstrap.servers": s.kafka_bootstrap, "enable.idempotence": True, "acks": "all"})
+    producer = Producer(kafka_access(s).client_config(**{"enable.idempotence": True, "acks": "all"}))
     producer.produce(topic, key=b"SSID1|BP1", value=ser(value, SerializationContext(topic, MessageField.VALUE)))
     assert producer.flush(30) == 0
 
@@ -77,12 +78,9 @@ def _consume_avro(topic: str, n: int) -> list[tuple[bytes, dict[str, Any]]]:
     registry = SchemaRegistryClient({"url": s.registry_url, "timeout": 30})
     de = AvroDeserializer(registry)
     consumer = Consumer(
-        {
-            "bootstrap.servers": s.kafka_bootstrap,
-            "group.id": f"test-{uuid.uuid4()}",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
+        kafka_access(s).client_config(
+            **{"group.id": f"test-{uuid.uuid4()}", "auto.offset.reset": "earliest", "enable.auto.commit": False}
+        )
     )
     consumer.subscribe([topic])
     out: list[tuple[bytes, dict[str, Any]]] = []
@@ -128,11 +126,12 @@ def test_status_shows_every_service_healthy_on_loopback() -> None:
         assert row["address"].startswith("127.0.0.1"), row
         assert isinstance(row["pid"], int) and row["pid"] > 0
         assert os.path.exists(f"/proc/{row['pid']}")
+    assert rows["kafka"]["security"] == "TLS, SCRAM-SHA-512; brokers: mutual TLS"  # the session's stack: sasl_ssl
 
 
 def test_launcher_created_every_topic() -> None:
     s = load_settings()
-    meta = AdminClient({"bootstrap.servers": s.kafka_bootstrap}).list_topics(timeout=10)
+    meta = AdminClient(kafka_access(s).client_config()).list_topics(timeout=10)
     for topic in TOPICS:
         assert topic.name in meta.topics, topic.name
         assert len(meta.topics[topic.name].partitions) == topic.partitions
