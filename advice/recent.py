@@ -22,6 +22,7 @@ import numpy.typing as npt
 from poolsight.advice.replay import Trace
 from poolsight.infra.config import Settings
 from poolsight.infra.kafka_access import kafka_access
+from poolsight.infra.registry_access import registry_access
 from poolsight.ingest.kafka_io import read_since
 from poolsight.names import GETPAGE_TOPIC
 from poolsight.schemas.getpage import GetpageBatch
@@ -106,7 +107,7 @@ def recent_trace(
         k: (w[0].timestamp() if w[0] else -np.inf, w[1].timestamp() if w[1] else np.inf)
         for k, w in ((k, windows[v]) for k, v in keys.items())
     }
-    decoder = AvroDecoder(s.registry_url)
+    decoder = AvroDecoder(registry_access(s))
     objects: dict[str, int] = {}
     sample = Sample(max_getpages)
 

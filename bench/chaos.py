@@ -37,6 +37,7 @@ from poolsight.flink_jobs.options import JobOptions, SimulationOptions, Statisti
 from poolsight.flink_jobs.resume import resume_forgotten
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.kafka_access import kafka_access
+from poolsight.infra.registry_access import registry_access
 from poolsight.infra.trino import trino_rows
 from poolsight.ingest.generator import Chunk, Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroProducer
@@ -154,8 +155,8 @@ def _alive(s: Settings) -> set[str]:
 
 def _submit(s: Settings, job: JobOptions, fresh: bool) -> None:
     options: dict[str, SimulationOptions | StatisticsOptions] = {
-        "simulation": SimulationOptions(s.registry_url, idle_flush_seconds=5.0),
-        "statistics": StatisticsOptions(s.registry_url),
+        "simulation": SimulationOptions(registry_access(s), idle_flush_seconds=5.0),
+        "statistics": StatisticsOptions(registry_access(s)),
     }
     _, errors = jobs.submit_all(s, [jobs.Submission(kind, job, options[kind], fresh) for kind in jobs.JOBS])
     if errors:
@@ -184,7 +185,7 @@ def _trial(s: Settings, a: argparse.Namespace, job: JobOptions, fault: str, n: i
     member = f"C{uuid.uuid4().hex[:6].upper()}"
     sc = load(a.scenario)
     sc = type(sc)(**{**sc.__dict__, "members": [member]})
-    producer = AvroProducer(kafka_access(s), s.registry_url, client_id="chaos")
+    producer = AvroProducer(kafka_access(s), registry_access(s), client_id="chaos")
     sink = CountingSink(producer)
     start = int(time.time()) // 60 * 60 - (OLD_DAYS * 86400 if fault == OLD_TRACE else 0)
     gen = Generator(sc, seed=n + 1, event_rate=a.rate, start_time=float(start))

@@ -26,6 +26,7 @@ import numpy as np
 from poolsight import schemas
 from poolsight.flink_jobs.tracker import Emission, PoolTracker
 from poolsight.infra.config import load_settings
+from poolsight.infra.registry_access import registry_access
 from poolsight.ingest.generator import Generator, KafkaSink
 from poolsight.ingest.scenario import load
 from poolsight.schemas.getpage import GetpageBatch
@@ -70,7 +71,7 @@ def corpus(scenario: str, getpages: int, batch: int, seed: int) -> tuple[list[by
 
 def decoders() -> tuple[Decode, Decode]:
     """(fastavro + from_record, kernel), both through AvroDecoder with the writer schema given."""
-    d = AvroDecoder(load_settings().registry_url, patience=0)  # never asked: the schema id is known
+    d = AvroDecoder(registry_access(load_settings()), patience=0)  # never asked: the schema id is known
     d.remember(SCHEMA_ID, schemas.text("getpage_batch"))
 
     def fastavro_path(v: bytes) -> GetpageBatch:

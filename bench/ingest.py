@@ -28,6 +28,7 @@ from confluent_kafka import Message, Producer
 
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.kafka_access import kafka_access
+from poolsight.infra.registry_access import registry_access
 from poolsight.ingest.generator import FileSink, Generator, KafkaSink, Totals
 from poolsight.ingest.kafka_io import AvroProducer, consume
 from poolsight.ingest.producer_process import ProducerProcess
@@ -64,7 +65,7 @@ class KeepingProducer:
 def _generate(s: Settings, sc: Scenario, getpages: int) -> tuple[float, Totals, int]:
     """The command's setup: pool models here, encoding and sending in a producer process
     started before the clock runs, as `poolsight generate` does. (getpages/s, totals, records)"""
-    producer = ProducerProcess(kafka_access(s), s.registry_url, client_id="bench-generate")
+    producer = ProducerProcess(kafka_access(s), registry_access(s), client_id="bench-generate")
     totals = Generator(sc, seed=11, event_rate=1_000_000).run(KafkaSink(producer), getpages=getpages)
     producer.close()
     return totals.getpages / totals.seconds, totals, producer.metrics.records.get("getpage_batch", 1)
@@ -102,7 +103,7 @@ def _collect(s: Settings, trace: Path, state: Path) -> tuple[float, int]:
     """The trace collector over the whole file as fast as possible (the time includes
     starting its reader process). (getpages/s, rows)"""
     coll = TraceCollector(
-        AvroProducer(kafka_access(s), s.registry_url, client_id="bench-trace"),
+        AvroProducer(kafka_access(s), registry_access(s), client_id="bench-trace"),
         PositionStore(state),
         source=f"BENCH{uuid.uuid4().hex[:6]}",
     )
@@ -146,7 +147,7 @@ def _readers(sc: Scenario, getpages: int, repeat: int) -> dict[str, list[float]]
 
 def _consume(s: Settings, limit: int) -> tuple[float, int]:
     """Decode getpage batches from the start of the topic, up to `limit` getpages. (getpages/s, getpages)"""
-    dec = AvroDecoder(s.registry_url)
+    dec = AvroDecoder(registry_access(s))
     decoded = 0
     first = last = 0.0
 
@@ -200,7 +201,7 @@ def main() -> None:
 
     # Peer: encoded getpage records of the same workload (encoded before the clock runs), as many
     # as the generator sent, produced raw.
-    keeper = KeepingProducer(AvroEncoder(s.registry_url))
+    keeper = KeepingProducer(AvroEncoder(registry_access(s)))
     Generator(sc, seed=11, event_rate=1_000_000).run(KafkaSink(keeper), getpages=min(a.getpages, 2_000_000))
     raw_runs = [records * events_per_record / _raw(s, keeper.kept, records) for _ in range(a.repeat)]
     raw_rps = statistics.median(raw_runs)

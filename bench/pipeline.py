@@ -8,7 +8,9 @@ first send to the last pane visible. Paced: the generator runs at --fresh-share 
 that throughput; freshness of a pane = first seen in Trino minus its last batch
 sent (below capacity, so it measures the pipeline, not a backlog).
 
-The peers in the same run: the flat-out phase again with the getpage batches decoded by
+The peers in the same run: the flat-out phase again with Kafka's security the other way
+(plaintext against SASL_SSL: Kafka and the registry restarted with [kafka].security flipped,
+then back), with the getpage batches decoded by
 fastavro instead of the compiled kernel (`jobs submit --no-kernel-decode`: the job as it was
 before the kernel decoded them), and with the simulation on the LRU stack only (`jobs submit
 --no-pool-policy`), so the cost of each is a ratio of two throughputs measured minutes apart.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import threading
 import time
 import uuid
@@ -30,8 +33,10 @@ import numpy as np
 from bench import cpu_profile
 from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
-from poolsight.infra.config import load_settings
+from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.kafka_access import kafka_access
+from poolsight.infra.process import stop_many
+from poolsight.infra.registry_access import registry_access
 from poolsight.infra.trino import trino_rows
 from poolsight.ingest.generator import Chunk, Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroProducer
@@ -169,6 +174,18 @@ def _phase(
     )
 
 
+def _kafka_security(s: Settings, security: str) -> Settings:
+    """The stack with the embedded Kafka secured as `security`: Kafka and the registry (whose
+    journal is a Kafka client) restarted with it; their data stays."""
+    if s.kafka_security == security:
+        return s
+    stop_many(s.run_dir, ["registry", "kafka"])
+    os.environ["POOLSIGHT_KAFKA_SECURITY"] = security
+    flipped = load_settings()
+    up(flipped)
+    return flipped
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--seconds", type=float, default=75.0, help="wall seconds the generator runs flat out")
@@ -185,6 +202,11 @@ def main() -> None:
     p.add_argument("--skip-lru-only", action="store_true", help="skip the peer phase (LRU stack only)")
     p.add_argument("--skip-fastavro", action="store_true", help="skip the peer phase (fastavro decoding)")
     p.add_argument(
+        "--skip-security",
+        action="store_true",
+        help="skip the peer phase with the embedded Kafka's security flipped (plaintext against sasl_ssl)",
+    )
+    p.add_argument(
         "--skip-group",
         action="store_true",
         help="skip the phase with the group simulation (scenarios with several members: data-sharing)",
@@ -197,9 +219,9 @@ def main() -> None:
         group=f"bench-{uuid.uuid4().hex[:8]}", checkpoint_seconds=a.checkpoint_seconds, start_from="latest"
     )
     sc = load(a.scenario)
-    producer = AvroProducer(kafka_access(s), s.registry_url, client_id="bench-pipeline")
+    producer = AvroProducer(kafka_access(s), registry_access(s), client_id="bench-pipeline")
     # Without the group simulation (the scenario's members name their group: not discovered here).
-    without = SimulationOptions(s.registry_url, idle_flush_seconds=5.0, discover_groups=False)
+    without = SimulationOptions(registry_access(s), idle_flush_seconds=5.0, discover_groups=False)
     jid = jobs.submit(s, "simulation", job, without)
     flat = _phase(sc, producer, a.seconds, a.event_rate, None)
     paced_rate = max(1000.0, flat.rate() * a.fresh_share)
@@ -214,7 +236,7 @@ def main() -> None:
         members = members_for(sc)
         if group:
             options["groups"] = {group: members}
-        o = SimulationOptions(s.registry_url, idle_flush_seconds=5.0, discover_groups=False, **options)
+        o = SimulationOptions(registry_access(s), idle_flush_seconds=5.0, discover_groups=False, **options)
         jid = jobs.submit(s, "simulation", job, o)
         try:
             return _phase(sc, producer, a.seconds, a.event_rate, None, members, group)
@@ -225,6 +247,24 @@ def main() -> None:
     lru = None if a.skip_lru_only else peer(pool_policy=False)
     # The same stream with the members' pools also simulated together with their GBPs.
     grouped = None if a.skip_group or len(sc.members) < 2 else peer(group=f"G{uuid.uuid4().hex[:5].upper()}")
+    secured = s.kafka_security
+    other: Phase | None = None
+    if not a.skip_security and "kafka" not in s.external:
+        configured = os.environ.get("POOLSIGHT_KAFKA_SECURITY")
+        s = _kafka_security(s, "plaintext" if secured == "sasl_ssl" else "sasl_ssl")
+        producer = AvroProducer(kafka_access(s), registry_access(s), client_id="bench-pipeline-security")
+        try:
+            other = peer()
+        finally:
+            producer.flush()
+            s = _kafka_security(s, secured)  # the stack as configured again
+            if configured is None:
+                os.environ.pop("POOLSIGHT_KAFKA_SECURITY", None)
+            else:
+                os.environ["POOLSIGHT_KAFKA_SECURITY"] = configured
+    rates = {secured: flat.rate()}
+    if other is not None:
+        rates["plaintext" if secured == "sasl_ssl" else "sasl_ssl"] = other.rate()
     result = {
         "scenario": a.scenario,
         "checkpoint_seconds": a.checkpoint_seconds,
@@ -250,6 +290,10 @@ def main() -> None:
         "group_getpages_per_s": None if grouped is None else round(grouped.rate()),
         "group_visible_getpages": None if grouped is None else grouped.visible,
         "group_throughput_ratio": None if grouped is None else round(grouped.rate() / flat.rate(), 3),
+        "kafka_security": secured,
+        "plaintext_getpages_per_s": round(rates["plaintext"]) if "plaintext" in rates else None,
+        "sasl_ssl_getpages_per_s": round(rates["sasl_ssl"]) if "sasl_ssl" in rates else None,
+        "sasl_ssl_throughput_ratio": round(rates["sasl_ssl"] / rates["plaintext"], 3) if len(rates) == 2 else None,
         "cpu_s_per_m_getpages": flat.profile(),
         "fastavro_cpu_s_per_m_getpages": None if fastavro is None else fastavro.profile(),
     }
@@ -288,6 +332,14 @@ def main() -> None:
             f"without it. Where the CPU went:"
         )
         print(cpu_profile.table(grouped.cpu, grouped.visible, grouped.wall_seconds))
+    if other is not None:
+        print(
+            f"Kafka with SASL_SSL (TLS, SCRAM-SHA-512) against plaintext, the same flat-out phase minutes apart: "
+            f"{result['sasl_ssl_getpages_per_s']:,} against {result['plaintext_getpages_per_s']:,} getpages/s, "
+            f"{result['sasl_ssl_throughput_ratio']:.2f}x (this run's stack: {secured}). Where the CPU went "
+            f"with {'plaintext' if secured == 'sasl_ssl' else 'sasl_ssl'}:"
+        )
+        print(cpu_profile.table(other.cpu, other.visible, other.wall_seconds))
     print(json.dumps(result))
 
 

@@ -38,6 +38,7 @@ from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.kafka_access import kafka_access
 from poolsight.infra.memory import ceilings
 from poolsight.infra.process import alive, descendants, own_rss_bytes, read_started, rss_bytes, stop_many
+from poolsight.infra.registry_access import registry_access
 from poolsight.ingest.generator import Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.scenario import load
@@ -111,9 +112,9 @@ def main(argv: list[str] | None = None) -> None:
     _restart_evaluators(s)
     jobs.cancel_all(s)
     job = JobOptions(group=f"soak-{uuid.uuid4().hex[:8]}", checkpoint_seconds=5.0, start_from="latest")
-    jobs.submit(s, "simulation", job, SimulationOptions(s.registry_url, idle_flush_seconds=5.0), fresh=True)
-    jobs.submit(s, "statistics", job, StatisticsOptions(s.registry_url), fresh=True)
-    producer = AvroProducer(kafka_access(s), s.registry_url, client_id="soak")
+    jobs.submit(s, "simulation", job, SimulationOptions(registry_access(s), idle_flush_seconds=5.0), fresh=True)
+    jobs.submit(s, "statistics", job, StatisticsOptions(registry_access(s)), fresh=True)
+    producer = AvroProducer(kafka_access(s), registry_access(s), client_id="soak")
     gen = Generator(load(a.scenario), seed=13, event_rate=a.event_rate, start_time=float(int(time.time()) // 60 * 60))
     sent: list[int] = []
     seconds = a.minutes * 60

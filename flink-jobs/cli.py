@@ -29,6 +29,7 @@ from poolsight.flink_jobs.options import (
     pool_modes,
 )
 from poolsight.infra.config import load_settings
+from poolsight.infra.registry_access import registry_access
 from poolsight.simulator.group_grid import GROUP_AUTO_PAGES
 
 
@@ -231,7 +232,7 @@ def run(a: argparse.Namespace) -> int:
                 "window_panes": a.window_panes,
             }
             options = SimulationOptions(
-                s.registry_url,
+                registry_access(s),
                 sim=sim,
                 pool_sim=per_pool,
                 cpu_us_per_sync_read=a.cpu_us_per_sync_read,
@@ -248,7 +249,7 @@ def run(a: argparse.Namespace) -> int:
             )
         else:
             options = StatisticsOptions(
-                s.registry_url,
+                registry_access(s),
                 cpu_us_per_sync_read=a.cpu_us_per_sync_read,
                 pane_seconds=a.pane_seconds,
                 lateness_seconds=a.lateness,

@@ -49,7 +49,7 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         self.reads = reads
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.decoder = AvroDecoder(self.o.registry_url, kernel=self.o.kernel_decode)
+        self.decoder = AvroDecoder(self.o.registry, kernel=self.o.kernel_decode)
         self.snap = runtime_context.get_state(ValueStateDescriptor("group_tracker", Types.PICKLED_BYTE_ARRAY()))
         self.pending = runtime_context.get_list_state(ListStateDescriptor("group_since", Types.PICKLED_BYTE_ARRAY()))
         self.trackers: dict[str, GroupTracker] = {}

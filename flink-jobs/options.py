@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from poolsight.argtypes import POSITIVE_COUNT, RATE
+from poolsight.infra.registry_access import RegistryAccess
 from poolsight.simulator import CostModel, SimConfig
 from poolsight.simulator.engine import AUTO_SAMPLES
 
@@ -37,7 +38,7 @@ class JobOptions:
 class SimulationOptions:
     """The simulation job: how each pool is simulated and when its panes close."""
 
-    registry_url: str
+    registry: RegistryAccess
     sim: dict[str, Any] = field(default_factory=lambda: dict(AUTO_SIM))  # SimConfig fields, all pools
     pool_sim: dict[str, dict[str, Any]] = field(default_factory=dict)  # per pool name: SimConfig fields
     cpu_us_per_sync_read: float = 30.0
@@ -54,6 +55,9 @@ class SimulationOptions:
     # A pool not seen for this long (wall clock) has its keyed state dropped; 0: kept for ever.
     state_ttl_seconds: float = 7 * 86400.0
 
+    def __post_init__(self) -> None:
+        _registry_from_json(self)
+
     def config_for(self, pool: str) -> SimConfig:
         """The pool's simulator settings: the job's, overridden by the pool's own."""
         return SimConfig(**{**self.sim, **self.pool_sim.get(pool, {})})
@@ -66,11 +70,20 @@ class SimulationOptions:
 class StatisticsOptions:
     """The statistics job: statistics intervals, and the I/O events added up per pane."""
 
-    registry_url: str
+    registry: RegistryAccess
     cpu_us_per_sync_read: float = 30.0
     pane_seconds: float = 60.0  # I/O panes: the simulation's, so the tables join pane by pane
     lateness_seconds: float = 0.0  # an I/O pane is written once its pool's I/O events pass its end by this
     idle_flush_seconds: float = 10.0  # or after this much wall-clock quiet of its pool
+
+    def __post_init__(self) -> None:
+        _registry_from_json(self)
+
+
+def _registry_from_json(options: SimulationOptions | StatisticsOptions) -> None:
+    """The job's options arrive as JSON (submit.py): the registry's access as a dict again."""
+    if isinstance(options.registry, dict):
+        object.__setattr__(options, "registry", RegistryAccess(**options.registry))
 
 
 def pool_mode(spec: str) -> tuple[str, dict[str, Any]]:

@@ -90,7 +90,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self.reads = reads  # None: quiet panes close on wall-clock time alone (no broker to ask)
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.decoder = AvroDecoder(self.o.registry_url, kernel=self.o.kernel_decode)
+        self.decoder = AvroDecoder(self.o.registry, kernel=self.o.kernel_decode)
         self.snap = runtime_context.get_state(ValueStateDescriptor("tracker", Types.PICKLED_BYTE_ARRAY()))
         self.pending = runtime_context.get_list_state(ListStateDescriptor("since_snapshot", Types.PICKLED_BYTE_ARRAY()))
         self.trackers: dict[str, PoolTracker] = {}

@@ -70,7 +70,7 @@ class Statistics(KeyedProcessFunction):  # type: ignore[misc]
         self.o = options
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.decoder = AvroDecoder(self.o.registry_url)
+        self.decoder = AvroDecoder(self.o.registry)
         self.attrs = runtime_context.get_state(ValueStateDescriptor("attributes", Types.PICKLED_BYTE_ARRAY()))
         self.io = runtime_context.get_state(ValueStateDescriptor("io_panes", Types.PICKLED_BYTE_ARRAY()))
         self.trim = HeapTrim()

@@ -26,6 +26,9 @@ KEYS = (
     "kafka_password_file",
     "kafka_ca_file",
     "registry_url",
+    "registry_user",
+    "registry_password_file",
+    "registry_ca_file",
     "flink_rest_url",
     "trino_url",
     "trino_user",
@@ -43,6 +46,7 @@ PASSWORD_ENV = "POOLSIGHT_CATALOG_PASSWORD"  # noqa: S105 (the variable's name, 
 # environment or the *_password_file settings, never the config file itself.
 TRINO_PASSWORD_ENV = "POOLSIGHT_TRINO_PASSWORD"  # noqa: S105 (as above)
 TRINO_READER_PASSWORD_ENV = "POOLSIGHT_TRINO_READER_PASSWORD"  # noqa: S105 (as above)
+REGISTRY_PASSWORD_ENV = "POOLSIGHT_REGISTRY_PASSWORD"  # noqa: S105 (an external registry's; as above)
 KAFKA_PASSWORD_ENV = "POOLSIGHT_KAFKA_PASSWORD"  # noqa: S105 (an external Kafka's SASL password; as above)
 # [kafka].security of the embedded Kafka: the first is the default (infra/kafka_secrets.py).
 KAFKA_SECURITY = ("plaintext", "sasl_ssl")
@@ -80,6 +84,9 @@ class Endpoints:
     kafka_password_file: Path | None = None  # the SASL password (or KAFKA_PASSWORD_ENV)
     kafka_ca_file: Path | None = None  # the CA its brokers' certificates are checked against (PEM)
     registry: str = ""  # the Confluent-compatible API's base URL
+    registry_user: str = ""  # HTTP basic authentication, with the password in a file or REGISTRY_PASSWORD_ENV
+    registry_password_file: Path | None = None
+    registry_ca_file: Path | None = None  # the CA its HTTPS certificate is checked against (PEM)
     flink_rest: str = ""  # http://host:port
     trino: str = ""  # http(s)://host:port
     trino_user: str = ""
@@ -259,6 +266,15 @@ def load_endpoints(table: dict[str, Any], reader_user: str) -> Endpoints:
             "takes kafka_sasl_mechanism and kafka_user (and the password in "
             f"{KAFKA_PASSWORD_ENV} or kafka_password_file); another protocol takes neither"
         )
+    if ("registry_user" in values or "registry_ca_file" in values) and "registry_url" not in values:
+        raise ConfigError(
+            "POOLSIGHT_REGISTRY_USER / [endpoints].registry_user, registry_ca_file: for an external schema "
+            "registry (registry_url); the embedded one listens on the bind host only"
+        )
+    if "registry_password_file" in values and "registry_user" not in values:
+        raise ConfigError(
+            "POOLSIGHT_REGISTRY_PASSWORD_FILE / [endpoints].registry_password_file: give registry_user too"
+        )
     if "kafka_security_protocol" in values and "kafka_bootstrap" not in values:
         raise ConfigError(
             "POOLSIGHT_KAFKA_SECURITY_PROTOCOL / [endpoints].kafka_security_protocol: for an external Kafka "
@@ -272,6 +288,9 @@ def load_endpoints(table: dict[str, Any], reader_user: str) -> Endpoints:
         kafka_password_file=values.get("kafka_password_file"),
         kafka_ca_file=values.get("kafka_ca_file"),
         registry=values.get("registry_url", ""),
+        registry_user=values.get("registry_user", ""),
+        registry_password_file=values.get("registry_password_file"),
+        registry_ca_file=values.get("registry_ca_file"),
         flink_rest=values.get("flink_rest_url", ""),
         trino=values.get("trino_url", ""),
         trino_user=values.get("trino_user", ""),

@@ -33,8 +33,9 @@ def security(s: Settings, service: str) -> str:
         return f"{NONE} (loopback only)"
     if service in ("alerts", "advice", "maintenance"):
         return "-"  # no port: clients of Trino
-    if service == "registry" and s.registry_url.startswith("https://"):
-        return "TLS"
+    if service == "registry":
+        tls, login = s.registry_url.startswith("https://"), bool(s.endpoints.registry_user)
+        return ", ".join(p for p in ("TLS" if tls else "", "password" if login else "") if p) or NONE
     return NONE
 
 

@@ -23,6 +23,7 @@ from .endpoints import (
     KAFKA_PROTOCOLS,
     KAFKA_SECURITY,
     PASSWORD_ENV,
+    REGISTRY_PASSWORD_ENV,
     TRINO_PASSWORD_ENV,
     TRINO_READER_PASSWORD_ENV,
 )
@@ -109,6 +110,7 @@ SECTIONS = (
         refused={
             "catalog_password": f"a password only through {PASSWORD_ENV} or catalog_password_file",
             "kafka_password": f"a password only through {KAFKA_PASSWORD_ENV} or kafka_password_file",
+            "registry_password": f"a password only through {REGISTRY_PASSWORD_ENV} or registry_password_file",
             "trino_password": f"a password only through {TRINO_PASSWORD_ENV} or trino_password_file",
             "trino_reader_password": (
                 f"a password only through {TRINO_READER_PASSWORD_ENV} or trino_reader_password_file"
@@ -160,6 +162,17 @@ _ENDPOINTS: dict[str, tuple[str, str, str]] = {
         "the CA certificate (PEM) an external Kafka's brokers are checked against (`SSL`, `SASL_SSL`)",
     ),
     "registry_url": ("URL", "embedded", "an external schema registry's Confluent-compatible API"),
+    "registry_user": ("user name", "unset", "HTTP basic authentication to an external schema registry"),
+    "registry_password_file": (
+        "path",
+        "unset",
+        f"a file holding that user's password (or `{REGISTRY_PASSWORD_ENV}`); readable by Flink's nodes too",
+    ),
+    "registry_ca_file": (
+        "path",
+        "the system's trust store",
+        "the CA certificate (PEM) an external registry's HTTPS certificate is checked against",
+    ),
     "flink_rest_url": ("http:// URL", "embedded", "an external Flink session cluster's REST address"),
     "trino_url": ("http(s):// URL", "embedded", "an external Trino"),
     "trino_user": (
@@ -217,6 +230,12 @@ SETTINGS: tuple[Setting, ...] = (
         type="secret",
         default="generated into `var/data/secrets/` for the embedded catalog",
         doc="the catalog user's password; an external JDBC catalog needs it or `catalog_password_file`",
+    ),
+    Setting(
+        env=REGISTRY_PASSWORD_ENV,
+        type="secret",
+        default="unset",
+        doc="an external schema registry's password for `registry_user` (or `registry_password_file`)",
     ),
     Setting(
         env=KAFKA_PASSWORD_ENV,

@@ -26,6 +26,7 @@ from poolsight.argtypes import (
 )
 from poolsight.infra.config import load_settings
 from poolsight.infra.kafka_access import kafka_access
+from poolsight.infra.registry_access import registry_access
 from poolsight.ingest.kafka_io import AvroProducer, check_services
 from poolsight.ingest.scenario import ScenarioError, load, names
 from poolsight.ingest.trace_collector import PositionStore, TraceCollector
@@ -76,8 +77,8 @@ def run_trace(a: argparse.Namespace) -> int:
     except TraceFormatError as exc:
         print(f"poolsight ingest trace: --catalog: {exc}", file=sys.stderr)
         return 2
-    check_services(kafka_access(s), s.registry_url, s.connect_timeout)
-    producer = AvroProducer(kafka_access(s), s.registry_url, linger_ms=a.linger_ms, client_id="poolsight-trace")
+    check_services(kafka_access(s), registry_access(s), s.connect_timeout)
+    producer = AvroProducer(kafka_access(s), registry_access(s), linger_ms=a.linger_ms, client_id="poolsight-trace")
     collector = TraceCollector(
         producer,
         PositionStore(a.state_dir or s.data_dir / "ingest" / "trace"),
@@ -199,10 +200,10 @@ def run_generate(a: argparse.Namespace) -> int:
     producer = None
     if a.output == "kafka":
         s = load_settings()
-        check_services(kafka_access(s), s.registry_url, s.connect_timeout)
+        check_services(kafka_access(s), registry_access(s), s.connect_timeout)
         # Encoding and sending in a second process: the generator keeps this one's core.
         producer = ProducerProcess(
-            kafka_access(s), s.registry_url, client_id="poolsight-generate", linger_ms=a.linger_ms
+            kafka_access(s), registry_access(s), client_id="poolsight-generate", linger_ms=a.linger_ms
         )
         sink = KafkaSink(producer, a.batch_getpages)
     else:
@@ -317,8 +318,8 @@ def run_stats(a: argparse.Namespace) -> int:
             state = a.state_dir or Path(scratch)
         else:
             s = load_settings()
-            check_services(kafka_access(s), s.registry_url, s.connect_timeout)
-            producer = AvroProducer(kafka_access(s), s.registry_url, client_id="poolsight-stats")
+            check_services(kafka_access(s), registry_access(s), s.connect_timeout)
+            producer = AvroProducer(kafka_access(s), registry_access(s), client_id="poolsight-stats")
 
             def send(schema: str, rec: dict[str, Any]) -> None:
                 producer.send(schema, f"{rec['source']}|{rec.get('pool', rec.get('gbp', ''))}", rec)

@@ -15,6 +15,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 
 from poolsight.infra.config import Unreachable
 from poolsight.infra.kafka_access import KafkaAccess
+from poolsight.infra.registry_access import RegistryAccess
 from poolsight.ingest.interrupt import deferred_interrupt
 from poolsight.names import EVENT_TIME_HEADER, SCHEMA_TOPICS
 from poolsight.schemas.getpage import GetpageBatch
@@ -75,7 +76,7 @@ def reachable(client: Producer | Consumer, bootstrap: str | KafkaAccess, timeout
         raise Unreachable(f"Kafka at {bootstrap}: no broker answered within {timeout:g} s ({why})") from None
 
 
-def check_services(kafka: KafkaAccess, registry_url: str, timeout: float) -> None:
+def check_services(kafka: KafkaAccess, registry_url: RegistryAccess | str, timeout: float) -> None:
     """The schema registry and a Kafka broker answer within `timeout` s each, else Unreachable
     naming the one that did not: what a collector checks before it reads anything."""
     try:
@@ -96,7 +97,7 @@ class AvroProducer:
     def __init__(
         self,
         kafka: KafkaAccess,
-        registry_url: str,
+        registry_url: RegistryAccess | str,
         *,
         linger_ms: int = 20,
         batch_bytes: int = 1 << 20,

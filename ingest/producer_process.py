@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from poolsight.infra.kafka_access import KafkaAccess
+from poolsight.infra.registry_access import RegistryAccess
 from poolsight.ingest.kafka_io import FLUSH_TIMEOUT_S, AvroProducer, Metrics
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.wire import AvroEncoder, event_time_ms
@@ -27,7 +28,7 @@ from poolsight.schemas.wire import AvroEncoder, event_time_ms
 @dataclass(frozen=True)
 class _Config:
     kafka: KafkaAccess  # carries no password: the child reads it from its file
-    registry_url: str
+    registry_url: RegistryAccess | str
     client_id: str
     linger_ms: int
     parent: int
@@ -79,7 +80,7 @@ class ProducerProcess:
     def __init__(
         self,
         kafka: KafkaAccess,
-        registry_url: str,
+        registry_url: RegistryAccess | str,
         *,
         client_id: str = "poolsight",
         linger_ms: int = 20,

@@ -12,6 +12,7 @@ from pyflink.datastream import TimeDomain
 from poolsight.flink_jobs.options import SimulationOptions
 from poolsight.flink_jobs.simulation_job import Simulate
 from poolsight.flink_jobs.tracker import PoolTracker
+from poolsight.infra.registry_access import RegistryAccess
 from poolsight.schemas.getpage import Function
 from poolsight.schemas.tables import BY_NAME
 
@@ -80,7 +81,9 @@ class Ctx:
 def test_a_quiet_pool_leaves_memory_and_its_state_goes_after_the_ttl(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = [1_000_000.0]
     monkeypatch.setattr(time, "time", lambda: clock[0])  # the module's clock (simulation_job imports time)
-    f = Simulate(SimulationOptions("http://127.0.0.1:1", idle_flush_seconds=10.0, state_ttl_seconds=3600.0))
+    f = Simulate(
+        SimulationOptions(RegistryAccess("http://127.0.0.1:1"), idle_flush_seconds=10.0, state_ttl_seconds=3600.0)
+    )
     rt = Runtime()
     f.open(rt)
     # The pool's state as the job left it: a snapshot with an open pane.
@@ -121,7 +124,7 @@ def test_a_restored_job_closes_the_pane_from_the_backstop_when_the_idle_timer_wa
     old-trace-resubmit); the backstop registered with it is in the savepoint and closes the pane."""
     clock = [1_000_000.5]
     monkeypatch.setattr(time, "time", lambda: clock[0])
-    o = SimulationOptions("http://127.0.0.1:1", idle_flush_seconds=5.0, state_ttl_seconds=3600.0)
+    o = SimulationOptions(RegistryAccess("http://127.0.0.1:1"), idle_flush_seconds=5.0, state_ttl_seconds=3600.0)
     before, rt = Simulate(o), Runtime()
     before.open(rt)
     tr = PoolTracker("S", "BP1")
