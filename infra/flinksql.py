@@ -17,6 +17,7 @@ from .config import CATALOG_NAME, Settings, load_settings
 from .flink_service import flink_env
 from .install import flink_lib, pyflink_home
 from .kafka_access import FLINK_KAFKA_PACKAGE, kafka_access, write_client_properties
+from .secret_files import secrets_dir
 from .services import catalog_password
 
 
@@ -63,7 +64,7 @@ def kafka_client_options(s: Settings) -> dict[str, str]:
     access = kafka_access(s)
     props = access.java_properties(FLINK_KAFKA_PACKAGE)
     if "sasl.jaas.config" in props:
-        path = s.run_dir / "kafka-client" / "flink.properties"
+        path = secrets_dir(s) / "kafka-client-flink.properties"
         write_client_properties(path, access, package=FLINK_KAFKA_PACKAGE)
         props |= {
             "config.providers": "file",

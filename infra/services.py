@@ -33,7 +33,7 @@ from .install import Installed
 from .java import find_java
 from .kafka_access import java_properties_text, kafka_access
 from .kafka_service import kafka_node
-from .secret_files import generated, replace_private, write_private
+from .secret_files import generated, replace_private, secrets_dir, write_private
 from .service_base import CONF_DIR, JVM_PRETOUCH, base_env, fresh_dir, http_get, need
 from .service_base import Degraded as Degraded
 from .service_base import Launch as Launch
@@ -184,7 +184,7 @@ KAFKASQL_CLIENTS = ("producer", "consumer", "admin")  # Apicurio's apicurio.kafk
 def registry_kafka_file(s: Settings) -> Path:
     """Where the embedded registry reads its Kafka clients' security properties (0600), as
     Quarkus configuration: not on its command line."""
-    return s.run_dir / "registry" / "kafka.properties"
+    return s.data_dir / "secrets" / "registry-kafka.properties"
 
 
 def registry_options(s: Settings) -> list[str]:
@@ -213,6 +213,7 @@ def prepare_registry(s: Settings, inst: Installed) -> Launch:
         text = "".join(
             java_properties_text(access.java_properties(), f"apicurio.kafkasql.{c}.") for c in KAFKASQL_CLIENTS
         )
+        secrets_dir(s)  # 0700, before the file goes in
         replace_private(registry_kafka_file(s), text.encode())
     return Launch(
         command=[java.java, "-Xms128m", "-Xmx512m", *registry_options(s), "-jar", str(home / "quarkus-run.jar")],

@@ -17,14 +17,13 @@ import io
 import json
 import struct
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import fastavro
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from poolsight import schemas
-from poolsight.infra.registry_access import RegistryAccess
 from poolsight.names import SCHEMA_TOPICS
 from poolsight.schemas import getpage_binary
 from poolsight.schemas.getpage import GetpageBatch
@@ -57,12 +56,19 @@ def event_time_ms(record: dict[str, Any]) -> int | None:
     return None
 
 
-def registry_client(
-    registry: RegistryAccess | str, timeout: float = 30, retries: int | None = None
-) -> SchemaRegistryClient:
+class Registry(Protocol):
+    """How to reach the registry with credentials (infra/registry_access.py RegistryAccess): the
+    wire format uses no platform module, only what a client is configured with."""
+
+    def client_conf(self) -> dict[str, Any]: ...
+
+
+def registry_client(registry: Registry | str, timeout: float = 30, retries: int | None = None) -> SchemaRegistryClient:
     """A client of `registry` (a bare URL: no credentials, the system's trust)."""
-    access = registry if isinstance(registry, RegistryAccess) else RegistryAccess(registry)
-    conf: dict[str, Any] = {**access.client_conf(), "timeout": timeout}
+    conf: dict[str, Any] = {
+        **({"url": registry} if isinstance(registry, str) else registry.client_conf()),
+        "timeout": timeout,
+    }
     if retries is not None:
         conf["max.retries"] = retries
     return SchemaRegistryClient(conf)
@@ -84,7 +90,7 @@ class RegistryAway(Exception):
     """The registry did not answer within the time given (the text names its URL)."""
 
 
-def registry_reachable(url: RegistryAccess | str, timeout: float) -> None:
+def registry_reachable(url: Registry | str, timeout: float) -> None:
     """The registry answers within `timeout` s, else RegistryAway naming its URL (a command that
     starts with it away ends in bounded time; an encoder waits a restart out instead)."""
     try:
@@ -98,7 +104,7 @@ def registry_reachable(url: RegistryAccess | str, timeout: float) -> None:
 class AvroEncoder:
     """Records to Confluent-framed Avro; schemas registered once per subject and cached."""
 
-    def __init__(self, registry_url: RegistryAccess | str, patience: float | None = None) -> None:
+    def __init__(self, registry_url: Registry | str, patience: float | None = None) -> None:
         self._registry = registry_client(registry_url)
         self._registry_url = registry_url
         self._patience = REGISTRY_PATIENCE if patience is None else patience
@@ -155,9 +161,7 @@ class AvroDecoder:
     """Decodes Confluent-framed Avro with the writer's schema from the registry (cached by id)
     resolved to this version's reader schema."""
 
-    def __init__(
-        self, registry_url: RegistryAccess | str, patience: float = REGISTRY_PATIENCE, kernel: bool = True
-    ) -> None:
+    def __init__(self, registry_url: Registry | str, patience: float = REGISTRY_PATIENCE, kernel: bool = True) -> None:
         # No retries inside the client: its own (30 s a try) would stretch `patience` past a
         # checkpoint's timeout; _writer_schema retries.
         self._registry = registry_client(registry_url, timeout=10, retries=0)

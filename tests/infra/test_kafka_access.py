@@ -15,16 +15,14 @@ from poolsight.infra import kafka_service, services
 from poolsight.infra.config import ConfigError, Settings, load_settings
 from poolsight.infra.flinksql import kafka_client_options
 from poolsight.infra.kafka_access import FLINK_KAFKA_PACKAGE, KafkaAccess, internal_access, kafka_access
+from tests.infra.isolated import settings_with
 
 
 def _settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **env: str) -> Settings:
-    for key in [k for k in os.environ if k.startswith("POOLSIGHT_KAFKA")]:
+    """The settings with only `env` (and folders under tmp_path) of the POOLSIGHT_* variables."""
+    for key in [k for k in os.environ if k.startswith("POOLSIGHT_")]:
         monkeypatch.delenv(key)
-    monkeypatch.setenv("POOLSIGHT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("POOLSIGHT_RUN_DIR", str(tmp_path / "run"))
-    for key, value in env.items():
-        monkeypatch.setenv(f"POOLSIGHT_{key}", value)
-    return load_settings()
+    return settings_with(monkeypatch, DATA_DIR=str(tmp_path / "data"), RUN_DIR=str(tmp_path / "run"), **env)
 
 
 def test_plaintext_clients_get_the_brokers_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -33,7 +31,7 @@ def test_plaintext_clients_get_the_brokers_only(monkeypatch: pytest.MonkeyPatch,
     assert access.client_config(**{"group.id": "g"}) == {"bootstrap.servers": "127.0.0.1:29092", "group.id": "g"}
     assert access.java_properties() == {}
     assert kafka_client_options(s) == {}
-    assert not (tmp_path / "run" / "kafka-client").exists()
+    assert not (tmp_path / "data" / "secrets" / "kafka-client-flink.properties").exists()
 
 
 def test_the_secured_embedded_kafka_takes_scram_over_tls_with_a_generated_password(
@@ -165,13 +163,13 @@ def test_flink_and_the_registry_read_the_login_from_private_files(
     s = _settings(monkeypatch, tmp_path, KAFKA_SECURITY="sasl_ssl")
     password = kafka_access(s).password()
     options = kafka_client_options(s)
-    path = tmp_path / "run" / "kafka-client" / "flink.properties"
+    path = tmp_path / "data" / "secrets" / "kafka-client-flink.properties"
     assert options["properties.sasl.jaas.config"] == f"${{file:{path}:sasl.jaas.config}}"
     assert options["properties.config.providers.file.class"].startswith(FLINK_KAFKA_PACKAGE)
     assert password not in repr(options)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and f'password="{password}"' in path.read_text()
     options_line = services.registry_options(s)[0]
-    assert options_line == f"-Dquarkus.config.locations={tmp_path / 'run' / 'registry' / 'kafka.properties'}"
+    assert options_line == f"-Dquarkus.config.locations={tmp_path / 'data' / 'secrets' / 'registry-kafka.properties'}"
     assert password not in " ".join(services.registry_options(s))
 
 
