@@ -10,6 +10,7 @@ the proposed pools, as `poolsight advise DIR` replays a trace."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -365,11 +366,34 @@ def evaluate(
         rows += [_row(now, ends[src], src, a, doc) for a in advice]
     if source is None:
         rows += group_rows(s, budget, c, now)
-    if write and rows:
+    if write:
         marks = "(" + ", ".join("?" * len(COLUMNS)) + ")"
-        sql = f"INSERT INTO {ADVICE.qualified} ({', '.join(COLUMNS)}) VALUES " + ", ".join([marks] * len(rows))
-        trino_rows(s, sql, tuple(r[k] for r in rows for k in COLUMNS))
+        for part in statement_parts(rows):
+            sql = f"INSERT INTO {ADVICE.qualified} ({', '.join(COLUMNS)}) VALUES " + ", ".join([marks] * len(part))
+            trino_rows(s, sql, tuple(r[k] for r in part for k in COLUMNS))
     return rows, len(states) + len(stats_pools)
+
+
+# Trino refuses a statement longer than 1,000,000 characters (query.max-length), and the client
+# puts the parameters' values into the text: an evaluation of many sources is written in parts
+# well under it, each source's rows in one part.
+STATEMENT_CHARS = 400_000
+
+
+def statement_parts(rows: list[dict[str, Any]], limit: int = STATEMENT_CHARS) -> list[list[dict[str, Any]]]:
+    """`rows` in parts of whole sources whose values come to at most `limit` characters (a
+    source larger than that alone in its part)."""
+    parts: list[list[dict[str, Any]]] = []
+    size = limit
+    for _, group in itertools.groupby(rows, key=lambda r: r["source"]):
+        block = list(group)
+        chars = sum(len(str(v)) + 8 for r in block for v in r.values())
+        if size + chars > limit:
+            parts.append([])
+            size = 0
+        parts[-1] += block
+        size += chars
+    return parts
 
 
 def _dicts(s: Settings, name: str) -> list[dict[str, Any]]:

@@ -217,9 +217,9 @@ def _metadata(access: KafkaAccess, timeout: float = 5):  # type: ignore[no-untyp
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
-    # log_level 0: a refused connection is the answer here, not something to print.
-    admin = AdminClient(access.client_config(**{"socket.timeout.ms": 3000, "log_level": 0}))
     try:
+        # log_level 0: a refused connection is the answer here, not something to print.
+        admin = AdminClient(access.client_config(**{"socket.timeout.ms": 3000, "log_level": 0}))
         return admin.list_topics(timeout=timeout)
     except KafkaException as exc:
         raise Unhealthy(f"Kafka metadata request: {exc}") from exc

@@ -15,6 +15,7 @@ from poolsight.infra import kafka_service, services
 from poolsight.infra.config import ConfigError, Settings, load_settings
 from poolsight.infra.flinksql import kafka_client_options
 from poolsight.infra.kafka_access import FLINK_KAFKA_PACKAGE, KafkaAccess, internal_access, kafka_access
+from poolsight.infra.kafka_secrets import kafka_tls
 from tests.infra.isolated import settings_with
 
 
@@ -38,6 +39,9 @@ def test_the_secured_embedded_kafka_takes_scram_over_tls_with_a_generated_passwo
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     s = _settings(monkeypatch, tmp_path, KAFKA_SECURITY="sasl_ssl", KAFKA_PORT="29092")
+    # Before the broker ever started here: no certificate to trust yet, the system's trust instead.
+    assert "ssl.ca.location" not in kafka_access(s).client_config()
+    kafka_tls(s)  # what the launcher makes before Kafka starts
     conf = kafka_access(s).client_config()
     secrets = tmp_path / "data" / "secrets"
     password = (secrets / "kafka-client-password").read_text()
