@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from poolsight.infra.config import Settings, load_settings
-from poolsight.infra.kafka_access import kafka_access
+from poolsight.infra.kafka_access import internal_access, kafka_access
 from poolsight.infra.kafka_secrets import CERTIFICATE_NAME, CLIENT_USER, MECHANISM, PASSWORD_NAME
 from poolsight.infra.kafka_service import node_name
 from poolsight.infra.services import catalog_password
@@ -229,6 +229,52 @@ def test_every_node_runs_on_its_own_address(cluster: Cluster) -> None:
 
     overview = _rest(c.client, "/overview")
     assert (overview["taskmanagers"], overview["slots-total"]) == (TASKMANAGERS, TASKMANAGERS * c.flink.flink_slots)
+
+
+def test_kafka_takes_only_tls_clients_that_log_in(cluster: Cluster) -> None:
+    """The cluster runs with SASL_SSL: a plaintext client, a wrong password and a TLS client
+    without the brokers' key on a broker's internal listener are refused; the product's login
+    (as an external Kafka's settings give it) and the launcher's mutual TLS get in. Its
+    password is in no command line and no log of its home."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    c = cluster
+    good = kafka_access(c.client)
+
+    def topics(conf: dict[str, Any]) -> int | str:
+        try:
+            return len(AdminClient({**conf, "log_level": 0}).list_topics(timeout=4).topics)
+        except KafkaException as exc:
+            return type(exc).__name__
+
+    internal = internal_access(c.kafka, 2)
+    no_cert = {"bootstrap.servers": internal.bootstrap, "security.protocol": "SSL"}
+    no_cert["ssl.ca.location"] = str(internal.ca_file)
+    refused = {
+        "plaintext": topics({"bootstrap.servers": good.bootstrap}),
+        "wrong password": topics({**good.client_config(), "sasl.password": "not-" + good.password()}),
+        "no client certificate": topics(no_cert),
+    }
+    assert refused == dict.fromkeys(refused, "KafkaException")
+    expected = len(AdminClient(internal.client_config()).list_topics(timeout=10).topics)
+    assert topics(good.client_config()) == expected and expected >= len(TOPICS)
+    password = good.password().encode()
+    found = [pid for pid in os.listdir("/proc") if pid.isdigit() and password in _cmdline(pid)]
+    found += [
+        str(p) for p in Path(c.kafka_env["POOLSIGHT_LOG_DIR"]).rglob("*") if p.is_file() and password in p.read_bytes()
+    ]
+    assert found == []
+    assert c.status(c.kafka_env)["kafka"]["security"] == "TLS, SCRAM-SHA-512; brokers: mutual TLS"
+    assert c.status(c.client_env)["kafka"]["security"] == "TLS, SCRAM-SHA-512"  # as an external Kafka
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
 
 
 def test_topics_have_three_replicas_and_need_two_in_sync(cluster: Cluster) -> None:
