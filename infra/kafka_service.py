@@ -54,10 +54,6 @@ def _controller_address(s: Settings, node: int) -> str:
     return hostport(s.bind_host, s.ports[kafka_port_keys(node)[1]])
 
 
-def _internal_address(s: Settings, node: int) -> str:
-    return hostport(s.bind_host, s.ports[kafka_port_keys(node)[2]])
-
-
 def _log_dir(s: Settings, node: int) -> Path:
     return s.data_dir / node_name(node)
 
@@ -107,7 +103,8 @@ def _plain_listeners(s: Settings, node: int) -> list[str]:
 def _secured_listeners(s: Settings, node: int) -> list[str]:
     """Clients: SASL_SSL with SCRAM (no password here: the credentials live in the cluster's
     metadata). Brokers, controllers and the launcher: mutual TLS with the brokers' own key."""
-    broker, controller, internal = node_address(s, node), _controller_address(s, node), _internal_address(s, node)
+    broker, controller = node_address(s, node), _controller_address(s, node)
+    internal = internal_access(s, node).bootstrap
     keystore, certificate = kafka_tls(s)
     return [
         f"listeners=SASL_SSL://{broker},INTERNAL://{internal},CONTROLLER://{controller}",

@@ -42,8 +42,7 @@ def security(s: Settings, service: str) -> str:
 def _kafka(s: Settings) -> str:
     access = kafka_access(s)
     tls = access.protocol in ("SSL", "SASL_SSL")
-    login = access.mechanism or ("client certificate" if access.cert_file else "")
-    phrase = ", ".join(p for p in ("TLS" if tls else "", login) if p) or NONE
+    phrase = ", ".join(p for p in ("TLS" if tls else "", access.mechanism) if p) or NONE
     if "kafka" not in s.external and access.secured:
         return f"{phrase}; brokers: mutual TLS"
     return phrase
