@@ -243,11 +243,20 @@ class GroupTracker:
         """The buffer is full: feed its older half (what a lagging member sends before then is late)."""
         times = np.concatenate([c.times for c in self.buffer])
         half = len(times) // 2
-        self.advance(float(np.partition(times, half)[half]), emit, inclusive=True)
+        self.advance(float(np.partition(times, half)[half]), emit, inclusive=True, force=True)
 
-    def advance(self, until: float, emit: list[GroupEmission], inclusive: bool = False) -> None:
+    def _ready(self) -> bool:
+        """Every member's VPSIZE is known: the simulation can take their getpages."""
+        return all(self.member_state[m].vpsize is not None for m in self.members)
+
+    def advance(self, until: float, emit: list[GroupEmission], inclusive: bool = False, force: bool = False) -> None:
         """Feed every buffered event before `until` (through it if inclusive), in one time order,
-        and emit each pane all of whose events have been fed."""
+        and emit each pane all of whose events have been fed. Until every member's attributes
+        came (their topic is read beside the getpages' and may lag them), the events wait in the
+        buffer unless `force`d (the buffer full, the stream quiet): fed then, they could not be
+        simulated."""
+        if not force and not self._ready():
+            return
         bound = math.nextafter(until, math.inf) if inclusive else until  # the first time not fed
         if self.fed_until is not None and bound <= self.fed_until:
             return
@@ -270,7 +279,7 @@ class GroupTracker:
     def flush(self, emit: list[GroupEmission]) -> None:
         """The stream went quiet: feed everything and emit the open pane."""
         last = max((float(c.times.max()) for c in self.buffer), default=self.fed_until or 0.0)
-        self.advance(last, emit, inclusive=True)
+        self.advance(last, emit, inclusive=True, force=True)
         if self.open_pane is not None:
             self._emit(emit)
 

@@ -197,7 +197,26 @@ def wait_running(s: Settings, job_id: str, timeout: float = 120) -> None:
         if info["state"] == "RUNNING" and all(v["status"] == "RUNNING" for v in info["vertices"]):
             return
         time.sleep(0.5)
-    raise TimeoutError(f"job {job_id} not running after {timeout:.0f} s")
+    raise TimeoutError(f"job {job_id} not running after {timeout:.0f} s: {_why_not_running(s, job_id)}")
+
+
+def _why_not_running(s: Settings, job_id: str) -> str:
+    """What holds a job back: its tasks' states, the cluster's TaskManagers and free slots, and
+    the job's last exception (a TaskManager gone or its slots still held shows here)."""
+    try:
+        info = _rest(s, f"/jobs/{job_id}")
+        cluster = _rest(s, "/overview")
+    except (OSError, ValueError) as exc:
+        return f"the JobManager does not answer ({exc})"
+    states: dict[str, int] = {}
+    for v in info.get("vertices", []):
+        states[v["status"]] = states.get(v["status"], 0) + 1
+    tasks = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
+    return (
+        f"job {info['state']} (tasks: {tasks or 'none'}); TaskManagers {cluster.get('taskmanagers')}, "
+        f"free slots {cluster.get('slots-available')} of {cluster.get('slots-total')}; "
+        f"last exception: {exceptions(s, job_id)[:1500]}"
+    )
 
 
 def exceptions(s: Settings, job_id: str) -> str:

@@ -362,6 +362,31 @@ def test_a_group_learned_from_its_records_equals_the_configured_one_once_both_me
     assert _curve(got) == _curve(want) and len(got) == 5
 
 
+def test_getpages_read_before_a_members_attributes_wait_for_them_and_none_is_lost() -> None:
+    """The attributes topic is read beside the getpages' and may lag them: DB2B's VPSIZE comes
+    after a third of the batches. Nothing is fed before it (a simulator cannot be built without
+    it), so the group's panes are those of a tracker that had every attribute first."""
+    members = ("DB2A", "DB2B")
+    tr = _trace(members, seed=23)
+    batches = _interleaved(_batches(tr, members), 8)
+    late = GroupTracker("DSG1", members, "BP1", 60.0)
+    late.set_attributes("DB2A", _attrs("DB2A"))
+    given = _tracker(members)
+    got: list[GroupEmission] = []
+    want: list[GroupEmission] = []
+    for i, b in enumerate(batches):
+        if i == len(batches) // 3:
+            assert not got and late.buffered > 0 and late.open_pane is None
+            late.set_attributes("DB2B", _attrs("DB2B"))
+        late.add(b.source, b, got)
+        given.add(b.source, b, want)
+    late.flush(got)
+    given.flush(want)
+    getpages = int((tr["fun"] == 0).sum())
+    assert sum(r["getpages"] for e in got for r in e.rows["lbp_curve"] if r["is_current"]) == getpages
+    assert _curve(got) == _curve(want) and len(got) == 5
+
+
 def test_a_member_that_joins_later_restarts_the_group_simulation() -> None:
     members = ("DB2A", "DB2B")
     tr = _trace(members, seed=22)

@@ -116,3 +116,30 @@ def day_posting(session_jobs: None, tmp_path_factory: pytest.TempPathFactory) ->
     counted = truth(files / "trace.csv")
     assert sum(counted.values()) == produced["getpages"]
     return member, files, counted
+
+
+_COMPLAINTS = ("ERROR", "FATAL", "OutOfMemory", "Terminating", "killed", "Killed", "exit code")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A stack test that fails reports the services' states and the Flink processes' last
+    complaints: a TaskManager gone between tests shows why (CI keeps only this output)."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.when != "call" or not report.failed:
+        return
+    from poolsight.launcher import status
+
+    s = load_settings()
+    lines = [f"{r.name}: {r.state} pid {r.pid} rss {r.rss_mb:.0f} MB" for r in status(s) if r.kind == "embedded"]
+    lines += [x for x in Path("/proc/meminfo").read_text().splitlines() if x.startswith(("MemTotal", "MemAvailable"))]
+    for service in ("flink-taskmanager", "flink-jobmanager"):
+        try:
+            text = (s.log_dir / f"{service}.log").read_text(errors="replace").splitlines()
+        except OSError as e:
+            lines.append(f"{service}.log: {e}")
+            continue
+        lines += [f"{service}.log: {x[:400]}" for x in text if any(n in x for n in _COMPLAINTS)][-12:]
+        lines += [f"{service}.log (last): {x[:400]}" for x in text[-5:]]
+    report.sections.append(("stack state", "\n".join(lines)))
