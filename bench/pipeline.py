@@ -46,6 +46,7 @@ from poolsight.launcher import up
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC
 
 PANE_SECONDS = 60.0  # the job's default pane
+POLL_SECONDS = 0.5  # how often the poller asks Trino: a pane's `visible` stage includes up to this
 
 
 class TimedSink(KafkaSink):
@@ -65,15 +66,42 @@ class TimedSink(KafkaSink):
             self.sent[(f"{source}/{pool}", pane)] = now
 
 
-def _visible(members: list[str]) -> dict[tuple[str, int], int]:
+def _visible(members: list[str]) -> dict[tuple[str, int], tuple[int, float]]:
+    """Each visible pane: its getpages and when the job emitted it (epoch s)."""
     marks = ",".join("?" * len(members))
     _, rows = trino_rows(
         load_settings(),
-        "SELECT source, pool, to_unixtime(pane_start), getpages FROM iceberg.poolsight.pool_pane "
-        f"WHERE source IN ({marks})",
+        "SELECT source, pool, to_unixtime(pane_start), getpages, to_unixtime(emitted_at) "
+        f"FROM iceberg.poolsight.pool_pane WHERE source IN ({marks})",
         tuple(members),
     )
-    return {(f"{s}/{p}", round(float(t)) // int(PANE_SECONDS)): int(n) for s, p, t, n in rows}
+    return {(f"{s}/{p}", round(float(t)) // int(PANE_SECONDS)): (int(n), float(e)) for s, p, t, n, e in rows}
+
+
+def _commits(since: float) -> list[float]:
+    """When pool_pane's snapshots since `since` were committed (epoch s), in order."""
+    _, rows = trino_rows(
+        load_settings(),
+        'SELECT to_unixtime(committed_at) FROM iceberg.poolsight."pool_pane$snapshots" '
+        "WHERE committed_at >= from_unixtime(?) ORDER BY 1",
+        (since,),
+    )
+    return [float(r[0]) for r in rows]
+
+
+STAGES = ("close", "commit", "visible")
+
+
+def stages(sent: float, emitted: float, seen: float, commits: list[float]) -> dict[str, float] | None:
+    """Where a pane's freshness went: `close` from its last batch sent to the job emitting it
+    (the pane waits for its pool's next pane, the watermark or the idle flush), `commit` from
+    there to the Iceberg commit that made it visible (the next checkpoint and the commit itself:
+    the last snapshot committed before it was seen), `visible` from that commit to Trino showing
+    it (metadata caching and this poller's interval). None when no commit lies in between."""
+    made = [c for c in commits if emitted <= c <= seen]
+    if not made:
+        return None
+    return {"close": emitted - sent, "commit": made[-1] - emitted, "visible": seen - made[-1]}
 
 
 def _group_done(group: str) -> float | None:
@@ -100,6 +128,13 @@ class Phase:
     wall_seconds: float
     freshness: list[float]
     cpu: dict[str, float]  # CPU seconds per part of the stack over the phase (cpu_profile.py)
+    stages: dict[str, list[float]]  # per stage (STAGES), each pane's seconds in it
+
+    def stage_pcts(self) -> dict[str, dict[str, float | None]]:
+        return {
+            k: {f"p{q}": round(float(np.percentile(v, q)), 2) if v else None for q in (50, 95)}
+            for k, v in self.stages.items()
+        }
 
     def profile(self) -> dict[str, float]:
         """CPU seconds per million visible getpages, per part."""
@@ -129,6 +164,9 @@ def _phase(
     gen = Generator(sc, seed=11, event_rate=event_rate, start_time=float(int(time.time()) // 60 * 60))
     seen: dict[tuple[str, int], float] = {}
     counts: dict[tuple[str, int], int] = {}
+    emitted: dict[tuple[str, int], float] = {}
+    commits: list[float] = []
+    since = time.time()
     stop = threading.Event()
     group_end: list[float | None] = [None]  # the group's latest pane end, and when each was first seen
     group_seen: dict[float, float] = {}
@@ -138,16 +176,17 @@ def _phase(
             try:
                 vis = _visible(members)
                 done = _group_done(group) if group else None
-            except Exception:  # Trino busy: try again next second
+            except Exception:  # Trino busy: try again at the next poll
                 vis, done = {}, None
             now = time.time()
-            for k, n in vis.items():
+            for k, (n, e) in vis.items():
                 seen.setdefault(k, now)
+                emitted.setdefault(k, e)
                 counts[k] = n
             if done is not None:
                 group_end[0] = done
                 group_seen.setdefault(done, now)
-            stop.wait(1.0)
+            stop.wait(POLL_SECONDS)
 
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
@@ -163,6 +202,15 @@ def _phase(
     after = cpu_profile.snapshot(load_settings().run_dir)
     stop.set()
     poller.join()
+    try:
+        commits = _commits(since)
+    except Exception:  # Trino busy: no breakdown this phase
+        commits = []
+    per_stage: dict[str, list[float]] = {k: [] for k in STAGES}
+    for k in seen:
+        st = stages(sink.sent[k], emitted[k], seen[k], commits) if k in sink.sent else None
+        for name, v in (st or {}).items():
+            per_stage[name].append(v)
     last = max(
         [*seen.values(), *([group_seen[group_end[0]]] if group and group_end[0] in group_seen else [])] or [time.time()]
     )
@@ -173,6 +221,7 @@ def _phase(
         last - (sink.first_send or t0),
         sorted(seen[k] - sink.sent[k] for k in seen if k in sink.sent),
         cpu_profile.used(before, after),
+        {k: sorted(v) for k, v in per_stage.items()},
     )
 
 
@@ -303,6 +352,7 @@ def main() -> None:
         "panes": len(paced.freshness),
         "freshness_p50_s": paced.pct(50),
         "freshness_p95_s": paced.pct(95),
+        "freshness_stages_s": paced.stage_pcts(),
         "lru_only_getpages_per_s": None if lru is None else round(lru.rate()),
         "lru_only_visible_getpages": None if lru is None else lru.visible,
         "pool_policy_throughput_ratio": None if lru is None else round(flat.rate() / lru.rate(), 3),
@@ -328,6 +378,9 @@ def main() -> None:
         f"paced at {paced_rate:,.0f} getpages/s: {paced.visible:,} of {paced.produced:,} visible; "
         f"freshness p50 {paced.pct(50)} s, p95 {paced.pct(95)} s over {len(paced.freshness)} panes"
     )
+    print("  where a pane's seconds went (paced), p50 / p95:")
+    for name, q in paced.stage_pcts().items():
+        print(f"    {name:8} {q['p50']} / {q['p95']} s")
     print(f"\nwhere the CPU went, flat out (kernel decoding), over {flat.wall_seconds:.1f} s:")
     print(cpu_profile.table(flat.cpu, flat.visible, flat.wall_seconds))
     if fastavro is not None:
