@@ -232,7 +232,9 @@ class Simulator:
         obj_ids = self._objects.map(objects, n)
         acc = np.zeros(n, dtype=np.uint8) if access is None else np.ascontiguousarray(access, dtype=np.uint8)
         fun = np.zeros(n, dtype=np.uint8) if function is None else np.ascontiguousarray(function, dtype=np.uint8)
-        for pid in np.unique(pool_ids):
+        # One pool named for the whole batch (the common case): no sort of its ids to find it.
+        ids = pool_ids[:1] if isinstance(pools, str) or len(self._pools.names) == 1 else np.unique(pool_ids)
+        for pid in ids:
             name = self._pools.names[int(pid)]
             meta = self._meta.setdefault(name, _PoolMeta())
             sel = t if len(self._pools.names) == 1 else t[pool_ids == pid]
