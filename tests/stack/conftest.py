@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,7 +119,8 @@ def day_posting(session_jobs: None, tmp_path_factory: pytest.TempPathFactory) ->
     return member, files, counted
 
 
-_COMPLAINTS = ("ERROR", "FATAL", "OutOfMemory", "Terminating", "killed", "Killed", "exit code")
+# A log line of level ERROR or FATAL, or a JVM's end (the Python workers' dumps also say "exit code").
+_COMPLAINT = re.compile(r"^\d{4}-\d\d-\d\d \S+ +(ERROR|FATAL) |OutOfMemoryError|Terminating TaskManager|fatal error")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -140,6 +142,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         except OSError as e:
             lines.append(f"{service}.log: {e}")
             continue
-        lines += [f"{service}.log: {x[:400]}" for x in text if any(n in x for n in _COMPLAINTS)][-12:]
+        lines += [f"{service}.log: {x[:400]}" for x in text if _COMPLAINT.search(x)][-12:]
         lines += [f"{service}.log (last): {x[:400]}" for x in text[-5:]]
     report.sections.append(("stack state", "\n".join(lines)))
