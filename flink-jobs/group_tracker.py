@@ -4,7 +4,8 @@ rows of gbp_curve, gbp_member and lbp_curve.
 
 Members' batches arrive on their own Kafka partitions, each in its own time order, so events
 wait in a buffer until every member of the group has passed them (`add`), the watermark has
-(`advance`) or the stream went quiet (`flush`); they are then sorted by (time, member order,
+(`advance`) or the stream went quiet (`flush`), and until every member's VPSIZE came (the
+attributes topic may be read behind the getpages'); they are then sorted by (time, member order,
 arrival) and fed. The buffer is bounded by that wait: the members' skew and the watermark's
 out-of-orderness, not the pane. An event older than what was already fed (a member far
 behind, a replay) is fed at once and counted in the open pane's late_getpages. The buffer holds
