@@ -133,10 +133,7 @@ class Phase:
     stages: dict[str, list[float]]  # per stage (STAGES), each pane's seconds in it
 
     def stage_pcts(self) -> dict[str, dict[str, float | None]]:
-        return {
-            k: {f"p{q}": round(float(np.percentile(v, q)), 2) if v else None for q in (50, 95)}
-            for k, v in self.stages.items()
-        }
+        return {k: {f"p{q}": _percentile(v, q, 2) for q in (50, 95)} for k, v in self.stages.items()}
 
     def profile(self) -> dict[str, float]:
         """CPU seconds per million visible getpages, per part."""
@@ -146,7 +143,11 @@ class Phase:
         return self.visible / max(self.wall_seconds, 1e-9)
 
     def pct(self, q: float) -> float | None:
-        return round(float(np.percentile(self.freshness, q)), 1) if self.freshness else None
+        return _percentile(self.freshness, q, 1)
+
+
+def _percentile(values: list[float], q: float, digits: int) -> float | None:
+    return round(float(np.percentile(values, q)), digits) if values else None
 
 
 def _phase(
@@ -168,7 +169,6 @@ def _phase(
     seen: dict[tuple[str, int], float] = {}
     counts: dict[tuple[str, int], int] = {}
     emitted: dict[tuple[str, int], float] = {}
-    commits: list[float] = []
     since = time.time()
     stop = threading.Event()
     group_end: list[float | None] = [None]  # the group's latest pane end, and when each was first seen

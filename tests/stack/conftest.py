@@ -133,15 +133,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return
     from poolsight.launcher import status
 
-    s = load_settings()
-    lines = [f"{r.name}: {r.state} pid {r.pid} rss {r.rss_mb:.0f} MB" for r in status(s) if r.kind == "embedded"]
+    lines = [
+        f"{r.name}: {r.state} pid {r.pid} rss {r.rss_mb:.0f} MB"
+        for r in status(load_settings())
+        if r.kind == "embedded"
+    ]
     lines += [x for x in Path("/proc/meminfo").read_text().splitlines() if x.startswith(("MemTotal", "MemAvailable"))]
     for service in ("flink-taskmanager", "flink-jobmanager"):
-        try:
-            text = (s.log_dir / f"{service}.log").read_text(errors="replace").splitlines()
-        except OSError as e:
-            lines.append(f"{service}.log: {e}")
-            continue
-        lines += [f"{service}.log: {x[:400]}" for x in text if _COMPLAINT.search(x)][-12:]
-        lines += [f"{service}.log (last): {x[:400]}" for x in text[-5:]]
+        lines += log_lines(service, _COMPLAINT, 12) + log_lines(service, None, 5)
     report.sections.append(("stack state", "\n".join(lines)))
+
+
+def log_lines(service: str, match: re.Pattern[str] | None, last: int) -> list[str]:
+    """The service's last `last` log lines that `match` finds (all lines when None), cut to 400 characters."""
+    try:
+        text = (load_settings().log_dir / f"{service}.log").read_text(errors="replace").splitlines()
+    except OSError as e:
+        return [f"{service}.log: {e}"]
+    return [f"{service}.log: {x[:400]}" for x in text if match is None or match.search(x)][-last:]

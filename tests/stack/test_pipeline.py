@@ -29,7 +29,7 @@ from poolsight.simulator.similarity import similarity
 from poolsight.sql.history import cycle
 from poolsight.sql.retention import Retention
 from tests.conftest import POOLSIGHT, ROOT, poolsight
-from tests.stack.conftest import GBP2_REBUILT_AT, GROUP, GROUP_MEMBERS, IDLE_FLUSH, SIZES, SUBMIT
+from tests.stack.conftest import GBP2_REBUILT_AT, GROUP, GROUP_MEMBERS, IDLE_FLUSH, SIZES, SUBMIT, log_lines
 from tests.stack.conftest import generate as _generate
 from tests.stack.conftest import query as _query
 from tests.stack.conftest import truth as _truth
@@ -65,19 +65,10 @@ def _diagnosis() -> str:
             *(f"{j['name']} {j['state']}: {exceptions(load_settings(), j['jid'])[:1500]}" for j in _jobs()),
             *(f"{j['name']} checkpoints: {_checkpoint_summary(j['jid'])}" for j in running),
             f"poolsight-simulation lag: {_lag('poolsight-simulation', (GETPAGE_TOPIC, ATTRIBUTES_TOPIC))}",
-            *_log_lines("flink-taskmanager", "caught_up", 10),
+            *log_lines("flink-taskmanager", re.compile("caught_up"), 10),
             *(f"dead letter {n}x {src}: {reason}" for src, reason, n in dead),
         ]
     )
-
-
-def _log_lines(service: str, needle: str, last: int) -> list[str]:
-    """The service's last log lines that mention `needle` (the jobs' Python workers log there)."""
-    try:
-        lines = (load_settings().log_dir / f"{service}.log").read_text(errors="replace").splitlines()
-    except OSError as e:
-        return [f"{service}.log: {e}"]
-    return [f"{service}.log: {x[:300]}" for x in lines if needle in x][-last:]
 
 
 def _checkpoint_summary(job_id: str) -> str:
