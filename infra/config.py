@@ -267,7 +267,7 @@ def load_settings() -> Settings:
     if not warehouse.startswith(("file://", "s3://")):
         raise ConfigError(f"POOLSIGHT_WAREHOUSE={warehouse}: use a file:// or s3:// URI")
     s3 = {k: str(v) for k, v in conf.get("s3", {}).items()}
-    for key in ("endpoint", "region", "access_key", "secret_key"):
+    for key in ("endpoint", "region", "path_style", "access_key", "secret_key"):
         env = os.environ.get(f"POOLSIGHT_S3_{key.upper()}")
         if env:
             s3[key] = env

@@ -19,6 +19,7 @@ from pathlib import Path
 from .config import Settings
 from .install import Installed
 from .java import find_java
+from .s3_store import aws_env
 from .service_base import CONF_DIR, JVM_PRETOUCH, Launch, Service, Unhealthy, base_env, fresh_dir, http_get
 from .versions import pins
 
@@ -37,7 +38,7 @@ def flink_env(s: Settings, flink_home: Path, flink_lib: Path) -> dict[str, str]:
         FLINK_LOG_DIR=str(s.log_dir),
         FLINK_PID_DIR=str(s.run_dir / "flink"),
     )
-    return env
+    return env | aws_env(s)
 
 
 FLINK_MODULE_OPENS = tuple(

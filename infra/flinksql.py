@@ -17,6 +17,7 @@ from .config import CATALOG_NAME, Settings, load_settings
 from .flink_service import flink_env
 from .install import flink_lib, pyflink_home
 from .kafka_access import FLINK_KAFKA_PACKAGE, kafka_access, write_client_properties
+from .s3_store import iceberg_properties, s3_store
 from .secret_files import secrets_dir
 from .services import catalog_password
 
@@ -42,15 +43,9 @@ def iceberg_catalog_ddl(s: Settings) -> str:
             "jdbc.schema-version": "V1",
             "warehouse": s.warehouse,
         }
-    if s.warehouse.startswith("s3://"):
-        props.update(
-            {
-                "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-                "s3.endpoint": s.s3["endpoint"],
-                "s3.path-style-access": "true",
-                "client.region": s.s3.get("region", "us-east-1"),
-            }
-        )
+    store = s3_store(s)
+    if store is not None:
+        props |= iceberg_properties(store)
     body = ", ".join(f"{sql_literal(k)}={sql_literal(v)}" for k, v in props.items())
     return f"CREATE CATALOG {CATALOG_NAME} WITH ({body})"
 

@@ -83,6 +83,8 @@ def flink_lib(s: Settings) -> Path:
         f"org.apache.flink:flink-sql-avro:{f['avro']}",
         f"org.apache.flink:flink-sql-avro-confluent-registry:{f['avro']}",
         f"org.apache.iceberg:iceberg-flink-runtime-2.0:{f['iceberg']}",
+        # S3FileIO and the AWS SDK it uses: an s3:// warehouse (infra/flinksql.py).
+        f"org.apache.iceberg:iceberg-aws-bundle:{f['iceberg']}",
         f"org.postgresql:postgresql:{f['postgres_jdbc']}",
         # Hadoop goes on the JVM classpath (lib/), never pipeline.jars: Flink
         # loads org.apache.hadoop.* parent-first.

@@ -9,6 +9,7 @@ import os
 from .config import Settings
 from .endpoints import TRINO_PASSWORD_ENV
 from .kafka_access import kafka_access
+from .s3_store import s3_store
 
 NONE = "none"
 
@@ -33,6 +34,12 @@ def security(s: Settings, service: str) -> str:
         return f"{NONE} (loopback only)"
     if service in ("alerts", "advice", "maintenance"):
         return "-"  # no port: clients of Trino
+    if service == "warehouse":
+        store = s3_store(s)
+        if store is None:
+            return "-"  # a folder: the file system's permissions
+        keys = "keys" if store.access_key else "AWS default chain"
+        return f"TLS, {keys}" if store.endpoint.startswith("https://") else keys
     if service == "registry":
         tls, login = s.registry_url.startswith("https://"), bool(s.endpoints.registry_user)
         return ", ".join(p for p in ("TLS" if tls else "", "password" if login else "") if p) or NONE

@@ -33,6 +33,8 @@ from .install import Installed
 from .java import find_java
 from .kafka_access import java_properties_text, kafka_access
 from .kafka_service import kafka_node
+from .s3_store import s3_store, trino_properties
+from .s3_store import trino_env as s3_trino_env
 from .secret_files import generated, replace_private, secrets_dir, write_private
 from .service_base import CONF_DIR, JVM_PRETOUCH, base_env, fresh_dir, http_get, need
 from .service_base import Degraded as Degraded
@@ -256,15 +258,9 @@ def trino_catalog_properties(s: Settings) -> str:
             "iceberg.jdbc-catalog.connection-password=${ENV:POOLSIGHT_CATALOG_PASSWORD}",
             f"iceberg.jdbc-catalog.default-warehouse-dir={s.warehouse}",
         ]
-    if s.warehouse.startswith("s3://"):
-        lines += [
-            "fs.native-s3.enabled=true",
-            f"s3.endpoint={s.s3['endpoint']}",
-            f"s3.region={s.s3.get('region', 'us-east-1')}",
-            "s3.path-style-access=true",
-            "s3.aws-access-key=${ENV:POOLSIGHT_S3_ACCESS_KEY}",
-            "s3.aws-secret-key=${ENV:POOLSIGHT_S3_SECRET_KEY}",
-        ]
+    store = s3_store(s)
+    if store is not None:
+        lines += trino_properties(store)
     else:
         lines += ["fs.native-local.enabled=true", "local.location=/"]
     if s.trino_add_files:  # off by default: it registers any file as table data
@@ -359,6 +355,7 @@ def prepare_trino(s: Settings, inst: Installed) -> Launch:
     env = base_env(java.home) | {SHARED_SECRET_ENV: secret.shared_secret}
     if not s.catalog_is_rest:
         env["POOLSIGHT_CATALOG_PASSWORD"] = catalog_password(s)
+    env |= s3_trino_env(s)
     jvm = [
         ln.strip()
         for ln in (CONF_DIR / "trino-jvm.config").read_text().splitlines()

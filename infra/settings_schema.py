@@ -351,8 +351,24 @@ SETTINGS: tuple[Setting, ...] = (
         for key, kind, default, doc in (
             ("endpoint", "URL", "none: an s3:// warehouse needs one", "the object store's endpoint"),
             ("region", "region", "`us-east-1`", "the object store's region"),
-            ("access_key", "secret", "unset", "the access key (Trino reads it from the environment)"),
-            ("secret_key", "secret", "unset", "the secret key (Trino reads it from the environment)"),
+            (
+                "path_style",
+                "boolean",
+                "`true`",
+                "the bucket in the URL's path (S3-compatible servers); `false`: in the host name",
+            ),
+            (
+                "access_key",
+                "secret",
+                "unset: the AWS SDK's default chain",
+                "the access key; Flink gets it as `AWS_ACCESS_KEY_ID`",
+            ),
+            (
+                "secret_key",
+                "secret",
+                "unset: the AWS SDK's default chain",
+                "the secret key; Flink gets it as `AWS_SECRET_ACCESS_KEY`",
+            ),
         )
     ),
     Setting(

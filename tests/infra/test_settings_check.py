@@ -14,6 +14,7 @@ import pytest
 
 from poolsight.infra.config import ConfigError, load_settings
 from poolsight.infra.memory import ceilings
+from poolsight.infra.s3_store import S3Store, s3_store
 from poolsight.infra.settings_check import check_environment, check_file
 from poolsight.infra.settings_schema import CEILING_SERVICES, DOCS, PREFIX, SECTIONS, SETTINGS, VARIABLES
 from poolsight.sql.retention import retention_from
@@ -143,6 +144,7 @@ warehouse = "s3://lake/poolsight"
 [s3]
 endpoint = "http://objects.example:9000"
 region = "eu-west-1"
+path_style = false
 access_key = "access"
 secret_key = "secret"
 [memory]
@@ -193,6 +195,7 @@ def test_a_full_valid_config_loads(tmp_path: Path) -> None:
     assert ceilings(s, {})["advice"] == 2048
     assert retention_from(s.history, {}).pane_days == 30
     assert set(s.groups) == {"DSG1", "DSG2"}
+    assert s3_store(s) == S3Store("http://objects.example:9000", "eu-west-1", False, "access", "secret")
 
 
 def test_every_key_of_the_schema_passes() -> None:
