@@ -78,6 +78,18 @@ def http_get(url: str, timeout: float = 5.0) -> bytes:
         raise Unhealthy(f"GET {url}: {exc}") from exc
 
 
+def http_answers(url: str, timeout: float = 5.0) -> str:
+    """Whether anything answers HTTP at url: its status, whatever it is (an object store refuses an
+    unsigned request, and that is an answer)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (a configured endpoint)
+            return f"HTTP {resp.status}"
+    except urllib.error.HTTPError as exc:
+        return f"HTTP {exc.code}"
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        raise Unhealthy(f"GET {url}: {exc}") from exc
+
+
 def fresh_dir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path

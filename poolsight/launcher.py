@@ -14,6 +14,7 @@ group: wanted together, started together before any is waited for, stopped toget
 from __future__ import annotations
 
 import fcntl
+import os
 import re
 import sys
 import time
@@ -38,6 +39,8 @@ from poolsight.infra.process import (
     spawn,
     stop_many,
 )
+from poolsight.infra.s3_store import s3_store
+from poolsight.infra.service_base import http_answers
 from poolsight.infra.service_security import security
 from poolsight.infra.services import SERVICES, Degraded, Service, Unhealthy, catalog_password, services_for
 
@@ -319,7 +322,34 @@ def status(s: Settings) -> list[ServiceStatus]:
                 security=security(s, svc.name),
             )
         )
-    return out
+    return [*out, warehouse_status(s)]
+
+
+def warehouse_status(s: Settings) -> ServiceStatus:
+    """The warehouse as a row of `status`: a folder here, or an object store that must answer."""
+    store = s3_store(s)
+    if store is None:
+        folder = Path(s.warehouse.removeprefix("file://"))
+        ok = folder.is_dir() and os.access(folder, os.W_OK)
+        detail = "writable" if ok else "not a writable folder (yet: `up` creates the tables in it)"
+        return ServiceStatus(
+            "warehouse",
+            str(folder),
+            None,
+            "healthy" if ok else "unhealthy",
+            detail,
+            0.0,
+            "",
+            security=security(s, "warehouse"),
+        )
+    try:
+        detail = f"{s.warehouse}: the object store answers ({http_answers(store.endpoint)})"
+        state = "healthy"
+    except Unhealthy as exc:
+        detail, state = f"{s.warehouse}: {exc}", "unhealthy"
+    return ServiceStatus(
+        "warehouse", store.endpoint, None, state, detail, 0.0, "", kind="external", security=security(s, "warehouse")
+    )
 
 
 def status_dicts(rows: list[ServiceStatus]) -> list[dict[str, object]]:
