@@ -41,6 +41,11 @@ from .settings_check import check_environment, check_file
 CONTAINER_BIND_HOST = "0.0.0.0"  # noqa: S104
 
 
+def is_true(text: str) -> bool:
+    """A boolean setting's text (a variable, or a TOML value as text): 1, true or yes."""
+    return text.strip().lower() in ("1", "true", "yes")
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path
@@ -300,10 +305,9 @@ def load_settings() -> Settings:
         flink_taskmanagers=taskmanagers,
         history=dict(conf.get("history", {})),
         groups=dict(conf.get("groups", {})),
-        trino_add_files=(os.environ.get("POOLSIGHT_TRINO_ADD_FILES") or str(conf.get("trino", {}).get("add_files", "")))
-        .strip()
-        .lower()
-        in ("1", "true", "yes"),
+        trino_add_files=is_true(
+            os.environ.get("POOLSIGHT_TRINO_ADD_FILES") or str(conf.get("trino", {}).get("add_files", ""))
+        ),
         dashboard_password_file=Path(pw).expanduser() if (pw := _dashboard(conf, "password_file")) else None,
         dashboard_user_header=_dashboard(conf, "user_header") or None,
     )

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import ConfigError, Settings
+from .config import ConfigError, Settings, is_true
 
 S3_SCHEME = "s3://"
 DEFAULT_REGION = "us-east-1"
-TRUE = ("1", "true", "yes")
 # The variables Trino's catalog file reads the keys from (services.trino_catalog_properties).
 TRINO_ACCESS_KEY_ENV, TRINO_SECRET_KEY_ENV = "POOLSIGHT_S3_ACCESS_KEY", "POOLSIGHT_S3_SECRET_KEY"
 
@@ -27,6 +26,11 @@ class S3Store:
     path_style: bool  # bucket in the path (S3-compatible servers), not in the host name
     access_key: str | None  # None: the AWS SDK's default credentials chain
     secret_key: str | None
+
+    @property
+    def keys(self) -> tuple[str, str] | None:
+        """(access key, secret key); None: the AWS SDK's default chain."""
+        return (self.access_key, self.secret_key) if self.access_key and self.secret_key else None
 
 
 def s3_store(s: Settings) -> S3Store | None:
@@ -41,7 +45,7 @@ def s3_store(s: Settings) -> S3Store | None:
     return S3Store(
         endpoint=s.s3["endpoint"],
         region=s.s3.get("region") or DEFAULT_REGION,
-        path_style=s.s3.get("path_style", "true").lower() in TRUE,
+        path_style=is_true(s.s3.get("path_style", "true")),
         access_key=access,
         secret_key=secret,
     )
@@ -60,14 +64,10 @@ def iceberg_properties(store: S3Store) -> dict[str, str]:
 def aws_env(s: Settings) -> dict[str, str]:
     """The AWS SDK's variables for Flink's processes and the PyFlink clients (S3FileIO's
     default credentials chain reads them); empty for a file:// warehouse or no keys."""
-    store = s3_store(s)
-    if store is None or store.access_key is None or store.secret_key is None:
+    if (store := s3_store(s)) is None or (keys := store.keys) is None:
         return {}
-    return {
-        "AWS_ACCESS_KEY_ID": store.access_key,
-        "AWS_SECRET_ACCESS_KEY": store.secret_key,
-        "AWS_REGION": store.region,
-    }
+    access, secret = keys
+    return {"AWS_ACCESS_KEY_ID": access, "AWS_SECRET_ACCESS_KEY": secret, "AWS_REGION": store.region}
 
 
 def trino_properties(store: S3Store) -> list[str]:
@@ -78,7 +78,7 @@ def trino_properties(store: S3Store) -> list[str]:
         f"s3.region={store.region}",
         f"s3.path-style-access={str(store.path_style).lower()}",
     ]
-    if store.access_key is not None:
+    if store.keys is not None:
         lines += [
             f"s3.aws-access-key=${{ENV:{TRINO_ACCESS_KEY_ENV}}}",
             f"s3.aws-secret-key=${{ENV:{TRINO_SECRET_KEY_ENV}}}",
@@ -88,7 +88,7 @@ def trino_properties(store: S3Store) -> list[str]:
 
 def trino_env(s: Settings) -> dict[str, str]:
     """The variables trino_properties names, for Trino's process."""
-    store = s3_store(s)
-    if store is None or store.access_key is None or store.secret_key is None:
+    if (store := s3_store(s)) is None or (keys := store.keys) is None:
         return {}
-    return {TRINO_ACCESS_KEY_ENV: store.access_key, TRINO_SECRET_KEY_ENV: store.secret_key}
+    access, secret = keys
+    return {TRINO_ACCESS_KEY_ENV: access, TRINO_SECRET_KEY_ENV: secret}

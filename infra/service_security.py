@@ -38,7 +38,7 @@ def security(s: Settings, service: str) -> str:
         store = s3_store(s)
         if store is None:
             return "-"  # a folder: the file system's permissions
-        keys = "keys" if store.access_key else "AWS default chain"
+        keys = "keys" if store.keys else "AWS default chain"
         return f"TLS, {keys}" if store.endpoint.startswith("https://") else keys
     if service == "registry":
         tls, login = s.registry_url.startswith("https://"), bool(s.endpoints.registry_user)
