@@ -6,6 +6,7 @@ import json
 import re
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pytest
 
-from poolsight.infra.config import load_settings
+from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.trino import trino_rows
 from tests.conftest import poolsight
 
@@ -46,6 +47,21 @@ SUBMIT = (
     "jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", str(IDLE_FLUSH), "--check-panes", "2",
     "--mode", "exact", "--group-sample", "1",
 )  # fmt: skip
+
+
+@contextmanager
+def environment(env: dict[str, str]) -> Iterator[None]:
+    """os.environ with `env` on top, restored afterwards: another home's settings and commands."""
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in env.items():
+            mp.setenv(key, value)
+        yield
+
+
+def settings_with(env: dict[str, str]) -> Settings:
+    """The settings a process with `env` on top of this one's reads."""
+    with environment(env):
+        return load_settings()
 
 
 def _running() -> set[str]:
@@ -144,10 +160,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report.sections.append(("stack state", "\n".join(lines)))
 
 
-def log_lines(service: str, match: re.Pattern[str] | None, last: int) -> list[str]:
-    """The service's last `last` log lines that `match` finds (all lines when None), cut to 400 characters."""
+def log_lines(service: str, match: re.Pattern[str] | None, last: int, log_dir: Path | None = None) -> list[str]:
+    """The service's last `last` log lines that `match` finds (all lines when None), cut to 400
+    characters; from `log_dir` (another home's) or the session's."""
     try:
-        text = (load_settings().log_dir / f"{service}.log").read_text(errors="replace").splitlines()
+        text = ((log_dir or load_settings().log_dir) / f"{service}.log").read_text(errors="replace").splitlines()
     except OSError as e:
         return [f"{service}.log: {e}"]
     return [f"{service}.log: {x[:400]}" for x in text if match is None or match.search(x)][-last:]

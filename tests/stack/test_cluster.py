@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -21,14 +22,14 @@ from typing import Any
 
 import pytest
 
-from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.config import load_settings
 from poolsight.infra.kafka_access import internal_access, kafka_access
 from poolsight.infra.kafka_secrets import CERTIFICATE_NAME, CLIENT_USER, MECHANISM, PASSWORD_NAME
 from poolsight.infra.kafka_service import node_name
 from poolsight.infra.services import catalog_password
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, TOPICS, Topic
 from tests.conftest import POOLSIGHT, ROOT, poolsight
-from tests.stack.conftest import SUBMIT, generate, truth
+from tests.stack.conftest import SUBMIT, generate, log_lines, settings_with, truth
 from tests.stack.conftest import query as _query
 from tests.stack.test_pipeline import _assert_each_pane_once, _wait_getpages
 
@@ -59,14 +60,6 @@ def _home(root: Path, host: str, ports: dict[str, int], **env: str) -> dict[str,
     }
 
 
-def _settings(env: dict[str, str]) -> Settings:
-    """The settings a process with `env` on top of this one's reads."""
-    with pytest.MonkeyPatch.context() as mp:
-        for key, value in env.items():
-            mp.setenv(key, value)
-        return load_settings()
-
-
 class Cluster:
     """The two homes and the client's environment that names them as external."""
 
@@ -89,8 +82,8 @@ class Cluster:
             POOLSIGHT_CATALOG_URI=main.postgres_jdbc_url,
             POOLSIGHT_CATALOG_PASSWORD=catalog_password(main),
         )
-        self.kafka = _settings(self.kafka_env)
-        self.flink = _settings(self.flink_env)
+        self.kafka = settings_with(self.kafka_env)
+        self.flink = settings_with(self.flink_env)
         secrets = self.kafka.data_dir / "secrets"
         self.client_env = {
             "POOLSIGHT_KAFKA_BOOTSTRAP": self.kafka.kafka_bootstrap,
@@ -102,7 +95,7 @@ class Cluster:
             "POOLSIGHT_KAFKA_CA_FILE": str(secrets / CERTIFICATE_NAME),
             "POOLSIGHT_FLINK_REST_URL": self.flink.flink_rest_url,
         }
-        self.client = _settings(self.client_env)
+        self.client = settings_with(self.client_env)
         self.group = f"cluster{uuid.uuid4().hex[:6]}"  # <group>-simulation, <group>-statistics
 
     def status(self, env: dict[str, str]) -> dict[str, dict[str, Any]]:
@@ -158,14 +151,6 @@ def _offsets(c: Cluster, group: str, topics: tuple[Topic, ...]) -> list[tuple[st
         consumer.close()
 
 
-def _log_lines(env: dict[str, str], service: str, needles: tuple[str, ...], last: int) -> list[str]:
-    try:
-        lines = (Path(env["POOLSIGHT_LOG_DIR"]) / f"{service}.log").read_text(errors="replace").splitlines()
-    except OSError as e:
-        return [f"{service}.log: {e}"]
-    return [f"{service}.log: {x[:300]}" for x in lines if any(n in x for n in needles)][-last:]
-
-
 def _diagnosis(c: Cluster) -> str:
     """The jobs on the cluster, their checkpoints and lag, the brokers' ISRs, the TaskManagers'
     complaints and what went to dead_letter: shown when a wait ends short."""
@@ -185,7 +170,7 @@ def _diagnosis(c: Cluster) -> str:
             out.append(f"{attempt.__name__}: {e}")
     for i in range(1, TASKMANAGERS + 1):
         name = "flink-taskmanager" if i == 1 else f"flink-taskmanager-{i}"
-        out += _log_lines(c.flink_env, name, ("caught_up", "ERROR", "Exception"), 8)
+        out += log_lines(name, re.compile("caught_up|ERROR|Exception"), 8, Path(c.flink_env["POOLSIGHT_LOG_DIR"]))
     dead = _query(
         "SELECT source, substr(reason, 1, 120), count(*) FROM iceberg.poolsight.dead_letter "
         "GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 5"

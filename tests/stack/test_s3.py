@@ -25,11 +25,10 @@ from typing import Any
 
 import pytest
 
-from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.process import port_in_use
 from poolsight.infra.trino import trino_rows
 from tests.conftest import ROOT, free_port, poolsight
-from tests.stack.conftest import generate, truth
+from tests.stack.conftest import environment, generate, settings_with, truth
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
 
@@ -56,14 +55,8 @@ class Home:
     endpoint: str
     secret_key: str
 
-    def settings(self) -> Settings:
-        with pytest.MonkeyPatch.context() as mp:
-            for key, value in self.env.items():
-                mp.setenv(key, value)
-            return load_settings()
-
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        return trino_rows(self.settings(), sql, params)[1]
+        return trino_rows(settings_with(self.env), sql, params)[1]
 
 
 def _s3(endpoint: str, access: str, secret: str) -> Any:
@@ -148,9 +141,7 @@ def test_a_stream_lands_in_the_s3_warehouse_exactly(home: Home, tmp_path: Path) 
     r = poolsight("jobs", "submit", "--checkpoint-seconds", "2", "--idle-flush", "5", "--mode", "exact", env=home.env)
     assert r.returncode == 0, f"jobs submit failed:\n{r.stdout}\n{r.stderr}"
     member = f"S{uuid.uuid4().hex[:6].upper()}"
-    with pytest.MonkeyPatch.context() as mp:
-        for key, value in home.env.items():
-            mp.setenv(key, value)
+    with environment(home.env):
         generate(member, tmp_path, duration=60)
         produced = generate(member, None, duration=60)
     want = truth(tmp_path / "trace.csv")
