@@ -222,6 +222,17 @@ def test_snapshot_restore_mid_stream_gives_identical_results() -> None:
         assert a.results() == b.results(), config
 
 
+def test_a_snapshot_of_the_older_kernel_format_is_refused_by_name() -> None:
+    """The kernel's snapshot format changed (PSKERN01 -> 02): an old one fails clearly, not as corrupt."""
+    sim = Simulator(EXACT)
+    feed(sim, _trace("random", random.Random(3), 500), [0.0] * 500)
+    magic, hlen, header, kernel = sim.snapshot_parts()
+    assert kernel[:8] == b"PSKERN02"
+    old = b"".join([magic, hlen, header, b"PSKERN01" + kernel[8:]])
+    with pytest.raises(ValueError, match=r"older format \(PSKERN01\).*reads PSKERN02"):
+        Simulator.restore(old)
+
+
 def test_panes_window_and_history() -> None:
     """The curve counts only the window's getpages, but distances see all history."""
     refs = [("DB1.TS1", p, 0) for p in range(100)] * 20  # a loop of 100 pages, 20 times

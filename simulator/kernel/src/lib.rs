@@ -7,6 +7,7 @@ pub mod gbpmodel;
 pub mod getpage_avro;
 pub mod group;
 pub mod hist;
+pub mod huge;
 pub mod mini;
 pub mod olken;
 pub mod pool;
@@ -47,7 +48,9 @@ type PoolInfo = (f64, usize, Option<i64>, Option<i64>, usize);
 /// Miniature caches asked for a pool not yet seen: (policy, sizes, rate, VPSEQT, VPSEQT per cache).
 type MiniSpec = (Policy, Vec<u64>, f64, f64, Vec<f64>);
 
-const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN01";
+// 02: panes keep one object's histogram once; miniature caches share one page index.
+const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN02";
+const OLD_SNAPSHOT_MAGICS: [&[u8; 8]; 1] = [b"PSKERN01"];
 
 /// `magic` then `value` in bincode, written straight into the Python bytes object: its size is
 /// counted first, so the state (tens of MB for a pool's miniature caches) is not also built in a
@@ -219,21 +222,28 @@ impl Kernel {
                 j += 1;
             }
             let state = self.pool_mut(pool);
-            // The page-table slots of the next AHEAD references are already being loaded;
-            // their hashes wait in a ring so each is computed once.
-            const AHEAD: usize = 12;
-            let mut ring = [0u64; 16];
-            for k in i..(i + AHEAD).min(j) {
+            // Two stages ahead: the page-table slots of the next FAR references are being
+            // loaded, and for the next NEAR (their slots loaded by now) the Olken bitmap line
+            // of the page's previous position. Hashes wait in a ring so each is computed once.
+            const FAR: usize = 32;
+            const NEAR: usize = 12;
+            const RING: usize = 64;
+            let mut ring = [0u64; RING];
+            for k in i..(i + FAR).min(j) {
                 let h = state.hash(ob[k].get(), pg[k].get());
-                state.prefetch(ob[k].get(), pg[k].get(), h);
-                ring[k & 15] = h;
+                state.prefetch(ob[k].get(), pg[k].get(), h, 0);
+                ring[k % RING] = h;
             }
             for k in i..j {
-                if k + AHEAD < j {
-                    let (o, p) = (ob[k + AHEAD].get(), pg[k + AHEAD].get());
+                if k + FAR < j {
+                    let (o, p) = (ob[k + FAR].get(), pg[k + FAR].get());
                     let h = state.hash(o, p);
-                    state.prefetch(o, p, h);
-                    ring[(k + AHEAD) & 15] = h;
+                    state.prefetch(o, p, h, 0);
+                    ring[(k + FAR) % RING] = h;
+                }
+                if k + NEAR < j {
+                    let (o, p) = (ob[k + NEAR].get(), pg[k + NEAR].get());
+                    state.prefetch(o, p, ring[(k + NEAR) % RING], 1);
                 }
                 state.access(
                     t[k].get(),
@@ -241,7 +251,7 @@ impl Kernel {
                     pg[k].get(),
                     ac[k].get(),
                     fu[k].get(),
-                    ring[k & 15],
+                    ring[k % RING],
                 );
             }
             i = j;
@@ -349,6 +359,14 @@ impl Kernel {
 
     #[staticmethod]
     fn restore(data: &[u8]) -> PyResult<Self> {
+        if data.len() >= 8 && OLD_SNAPSHOT_MAGICS.iter().any(|m| &data[..8] == *m) {
+            return Err(PyValueError::new_err(format!(
+                "a kernel snapshot of an older format ({}); this kernel reads {}: start the \
+                 simulation again from the trace (or restore with the poolsight that wrote it)",
+                String::from_utf8_lossy(&data[..8]),
+                String::from_utf8_lossy(SNAPSHOT_MAGIC)
+            )));
+        }
         if data.len() < 8 || &data[..8] != SNAPSHOT_MAGIC {
             return Err(PyValueError::new_err("not a poolsight kernel snapshot (bad magic)"));
         }
@@ -923,7 +941,7 @@ impl PyGroupSim {
             }
         }
         // The cache misses of coming events overlap with this one's work.
-        const FAR: usize = 16;
+        const FAR: usize = 32;
         const NEAR: usize = 8;
         for i in 0..n {
             if i + FAR < n {
