@@ -3,7 +3,7 @@
 //! sets, and optional miniature caches for non-stack policies.
 
 use crate::hist::Buckets;
-use crate::mini::{Cache, Key, Policy};
+use crate::mini::{Caches, Key, Policy};
 use crate::olken::Olken;
 use crate::table::PageTable;
 use rustc_hash::FxHashMap;
@@ -123,7 +123,7 @@ pub struct Minis {
     pub rate: f64,
     threshold: u64,
     pub sizes: Vec<u64>,
-    caches: Vec<Cache>,
+    caches: Caches, // one per size, over one page index
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -215,14 +215,15 @@ impl PoolState {
     /// As set_minis, with a VPSEQT per cache (`vpseqts[i]` for `sizes[i]`; missing ones: the
     /// pool's `vpseqt`): a threshold the pool might be altered to, simulated beside its own.
     pub fn set_minis_at(&mut self, policy: Policy, sizes: Vec<u64>, rate: f64, vpseqt: f64, vpseqts: &[f64]) {
-        let caches = sizes
+        let specs: Vec<(usize, f64)> = sizes
             .iter()
             .enumerate()
             .map(|(k, &s)| {
                 let pct = vpseqts.get(k).copied().unwrap_or(vpseqt);
-                Cache::new(policy, ((s as f64) * rate).round() as usize, pct)
+                (((s as f64) * rate).round() as usize, pct)
             })
             .collect();
+        let caches = Caches::new(policy, &specs);
         for p in self.panes.iter_mut() {
             p.mini = vec![[0.0; 2 * TYPES]; sizes.len()];
         }
@@ -263,14 +264,7 @@ impl PoolState {
             return self.put_back(carry);
         };
         let (below, seed) = (rate_threshold(rate), self.seed);
-        let sampled = |i: usize| {
-            let mut c = old.caches[i].clone();
-            if below < old.threshold {
-                c.retain(|k| page_hash(*k, seed) < below);
-            }
-            c
-        };
-        let caches: Vec<Cache> = sizes
+        let specs: Vec<(Option<usize>, usize, f64)> = sizes
             .iter()
             .enumerate()
             .map(|(k, &s)| {
@@ -285,12 +279,12 @@ impl PoolState {
                     .or_else(|| (0..old.sizes.len()).max_by_key(|&i| old.sizes[i]));
                 let cap = ((s as f64) * rate).round() as usize;
                 let pct = vpseqts.get(k).copied().unwrap_or(vpseqt);
-                match from {
-                    Some(i) => sampled(i).resized(cap, pct),
-                    None => Cache::new(policy, cap, pct),
-                }
+                (from, cap, pct)
             })
             .collect();
+        let caches = old
+            .caches
+            .retargeted(&specs, |k| below >= old.threshold || page_hash(*k, seed) < below);
         self.set_minis_at(policy, sizes, rate, vpseqt, vpseqts);
         if let Some(m) = self.minis.as_mut() {
             m.caches = caches;
@@ -407,8 +401,9 @@ impl PoolState {
     }
 
     /// Warm the cache for a reference that comes soon (h: its hash()). Stage 0 (far ahead)
-    /// loads its page-table slot; stage 1 (nearer, the slot loaded by then) the line of the
-    /// Olken bitmap holding the page's previous position.
+    /// loads its page-table slot (and miniature caches' index slot); stage 1 (nearer, the slot
+    /// loaded by then) the line of the Olken bitmap holding the page's previous position (and
+    /// the caches' row).
     #[inline]
     pub fn prefetch(&self, obj: u32, page: u64, h: u64, stage: u8) {
         if self.mode == Mode::Exact || h < self.threshold {
@@ -417,6 +412,13 @@ impl PoolState {
             } else if let Some(e) = self.pages.get(obj, page) {
                 self.olken.prefetch(e.pos);
             }
+        }
+        if let Some(m) = self
+            .minis
+            .as_ref()
+            .filter(|m| m.threshold == u64::MAX || h < m.threshold)
+        {
+            m.caches.prefetch((obj, page), stage);
         }
     }
 
@@ -462,10 +464,10 @@ impl PoolState {
         if let Some(m) = self.minis.as_mut() {
             if m.threshold == u64::MAX || h < m.threshold {
                 let w = 1.0 / m.rate.min(1.0);
-                for (ci, cache) in m.caches.iter_mut().enumerate() {
-                    let hit = cache.access(key, a == 1);
-                    pane.mini[ci][if hit { a } else { TYPES + a }] += w;
-                }
+                let row = &mut pane.mini;
+                m.caches.access(key, a == 1, |ci, hit| {
+                    row[ci][if hit { a } else { TYPES + a }] += w;
+                });
             }
         }
         if !exact && h >= self.threshold {
@@ -796,7 +798,7 @@ mod tests {
         assert_eq!(p.panes[0].mini, q.panes[0].mini);
         // Another policy starts cold.
         p.retarget_minis(Policy::Fifo, vec![600], 1.0, 80.0, &[], &[]);
-        assert_eq!(p.minis.as_ref().map(|m| m.caches[0].len()), Some(0));
+        assert_eq!(p.minis.as_ref().map(|m| m.caches.len(0)), Some(0));
     }
 
     #[test]
