@@ -23,8 +23,26 @@ struct Block([u64; WORDS]);
 
 impl Block {
     /// Marks at positions [0, i) of the block (i in 0..=511).
-    #[inline]
+    #[inline(always)]
     fn below(&self, i: usize) -> u32 {
+        #[cfg(all(target_arch = "x86_64", not(target_feature = "popcnt")))]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has popcnt (checked just above).
+            return unsafe { self.below_popcnt(i) };
+        }
+        self.below_portable(i)
+    }
+
+    /// Eight popcounts: some 100 instructions fewer than the portable build's bit tricks (the
+    /// pool's feed loop is compiled with popcnt and inlines this; elsewhere it is a call).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    unsafe fn below_popcnt(&self, i: usize) -> u32 {
+        self.below_portable(i)
+    }
+
+    #[inline(always)]
+    fn below_portable(&self, i: usize) -> u32 {
         let (w, bit) = (i / 64, i % 64);
         let mut s = 0;
         for (k, word) in self.0.iter().enumerate() {
@@ -109,7 +127,7 @@ impl Olken {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn tree_add(&mut self, block: usize, delta: i32) {
         let n = self.tree.len();
         let mut i = block + 1;
@@ -120,7 +138,7 @@ impl Olken {
     }
 
     /// Marks in blocks [0, block), all closed.
-    #[inline]
+    #[inline(always)]
     fn blocks_before(&self, block: usize) -> u32 {
         let mut i = block;
         let mut s = 0u32;
@@ -136,7 +154,7 @@ impl Olken {
     }
 
     /// Start loading the line holding position `pos` (a query for it comes soon).
-    #[inline]
+    #[inline(always)]
     pub fn prefetch(&self, pos: u32) {
         #[cfg(target_arch = "x86_64")]
         if let Some(b) = self.blocks.get(pos as usize / BITS) {
@@ -149,7 +167,7 @@ impl Olken {
     }
 
     /// Distinct pages referenced after position `pos` (the page at pos excluded).
-    #[inline]
+    #[inline(always)]
     pub fn distance(&self, pos: u32) -> u64 {
         let (b, i) = (pos as usize / BITS, pos as usize % BITS);
         let upto = self.blocks[b].below(i) + 1; // marks at 0..=pos of the block (pos is marked)
@@ -159,7 +177,7 @@ impl Olken {
         (self.live - self.blocks_before(b) - upto) as u64
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn unmark(&mut self, pos: u32) {
         let (b, i) = (pos as usize / BITS, pos as usize % BITS);
         self.blocks[b].0[i / 64] &= !(1u64 << (i % 64));
@@ -172,7 +190,7 @@ impl Olken {
     }
 
     /// Mark the next position; the caller must compact first when full.
-    #[inline]
+    #[inline(always)]
     pub fn mark_next(&mut self) -> u32 {
         let pos = self.next;
         let (b, i) = (pos as usize / BITS, pos as usize % BITS);

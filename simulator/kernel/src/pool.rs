@@ -69,7 +69,7 @@ impl Pane {
     }
 
     /// Count a distance (bucket b, weight w) of access type a for object `slot`.
-    #[inline]
+    #[inline(always)]
     fn count(&mut self, slot: usize, a: usize, b: usize, w: f64) {
         if self.solo != slot as u32 {
             if self.solo == NO_SLOT {
@@ -379,7 +379,9 @@ impl PoolState {
     }
 
     /// Renumber the live pages 0..live in stack order: each page's new position is its rank
-    /// among the marks, so one pass over the table (no sort).
+    /// among the marks, so one pass over the table (no sort). Inlined: the feed loop's popcnt
+    /// build counts the ranks too.
+    #[inline(always)]
     fn compact(&mut self) {
         {
             let rank = self.olken.ranks();
@@ -438,6 +440,8 @@ impl PoolState {
     }
 
     /// One event; `h` is hash(obj, page), computed once by the caller (it also prefetches).
+    /// Inlined into the feed loop, which is also compiled with popcnt.
+    #[inline(always)]
     pub fn access(&mut self, t: f64, obj: u32, page: u64, access: u8, func: u8, h: u64) {
         let idx = self.pane_index((t / self.pane_seconds).floor() as i64);
         let a = (access as usize).min(TYPES - 1);
@@ -483,7 +487,7 @@ impl PoolState {
     }
 
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn sampled_access(&mut self, idx: usize, slot: usize, key: Key, a: usize, h: u64, w: f64, rate: f64, pid: i64) {
         let mut moved_from: Option<i64> = None;
         let mut is_new = false;
