@@ -7,6 +7,7 @@ pub mod gbpmodel;
 pub mod getpage_avro;
 pub mod group;
 pub mod hist;
+pub mod huge;
 pub mod mini;
 pub mod olken;
 pub mod pool;

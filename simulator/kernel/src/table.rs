@@ -32,11 +32,21 @@ pub struct PageTable {
 impl Default for PageTable {
     fn default() -> Self {
         PageTable {
-            slots: vec![FREE; 1024],
+            slots: free_slots(1024),
             bits: 10,
             len: 0,
         }
     }
+}
+
+/// `n` free slots. A big table is asked to be backed by 2 MiB pages before its first touch:
+/// its probes land anywhere in it, and with 4 KiB pages nearly each one (and each prefetch)
+/// also misses the TLB.
+fn free_slots(n: usize) -> Vec<Slot> {
+    let mut v: Vec<Slot> = Vec::with_capacity(n);
+    crate::huge::advise(&v);
+    v.resize(n, FREE);
+    v
 }
 
 #[inline]
@@ -157,7 +167,7 @@ impl PageTable {
     fn grow(&mut self) {
         let old = std::mem::take(&mut self.slots);
         self.bits += 1;
-        self.slots = vec![FREE; 1usize << self.bits];
+        self.slots = free_slots(1usize << self.bits);
         let mask = self.slots.len() - 1;
         for s in old.into_iter().filter(|s| s.pos != EMPTY) {
             let mut i = self.home(s.obj, s.page);
