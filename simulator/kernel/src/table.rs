@@ -68,6 +68,9 @@ impl PageTable {
         self.len == 0
     }
 
+    /// Start loading the lines a probe for (obj, page) reads: its home slot's line and the
+    /// next (a 24-byte slot straddles two lines one time in four, and probes run on; the second
+    /// line measured about 30 % more refs/s in exact mode, a third none).
     #[inline]
     pub fn prefetch(&self, obj: u32, page: u64) {
         #[cfg(target_arch = "x86_64")]
@@ -75,6 +78,7 @@ impl PageTable {
             use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let p = self.slots.as_ptr().add(self.home(obj, page)) as *const i8;
             _mm_prefetch(p, _MM_HINT_T0);
+            _mm_prefetch(p.wrapping_add(64), _MM_HINT_T0);
         }
     }
 
