@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from poolsight.simulator import SimConfig, Simulator
+from poolsight.simulator.engine import PolicyName
 from poolsight.simulator.result import CurvePoint
 
 Ref = tuple[str, int, int]  # (object, page, access)
@@ -220,6 +221,47 @@ def test_snapshot_restore_mid_stream_gives_identical_results() -> None:
         feed(a, refs[3000:], times[3000:])
         feed(b, refs[3000:], times[3000:])
         assert a.results() == b.results(), config
+
+
+def test_a_snapshot_of_the_older_kernel_format_is_refused_by_name() -> None:
+    """The kernel's snapshot format changed (PSKERN01 -> 02): an old one fails clearly, not as corrupt."""
+    sim = Simulator(EXACT)
+    feed(sim, _trace("random", random.Random(3), 500), [0.0] * 500)
+    magic, hlen, header, kernel = sim.snapshot_parts()
+    assert kernel[:8] == b"PSKERN02"
+    old = b"".join([magic, hlen, header, b"PSKERN01" + kernel[8:]])
+    with pytest.raises(ValueError, match=r"older format \(PSKERN01\).*reads PSKERN02"):
+        Simulator.restore(old)
+
+
+@pytest.mark.parametrize("policy", ["lru-vpseqt", "fifo"])
+def test_miniature_caches_sharing_one_page_index_count_as_each_cache_alone(policy: PolicyName) -> None:
+    """A pool's caches (a ladder of sizes, and its size at other VPSEQT values) share one page
+    index; each counts exactly the hits and misses of a simulator running that cache alone."""
+    rng = random.Random(17)
+    refs = [
+        (f"DB1.T{rng.randrange(30)}", int(rng.paretovariate(0.7)) % 2000, rng.choice([0, 1, 1, 2]))
+        for _ in range(20_000)
+    ]
+    times = [i * 0.01 for i in range(len(refs))]  # 200 s: four panes
+    shared = Simulator(EXACT)
+    shared.set_pool_policy("BP1", 600, policy, vpseqt=40.0)
+    feed(shared, refs, times)
+    res = shared.result("BP1")
+    points = [(p.size_pages, 40.0, p) for p in res.curve] + [(p.size_pages, p.vpseqt, p) for p in res.vpseqt_curve]
+    assert len(points) == (13 if policy == "lru-vpseqt" else 9)  # 9 sizes (and 4 other VPSEQT)
+    for size, vpseqt, point in points:
+        alone = Simulator(EXACT)
+        alone.set_pool_policy("BP1", 600, policy, vpseqt=vpseqt, sizes=[size])
+        feed(alone, refs, times)
+        (own,) = alone.result("BP1").curve
+        assert (own.hits, own.sync_reads, own.prefetch_pages, own.hit_ratio_sequential) == (
+            point.hits,
+            point.sync_reads,
+            point.prefetch_pages,
+            point.hit_ratio_sequential,
+        ), (size, vpseqt)
+    assert 0 < res.curve[0].hits < res.curve[-1].hits < len(refs)
 
 
 def test_panes_window_and_history() -> None:

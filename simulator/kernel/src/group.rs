@@ -873,15 +873,15 @@ impl Group {
             return;
         }
         if self.members[m].olken.is_full() {
-            let mut live: Vec<(u32, u32)> = (0..self.keys.len())
-                .filter_map(|h| {
-                    let p = self.pos[h * nm + m];
-                    (p != NIL).then_some((p, h as u32))
-                })
-                .collect();
-            live.sort_unstable();
-            for (i, &(_, h)) in live.iter().enumerate() {
-                self.pos[h as usize * nm + m] = i as u32;
+            // Renumber the member's live pages in stack order: each one's rank among the marks.
+            {
+                let rank = self.members[m].olken.ranks();
+                for h in 0..self.keys.len() {
+                    let p = &mut self.pos[h * nm + m];
+                    if *p != NIL {
+                        *p = rank(*p);
+                    }
+                }
             }
             self.members[m].olken.compacted();
         }

@@ -7,6 +7,7 @@ pub mod gbpmodel;
 pub mod getpage_avro;
 pub mod group;
 pub mod hist;
+pub mod huge;
 pub mod mini;
 pub mod olken;
 pub mod pool;
@@ -17,7 +18,7 @@ pub mod zos;
 
 use mini::Policy;
 use pool::{Mode, PoolState, TYPES};
-use pyo3::buffer::PyBuffer;
+use pyo3::buffer::{PyBuffer, ReadOnlyCell};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -47,7 +48,9 @@ type PoolInfo = (f64, usize, Option<i64>, Option<i64>, usize);
 /// Miniature caches asked for a pool not yet seen: (policy, sizes, rate, VPSEQT, VPSEQT per cache).
 type MiniSpec = (Policy, Vec<u64>, f64, f64, Vec<f64>);
 
-const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN01";
+// 02: panes keep one object's histogram once; miniature caches share one page index.
+const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN02";
+const OLD_SNAPSHOT_MAGICS: [&[u8; 8]; 1] = [b"PSKERN01"];
 
 /// `magic` then `value` in bincode, written straight into the Python bytes object: its size is
 /// counted first, so the state (tens of MB for a pool's miniature caches) is not also built in a
@@ -68,6 +71,59 @@ fn snapshot_bytes<'py, T: serde::Serialize>(
         }
         Ok(())
     })
+}
+
+type Cols<'a> = (
+    &'a [ReadOnlyCell<f64>],
+    &'a [ReadOnlyCell<u32>],
+    &'a [ReadOnlyCell<u64>],
+    &'a [ReadOnlyCell<u8>],
+    &'a [ReadOnlyCell<u8>],
+);
+
+/// One pool's run of events. Two stages ahead: the page-table slots of the next FAR
+/// references are being loaded, and for the next NEAR (their slots loaded by now) the Olken
+/// bitmap line of the page's previous position. Hashes wait in a ring so each is computed once.
+#[inline(always)]
+fn run(state: &mut PoolState, (t, ob, pg, ac, fu): Cols<'_>) {
+    const FAR: usize = 32;
+    const NEAR: usize = 12;
+    const RING: usize = 64;
+    let n = t.len();
+    let mut ring = [0u64; RING];
+    for k in 0..FAR.min(n) {
+        let h = state.hash(ob[k].get(), pg[k].get());
+        state.prefetch(ob[k].get(), pg[k].get(), h, 0);
+        ring[k % RING] = h;
+    }
+    for k in 0..n {
+        if k + FAR < n {
+            let (o, p) = (ob[k + FAR].get(), pg[k + FAR].get());
+            let h = state.hash(o, p);
+            state.prefetch(o, p, h, 0);
+            ring[(k + FAR) % RING] = h;
+        }
+        if k + NEAR < n {
+            let (o, p) = (ob[k + NEAR].get(), pg[k + NEAR].get());
+            state.prefetch(o, p, ring[(k + NEAR) % RING], 1);
+        }
+        state.access(
+            t[k].get(),
+            ob[k].get(),
+            pg[k].get(),
+            ac[k].get(),
+            fu[k].get(),
+            ring[k % RING],
+        );
+    }
+}
+
+/// `run` compiled with popcnt: the Olken queries count the marks of a 512-position block in
+/// eight popcounts, some 100 instructions fewer each than the portable build's bit tricks.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn run_popcnt(state: &mut PoolState, cols: Cols<'_>) {
+    run(state, cols)
 }
 
 /// Reuse-distance simulation of many buffer pools; feed getpage batches, read curves.
@@ -219,31 +275,15 @@ impl Kernel {
                 j += 1;
             }
             let state = self.pool_mut(pool);
-            // The page-table slots of the next AHEAD references are already being loaded;
-            // their hashes wait in a ring so each is computed once.
-            const AHEAD: usize = 12;
-            let mut ring = [0u64; 16];
-            for k in i..(i + AHEAD).min(j) {
-                let h = state.hash(ob[k].get(), pg[k].get());
-                state.prefetch(ob[k].get(), pg[k].get(), h);
-                ring[k & 15] = h;
+            let cols = (&t[i..j], &ob[i..j], &pg[i..j], &ac[i..j], &fu[i..j]);
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("popcnt") {
+                // SAFETY: the CPU has popcnt (checked just above).
+                unsafe { run_popcnt(state, cols) };
+                i = j;
+                continue;
             }
-            for k in i..j {
-                if k + AHEAD < j {
-                    let (o, p) = (ob[k + AHEAD].get(), pg[k + AHEAD].get());
-                    let h = state.hash(o, p);
-                    state.prefetch(o, p, h);
-                    ring[(k + AHEAD) & 15] = h;
-                }
-                state.access(
-                    t[k].get(),
-                    ob[k].get(),
-                    pg[k].get(),
-                    ac[k].get(),
-                    fu[k].get(),
-                    ring[k & 15],
-                );
-            }
+            run(state, cols);
             i = j;
         }
         Ok(n as u64)
@@ -349,6 +389,14 @@ impl Kernel {
 
     #[staticmethod]
     fn restore(data: &[u8]) -> PyResult<Self> {
+        if data.len() >= 8 && OLD_SNAPSHOT_MAGICS.iter().any(|m| &data[..8] == *m) {
+            return Err(PyValueError::new_err(format!(
+                "a kernel snapshot of an older format ({}); this kernel reads {}: start the \
+                 simulation again from the trace (or restore with the poolsight that wrote it)",
+                String::from_utf8_lossy(&data[..8]),
+                String::from_utf8_lossy(SNAPSHOT_MAGIC)
+            )));
+        }
         if data.len() < 8 || &data[..8] != SNAPSHOT_MAGIC {
             return Err(PyValueError::new_err("not a poolsight kernel snapshot (bad magic)"));
         }
@@ -923,8 +971,8 @@ impl PyGroupSim {
             }
         }
         // The cache misses of coming events overlap with this one's work.
-        const FAR: usize = 16;
-        const NEAR: usize = 8;
+        const FAR: usize = 32;
+        const NEAR: usize = 6;
         for i in 0..n {
             if i + FAR < n {
                 self.inner.prefetch(ob[i + FAR].get(), pg[i + FAR].get(), 0);

@@ -3,7 +3,7 @@
 //! sets, and optional miniature caches for non-stack policies.
 
 use crate::hist::Buckets;
-use crate::mini::{Cache, Key, Policy};
+use crate::mini::{Caches, Key, Policy};
 use crate::olken::Olken;
 use crate::table::PageTable;
 use rustc_hash::FxHashMap;
@@ -46,7 +46,14 @@ pub struct Pane {
     pub objects: Vec<ObjPane>,       // indexed by the pool's object slot
     pub mini: Vec<[f64; 2 * TYPES]>, // per miniature cache: hits by type, then misses by type
     pub late: u64,
+    /// The one object slot whose distances the pane has counted so far (NO_SLOT: none yet,
+    /// MANY: more than one). While there is one, its histogram is the pane's own and is not
+    /// kept twice (a hash-map update per getpage saved); a second object copies it out first.
+    solo: u32,
 }
+
+const NO_SLOT: u32 = u32::MAX;
+const MANY: u32 = u32::MAX - 1;
 
 impl Pane {
     fn new(id: i64, minis: usize) -> Self {
@@ -57,6 +64,54 @@ impl Pane {
             objects: Vec::new(),
             mini: vec![[0.0; 2 * TYPES]; minis],
             late: 0,
+            solo: NO_SLOT,
+        }
+    }
+
+    /// Count a distance (bucket b, weight w) of access type a for object `slot`.
+    #[inline(always)]
+    fn count(&mut self, slot: usize, a: usize, b: usize, w: f64) {
+        if self.solo != slot as u32 {
+            if self.solo == NO_SLOT {
+                self.solo = slot as u32;
+            } else if self.solo != MANY {
+                // A second object: the first one's distances so far are the pane's.
+                let first = self.solo as usize;
+                let o = &mut self.objects[first].hist;
+                for (a, h) in self.hist.iter().enumerate() {
+                    for (b, &v) in h.iter().enumerate() {
+                        if v != 0.0 {
+                            o.insert(((a as u32) << 28) | b as u32, v);
+                        }
+                    }
+                }
+                self.solo = MANY;
+            }
+        }
+        let hist = &mut self.hist[a];
+        if hist.len() <= b {
+            hist.resize(b + 1, 0.0);
+        }
+        hist[b] += w;
+        if self.solo == MANY {
+            *self.objects[slot]
+                .hist
+                .entry(((a as u32) << 28) | b as u32)
+                .or_insert(0.0) += w;
+        }
+    }
+
+    /// Object `slot`'s distance histogram in this pane: (access << 28 | bucket, weight).
+    pub fn object_hist(&self, slot: usize) -> Box<dyn Iterator<Item = (u32, f64)> + '_> {
+        if self.solo == slot as u32 {
+            Box::new(self.hist.iter().enumerate().flat_map(|(a, h)| {
+                h.iter()
+                    .enumerate()
+                    .filter(|(_, v)| **v != 0.0)
+                    .map(move |(b, v)| (((a as u32) << 28) | b as u32, *v))
+            }))
+        } else {
+            Box::new(self.objects[slot].hist.iter().map(|(k, v)| (*k, *v)))
         }
     }
 }
@@ -68,7 +123,7 @@ pub struct Minis {
     pub rate: f64,
     threshold: u64,
     pub sizes: Vec<u64>,
-    caches: Vec<Cache>,
+    caches: Caches, // one per size, over one page index
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -160,14 +215,15 @@ impl PoolState {
     /// As set_minis, with a VPSEQT per cache (`vpseqts[i]` for `sizes[i]`; missing ones: the
     /// pool's `vpseqt`): a threshold the pool might be altered to, simulated beside its own.
     pub fn set_minis_at(&mut self, policy: Policy, sizes: Vec<u64>, rate: f64, vpseqt: f64, vpseqts: &[f64]) {
-        let caches = sizes
+        let specs: Vec<(usize, f64)> = sizes
             .iter()
             .enumerate()
             .map(|(k, &s)| {
                 let pct = vpseqts.get(k).copied().unwrap_or(vpseqt);
-                Cache::new(policy, ((s as f64) * rate).round() as usize, pct)
+                (((s as f64) * rate).round() as usize, pct)
             })
             .collect();
+        let caches = Caches::new(policy, &specs);
         for p in self.panes.iter_mut() {
             p.mini = vec![[0.0; 2 * TYPES]; sizes.len()];
         }
@@ -208,14 +264,7 @@ impl PoolState {
             return self.put_back(carry);
         };
         let (below, seed) = (rate_threshold(rate), self.seed);
-        let sampled = |i: usize| {
-            let mut c = old.caches[i].clone();
-            if below < old.threshold {
-                c.retain(|k| page_hash(*k, seed) < below);
-            }
-            c
-        };
-        let caches: Vec<Cache> = sizes
+        let specs: Vec<(Option<usize>, usize, f64)> = sizes
             .iter()
             .enumerate()
             .map(|(k, &s)| {
@@ -230,12 +279,12 @@ impl PoolState {
                     .or_else(|| (0..old.sizes.len()).max_by_key(|&i| old.sizes[i]));
                 let cap = ((s as f64) * rate).round() as usize;
                 let pct = vpseqts.get(k).copied().unwrap_or(vpseqt);
-                match from {
-                    Some(i) => sampled(i).resized(cap, pct),
-                    None => Cache::new(policy, cap, pct),
-                }
+                (from, cap, pct)
             })
             .collect();
+        let caches = old
+            .caches
+            .retargeted(&specs, |k| below >= old.threshold || page_hash(*k, seed) < below);
         self.set_minis_at(policy, sizes, rate, vpseqt, vpseqts);
         if let Some(m) = self.minis.as_mut() {
             m.caches = caches;
@@ -329,11 +378,16 @@ impl PoolState {
         self.panes.len() - 1
     }
 
+    /// Renumber the live pages 0..live in stack order: each page's new position is its rank
+    /// among the marks, so one pass over the table (no sort). Inlined: the feed loop's popcnt
+    /// build counts the ranks too.
+    #[inline(always)]
     fn compact(&mut self) {
-        let mut entries: Vec<&mut crate::table::Slot> = self.pages.occupied_mut().collect();
-        entries.sort_unstable_by_key(|e| e.pos);
-        for (i, e) in entries.into_iter().enumerate() {
-            e.pos = i as u32;
+        {
+            let rank = self.olken.ranks();
+            for e in self.pages.occupied_mut() {
+                e.pos = rank(e.pos);
+            }
         }
         self.olken.compacted();
     }
@@ -348,11 +402,25 @@ impl PoolState {
         }
     }
 
-    /// Start loading the page-table slot of a reference that comes soon (h: its hash()).
+    /// Warm the cache for a reference that comes soon (h: its hash()). Stage 0 (far ahead)
+    /// loads its page-table slot (and miniature caches' index slot); stage 1 (nearer, the slot
+    /// loaded by then) the line of the Olken bitmap holding the page's previous position (and
+    /// the caches' row).
     #[inline]
-    pub fn prefetch(&self, obj: u32, page: u64, h: u64) {
+    pub fn prefetch(&self, obj: u32, page: u64, h: u64, stage: u8) {
         if self.mode == Mode::Exact || h < self.threshold {
-            self.pages.prefetch(obj, page);
+            if stage == 0 {
+                self.pages.prefetch(obj, page);
+            } else if let Some(e) = self.pages.get(obj, page) {
+                self.olken.prefetch(e.pos);
+            }
+        }
+        if let Some(m) = self
+            .minis
+            .as_ref()
+            .filter(|m| m.threshold == u64::MAX || h < m.threshold)
+        {
+            m.caches.prefetch((obj, page), stage);
         }
     }
 
@@ -372,6 +440,8 @@ impl PoolState {
     }
 
     /// One event; `h` is hash(obj, page), computed once by the caller (it also prefetches).
+    /// Inlined into the feed loop, which is also compiled with popcnt.
+    #[inline(always)]
     pub fn access(&mut self, t: f64, obj: u32, page: u64, access: u8, func: u8, h: u64) {
         let idx = self.pane_index((t / self.pane_seconds).floor() as i64);
         let a = (access as usize).min(TYPES - 1);
@@ -398,10 +468,10 @@ impl PoolState {
         if let Some(m) = self.minis.as_mut() {
             if m.threshold == u64::MAX || h < m.threshold {
                 let w = 1.0 / m.rate.min(1.0);
-                for (ci, cache) in m.caches.iter_mut().enumerate() {
-                    let hit = cache.access(key, a == 1);
-                    pane.mini[ci][if hit { a } else { TYPES + a }] += w;
-                }
+                let row = &mut pane.mini;
+                m.caches.access(key, a == 1, |ci, hit| {
+                    row[ci][if hit { a } else { TYPES + a }] += w;
+                });
             }
         }
         if !exact && h >= self.threshold {
@@ -417,13 +487,12 @@ impl PoolState {
     }
 
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn sampled_access(&mut self, idx: usize, slot: usize, key: Key, a: usize, h: u64, w: f64, rate: f64, pid: i64) {
         let mut moved_from: Option<i64> = None;
         let mut is_new = false;
         {
             let pane = &mut self.panes[idx];
-            let opane = &mut pane.objects[slot];
             let (i, present) = self.pages.entry(key.0, key.1);
             let e = self.pages.slot_mut(i);
             if present {
@@ -432,12 +501,8 @@ impl PoolState {
                 e.pos = self.olken.mark_next();
                 let scaled = if rate >= 1.0 { d } else { (d as f64 / rate) as u64 };
                 let b = self.buckets.index(scaled);
-                let hist = &mut pane.hist[a];
-                if hist.len() <= b {
-                    hist.resize(b + 1, 0.0);
-                }
-                hist[b] += w;
-                *opane.hist.entry(((a as u32) << 28) | b as u32).or_insert(0.0) += w;
+                pane.count(slot, a, b, w);
+                let opane = &mut pane.objects[slot];
                 if pid > e.pane {
                     pane.c.touched += w;
                     opane.c.touched += w;
@@ -447,6 +512,7 @@ impl PoolState {
                     e.pane = pid;
                 }
             } else {
+                let opane = &mut pane.objects[slot];
                 e.pos = self.olken.mark_next();
                 e.pane = pid;
                 pane.c.cold[a] += w;
@@ -525,8 +591,8 @@ impl PoolState {
             for (slot, o) in p.objects.iter().enumerate() {
                 let obj = &self.slot_objects[slot];
                 let h = hists.entry(*obj).or_default();
-                for (k, v) in o.hist.iter() {
-                    *h.entry(*k).or_insert(0.0) += v;
+                for (k, v) in p.object_hist(slot) {
+                    *h.entry(k).or_insert(0.0) += v;
                 }
                 let c = corrections.entry(*obj).or_insert([0.0; TYPES]);
                 for (a, ca) in c.iter_mut().enumerate() {
@@ -624,6 +690,49 @@ mod tests {
     }
 
     #[test]
+    fn object_curves_equal_brute_force_lru_as_objects_join_panes() {
+        // Panes where one object counts alone (its histogram is the pane's), where a second
+        // joins mid-pane (the first one's is copied out), and where several interleave; and a
+        // compaction or more on the way.
+        let mut rng = Rng(40);
+        let refs: Vec<(f64, u32, u64)> = (0..40_000)
+            .map(|i| {
+                let t = i as f64 * 0.01; // 100 s per 10,000: four panes of 100 s
+                let obj = match i {
+                    0..=9_999 => 7,                                       // pane 0: object 7 alone
+                    10_000..=12_999 => 3,                                 // pane 1: object 3 alone ...
+                    13_000..=19_999 => [3, 7][rng.below(2) as usize],     // ... then 7 joins
+                    20_000..=29_999 => [3, 7, 11][rng.below(3) as usize], // pane 2: three
+                    _ => 9,                                               // pane 3: object 9 alone
+                };
+                (t, obj, rng.skewed(3000))
+            })
+            .collect();
+        let mut p = PoolState::new(Mode::Exact, 1.0, 14, 0, 100.0, 15);
+        feed(&mut p, &refs);
+        assert_eq!(p.panes.len(), 4);
+        let solos: Vec<u32> = p.panes.iter().map(|q| q.solo).collect();
+        assert_eq!(solos, vec![p.slots[&7], MANY, MANY, p.slots[&9]]);
+        let keys: Vec<(u32, u64)> = refs.iter().map(|r| (r.1, r.2)).collect();
+        let d = naive_distances(&keys);
+        let sizes = [1u64, 30, 300, 1000, 2500];
+        for (obj, curve) in p.object_curves(&sizes, 0) {
+            for (k, size) in sizes.iter().enumerate() {
+                let want = keys
+                    .iter()
+                    .zip(&d)
+                    .filter(|(key, d)| key.0 == obj && matches!(d, Some(d) if d < size))
+                    .count() as f64;
+                assert_eq!(curve[k].iter().sum::<f64>(), want, "object {obj}, size {size}");
+            }
+        }
+        // The last pane alone: object 9's curve is the pool's, the others count nothing.
+        let last = p.object_curves(&sizes, 1);
+        assert_eq!(last[&9], p.curve(&sizes, 1));
+        assert!(last[&3].iter().all(|h| h.iter().all(|&v| v == 0.0)));
+    }
+
+    #[test]
     fn shards_fixed_rate_is_close_to_exact() {
         let refs = trace(32, 200_000, 40_000);
         let mut exact = PoolState::new(Mode::Exact, 1.0, 12, 0, 1e9, 15);
@@ -693,7 +802,7 @@ mod tests {
         assert_eq!(p.panes[0].mini, q.panes[0].mini);
         // Another policy starts cold.
         p.retarget_minis(Policy::Fifo, vec![600], 1.0, 80.0, &[], &[]);
-        assert_eq!(p.minis.as_ref().map(|m| m.caches[0].len()), Some(0));
+        assert_eq!(p.minis.as_ref().map(|m| m.caches.len(0)), Some(0));
     }
 
     #[test]

@@ -32,11 +32,21 @@ pub struct PageTable {
 impl Default for PageTable {
     fn default() -> Self {
         PageTable {
-            slots: vec![FREE; 1024],
+            slots: free_slots(1024),
             bits: 10,
             len: 0,
         }
     }
+}
+
+/// `n` free slots. A big table is asked to be backed by 2 MiB pages before its first touch:
+/// its probes land anywhere in it, and with 4 KiB pages nearly each one (and each prefetch)
+/// also misses the TLB.
+fn free_slots(n: usize) -> Vec<Slot> {
+    let mut v: Vec<Slot> = Vec::with_capacity(n);
+    crate::huge::advise(&v);
+    v.resize(n, FREE);
+    v
 }
 
 #[inline]
@@ -58,6 +68,9 @@ impl PageTable {
         self.len == 0
     }
 
+    /// Start loading the lines a probe for (obj, page) reads: its home slot's line and the
+    /// next (a 24-byte slot straddles two lines one time in four, and probes run on; the second
+    /// line measured about 30 % more refs/s in exact mode, a third none).
     #[inline]
     pub fn prefetch(&self, obj: u32, page: u64) {
         #[cfg(target_arch = "x86_64")]
@@ -65,6 +78,7 @@ impl PageTable {
             use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let p = self.slots.as_ptr().add(self.home(obj, page)) as *const i8;
             _mm_prefetch(p, _MM_HINT_T0);
+            _mm_prefetch(p.wrapping_add(64), _MM_HINT_T0);
         }
     }
 
@@ -101,7 +115,14 @@ impl PageTable {
         &mut self.slots[i]
     }
 
+    /// The slot of (obj, page), if any.
+    #[inline]
+    pub fn get(&self, obj: u32, page: u64) -> Option<&Slot> {
+        self.find(obj, page).map(|i| &self.slots[i])
+    }
+
     /// Index of the slot holding (obj, page), if any.
+    #[inline]
     fn find(&self, obj: u32, page: u64) -> Option<usize> {
         let mask = self.slots.len() - 1;
         let mut i = self.home(obj, page);
@@ -148,9 +169,9 @@ impl PageTable {
     }
 
     fn grow(&mut self) {
-        let old = std::mem::replace(&mut self.slots, vec![FREE; 0]);
+        let old = std::mem::take(&mut self.slots);
         self.bits += 1;
-        self.slots = vec![FREE; 1usize << self.bits];
+        self.slots = free_slots(1usize << self.bits);
         let mask = self.slots.len() - 1;
         for s in old.into_iter().filter(|s| s.pos != EMPTY) {
             let mut i = self.home(s.obj, s.page);
