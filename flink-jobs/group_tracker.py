@@ -208,7 +208,8 @@ class GroupTracker:
         self.add_member(member)
         mi = self.members.index(member)
         times = b.times()
-        if not len(times):
+        if b.is_mark:  # the member sent every getpage before end_time: the group may pass it
+            self._passed(member, b.end_time / 1e6, emit)
             return 0
         lut = np.fromiter((self._code(n) for n in b.object_names), dtype=np.int32, count=len(b.object_names))
         chunk = _Chunk(mi, times, lut[b.objects], b.pages.astype(np.uint64), b.function_codes())
@@ -221,17 +222,21 @@ class GroupTracker:
             self.late += late
         if len(chunk.times):
             self.buffer.append(chunk)
+        self._passed(member, float(times.max()), emit)
+        if self.buffered > self.max_buffer:
+            self._shed(emit)
+        return late
+
+    def _passed(self, member: str, latest: float, emit: list[GroupEmission]) -> None:
+        """The member's stream has reached `latest`: feed what every member has passed."""
         ms = self.member_state[member]
-        ms.latest = max(float(times.max()), ms.latest or -math.inf)
+        ms.latest = max(latest, ms.latest or -math.inf)
         # Every member must have passed a time before it is fed: one not heard from yet holds
         # the group back until the watermark (or the quiet flush) moves it on. A group learned
         # from its records waits for a second member the same way (the first alone is no group).
         passed = [s.latest for m, s in self.member_state.items() if m in self.members]
         if all(p is not None for p in passed) and (self.configured or len(passed) > 1):
             self.advance(min(p for p in passed if p is not None), emit, inclusive=False)
-        if self.buffered > self.max_buffer:
-            self._shed(emit)
-        return late
 
     def _code(self, name: str) -> int:
         code = self.object_codes.get(name)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import struct
 import time
 from collections.abc import Callable, Sequence
@@ -193,6 +194,8 @@ class PoolTracker:
         fed = self._feed(b, on_emit, start)
         # A late batch's earlier end must not lower the mark a producer's resend is judged by.
         self.last_sequence, self.last_end_us = b.sequence, max(self.last_end_us or 0, b.end_time)
+        if b.is_mark:  # the source sent every getpage before end_time: a pane ended by then is whole
+            self.flush(math.floor(b.end_time / 1e6 / self.pane_seconds), on_emit)
         return fed
 
     def _feed(self, batch: GetpageBatch, on_emit: OnEmit, start: int) -> int:

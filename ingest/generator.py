@@ -38,7 +38,7 @@ from poolsight.ingest.datasharing import HIT_OF_OUTCOME, OUTCOMES, SYNC_READ_OUT
 from poolsight.ingest.scenario import MemorySpec, ObjectSpec, PatternSpec, PoolSpec, Scenario
 from poolsight.ingest.stats_common import empty_pool_stats
 from poolsight.ingest.zos.writer import ZosTraceWriter
-from poolsight.schemas.getpage import ACCESS_LETTERS, FUNCTION_LETTERS
+from poolsight.schemas.getpage import ACCESS_LETTERS, FUNCTION_LETTERS, GetpageBatch
 from poolsight.simulator.group import gbp_name
 
 U32 = npt.NDArray[np.uint32]
@@ -256,6 +256,9 @@ class Sink(Protocol):
     def stats(self, schema: str, record: dict[str, Any]) -> None: ...
     def outcomes(self, rows: list[OutcomeCounts]) -> None:
         """Data sharing: the interval's getpages by outcome, the ground truth (no product record)."""
+
+    def progress(self, source: str, pool: str, before: float) -> None:
+        """Every getpage of (source, pool) before `before` (epoch s) has been given to the sink."""
 
     def close(self) -> None: ...
 
@@ -551,6 +554,13 @@ class Generator:
         out: list[int] = np.round(varied + (np.asarray(pages) - 1) * spec.page_transfer_us).astype(np.int64).tolist()
         return out
 
+    def _progress(self, sink: Sink) -> None:
+        """Every pool's getpages before now are out: a consumer may close panes ended by now
+        (a quiet pool's too) without waiting on the wall clock."""
+        for member in self.sc.members:
+            for pool in self.workload.pool_names:
+                sink.progress(member, pool, self.t)
+
     def _close_interval(self, start: float, sink: Sink) -> None:
         end = self.t
         for mi, member in enumerate(self.sc.members):
@@ -671,11 +681,13 @@ class Generator:
                     time.sleep(delay)
             if self.t >= interval_start + interval_len - 1e-9:  # the interval ran at the old setting
                 self._close_interval(interval_start, sink)
+                self._progress(sink)
                 interval_start = self.t
             while alters and self.t >= self.start_time + alters[0].at_seconds - 1e-9:
                 self._alter(alters.pop(0), sink)
         if self.t > interval_start:
             self._close_interval(interval_start, sink)
+        self._progress(sink)
         sink.close()
         self.totals.seconds = time.monotonic() - started
         return self.totals
@@ -773,6 +785,11 @@ class KafkaSink:
 
     def outcomes(self, rows: list[OutcomeCounts]) -> None:
         pass  # the generator's ground truth; the product's topics have no place for it
+
+    def progress(self, source: str, pool: str, before: float) -> None:
+        key = f"gp|{source}|{pool}"
+        if key in self.seq:  # a pool that sent nothing has no pane to close
+            self.producer.send_batches([GetpageBatch.mark(source, pool, self._next(key), round(before * 1e6))])
 
     def close(self) -> None:
         self.producer.flush()
@@ -907,6 +924,9 @@ class FileSink:
             ):
                 self._write_page()
             self._page.append(record)
+
+    def progress(self, source: str, pool: str, before: float) -> None:
+        pass  # a trace file's reader knows where it ends; the CSV has no row for it
 
     def outcomes(self, rows: list[OutcomeCounts]) -> None:
         if self.outcome_rows is None:

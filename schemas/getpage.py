@@ -95,6 +95,20 @@ class GetpageBatch:
     def events(self) -> int:
         return len(self.pages)
 
+    @property
+    def is_mark(self) -> bool:
+        """A batch with no events is the source's progress mark: every getpage of the pool
+        before `end_time` has been sent (so a pane ending by then can close at once)."""
+        return len(self.pages) == 0
+
+    @classmethod
+    def mark(cls, source: str, pool: str, sequence: int, before_us: int) -> GetpageBatch:
+        """The progress mark of (source, pool) at `before_us` (epoch microseconds)."""
+        empty = np.zeros(0, dtype=np.int64)
+        return cls(
+            source, pool, sequence, before_us, before_us, [], empty, empty.astype(np.intp), empty, b"", b"", None, 0
+        )
+
     def times(self) -> npt.NDArray[np.float64]:
         """Event times in seconds since the epoch."""
         out: npt.NDArray[np.float64] = (self.start_time + self.time_offset.astype(np.int64, copy=False)) / 1e6

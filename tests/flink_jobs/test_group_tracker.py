@@ -432,3 +432,28 @@ def test_a_vpsize_change_restarts_a_tracker_just_restored() -> None:
     assert restored.sim_bytes is not None
     restored.set_attributes("DB2A", {**_attrs("DB2A"), "vpsize": 999})
     assert restored.sim_bytes is None and restored.member_state["DB2A"].vpsize == 999
+
+
+def test_every_members_progress_mark_closes_the_last_pane_as_the_quiet_flush_would() -> None:
+    members = ("DB2A", "DB2B")
+    tr = _trace(members, seed=9)
+    batches = _interleaved(_batches(tr, members), 2)
+    flushed: list[GroupEmission] = []
+    t = _tracker(members)
+    for b in batches:
+        t.add(b.source, b, flushed)
+    open_panes = len(flushed)
+    t.flush(flushed)
+    end_us = round((T0 + 300) * 1e6)  # the trace's last pane ends at T0 + 300 s
+    marked: list[GroupEmission] = []
+    t = _tracker(members)
+    for b in batches:
+        t.add(b.source, b, marked)
+    assert len(marked) == open_panes  # the last pane waits for every member
+    t.add("DB2A", GetpageBatch.mark("DB2A", "BP1", 99, end_us), marked)
+    assert len(marked) == open_panes  # DB2B may still send getpages of it
+    t.add("DB2B", GetpageBatch.mark("DB2B", "BP1", 99, end_us - 1), marked)
+    assert len(marked) == open_panes  # nor until DB2B's mark passes its end
+    t.add("DB2B", GetpageBatch.mark("DB2B", "BP1", 100, end_us), marked)
+    assert len(marked) == open_panes + 1
+    assert _curve(marked) == _curve(flushed)

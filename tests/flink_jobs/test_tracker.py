@@ -194,3 +194,25 @@ def test_working_set_change_per_object_follows_the_panes() -> None:
             rows += 1
     assert rows >= 3 * (len(ems) - 1)
     assert all(r["change_pages"] is None for r in ems[0].working_set)
+
+
+def test_a_progress_mark_closes_the_panes_it_passed_and_only_those() -> None:
+    tr = _trace()
+    batches = _batches(tr)
+    last = int(tr["t"].max() // 60)
+    t = PoolTracker("S", "BP1")
+    t.set_size(500)
+    ems: list[Emission] = []
+    for b in batches:
+        t.feed(b, lambda e, _i: ems.append(e))
+    assert ems[-1].pane == last - 1
+
+    def mark(seq: int, before_s: float) -> GetpageBatch:
+        return GetpageBatch.from_record(GetpageBatch.mark("S", "BP1", seq, round(before_s * 1e6)).record())
+
+    assert t.feed(mark(len(batches), (last + 1) * 60 - 1e-6), lambda e, _i: ems.append(e)) == 0
+    assert ems[-1].pane == last - 1  # a getpage of the last pane may still come
+    t.feed(mark(len(batches) + 1, (last + 1) * 60), lambda e, _i: ems.append(e))
+    assert [_strip(e) for e in ems] == [_strip(e) for e in _run(batches)]  # as the quiet flush closes it
+    t.feed(mark(len(batches) + 1, (last + 1) * 60), lambda e, _i: ems.append(e))  # sent again: skipped
+    assert t.duplicates == 1 and t.open_pane is None
