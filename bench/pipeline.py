@@ -25,6 +25,7 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,18 +93,37 @@ def _commits(since: float) -> list[float]:
 
 
 STAGES = ("close", "commit", "visible")
+# `commit` in parts, when the JobManager still knew the pane's checkpoint.
+COMMIT_PARTS = ("checkpoint_wait", "checkpoint", "iceberg_commit")
 
 
-def stages(sent: float, emitted: float, seen: float, commits: list[float]) -> dict[str, float] | None:
+def stages(
+    sent: float, emitted: float, seen: float, commits: list[float], checkpoints: Sequence[tuple[float, float]] = ()
+) -> dict[str, float] | None:
     """Where a pane's freshness went: `close` from its last batch sent to the job emitting it
-    (the pane waits for its pool's next pane, the watermark or the idle flush), `commit` from
-    there to the Iceberg commit that made it visible (the next checkpoint and the commit itself:
-    the last snapshot committed before it was seen), `visible` from that commit to Trino showing
-    it (metadata caching and this poller's interval). None when no commit lies in between."""
+    (the batch's way through Kafka and the Python bundle to the tracker, which emits the pane at
+    its pool's next getpage or progress mark; else the watermark or the idle flush), `commit`
+    from there to the Iceberg commit that made it visible, `visible` from that commit to Trino
+    showing it (metadata caching, this poller's interval and its query). With the checkpoints
+    (trigger, completed), `commit` splits into `checkpoint_wait` (to the next checkpoint's
+    trigger), `checkpoint` (its barriers through the job) and `iceberg_commit` (from its
+    completion to the snapshot: the committers' work). None when no commit lies in between."""
     made = [c for c in commits if emitted <= c <= seen]
     if not made:
         return None
-    return {"close": emitted - sent, "commit": made[-1] - emitted, "visible": seen - made[-1]}
+    cp = min((c for c in checkpoints if c[0] >= emitted), default=None)
+    after = [c for c in made if cp is not None and c >= cp[1]]
+    if cp is None or not after:  # the checkpoint is no longer in the JobManager's history
+        return {"close": emitted - sent, "commit": made[-1] - emitted, "visible": seen - made[-1]}
+    c = after[0]
+    return {
+        "close": emitted - sent,
+        "commit": c - emitted,
+        "visible": seen - c,
+        "checkpoint_wait": cp[0] - emitted,
+        "checkpoint": cp[1] - cp[0],
+        "iceberg_commit": c - cp[1],
+    }
 
 
 def _group_done(group: str) -> float | None:
@@ -159,9 +179,14 @@ def _phase(
     members: list[str] | None = None,
     group: str | None = None,
     poll_seconds: float = POLL_SECONDS,
+    whole_panes: bool = False,
+    job_id: str | None = None,
 ) -> Phase:
     """The scenario's workload, as `members`, for `seconds` of wall time; waits until Trino shows
-    all of it (and, with `group`, the group simulation's last pane)."""
+    all of it (and, with `group`, the group simulation's last pane). With `whole_panes` (paced:
+    the wall clock is not the limit) the run covers whole panes of event time, and its last
+    progress mark closes the last pane as the next pane's getpages close the others (a stream
+    cut mid-pane leaves that pane to the job's idle flush)."""
     members = members or members_for(sc)
     sc = type(sc)(**{**sc.__dict__, "members": members})
     sink = TimedSink(producer, PANE_SECONDS)
@@ -173,6 +198,7 @@ def _phase(
     stop = threading.Event()
     group_end: list[float | None] = [None]  # the group's latest pane end, and when each was first seen
     group_seen: dict[float, float] = {}
+    checkpoints: dict[int, tuple[float, float]] = {}  # the JobManager keeps only the latest few
 
     def poll() -> None:
         while not stop.is_set():
@@ -181,6 +207,10 @@ def _phase(
                 done = _group_done(group) if group else None
             except Exception:  # Trino busy: try again at the next poll
                 vis, done = {}, None
+            try:
+                checkpoints.update(jobs.completed_checkpoints(load_settings(), job_id) if job_id else {})
+            except (OSError, ValueError):
+                pass
             now = time.time()
             for k, (n, e) in vis.items():
                 seen.setdefault(k, now)
@@ -195,7 +225,11 @@ def _phase(
     poller.start()
     before = cpu_profile.snapshot(load_settings().run_dir)
     t0 = time.time()
-    totals = gen.run(sink, duration=seconds * 1000, rate=rate, wall_limit=seconds)
+    if whole_panes and rate:
+        panes = max(1, round(seconds * rate / event_rate / PANE_SECONDS))
+        totals = gen.run(sink, duration=panes * PANE_SECONDS, rate=rate, wall_limit=2 * seconds)
+    else:
+        totals = gen.run(sink, duration=seconds * 1000, rate=rate, wall_limit=seconds)
     deadline = time.time() + 600
     while time.time() < deadline and sum(counts.values()) < totals.getpages:
         time.sleep(1)
@@ -209,9 +243,10 @@ def _phase(
         commits = _commits(since)
     except Exception:  # Trino busy: no breakdown this phase
         commits = []
-    per_stage: dict[str, list[float]] = {k: [] for k in STAGES}
+    per_stage: dict[str, list[float]] = {k: [] for k in (*STAGES, *COMMIT_PARTS)}
+    marks = sorted(checkpoints.values())
     for k in seen:
-        st = stages(sink.sent[k], emitted[k], seen[k], commits) if k in sink.sent else None
+        st = stages(sink.sent[k], emitted[k], seen[k], commits, marks) if k in sink.sent else None
         for name, v in (st or {}).items():
             per_stage[name].append(v)
     last = max(
@@ -262,7 +297,8 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=75.0, help="wall seconds the generator runs flat out")
     p.add_argument("--scenario", default="day-posting")
     p.add_argument("--event-rate", type=float, default=100_000.0, help="getpages per second of event time")
-    p.add_argument("--checkpoint-seconds", type=float, default=5.0)
+    p.add_argument("--checkpoint-seconds", type=float, default=JobOptions.checkpoint_seconds)
+    p.add_argument("--bundle-ms", type=int, default=JobOptions.bundle_ms, help="the jobs' Python bundle time")
     p.add_argument("--fresh-seconds", type=float, default=90.0, help="wall seconds of the paced phase")
     p.add_argument(
         "--fresh-share",
@@ -287,7 +323,10 @@ def main() -> None:
     up(s)
     jobs.cancel_all(s)
     job = JobOptions(
-        group=f"bench-{uuid.uuid4().hex[:8]}", checkpoint_seconds=a.checkpoint_seconds, start_from="latest"
+        group=f"bench-{uuid.uuid4().hex[:8]}",
+        checkpoint_seconds=a.checkpoint_seconds,
+        start_from="latest",
+        bundle_ms=a.bundle_ms,
     )
     sc = load(a.scenario)
     producer = AvroProducer(kafka_access(s), registry_access(s), client_id="bench-pipeline")
@@ -295,15 +334,27 @@ def main() -> None:
     without = SimulationOptions(registry_access(s), idle_flush_seconds=5.0, discover_groups=False)
     _start_at_ends(s, job.group)
     jid = jobs.submit(s, "simulation", job, without)
-    flat = _phase(sc, producer, a.seconds, a.event_rate, None)
+    flat = _phase(sc, producer, a.seconds, a.event_rate, None, job_id=jid)
     paced_rate = max(1000.0, flat.rate() * a.fresh_share)
     # Paced: event time runs 10x wall time, so a 60 s pane closes every 6 s.
-    paced = _phase(sc, producer, a.fresh_seconds, paced_rate / 10, paced_rate, poll_seconds=PACED_POLL_SECONDS)
+    paced = _phase(
+        sc,
+        producer,
+        a.fresh_seconds,
+        paced_rate / 10,
+        paced_rate,
+        poll_seconds=PACED_POLL_SECONDS,
+        whole_panes=True,
+        job_id=jid,
+    )
     jobs.cancel(s, jid)
 
     def peer(group: str | None = None, **options: Any) -> Phase:
         job = JobOptions(
-            group=f"bench-{uuid.uuid4().hex[:8]}", checkpoint_seconds=a.checkpoint_seconds, start_from="latest"
+            group=f"bench-{uuid.uuid4().hex[:8]}",
+            checkpoint_seconds=a.checkpoint_seconds,
+            start_from="latest",
+            bundle_ms=a.bundle_ms,
         )
         members = members_for(sc)
         if group:
@@ -312,7 +363,7 @@ def main() -> None:
         _start_at_ends(s, job.group)
         jid = jobs.submit(s, "simulation", job, o)
         try:
-            return _phase(sc, producer, a.seconds, a.event_rate, None, members, group)
+            return _phase(sc, producer, a.seconds, a.event_rate, None, members, group, job_id=jid)
         finally:
             jobs.cancel(s, jid)
 
@@ -356,6 +407,7 @@ def main() -> None:
         "freshness_p50_s": paced.pct(50),
         "freshness_p95_s": paced.pct(95),
         "freshness_stages_s": paced.stage_pcts(),
+        "bundle_ms": a.bundle_ms,
         "lru_only_getpages_per_s": None if lru is None else round(lru.rate()),
         "lru_only_visible_getpages": None if lru is None else lru.visible,
         "pool_policy_throughput_ratio": None if lru is None else round(flat.rate() / lru.rate(), 3),
@@ -383,7 +435,11 @@ def main() -> None:
     )
     print("  where a pane's seconds went (paced), p50 / p95:")
     for name, q in paced.stage_pcts().items():
-        print(f"    {name:8} {q['p50']} / {q['p95']} s")
+        print(f"    {name:16} {q['p50']} / {q['p95']} s")
+    print(
+        f"  (commit's parts over the {len(paced.stages['checkpoint'])} panes whose checkpoint the JobManager "
+        f"still listed; checkpoints every {a.checkpoint_seconds:g} s, Python bundles of {a.bundle_ms} ms)"
+    )
     print(f"\nwhere the CPU went, flat out (kernel decoding), over {flat.wall_seconds:.1f} s:")
     print(cpu_profile.table(flat.cpu, flat.visible, flat.wall_seconds))
     if fastavro is not None:

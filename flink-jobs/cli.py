@@ -17,6 +17,7 @@ from poolsight.argtypes import (
     Checked,
     Keyword,
     real,
+    whole,
 )
 from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.group_tracker import parse_groups, settings_groups
@@ -45,6 +46,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     s.add_argument(
         "--out-of-orderness", type=SECONDS_OR_ZERO, default=5.0, help="watermark delay, seconds of event time"
+    )
+    s.add_argument(
+        "--bundle-ms",
+        type=whole(1, noun="a number of milliseconds"),
+        default=JobOptions.bundle_ms,
+        help="longest wait of a record for the Python operators (PyFlink's bundle time): lower shows a "
+        "closed pane sooner, each bundle costs a round trip to the Python worker",
     )
     s.add_argument(
         "--idle-source",
@@ -221,6 +229,7 @@ def run(a: argparse.Namespace) -> int:
             idle_source_seconds=a.idle_source,
             start_from=a.start_from,
             parallelism=a.parallelism,
+            bundle_ms=a.bundle_ms,
         )
         options: SimulationOptions | StatisticsOptions
         if kind == "simulation":

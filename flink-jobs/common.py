@@ -38,6 +38,7 @@ def environment(s: Settings, name: str, opts: JobOptions) -> tuple[StreamExecuti
     conf.set_string("rest.address", address)
     conf.set_string("rest.port", str(port))
     conf.set_string("pipeline.name", name)
+    conf.set_string("python.fn-execution.bundle.time", str(opts.bundle_ms))
     if opts.restore_from:  # Kafka offsets, keyed state and the sinks' pending commits, together
         conf.set_string("execution.state-recovery.path", opts.restore_from)
     # The Python workers run inside the TaskManager ("process"), not in this short-lived
@@ -53,7 +54,14 @@ def environment(s: Settings, name: str, opts: JobOptions) -> tuple[StreamExecuti
     )
     t_env = StreamTableEnvironment.create(env)
     tconf = t_env.get_config()
-    for k in ("execution.target", "rest.address", "rest.port", "pipeline.name", "execution.state-recovery.path"):
+    for k in (
+        "execution.target",
+        "rest.address",
+        "rest.port",
+        "pipeline.name",
+        "python.fn-execution.bundle.time",
+        "execution.state-recovery.path",
+    ):
         if conf.contains_key(k):
             tconf.set(k, conf.get_string(k, ""))
     if opts.idle_source_seconds > 0:

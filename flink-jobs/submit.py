@@ -187,6 +187,17 @@ def _checkpoints(s: Settings, job_id: str | None) -> dict[str, Any] | None:
     }
 
 
+def completed_checkpoints(s: Settings, job_id: str) -> dict[int, tuple[float, float]]:
+    """The job's recent completed checkpoints (the JobManager keeps the last few): id -> (when
+    triggered, when the last task acknowledged it), epoch seconds."""
+    history = _rest(s, f"/jobs/{job_id}/checkpoints").get("history") or []
+    return {
+        int(h["id"]): (h["trigger_timestamp"] / 1000, (h["trigger_timestamp"] + h["end_to_end_duration"]) / 1000)
+        for h in history
+        if h.get("status") == "COMPLETED" and not h.get("is_savepoint")
+    }
+
+
 def wait_running(s: Settings, job_id: str, timeout: float = 120) -> None:
     """Until every task of the job is running (sources reading); raises if the job fails."""
     deadline = time.monotonic() + timeout
