@@ -6,7 +6,10 @@ tests), its getpage batches of 4096 and of 16384 events encoded as the producer 
 directly: the peer is today's path, fastavro + `GetpageBatch.from_record` (`decode`); the other
 is the compiled kernel (`read`). Then the job's whole work per record, decoding and
 `PoolTracker.feed` (one tracker per pool, the pool's attributes applied first), both ways, so
-decoding's share of it shows. Medians of --runs passes; the last line is one JSON object.
+decoding's share of it shows. And the producers' encoding of the same batches, by `AvroEncoder`
+(schema id given): `encode` of `record()` (fastavro, the peer) against `encode_batch` (the
+compiled kernel), after checking they give the same bytes. Medians of --runs passes; the last
+line is one JSON object.
 """
 
 from __future__ import annotations
@@ -30,11 +33,12 @@ from poolsight.infra.registry_access import registry_access
 from poolsight.ingest.generator import Generator, KafkaSink
 from poolsight.ingest.scenario import load
 from poolsight.schemas.getpage import GetpageBatch
-from poolsight.schemas.wire import WIRE, AvroDecoder
+from poolsight.schemas.wire import WIRE, AvroDecoder, AvroEncoder
 from poolsight.simulator import SimConfig
 
 SCHEMA_ID = 1
 Decode = Callable[[bytes], GetpageBatch]
+Encode = Callable[[GetpageBatch], bytes]
 
 
 class Recorder:
@@ -55,9 +59,11 @@ class Recorder:
         pass
 
 
-def corpus(scenario: str, getpages: int, batch: int, seed: int) -> tuple[list[bytes], list[dict[str, Any]]]:
-    """Framed getpage batches of `batch` events at most (as the producer writes them), and the
-    pools' attributes."""
+def corpus(
+    scenario: str, getpages: int, batch: int, seed: int
+) -> tuple[list[bytes], list[dict[str, Any]], list[GetpageBatch]]:
+    """Framed getpage batches of `batch` events at most (as the producer writes them), the pools'
+    attributes, and the batches as the generator made them."""
     rec = Recorder()
     Generator(load(scenario), seed=seed).run(KafkaSink(rec, batch_getpages=batch), getpages=getpages)
     out = []
@@ -66,7 +72,7 @@ def corpus(scenario: str, getpages: int, batch: int, seed: int) -> tuple[list[by
         buf.write(WIRE.pack(0, SCHEMA_ID))
         fastavro.schemaless_writer(buf, schemas.parsed("getpage_batch"), b.record())
         out.append(buf.getvalue())
-    return out, rec.attributes
+    return out, rec.attributes, rec.batches
 
 
 def decoders() -> tuple[Decode, Decode]:
@@ -83,6 +89,30 @@ def decoders() -> tuple[Decode, Decode]:
         return b
 
     return fastavro_path, kernel_path
+
+
+class KnownIds(AvroEncoder):
+    """An encoder whose schema id is known: no registry."""
+
+    def schema_id(self, schema_name: str) -> int:
+        return SCHEMA_ID
+
+
+def encoders() -> tuple[Encode, Encode]:
+    """(fastavro: encode of record(), kernel: encode_batch), as the producers call them."""
+    e = KnownIds(registry_access(load_settings()), patience=0)
+
+    def fastavro_path(b: GetpageBatch) -> bytes:
+        return e.encode("getpage_batch", b.record())
+
+    return fastavro_path, e.encode_batch
+
+
+def encode_seconds(encode: Encode, batches: list[GetpageBatch]) -> float:
+    t = time.perf_counter()
+    for b in batches:
+        encode(b)
+    return time.perf_counter() - t
 
 
 def same(a: GetpageBatch, b: GetpageBatch) -> bool:
@@ -140,9 +170,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     values: list[bytes] = []
     attributes: list[dict[str, Any]] = []
+    made: list[GetpageBatch] = []
     for i, batch in enumerate((4096, 16_384)):
-        v, attrs = corpus(a.scenario, a.getpages, batch, seed=3 + i)
+        v, attrs, bs = corpus(a.scenario, a.getpages, batch, seed=3 + i)
         values += v
+        made += bs
         attributes = attributes or attrs
     fastavro_path, kernel_path = decoders()
     batches = [fastavro_path(v) for v in values]
@@ -162,6 +194,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"decode  kernel                 {getpages / kern / 1e6:8.2f} M getpages/s  ({kern:.3f} s)")
     print(f"        ratio {fast / kern:.1f}x")
 
+    enc_fast, enc_kern = encoders()
+    if [enc_kern(b) for b in made] != values:
+        raise SystemExit("bench-decode: the kernel encoded a batch differently from fastavro")
+    efast = median_of(a.runs, lambda: encode_seconds(enc_fast, made))
+    ekern = median_of(a.runs, lambda: encode_seconds(enc_kern, made))
+    print(f"encode  fastavro (record())    {getpages / efast / 1e6:8.2f} M getpages/s  ({efast:.3f} s)")
+    print(f"encode  kernel (encode_batch)  {getpages / ekern / 1e6:8.2f} M getpages/s  ({ekern:.3f} s)")
+    print(f"        ratio {efast / ekern:.1f}x")
+
     config = SimConfig(mode=a.mode)
     job_fast = median_of(a.job_runs, lambda: job_seconds(fastavro_path, values, attributes, config))
     job_kern = median_of(a.job_runs, lambda: job_seconds(kernel_path, values, attributes, config))
@@ -180,6 +221,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "decode_share_kernel": round(kern / job_kern, 3),
         "decode_share_fastavro": round(fast / job_fast, 3),
         "mode": a.mode,
+        "encode_kernel_getpages_per_s": round(getpages / ekern),
+        "encode_fastavro_getpages_per_s": round(getpages / efast),
+        "encode_ratio": round(efast / ekern, 2),
     }
     print(json.dumps(result))
     return result

@@ -19,7 +19,14 @@ from poolsight.infra.registry_access import RegistryAccess
 from poolsight.ingest.interrupt import deferred_interrupt
 from poolsight.names import EVENT_TIME_HEADER, SCHEMA_TOPICS
 from poolsight.schemas.getpage import GetpageBatch
-from poolsight.schemas.wire import MAX_RAW, AvroEncoder, RegistryAway, event_time_ms, registry_reachable
+from poolsight.schemas.wire import (
+    MAX_RAW,
+    AvroEncoder,
+    RegistryAway,
+    batch_event_time_ms,
+    event_time_ms,
+    registry_reachable,
+)
 
 
 @dataclass
@@ -159,7 +166,8 @@ class AvroProducer:
         self.metrics.bytes += len(value)
 
     def send_batch(self, batch: GetpageBatch) -> None:
-        self.send("getpage_batch", batch.key, batch.record(), getpages=batch.getpages)
+        value = self.encoder.encode_batch(batch)
+        self.send_encoded("getpage_batch", batch.key, value, batch_event_time_ms(batch), getpages=batch.getpages)
 
     def send_batches(self, batches: list[GetpageBatch]) -> None:
         for b in batches:

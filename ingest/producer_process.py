@@ -1,12 +1,13 @@
 """An AvroProducer in a child process: Avro encoding and sending on a core of their own.
 
-fastavro's encoding of the getpage arrays costs about as much as generating them
-(workload and buffer-pool models), and both need the GIL. The generator hands
-records and getpage batches (numpy columns, cheap to pickle) to this process
-over a bounded queue, so the two halves run on two cores; the queue's bound
-keeps a fast producer side from piling up memory. A failure in the child
-(registry or Kafka unreachable, a record the schema refuses) is raised in the
-caller at its next call; the child ends when its parent does.
+Producing (encoding, librdkafka's compression and sending) and generating (workload and
+buffer-pool models) both need the GIL. The split was made when fastavro encoded the getpage
+arrays, at about the cost of generating them; the compiled kernel encodes them now
+(AvroEncoder.encode_batch). The generator hands records and getpage batches (numpy columns,
+cheap to pickle) to this process over a bounded queue, so the two halves run on two cores; the
+queue's bound keeps a fast producer side from piling up memory. A failure in the child
+(registry or Kafka unreachable, a record the schema refuses) is raised in the caller at its
+next call; the child ends when its parent does.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from poolsight.infra.kafka_access import KafkaAccess
 from poolsight.infra.registry_access import RegistryAccess
 from poolsight.ingest.kafka_io import FLUSH_TIMEOUT_S, AvroProducer, Metrics
 from poolsight.schemas.getpage import GetpageBatch
-from poolsight.schemas.wire import AvroEncoder, event_time_ms
+from poolsight.schemas.wire import AvroEncoder, batch_event_time_ms
 
 
 @dataclass(frozen=True)
@@ -174,8 +175,7 @@ class ProducerProcess:
         encoded = []
         try:
             for b in batches:
-                rec = b.record()
-                encoded.append((b.key, enc.encode("getpage_batch", rec), event_time_ms(rec), b.getpages))
+                encoded.append((b.key, enc.encode_batch(b), batch_event_time_ms(b), b.getpages))
         except Exception as exc:  # the child would fail the same way: the whole sender has failed
             self._failed = f"{type(exc).__name__}: {exc}"
             raise RuntimeError(f"producer process: {self._failed}") from exc

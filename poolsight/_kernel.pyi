@@ -153,6 +153,24 @@ GetpageColumns = tuple[
 def decode_getpage_batch(data: bytes, start: int = 0) -> GetpageColumns:
     """The GetpageBatch v1 Avro body in data[start:]. Raises AvroError (malformed) or ValueError (columns disagree)."""
 
+def encode_getpage_batch(
+    header: bytes,
+    source: str,
+    pool: str,
+    sequence: int,
+    start_time: int,
+    end_time: int,
+    object_names: list[str],
+    time_offset: Buffer,
+    object: Buffer,
+    partition: Buffer | None,
+    page: Buffer,
+    access: bytes,
+    function: bytes,
+    hit: bytes | None,
+) -> bytes:
+    """header + the GetpageBatch v1 Avro body (fastavro's bytes). Raises ValueError (an int column out of range)."""
+
 def frame_records(
     data: bytes | bytearray | memoryview, with_bdw: bool, min_len: int
 ) -> tuple[bytearray, bytearray, bytes, int, tuple[int, str, str] | None]: ...

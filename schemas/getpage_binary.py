@@ -1,10 +1,15 @@
-"""GetpageBatch v1 bodies decoded by the compiled kernel: numpy columns, no Python object per getpage.
+"""GetpageBatch v1 bodies decoded and encoded by the compiled kernel: numpy columns, no Python
+object per getpage.
 
 The kernel (`decode_getpage_batch`, simulator/kernel/src/getpage_avro.rs) reads the v1 field
 layout only, in its order. So it may decode a record only when the writer's schema has exactly
 the layout of the released or the current v1 schema (docs aside: they change no byte); any other
 writer schema (a v2, a reordered copy) goes through fastavro with schema resolution
 (`wire.AvroDecoder.read` chooses).
+
+The encoder (`encode_getpage_batch`, simulator/kernel/src/getpage_encode.rs) writes fastavro's
+bytes for the same record, so a producer uses it only while the schema it registers (the
+current one) has that layout (`wire.AvroEncoder.encode_batch` chooses).
 """
 
 from __future__ import annotations
@@ -14,12 +19,13 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from poolsight import schemas
-from poolsight._kernel import AvroError, decode_getpage_batch
+from poolsight._kernel import AvroError, decode_getpage_batch, encode_getpage_batch
 from poolsight.schemas.getpage import GetpageBatch
 
-__all__ = ["AvroError", "decode_body", "kernel_layout", "layout"]
+__all__ = ["AvroError", "current_kernel_layout", "decode_body", "encode_body", "kernel_layout", "layout"]
 
 FULL_NAME = "poolsight.v1.GetpageBatch"
 
@@ -49,6 +55,12 @@ def kernel_layout(schema: dict[str, Any]) -> bool:
     return layout(schema) in _known()
 
 
+@cache
+def current_kernel_layout() -> bool:
+    """Whether the current getpage_batch schema (the one producers register) has the v1 layout."""
+    return kernel_layout(json.loads(schemas.text("getpage_batch")))
+
+
 def decode_body(data: bytes, start: int = 0) -> GetpageBatch:
     """The GetpageBatch v1 Avro body in data[start:] (start=5 skips the Confluent header).
     Raises AvroError when malformed (the message names the field and the byte, counted from
@@ -72,4 +84,31 @@ def decode_body(data: bytes, start: int = 0) -> GetpageBatch:
         hit=hit,
         getpages=getpages,
         partitions=None if partitions is None else np.frombuffer(partitions, dtype="<i8"),
+    )
+
+
+def _int64(a: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    # No copy for the usual int64 (intp) columns; a float column is refused, not truncated.
+    return np.ascontiguousarray(a.astype(np.int64, casting="same_kind", copy=False))
+
+
+def encode_body(batch: GetpageBatch, header: bytes = b"") -> bytes:
+    """`header` (e.g. the Confluent one) and the GetpageBatch v1 Avro body of `batch`: the bytes
+    fastavro.schemaless_writer writes for batch.record(). Raises ValueError naming the field when
+    time_offset, object or partition holds a value outside the Avro int (32-bit) range."""
+    return encode_getpage_batch(
+        header,
+        batch.source,
+        batch.pool,
+        batch.sequence,
+        batch.start_time,
+        batch.end_time,
+        batch.object_names,
+        _int64(batch.time_offset),
+        _int64(batch.objects),
+        None if batch.partitions is None else _int64(batch.partitions),
+        _int64(batch.pages),
+        bytes(batch.access),
+        bytes(batch.function),
+        None if batch.hit is None else bytes(batch.hit),
     )

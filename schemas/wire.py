@@ -1,7 +1,8 @@
 """The wire format of every poolsight record: Avro in the Confluent framing, against the registry.
 
 A record is fastavro's schemaless encoding behind the Confluent wire-format header
-(magic byte 0, 4-byte big-endian schema id). Topics that carry one record type use
+(magic byte 0, 4-byte big-endian schema id); a getpage batch's body is written (and read) by the
+compiled kernel instead, the same bytes (schemas/getpage_binary.py). Topics that carry one record type use
 the subject `<topic>-value`; topics that carry several use `<topic>-<record full
 name>` (topic record name strategy), so each type evolves on its own. Producers
 (`poolsight.ingest`) and the jobs (`poolsight.flink_jobs`) both use this module.
@@ -56,6 +57,11 @@ def event_time_ms(record: dict[str, Any]) -> int | None:
     return None
 
 
+def batch_event_time_ms(batch: GetpageBatch) -> int:
+    """event_time_ms of the batch's record (its end_time), without building the record."""
+    return batch.end_time // 1000
+
+
 class Registry(Protocol):
     """How to reach the registry with credentials (infra/registry_access.py RegistryAccess): the
     wire format uses no platform module, only what a client is configured with."""
@@ -104,8 +110,9 @@ def registry_reachable(url: Registry | str, timeout: float) -> None:
 class AvroEncoder:
     """Records to Confluent-framed Avro; schemas registered once per subject and cached."""
 
-    def __init__(self, registry_url: Registry | str, patience: float | None = None) -> None:
+    def __init__(self, registry_url: Registry | str, patience: float | None = None, kernel: bool = True) -> None:
         self._registry = registry_client(registry_url)
+        self.kernel = kernel  # False: fastavro for getpage batches too (a comparison, or a fallback)
         self._registry_url = registry_url
         self._patience = REGISTRY_PATIENCE if patience is None else patience
         self._ids: dict[str, int] = {}
@@ -138,6 +145,14 @@ class AvroEncoder:
         buf.write(WIRE.pack(0, self.schema_id(schema_name)))
         fastavro.schemaless_writer(buf, schemas.parsed(schema_name), record)
         return buf.getvalue()
+
+    def encode_batch(self, batch: GetpageBatch) -> bytes:
+        """`encode("getpage_batch", batch.record())`, byte for byte. While the current schema has
+        the v1 layout the compiled kernel writes the body from the numpy columns (no list per
+        column, no fastavro); a value outside an int field's range raises ValueError naming it."""
+        if not (self.kernel and getpage_binary.current_kernel_layout()):
+            return self.encode("getpage_batch", batch.record())
+        return getpage_binary.encode_body(batch, WIRE.pack(0, self.schema_id("getpage_batch")))
 
 
 class DecodeError(Exception):

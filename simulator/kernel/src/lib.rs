@@ -5,6 +5,7 @@ pub mod bpmodel;
 pub mod chains;
 pub mod gbpmodel;
 pub mod getpage_avro;
+pub mod getpage_encode;
 pub mod group;
 pub mod hist;
 pub mod huge;
@@ -830,6 +831,57 @@ fn decode_getpage_batch<'py>(py: Python<'py>, data: &[u8], start: usize) -> PyRe
     PyTuple::new(py, items)
 }
 
+impl getpage_encode::Int for ReadOnlyCell<i64> {
+    #[inline]
+    fn value(&self) -> i64 {
+        self.get()
+    }
+}
+
+/// `header` followed by the Avro body of a GetpageBatch v1 (fastavro's bytes for the same record);
+/// the int columns are C-contiguous int64 buffers, partition and hit may be None. Raises
+/// ValueError naming the field when an int column holds a value outside the 32-bit range.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)] // the Python signature: one argument per field
+fn encode_getpage_batch<'py>(
+    py: Python<'py>,
+    header: &[u8],
+    source: &str,
+    pool: &str,
+    sequence: i64,
+    start_time: i64,
+    end_time: i64,
+    object_names: Vec<String>,
+    time_offset: PyBuffer<i64>,
+    object: PyBuffer<i64>,
+    partition: Option<PyBuffer<i64>>,
+    page: PyBuffer<i64>,
+    access: &[u8],
+    function: &[u8],
+    hit: Option<&[u8]>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let names: Vec<&str> = object_names.iter().map(String::as_str).collect();
+    let cols = getpage_encode::Columns {
+        source,
+        pool,
+        sequence,
+        start_time,
+        end_time,
+        object_names: &names,
+        time_offset: slice(py, &time_offset, "time_offset")?,
+        object: slice(py, &object, "object")?,
+        partition: partition.as_ref().map(|p| slice(py, p, "partition")).transpose()?,
+        page: slice(py, &page, "page")?,
+        access,
+        function,
+        hit,
+    };
+    let mut out = Vec::with_capacity(header.len() + 64 + access.len() * 3);
+    out.extend_from_slice(header);
+    getpage_encode::encode(&cols, &mut out).map_err(PyValueError::new_err)?;
+    Ok(PyBytes::new(py, &out))
+}
+
 /// Records of a z/OS variable-length data set in `data` (see zos.rs): (starts, lengths, segment
 /// descriptors) as little-endian int64 / byte columns, bytes consumed, and the framing error
 /// (byte offset, field, reason) where the lengths cannot be followed further, or None.
@@ -1042,6 +1094,7 @@ fn _kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPoolModel>()?;
     m.add_class::<PyGroupModel>()?;
     m.add_function(wrap_pyfunction!(decode_getpage_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_getpage_batch, m)?)?;
     m.add_function(wrap_pyfunction!(frame_records, m)?)?;
     m.add("AvroError", m.py().get_type::<AvroError>())?;
     Ok(())
