@@ -5,10 +5,13 @@ notes when the last batch of each (pool, pane) left, a poller asks Trino every
 second which panes are visible. Flat out: the generator runs as fast as it can for
 --seconds; throughput = getpages visible in Iceberg over the wall time from the
 first send to the last pane visible. Paced: the generator runs at --fresh-share of
-that throughput; freshness of a pane = first seen in Trino minus its last batch
-sent (below capacity, so it measures the pipeline, not a backlog).
+that throughput, over whole panes of event time ended by the generator's progress mark;
+freshness of a pane = first seen in Trino minus its last batch sent (below capacity, so it
+measures the pipeline, not a backlog), split into stages (`stages`), the commit's from the
+JobManager's checkpoint history.
 
-The peers in the same run: the flat-out phase again with Kafka's security the other way
+The peers in the same run: the flat-out phase again with the job relaxed for throughput
+(RELAXED: 5 s checkpoints, PyFlink's 1 s bundles), with Kafka's security the other way
 (plaintext against SASL_SSL: Kafka and the registry restarted with [kafka].security flipped,
 then back), with the getpage batches decoded by
 fastavro instead of the compiled kernel (`jobs submit --no-kernel-decode`: the job as it was
