@@ -78,6 +78,15 @@ def _tracker(members: tuple[str, ...], **kw: Any) -> GroupTracker:
     return tr
 
 
+def _fed(members: tuple[str, ...], batches: list[GetpageBatch]) -> tuple[GroupTracker, list[GroupEmission]]:
+    """A new tracker given every batch: it and what it emitted (the last pane still open)."""
+    t = _tracker(members)
+    out: list[GroupEmission] = []
+    for b in batches:
+        t.add(b.source, b, out)
+    return t, out
+
+
 def _interleaved(batches: list[GetpageBatch], seed: int) -> list[GetpageBatch]:
     """Each member's batches in order, the members' streams interleaved at random (as partitions are)."""
     by: dict[str, list[GetpageBatch]] = {}
@@ -179,10 +188,7 @@ def test_a_restored_tracker_continues_as_if_never_stopped() -> None:
     members = ("DB2A", "DB2B")
     tr = _trace(members, seed=7)
     batches = _interleaved(_batches(tr, members), 5)
-    whole: list[GroupEmission] = []
-    t = _tracker(members)
-    for b in batches:
-        t.add(b.source, b, whole)
+    t, whole = _fed(members, batches)
     t.flush(whole)
     parts: list[GroupEmission] = []
     t = _tracker(members)
@@ -438,17 +444,11 @@ def test_every_members_progress_mark_closes_the_last_pane_as_the_quiet_flush_wou
     members = ("DB2A", "DB2B")
     tr = _trace(members, seed=9)
     batches = _interleaved(_batches(tr, members), 2)
-    flushed: list[GroupEmission] = []
-    t = _tracker(members)
-    for b in batches:
-        t.add(b.source, b, flushed)
+    t, flushed = _fed(members, batches)
     open_panes = len(flushed)
     t.flush(flushed)
     end_us = round((T0 + 300) * 1e6)  # the trace's last pane ends at T0 + 300 s
-    marked: list[GroupEmission] = []
-    t = _tracker(members)
-    for b in batches:
-        t.add(b.source, b, marked)
+    t, marked = _fed(members, batches)
     assert len(marked) == open_panes  # the last pane waits for every member
     t.add("DB2A", GetpageBatch.mark("DB2A", "BP1", 99, end_us), marked)
     assert len(marked) == open_panes  # DB2B may still send getpages of it

@@ -222,7 +222,7 @@ pub fn check(b: &Batch<'_>) -> Result<u64, Error> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::testutil::Rng;
 
@@ -290,7 +290,8 @@ mod tests {
         out
     }
 
-    fn sample<'a>(rng: &mut Rng, n: usize, codes: &'a [u8]) -> Batch<'a> {
+    /// A batch of n events with edge values (the encoder's tests use it too).
+    pub(crate) fn sample<'a>(rng: &mut Rng, n: usize, codes: &'a [u8]) -> Batch<'a> {
         let edge = [0, -1, 1, i64::MIN, i64::MAX, i32::MIN as i64, i32::MAX as i64];
         Batch {
             source: "DSNP/DB2A",
