@@ -15,7 +15,6 @@ line is one JSON object.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import statistics
 import time
@@ -23,7 +22,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-import fastavro
 import numpy as np
 
 from poolsight import schemas
@@ -33,7 +31,7 @@ from poolsight.infra.registry_access import registry_access
 from poolsight.ingest.generator import Generator, KafkaSink
 from poolsight.ingest.scenario import load
 from poolsight.schemas.getpage import GetpageBatch
-from poolsight.schemas.wire import WIRE, AvroDecoder, AvroEncoder
+from poolsight.schemas.wire import AvroDecoder, AvroEncoder
 from poolsight.simulator import SimConfig
 
 SCHEMA_ID = 1
@@ -66,13 +64,8 @@ def corpus(
     attributes, and the batches as the generator made them."""
     rec = Recorder()
     Generator(load(scenario), seed=seed).run(KafkaSink(rec, batch_getpages=batch), getpages=getpages)
-    out = []
-    for b in rec.batches:
-        buf = io.BytesIO()
-        buf.write(WIRE.pack(0, SCHEMA_ID))
-        fastavro.schemaless_writer(buf, schemas.parsed("getpage_batch"), b.record())
-        out.append(buf.getvalue())
-    return out, rec.attributes, rec.batches
+    fastavro_path, _ = encoders()
+    return [fastavro_path(b) for b in rec.batches], rec.attributes, rec.batches
 
 
 def decoders() -> tuple[Decode, Decode]:
