@@ -12,8 +12,9 @@ pane with probability 0.1, io_pane with the sync reads of each object pane, pool
 run_rollups (timed), and 13 months of hourly and daily rollups before the panes (pool, object,
 stats, curve) loaded the same way. Then the dashboard's pool page over 24 h, 7 d, 90 d and 1 y,
 its objects page over a day and `compare` of two consecutive weeks, each --runs times (after one
-warm-up run that is not counted), a different pool each run; p50 / p95 per query, the data on
-disk; the last line is JSON (query_p95_s: the worst query's p95, rows: rows loaded).
+warm-up run that is not counted), a different pool each run, each load after a commit its answer
+must show it read (Committer); p50 / p95 per query, the data on disk; the last line is JSON
+(query_p95_s: the worst query's p95, rows: rows loaded, commits_read: the loads checked).
 """
 
 from __future__ import annotations
@@ -744,12 +745,70 @@ def percentile(values: list[float], q: float) -> float:
     return s[max(0, math.ceil(q * len(s)) - 1)]
 
 
-def run_queries(plan: Plan, runs: int) -> dict[str, dict[str, float]]:
+class Committer:
+    """Before each timed page load, a commit the load must read (so no answer can come from a
+    cache the commit did not invalidate), and afterwards the check that it did: a pane of the run's
+    pool one minute after its newest (every page reads pool_pane: the pool pages' newest pane and
+    the objects page's range end at it); for `compare`, a second row of an hour of week b in
+    pool_hour, so week b counts that hour's panes twice."""
+
+    def __init__(self, cur: Any) -> None:
+        self.cur = cur
+        self.commits = 0
+        self.checked = 0
+
+    def _q(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        self.cur.execute(sql, params)
+        return list(self.cur.fetchall())
+
+    def pane(self, pool: str) -> datetime:
+        """A copy of the pool's newest pane a minute later; its end, the pool's newest pane now."""
+        t = BY_NAME["pool_pane"]
+        cols = t.column_names()
+        shifted = [
+            f"{c} + INTERVAL '1' MINUTE" if c in ("pane_start", "pane_end") else c for c in cols
+        ]  # fmt: skip
+        newest: datetime = self._q(
+            f"SELECT max(pane_start) FROM {t.qualified} WHERE source = ? AND pool = ? AND pane_start >= ?",
+            (SOURCE, pool, datetime.now(UTC) - timedelta(days=30)),
+        )[0][0]
+        self._q(
+            f"INSERT INTO {t.qualified} ({', '.join(cols)}) SELECT {', '.join(shifted)} FROM {t.qualified} "
+            "WHERE source = ? AND pool = ? AND pane_start = ?",
+            (SOURCE, pool, newest),
+        )
+        self.commits += 1
+        return newest + 2 * timedelta(minutes=1)  # the copy's end: its start plus the pane's minute
+
+    def hour(self, pool: str, at: datetime) -> int:
+        """Another row of the pool's hour at `at` in pool_hour; the panes its copies count."""
+        t = BY_NAME["pool_hour"]
+        cols = ", ".join(t.column_names())
+        self._q(
+            f"INSERT INTO {t.qualified} ({cols}) SELECT {cols} FROM {t.qualified} "
+            "WHERE source = ? AND pool = ? AND period_start = ?",
+            (SOURCE, pool, at),
+        )
+        self.commits += 1
+        rows, panes = self._q(
+            f"SELECT count(*), max(source_rows) FROM {t.qualified} WHERE source = ? AND pool = ? AND period_start = ?",
+            (SOURCE, pool, at),
+        )[0]
+        return int((rows - 1) * panes)  # every copy beyond the first (an earlier --keep run made some too)
+
+    def saw(self, case: str, ok: bool, detail: str) -> None:
+        if not ok:
+            raise SystemExit(f"bench-history: {case} did not read the commit made before it ({detail})")
+        self.checked += 1
+
+
+def run_queries(plan: Plan, runs: int, committer: Committer) -> dict[str, dict[str, float]]:
 
     run = Reader(load_settings()).run
     retention = Retention()  # the defaults: which grain answers a range (sql/grain.py)
     now = datetime.now(UTC)
     week = timedelta(days=7)
+    minute = timedelta(minutes=1)
 
     def pool_page(span: str) -> Callable[[str], Any]:
         return lambda pool: queries.pool(run, SOURCE, pool, TimeRange(RANGES[span], None, None), None, retention, now)
@@ -757,29 +816,59 @@ def run_queries(plan: Plan, runs: int) -> dict[str, dict[str, float]]:
     def objects_day(pool: str) -> Any:
         return queries.objects(run, SOURCE, pool, TimeRange(RANGES["24h"], None, None), retention, now)
 
-    def compare_weeks(pool: str) -> Any:
-        ranges = [(plan.end - 2 * week, plan.end - week), (plan.end - week, plan.end)]
-        a, b = compare(SOURCE, pool, ranges, user=TRINO_READER_USER)
-        return workload_change(a, b)
+    b_range = (plan.end - week, plan.end)
 
-    cases: dict[str, Callable[[str], Any]] = {
-        "pool_24h": pool_page("24h"),
-        "pool_7d": pool_page("7d"),
-        "pool_90d": pool_page("90d"),
-        "pool_1y": pool_page("1y"),
-        "objects_1d": objects_day,
-        "compare_2_weeks": compare_weeks,
+    def compare_weeks(pool: str) -> Any:
+        ranges = [(plan.end - 2 * week, plan.end - week), b_range]
+        a, b = compare(SOURCE, pool, ranges, user=TRINO_READER_USER)
+        return a, b, workload_change(a, b)
+
+    # What each case commits before a load, and how its answer shows it read it.
+    def pane_commit(pool: str) -> Any:
+        return committer.pane(pool)
+
+    def pool_saw(res: Any, end: Any) -> tuple[bool, str]:
+        got = res["attributes"]["latest_pane_end"]
+        return got == end, f"newest pane {got}, committed {end}"
+
+    def objects_saw(res: Any, end: Any) -> tuple[bool, str]:
+        got = res["window"]["end"]
+        return got == end, f"range ends {got}, committed pane ends {end}"
+
+    def hour_commit(pool: str) -> Any:
+        # An hour of week b the hourly rollups answer (compare reads the newest rolled hour on
+        # from the panes): two before the week's end.
+        return committer.hour(pool, plan.end - 2 * timedelta(hours=1))
+
+    def compare_saw(res: Any, extra: Any) -> tuple[bool, str]:
+        want = (b_range[1] - b_range[0]) // minute + extra  # every minute of the week has its pane
+        got = res[1]["panes"]
+        return got == want, f"week b counts {got} panes, {want} with the committed hour"
+
+    cases: dict[str, tuple[Callable[[str], Any], Callable[[str], Any], Callable[[Any, Any], tuple[bool, str]]]] = {
+        "pool_24h": (pool_page("24h"), pane_commit, pool_saw),
+        "pool_7d": (pool_page("7d"), pane_commit, pool_saw),
+        "pool_90d": (pool_page("90d"), pane_commit, pool_saw),
+        "pool_1y": (pool_page("1y"), pane_commit, pool_saw),
+        "objects_1d": (objects_day, pane_commit, objects_saw),
+        "compare_2_weeks": (compare_weeks, hour_commit, compare_saw),
     }
     out: dict[str, dict[str, float]] = {}
-    say(f"\nqueries: 1 warm-up run (not counted) + {runs} runs each, pool BP<run % pools> (a different pool each run)")
-    for name, fn in cases.items():
+    say(
+        f"\nqueries: 1 warm-up run (not counted) + {runs} runs each, pool BP<run % pools> (a different pool each"
+        " run), each load after a commit it must read (a pane of its pool; compare: an hour of week b),"
+        " checked in its answer"
+    )
+    for name, (fn, commit, saw) in cases.items():
         times = []
         detail = ""
         for i in range(runs + 1):
             pool = f"BP{i % plan.pools}"
+            mark = commit(pool)
             t0 = time.perf_counter()
             res = fn(pool)
             took = time.perf_counter() - t0
+            committer.saw(name, *saw(res, mark))
             if i == 0:
                 if isinstance(res, dict) and "grain" in res:
                     n = len(res.get("series") or res.get("objects") or [])
@@ -792,6 +881,7 @@ def run_queries(plan: Plan, runs: int) -> dict[str, dict[str, float]]:
             "max_s": round(max(times), 3),
         }
         say(f"  {name:16} p50 {out[name]['p50_s']:6.3f} s   p95 {out[name]['p95_s']:6.3f} s   {detail}")
+    say(f"  {committer.commits} commits, each read by the load after it ({committer.checked} answers checked)")
     return out
 
 
@@ -869,7 +959,9 @@ def main(argv: list[str] | None = None) -> int:
             load_s = rollup_s = 0.0
             loaded = 0
             if a.reuse and newest is not None:
-                plan = Plan(newest, a.days, int(pools), a.objects_per_pool, a.rollup_months)
+                # the loaded end: the panes the bench's commits added end minutes after it
+                end = newest.replace(minute=0, second=0, microsecond=0)
+                plan = Plan(end, a.days, int(pools), a.objects_per_pool, a.rollup_months)
                 say(f"reusing the loaded data: {pools} pools, newest pane ends {newest}")
             else:
                 end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
@@ -896,7 +988,8 @@ def main(argv: list[str] | None = None) -> int:
                 say(f"loaded {loaded:,} rows in {load_s:.0f} s ({loaded / load_s:,.0f} rows/s), rollups apart")
                 ok = count_back(cur, planned, cutoffs) and ok
             total_rows, disk = disk_report(cur, s.data_dir / "warehouse")
-        per_query = run_queries(plan, a.runs)
+            committer = Committer(cur)
+            per_query = run_queries(plan, a.runs, committer)
         result = {
             "query_p95_s": max(v["p95_s"] for v in per_query.values()),
             "rows": loaded or total_rows,
@@ -905,6 +998,7 @@ def main(argv: list[str] | None = None) -> int:
             "load_s": round(load_s, 1),
             "rollup_s": round(rollup_s, 1),
             "disk_bytes": disk,
+            "commits_read": committer.checked,
             "days": plan.days,
             "pools": plan.pools,
             "objects": plan.pools * plan.objects_per_pool,

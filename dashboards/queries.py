@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -43,16 +43,30 @@ def recent_since(run: Run, source: str, pool: str) -> datetime:
     newest rolled-up hour (the rollups are small), or the epoch if it has none (then all panes
     are read). A pool's page reads its panes from here, not its whole history."""
     rows = ask(run, "pool_rolled_until", source=source, pool=pool)
-    h = rows[0]["h"] if rows else None
-    return h - timedelta(days=1) if h is not None else EPOCH
+    return since_rolled(rows[0]["h"] if rows else None)
 
 
-def newest_pane(run: Run, source: str | None = None, pool: str | None = None) -> datetime | None:
+def since_rolled(rolled_until: datetime | None) -> datetime:
+    return rolled_until - timedelta(days=1) if rolled_until is not None else EPOCH
+
+
+# A live pool's pages guess where its recent panes start instead of asking first (a statement
+# less in a row): this long before the wall clock, kept when the rollups reach past it.
+RECENT_GUESS = timedelta(days=2)
+
+
+def newest_pane(
+    run: Run, source: str | None = None, pool: str | None = None, now: datetime | None = None
+) -> datetime | None:
     if source is None:
         rows = ask(run, "newest_pane_all")
-    else:
-        assert pool is not None
-        rows = ask(run, "newest_pane", source=source, pool=pool, since=recent_since(run, source, pool))
+        return rows[0]["t"] if rows else None
+    assert pool is not None
+    guess = (now or datetime.now(UTC)) - RECENT_GUESS
+    rows = ask(run, "newest_pane", source=source, pool=pool, since=guess)
+    if rows and rows[0]["t"] is not None:  # a pane since the guess: the newest is among them
+        return rows[0]["t"]  # type: ignore[no-any-return]
+    rows = ask(run, "newest_pane", source=source, pool=pool, since=recent_since(run, source, pool))
     return rows[0]["t"] if rows else None
 
 
@@ -95,6 +109,24 @@ def alerts(run: Run) -> list[dict[str, Any]]:
     return ask(run, "recent_alerts")
 
 
+ATTRIBUTES = (
+    "vpsize", "vpseqt", "model", "model_sampling_rate", "mode", "sampling_rate", "window_panes",
+    "cpu_us_per_sync_read", "latest_pane_end", "first_pane_start", "panes",
+)  # fmt: skip
+SETTINGS = ("pgsteal", "pgfix", "dwqt", "vdwqt", "page_size", "frame_size", "spsize", "settings_at")
+MIX = ("random", "sequential", "list", "getpages", "seconds")
+
+
+def mix_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The range's access mix: the series' getpage counts by kind and seconds added up (None where
+    no row has one, as SQL's sum)."""
+    out: dict[str, Any] = {}
+    for k in MIX:
+        values = [r[k] for r in rows if r.get(k) is not None]
+        out[k] = sum(values) if values else None
+    return out
+
+
 def pool(
     run: Run,
     source: str,
@@ -107,71 +139,74 @@ def pool(
     """The pool page: attributes, curve with the measured point and accuracy, DB2's simulated pool
     beside the simulation (spsize_check, when the pool has an SPSIZE), series over the range
     at the grain that answers it (sql/grain.py; `retention`: what is kept, default the defaults).
-    With a cache, everything but the attributes is read again only when the pool has a new pane."""
-    since = recent_since(run, source, pool_name)
-    attributes = ask(run, "pool_attributes", source=source, pool=pool_name, since=since)[0]
-    if since > EPOCH:  # the panes before `since`, as the hourly rollups counted them
-        rolled = ask(run, "pool_rolled_panes", source=source, pool=pool_name, since=since)[0]
-        if rolled["panes"]:
-            attributes["panes"] = (attributes["panes"] or 0) + int(rolled["panes"])
-            firsts = [t for t in (rolled["first_pane_start"], attributes["first_pane_start"]) if t is not None]
-            attributes["first_pane_start"] = min(firsts)
+    With a cache, everything but the attributes is read again only when the pool has a new pane.
+
+    Trino's cost is per statement (planning and scheduling, sql/README.md), so the page makes
+    few: pool_anchor (attributes, rolled panes and settings; its panes from RECENT_GUESS before
+    `now`, read again from a day before the newest rolled-up hour when that is earlier), then the
+    rest at once; the access mix is added up from the series' rows."""
+    since = (now or datetime.now(UTC)) - RECENT_GUESS
+    anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since)[0]
+    if since > since_rolled(anchor["rolled_until"]):  # panes before the guess not all rolled up yet
+        since = since_rolled(anchor["rolled_until"])
+        anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since)[0]
+    attributes = {k: anchor[k] for k in ATTRIBUTES}
+    if anchor["rolled_panes"]:  # the panes before `since`, as the hourly rollups counted them
+        attributes["panes"] = (attributes["panes"] or 0) + int(anchor["rolled_panes"])
+        firsts = [t for t in (anchor["rolled_first_pane_start"], attributes["first_pane_start"]) if t is not None]
+        attributes["first_pane_start"] = min(firsts)
+    settings = {k: anchor[k] for k in SETTINGS}
+    if settings["settings_at"] is None:  # no statistics interval since `since`: the newest of all
+        settings = ask(run, "pool_settings", source=source, pool=pool_name)[0]
     if cache is not None:
         run = cache.bind(run, (source, pool_name, attributes["latest_pane_end"], attributes["panes"]))
-
-    def curve_and_measured() -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-        end = attributes["latest_pane_end"]
-        if end is None:
-            return [], None
-        # sim_curve_latest's window for this pool: the curve's one definition (sql/curve.py).
-        w = {"window_start": end - timedelta(minutes=WINDOW_MINUTES), "window_end": end}
-        curve = ask(run, "pool_curve", source=source, pool=pool_name, **w)
-        if not curve:
-            return curve, None
-        w = {"window_start": curve[0]["window_start"], "window_end": curve[0]["window_end"]}
-        return curve, ask(run, "pool_measured_window", source=source, pool=pool_name, **w)[0]
 
     out: dict[str, Any] = {"source": source, "pool": pool_name, "attributes": attributes}
     window = tr.resolve(attributes["latest_pane_end"])
     if window is None:
         return {
             **out, "window": None, "series": [], "stats_series": [], "curve": [], "mix": None, "spsize_check": [],
-            "groups": [], "settings": None,
+            "groups": [], "settings": settings,
         }  # fmt: skip
     start, end = window
     grain = grain_for(start, end, retention or Retention(), now or datetime.now(start.tzinfo))
     at = "" if grain == "pane" else f"_rollup@{grain}"  # a declared variant of sql/queries/dashboard.sql
-    series_q, stats_q, mix_q = (f"{name}{at}" for name in ("pool_series", "pool_stats_series", "pool_mix"))
+    series_q, stats_q = (f"{name}{at}" for name in ("pool_series", "pool_stats_series"))
     rng = {"source": source, "pool": pool_name, "start": start, "end": end}
+    newest = attributes["latest_pane_end"]
+    # sim_curve_latest's window for this pool: the curve's one definition (sql/curve.py).
+    w = {"window_start": newest - timedelta(minutes=WINDOW_MINUTES), "window_end": newest}
+    none: Future[list[dict[str, Any]]] = Future()
+    none.set_result([])
     # One Trino query each, at once: the page waits for the slowest, not for the sum.
-    with ThreadPoolExecutor(6) as ex:
-        curve = ex.submit(curve_and_measured)
+    with ThreadPoolExecutor(7) as ex:
+        curve = ex.submit(ask, run, "pool_curve", source=source, pool=pool_name, **w)
+        measured = ex.submit(ask, run, "pool_measured_window", source=source, pool=pool_name, **w)
         accuracy = ex.submit(ask, run, "pool_accuracy", source=source, pool=pool_name)
         series = ex.submit(ask, run, series_q, **rng)
         stats = ex.submit(ask, run, stats_q, **rng)
-        mix = ex.submit(ask, run, mix_q, **rng)
-        spsize = ex.submit(ask, run, "pool_spsize_check", **rng)  # empty unless the pool has an SPSIZE
+        # DB2's simulated pool beside the simulation: only a pool with an SPSIZE has any.
+        spsize = ex.submit(ask, run, "pool_spsize_check", **rng) if settings["spsize"] else none
         groups = ex.submit(ask, run, "pool_groups", **rng)  # a data-sharing member's pool: its GBP
-        settings = ex.submit(ask, run, "pool_settings", source=source, pool=pool_name)
         acc = accuracy.result()
-        rows, stats_rows, mix_row = series.result(), stats.result(), mix.result()[0]
+        rows, stats_rows = series.result(), stats.result()
     if grain != "pane" and not rows:  # not rolled up (yet, or no maintenance service): the panes kept
         grain = "pane"
         rows, stats_rows = ask(run, "pool_series", **rng), ask(run, "pool_stats_series", **rng)
-        mix_row = ask(run, "pool_mix", **rng)[0]
+    curve_rows = curve.result()
     return {
         **out,
         "window": {"start": start, "end": end},
         "grain": grain,
         "series": rows,
         "stats_series": stats_rows,
-        "curve": curve.result()[0],
-        "measured_at_current": curve.result()[1],
+        "curve": curve_rows,
+        "measured_at_current": measured.result()[0] if curve_rows else None,
         "accuracy": acc[0] if acc else None,
-        "mix": mix_row,
+        "mix": mix_of(rows),
         "spsize_check": spsize.result(),
         "groups": groups.result(),
-        "settings": settings.result()[0],
+        "settings": settings,
     }
 
 
@@ -244,7 +279,7 @@ def objects(
 ) -> dict[str, Any]:
     """Objects of a pool ranked by sync I/O (the simulation at the current size, priced), at the
     grain that answers the range."""
-    window = tr.resolve(newest_pane(run, source, pool_name))
+    window = tr.resolve(newest_pane(run, source, pool_name, now))
     if window is None:
         return {"source": source, "pool": pool_name, "window": None, "objects": []}
     rng = {"source": source, "pool": pool_name, "start": window[0], "end": window[1]}

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -68,14 +70,13 @@ def _whole_hours(start: datetime, end: datetime) -> bool:
 
 
 def _parts(
-    cur: Any, source: str, pool: str, start: datetime, end: datetime, retention: Retention
+    rolled_until: Callable[[], datetime | None], start: datetime, end: datetime, retention: Retention
 ) -> list[tuple[bool, datetime, datetime]]:
     """(from the hourly rollups?, start, end): the range's hours before the newest one rolled up,
     when the rollups answer it, and the rest from the panes."""
     if not _whole_hours(start, end) or grain_for(start, end, retention, datetime.now(UTC)) == "pane":
         return [(False, start, end)]
-    cur.execute(*query("compare_rolled_until").statement(source=source, pool=pool))
-    until = cur.fetchall()[0][0]
+    until = rolled_until()
     if until is None or until <= start:
         return [(False, start, end)]
     if until >= end:
@@ -117,35 +118,61 @@ def compare(
     panes, and for a range of whole hours the panes do not answer (grain.py) from the hourly
     rollups up to the newest hour rolled up. The dashboard reads as the read-only user;
     `poolsight compare` as the configured Trino user."""
+    settings = load_settings()
+
+    def rows(name: str, params: dict[str, Any]) -> list[list[Any]]:
+        with trino_connection(settings, user=user) as conn:
+            cur = conn.cursor()
+            cur.execute(*query(name).statement(params))
+            return list(cur.fetchall())
+
+    until: list[datetime | None] = []
+
+    def rolled_until() -> datetime | None:  # asked once, by the first range that needs it
+        if not until:
+            until.append(rows("compare_rolled_until", {"source": source, "pool": pool})[0][0])
+        return until[0]
+
+    # Each part's three statements, of every range, at once: Trino's cost is per statement
+    # (sql/README.md), so the command waits for the slowest, not the sum; added up in order.
+    plans = [(start, end, _parts(rolled_until, start, end, retention or Retention())) for start, end in ranges]
+    with ThreadPoolExecutor(6) as ex:
+        asked = [
+            [
+                [
+                    ex.submit(rows, name, {"source": source, "pool": pool, "start": a, "end": b})
+                    for name in (
+                        ("compare_hours", "compare_curve_hours", "compare_mix_hours")
+                        if hours
+                        else ("compare_panes", "compare_curve", "compare_mix")
+                    )
+                ]
+                for hours, a, b in parts
+            ]
+            for _, _, parts in plans
+        ]
     out: list[dict[str, Any]] = []
-    with trino_connection(load_settings(), user=user) as conn:
-        cur = conn.cursor()
-        for start, end in ranges:
-            sums: dict[str, Any] = dict.fromkeys(SUMS)
-            curve: dict[float, list[float]] = {}
-            mix: dict[tuple[str, str], float] = {}
-            for hours, a, b in _parts(cur, source, pool, start, end, retention or Retention()):
-                params = {"source": source, "pool": pool, "start": a, "end": b}
-                at = "_hours" if hours else ""
-                cur.execute(*query("compare_hours" if hours else "compare_panes").statement(params))
-                for k, v in zip(SUMS, cur.fetchall()[0], strict=True):
-                    sums[k] = max(sums[k] or 0, v) if k == "ws" and v is not None else _add(sums[k], v)
-                cur.execute(*query(f"compare_curve{at}").statement(params))
-                for f, *vals in cur.fetchall():
-                    acc = curve.setdefault(float(f), [0.0, 0.0, 0.0, 0.0])
-                    for i, v in enumerate(vals):
-                        acc[i] += float(v or 0)
-                cur.execute(*query(f"compare_mix{at}").statement(params))
-                for obj, *counts in cur.fetchall():
-                    for kind, n in zip(("random", "sequential", "list"), counts, strict=True):
-                        if n:
-                            mix[(obj, kind)] = mix.get((obj, kind), 0.0) + float(n)
-            row = _metrics(sums)
-            row["curve"] = {
-                f: (h / r if r else None, sr / sec if sec else None) for f, (h, r, sr, sec) in sorted(curve.items())
-            }
-            row["mix"] = mix
-            out.append({"start": start.isoformat(), "end": end.isoformat(), **row})
+    for (start, end, _), futures in zip(plans, asked, strict=True):
+        sums: dict[str, Any] = dict.fromkeys(SUMS)
+        curve: dict[float, list[float]] = {}
+        mix: dict[tuple[str, str], float] = {}
+        for sums_rows, curve_rows, mix_rows in ([f.result() for f in part] for part in futures):
+            for k, v in zip(SUMS, sums_rows[0], strict=True):
+                sums[k] = max(sums[k] or 0, v) if k == "ws" and v is not None else _add(sums[k], v)
+            for f, *vals in curve_rows:
+                acc = curve.setdefault(float(f), [0.0, 0.0, 0.0, 0.0])
+                for i, v in enumerate(vals):
+                    acc[i] += float(v or 0)
+            for obj, *counts in mix_rows:
+                for kind, n in zip(("random", "sequential", "list"), counts, strict=True):
+                    if n:
+                        mix[(obj, kind)] = mix.get((obj, kind), 0.0) + float(n)
+        row = _metrics(sums)
+        row["curve"] = {
+            f: (h / r if r else None, sr / sec if sec else None) for f, (h, r, sr, sec) in sorted(curve.items())
+        }
+        row["mix"] = mix
+        out.append({"start": start.isoformat(), "end": end.isoformat(), **row})
     return out
 
 

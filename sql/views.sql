@@ -684,6 +684,7 @@ JOIN (SELECT source, max(evaluated_at) AS evaluated_at FROM ${schema}.advice GRO
 CREATE OR REPLACE VIEW ${schema}.pool_${grainly}
 COMMENT 'Per pool and ${grain}: getpages and sync reads per second, measured and simulated hit ratios, working set (from pool_${grain})'
 AS SELECT source, pool, period_start, period_end, source_rows AS panes, seconds, getpages,
+       getpages_random, getpages_sequential, getpages_rid,
        getpages / nullif(seconds, 0) AS getpages_per_s,
        getpages_random / nullif(seconds, 0) AS random_per_s,
        getpages_sequential / nullif(seconds, 0) AS sequential_per_s,

@@ -79,8 +79,10 @@ SELECT DISTINCT source, pool FROM ${schema}.pool_pane WHERE pane_start >= curren
 ORDER BY source, pool
 
 -- name: pool_series
--- One pool's panes in [:start, :end): rates, measured and simulated hit ratios, mix, working set.
+-- One pool's panes in [:start, :end): rates, measured and simulated hit ratios, mix, working set; the
+-- getpage counts by kind too (the page adds them up into the range's access mix).
 SELECT pane_start AS t, pane_end, seconds,
+       getpages, getpages_random AS random, getpages_sequential AS sequential, getpages_rid AS list,
        getpages / nullif(seconds, 0) AS getpages_per_s,
        observed_sync_reads / nullif(seconds, 0) AS measured_sync_reads_per_s,
        sim_sync_reads_per_s AS simulated_sync_reads_per_s,
@@ -97,31 +99,46 @@ FROM ${schema}.pool_pane
 WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
 ORDER BY pane_start
 
--- name: pool_attributes
--- One pool's settings at its newest pane, and its panes since :since.
-SELECT max_by(current_size, pane_start) AS vpsize, max_by(vpseqt, pane_start) AS vpseqt,
-       max_by(model, pane_start) AS model, max_by(model_sampling_rate, pane_start) AS model_sampling_rate,
-       max_by(mode, pane_start) AS mode, max_by(sampling_rate, pane_start) AS sampling_rate,
-       max_by(window_panes, pane_start) AS window_panes,
-       max_by(cpu_us_per_sync_read, pane_start) AS cpu_us_per_sync_read,
-       max(pane_end) AS latest_pane_end, min(pane_start) AS first_pane_start, count(*) AS panes
-FROM ${schema}.pool_pane
-WHERE source = :source AND pool = :pool AND pane_start >= :since
+-- name: pool_anchor
+-- What the rest of a pool's page hangs on, in one statement: its settings at its newest pane and
+-- its panes since :since, the panes before :since as the hourly rollups counted them (the panes may
+-- be gone by retention) and its newest rolled-up hour (a :since later than a day before it is too
+-- late: dashboards/queries.py asks again), and the settings of its newest statistics interval since
+-- :since (none: pool_settings reads them from all its intervals).
+WITH a AS (
+  SELECT max_by(current_size, pane_start) AS vpsize, max_by(vpseqt, pane_start) AS vpseqt,
+         max_by(model, pane_start) AS model, max_by(model_sampling_rate, pane_start) AS model_sampling_rate,
+         max_by(mode, pane_start) AS mode, max_by(sampling_rate, pane_start) AS sampling_rate,
+         max_by(window_panes, pane_start) AS window_panes,
+         max_by(cpu_us_per_sync_read, pane_start) AS cpu_us_per_sync_read,
+         max(pane_end) AS latest_pane_end, min(pane_start) AS first_pane_start, count(*) AS panes
+  FROM ${schema}.pool_pane
+  WHERE source = :source AND pool = :pool AND pane_start >= :since
+), h AS (
+  SELECT min(period_start) FILTER (WHERE period_start < :since) AS rolled_first_pane_start,
+         sum(source_rows) FILTER (WHERE period_start < :since) AS rolled_panes,
+         max(period_start) AS rolled_until
+  FROM ${schema}.pool_hour
+  WHERE source = :source AND pool = :pool
+), st AS (
+  SELECT max_by(pgsteal, interval_end) AS pgsteal, max_by(pgfix, interval_end) AS pgfix,
+         max_by(dwqt, interval_end) AS dwqt, max_by(vdwqt, interval_end) AS vdwqt,
+         max_by(page_size, interval_end) AS page_size, max_by(frame_size, interval_end) AS frame_size,
+         max_by(spsize, interval_end) AS spsize, max(interval_end) AS settings_at
+  FROM ${schema}.pool_stats
+  WHERE source = :source AND pool = :pool AND interval_end >= :since
+)
+SELECT a.*, h.*, st.* FROM a CROSS JOIN h CROSS JOIN st
 
 -- name: pool_settings
--- One pool's settings as its newest statistics interval carries them (the attributes the collectors sent).
+-- One pool's settings as its newest statistics interval carries them (the attributes the collectors
+-- sent), over all its intervals: pool_anchor's when it found none since its :since.
 SELECT max_by(pgsteal, interval_end) AS pgsteal, max_by(pgfix, interval_end) AS pgfix,
        max_by(dwqt, interval_end) AS dwqt, max_by(vdwqt, interval_end) AS vdwqt,
        max_by(page_size, interval_end) AS page_size, max_by(frame_size, interval_end) AS frame_size,
        max_by(spsize, interval_end) AS spsize, max(interval_end) AS settings_at
 FROM ${schema}.pool_stats
 WHERE source = :source AND pool = :pool
-
--- name: pool_rolled_panes
--- The panes before :since as the hourly rollups counted them (the panes may be gone by retention).
-SELECT min(period_start) AS first_pane_start, sum(source_rows) AS panes
-FROM ${schema}.pool_hour
-WHERE source = :source AND pool = :pool AND period_start < :since
 
 -- name: pool_stats_series
 -- One pool's statistics intervals overlapping (:start, :end).
@@ -171,17 +188,11 @@ FROM ${schema}.spsize_check
 WHERE source = :source AND pool = :pool AND interval_end > :start AND interval_end <= :end
 ORDER BY interval_end
 
--- name: pool_mix
--- One pool's random / sequential / list getpages in [:start, :end).
-SELECT sum(getpages_random) AS random, sum(getpages_sequential) AS sequential, sum(getpages_rid) AS list,
-       sum(getpages) AS getpages, sum(seconds) AS seconds
-FROM ${schema}.pool_pane
-WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
-
 -- name: pool_series_rollup
 -- pool_series's columns from the hourly or daily view (ranges the panes do not answer, sql/grain.py).
 -- grains: hour, day
-SELECT period_start AS t, period_end AS pane_end, seconds, getpages_per_s, measured_sync_reads_per_s,
+SELECT period_start AS t, period_end AS pane_end, seconds, getpages, getpages_random AS random,
+       getpages_sequential AS sequential, getpages_rid AS list, getpages_per_s, measured_sync_reads_per_s,
        simulated_sync_reads_per_s, measured_hit_ratio, simulated_hit_ratio, simulated_random_hit_ratio,
        measured_random_hit_ratio, avg_working_set_pages AS working_set_pages, max_distinct_pages AS distinct_pages,
        random_per_s, sequential_per_s, list_per_s, current_size, vpseqt, model
@@ -197,14 +208,6 @@ SELECT period_end AS t, interval_seconds, sync_reads_random_per_second AS sync_r
 FROM ${schema}.pool_summary_${grainly}
 WHERE source = :source AND pool = :pool AND period_end > :start AND period_start < :end
 ORDER BY period_end
-
--- name: pool_mix_rollup
--- pool_mix from the hourly or daily rollup.
--- grains: hour, day
-SELECT sum(getpages_random) AS random, sum(getpages_sequential) AS sequential, sum(getpages_rid) AS list,
-       sum(getpages) AS getpages, sum(seconds) AS seconds
-FROM ${schema}.pool_${grain}
-WHERE source = :source AND pool = :pool AND period_start >= :start AND period_start < :end
 
 -- name: objects
 -- A pool's objects in [:start, :end) ranked by simulated sync I/O (priced), with traced I/O and working sets.

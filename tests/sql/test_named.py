@@ -146,7 +146,7 @@ def test_no_question_mark_is_written_by_hand_in_the_files() -> None:
 
 
 def test_the_grain_variants_are_the_rollup_grains() -> None:
-    for base in ("pool_series_rollup", "pool_stats_series_rollup", "pool_mix_rollup", "objects_rollup"):
+    for base in ("pool_series_rollup", "pool_stats_series_rollup", "objects_rollup"):
         assert {f"{base}@{g}" for g in GRAIN_VIEWS} <= set(queries())
         assert base not in queries()
 
@@ -193,9 +193,10 @@ def test_the_view_and_the_pool_page_run_the_same_curve_definition() -> None:
 class FakeRun:
     """A dashboard `run` that knows each named query by its text and answers one plain row."""
 
-    def __init__(self) -> None:
+    def __init__(self, **row: Any) -> None:
         self.by_sql = {q.sql: q for q in queries().values()}
         self.names: list[str] = []
+        self.row = row  # values of this run's rows in place of the plain ones
 
     def __call__(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         q = self.by_sql[sql]
@@ -207,10 +208,11 @@ class FakeRun:
             "window_start": end - timedelta(minutes=WINDOW_MINUTES), "window_end": end, "newest": end,
             "data_end": end, "table_name": "pool_pane", "source": "S", "pool": "BP1", "state": "open",
             "budget": None, "confidence": None, "latest_interval_end": end,
-        }  # fmt: skip
+            "rolled_until": None, "rolled_panes": None, "rolled_first_pane_start": None,
+        } | dict.fromkeys(dq.ATTRIBUTES[:-3] + dq.SETTINGS)  # fmt: skip
         if q.name == "advice_latest":
             row = dict.fromkeys(COLUMNS) | {"source": "S"}
-        return [row]
+        return [row | self.row]
 
 
 def test_the_dashboard_pages_bind_their_named_queries() -> None:
@@ -235,17 +237,37 @@ def test_the_dashboard_pages_bind_their_named_queries() -> None:
         "group_stats_series", "group_sim_series", "group_member_series", "group_accuracy",
     }  # fmt: skip
     assert "pool_groups" in run.names
+    # No rollups: the anchor's guess is read again from the epoch; no statistics since: all of them.
+    assert run.names[run.names.index("pool_anchor") + 1] == "pool_anchor" and "pool_settings" in run.names
+    assert "pool_spsize_check" not in run.names  # no SPSIZE
+
+
+def test_a_live_pools_page_is_one_statement_then_the_rest_at_once() -> None:
+    """Rollups up to an hour ago, statistics with an SPSIZE: the anchor's guess holds, and DB2's
+    simulated pool is read beside the simulation."""
+    now = T0 + timedelta(days=30)
+    run = FakeRun(rolled_until=now - timedelta(hours=1), settings_at=now, spsize=5000, latest_pane_end=now)
+    page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
+    assert run.names[0] == "pool_anchor" and run.names.count("pool_anchor") == 1
+    assert sorted(run.names[1:]) == sorted(
+        ["pool_curve", "pool_measured_window", "pool_accuracy", "pool_series", "pool_stats_series",
+         "pool_spsize_check", "pool_groups"]
+    )  # fmt: skip
+    assert page["settings"]["spsize"] == 5000 and page["attributes"]["latest_pane_end"] == now
 
 
 def test_compare_and_the_advice_service_bind_their_named_queries(monkeypatch: pytest.MonkeyPatch) -> None:
     executed: list[tuple[str, tuple[Any, ...]]] = []
 
     class Cursor:
+        sql = ""
+
         def execute(self, sql: str, params: tuple[Any, ...]) -> None:
+            self.sql = sql
             executed.append((sql, params))
 
         def fetchall(self) -> list[list[Any]]:  # the sums' one row; no curve or mix rows
-            return [[None] * len(cmp.SUMS)] if executed[-1][0] == query("compare_panes").sql else []
+            return [[None] * len(cmp.SUMS)] if self.sql == query("compare_panes").sql else []
 
     class Conn:
         def __enter__(self) -> Conn:
@@ -260,8 +282,9 @@ def test_compare_and_the_advice_service_bind_their_named_queries(monkeypatch: py
     monkeypatch.setattr(cmp, "trino_connection", lambda *a, **k: Conn())
     cmp.compare("S", "BP1", [(T0, T0 + timedelta(hours=1))])
     names = {q.sql: n for n, q in queries().items()}
-    assert [names[sql] for sql, _ in executed] == ["compare_panes", "compare_curve", "compare_mix"]
-    assert executed[0][1] == ("S", "BP1", T0, T0 + timedelta(hours=1))
+    # The three statements run at once (a connection each): in any order.
+    assert sorted(names[sql] for sql, _ in executed) == ["compare_curve", "compare_mix", "compare_panes"]
+    assert {params for _, params in executed} == {("S", "BP1", T0, T0 + timedelta(hours=1))}
 
     asked: list[tuple[str, tuple[Any, ...]]] = []
 
