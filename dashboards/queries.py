@@ -173,15 +173,17 @@ def pool(
     at = "" if grain == "pane" else f"_rollup@{grain}"  # a declared variant of sql/queries/dashboard.sql
     series_q, stats_q = (f"{name}{at}" for name in ("pool_series", "pool_stats_series"))
     rng = {"source": source, "pool": pool_name, "start": start, "end": end}
-    newest = attributes["latest_pane_end"]
-    # sim_curve_latest's window for this pool: the curve's one definition (sql/curve.py).
-    w = {"window_start": newest - timedelta(minutes=WINDOW_MINUTES), "window_end": newest}
+    newest = attributes["latest_pane_end"]  # None: no pane (a range given of a group's rows only)
     none: Future[list[dict[str, Any]]] = Future()
     none.set_result([])
     # One Trino query each, at once: the page waits for the slowest, not for the sum.
     with ThreadPoolExecutor(7) as ex:
-        curve = ex.submit(ask, run, "pool_curve", source=source, pool=pool_name, **w)
-        measured = ex.submit(ask, run, "pool_measured_window", source=source, pool=pool_name, **w)
+        curve, measured = none, none
+        if newest is not None:
+            # sim_curve_latest's window for this pool: the curve's one definition (sql/curve.py).
+            w = {"window_start": newest - timedelta(minutes=WINDOW_MINUTES), "window_end": newest}
+            curve = ex.submit(ask, run, "pool_curve", source=source, pool=pool_name, **w)
+            measured = ex.submit(ask, run, "pool_measured_window", source=source, pool=pool_name, **w)
         accuracy = ex.submit(ask, run, "pool_accuracy", source=source, pool=pool_name)
         series = ex.submit(ask, run, series_q, **rng)
         stats = ex.submit(ask, run, stats_q, **rng)

@@ -226,14 +226,22 @@ WITH o AS (
   FROM ${schema}.pool_pane
   WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
 ), cost AS (
-  SELECT object, basis,
-         sum(sync_ios_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start))) AS ios,
-         sum(cpu_seconds_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start))) AS cpu_seconds,
-         sum(io_elapsed_seconds_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start))) AS io_seconds
+  -- Both bases in one read of the view (two joins to one CTE would plan its scans twice).
+  SELECT object,
+         sum(sync_ios_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start)))
+           FILTER (WHERE basis = 'simulated') AS ios,
+         sum(cpu_seconds_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start)))
+           FILTER (WHERE basis = 'simulated') AS cpu_seconds,
+         sum(io_elapsed_seconds_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start)))
+           FILTER (WHERE basis = 'simulated') AS io_seconds,
+         sum(sync_ios_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start)))
+           FILTER (WHERE basis = 'traced') AS traced_ios,
+         sum(io_elapsed_seconds_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start)))
+           FILTER (WHERE basis = 'traced') AS traced_io_seconds
   FROM ${schema}.object_io_cost
   WHERE source = :source AND pool = :pool AND interval_start >= :start AND interval_start < :end
     AND basis IN ('simulated', 'traced')
-  GROUP BY object, basis
+  GROUP BY object
 ), ws AS (
   SELECT object, avg(window_pages) AS ws_avg, max(window_pages) AS ws_max, avg(abs(change_pages)) AS ws_change,
          max_by(window_pages, pane_start) AS ws_latest
@@ -246,17 +254,16 @@ SELECT o.object, o.getpages, o.getpages / p.seconds AS getpages_per_s,
        (o.sequential + o.list) * 1e0 / nullif(o.getpages, 0) AS sequential_share, o.access_class,
        o.sim_sync_reads / p.seconds AS sim_sync_reads_per_s,
        o.sim_sync_reads / nullif(a.sim_sync_reads, 0) AS share_of_pool_sync_reads,
-       s.ios / p.seconds AS sync_ios_per_s,
-       s.cpu_seconds / p.seconds * 86400 AS cpu_seconds_per_24h,
-       s.io_seconds / p.seconds * 86400 AS delay_seconds_per_24h,
-       t.ios / p.seconds AS traced_sync_ios_per_s,
-       t.io_seconds / p.seconds * 86400 AS traced_delay_seconds_per_24h,
+       c.ios / p.seconds AS sync_ios_per_s,
+       c.cpu_seconds / p.seconds * 86400 AS cpu_seconds_per_24h,
+       c.io_seconds / p.seconds * 86400 AS delay_seconds_per_24h,
+       c.traced_ios / p.seconds AS traced_sync_ios_per_s,
+       c.traced_io_seconds / p.seconds * 86400 AS traced_delay_seconds_per_24h,
        ws.ws_avg, ws.ws_max, ws.ws_change, ws.ws_latest, o.panes
 FROM o CROSS JOIN p CROSS JOIN all_objects a
-LEFT JOIN cost s ON s.object = o.object AND s.basis = 'simulated'
-LEFT JOIN cost t ON t.object = o.object AND t.basis = 'traced'
+LEFT JOIN cost c ON c.object = o.object
 LEFT JOIN ws ON ws.object = o.object
-ORDER BY coalesce(s.ios, 0) DESC, o.getpages DESC
+ORDER BY coalesce(c.ios, 0) DESC, o.getpages DESC
 
 -- name: objects_rollup
 -- objects's columns from the hourly or daily object_io_cost view (working sets: the maximum only).

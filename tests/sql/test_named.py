@@ -254,6 +254,11 @@ def test_a_live_pools_page_is_one_statement_then_the_rest_at_once() -> None:
          "pool_spsize_check", "pool_groups"]
     )  # fmt: skip
     assert page["settings"]["spsize"] == 5000 and page["attributes"]["latest_pane_end"] == now
+    # A pool with no pane over a range given (a member's rows of its group only): no curve asked.
+    run = FakeRun(rolled_until=now - timedelta(hours=1), settings_at=now, latest_pane_end=None)
+    page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, now), now=now)
+    assert page["curve"] == [] and page["measured_at_current"] is None
+    assert "pool_curve" not in run.names and "pool_series" in run.names
 
 
 def test_compare_and_the_advice_service_bind_their_named_queries(monkeypatch: pytest.MonkeyPatch) -> None:

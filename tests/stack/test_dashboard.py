@@ -770,6 +770,53 @@ def test_the_pool_pages_curve_is_sim_curve_latest(member: str) -> None:
         assert any(r["is_current"] for r in page) and all(r["panes"] > 0 for r in page)
 
 
+def test_the_objects_page_is_object_io_cost(member: str) -> None:
+    """The objects page's cost columns are object_io_cost's (the view every other reader uses)
+    added up per object and basis over the range, read here straight from the view per basis."""
+    newest = _dicts("SELECT max(pane_end) AS t FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))
+    end = newest[0]["t"]
+    rng = {"source": member, "pool": "BP1", "start": end - timedelta(hours=1), "end": end}
+    q = query("objects")
+    page = {r["object"]: r for r in _dicts(q.sql, q.bind(**rng))}
+    seconds = _dicts(
+        "SELECT sum(seconds) AS s FROM iceberg.poolsight.pool_pane "
+        "WHERE source = ? AND pool = ? AND pane_start >= ? AND pane_start < ?",
+        tuple(rng.values()),
+    )[0]["s"]
+    view: dict[tuple[str, str], dict[str, float | None]] = {}
+    for r in _dicts(
+        "SELECT object, basis, sync_ios_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start)) AS ios, "
+        "cpu_seconds_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start)) AS cpu, "
+        "io_elapsed_seconds_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start)) AS io "
+        "FROM iceberg.poolsight.object_io_cost WHERE source = ? AND pool = ? "
+        "AND interval_start >= ? AND interval_start < ? AND basis IN ('simulated', 'traced')",
+        tuple(rng.values()),
+    ):
+        acc = view.setdefault((r["object"], r["basis"]), {"ios": None, "cpu": None, "io": None})
+        for k, v in acc.items():  # SQL's sum: None until a value
+            acc[k] = r[k] if v is None else v if r[k] is None else v + r[k]
+    assert page and {o for o, _ in view} <= set(page)
+    for obj, row in page.items():
+        sim, traced = view.get((obj, "simulated")), view.get((obj, "traced"))
+
+        def per(acc: dict[str, float | None] | None, k: str, scale: float = 1.0) -> float | None:
+            v = None if acc is None else acc[k]
+            return None if v is None else v / seconds * scale
+
+        want = {
+            "sync_ios_per_s": per(sim, "ios"),
+            "cpu_seconds_per_24h": per(sim, "cpu", 86400),
+            "delay_seconds_per_24h": per(sim, "io", 86400),
+            "traced_sync_ios_per_s": per(traced, "ios"),
+            "traced_delay_seconds_per_24h": per(traced, "io", 86400),
+        }
+        for k, v in want.items():
+            assert row[k] == (None if v is None else pytest.approx(v, rel=1e-9)), (obj, k)
+    assert any(r["traced_sync_ios_per_s"] for r in page.values())  # the mixed workload has I/O events
+    ranked = [r["sync_ios_per_s"] or 0.0 for r in page.values()]
+    assert ranked == sorted(ranked, reverse=True)
+
+
 def _spsize_expected(member: str) -> list[tuple[Any, ...]]:
     """spsize_check computed here from the tables: per statistics interval of BP2 (SPSIZE 5,000),
     DB2's avoidable sync reads, and the pool-policy curve's sync reads at the current size minus
