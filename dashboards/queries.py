@@ -145,7 +145,8 @@ def pool(
     few: pool_anchor (attributes, rolled panes and settings; its panes from RECENT_GUESS before
     `now`, read again from a day before the newest rolled-up hour when that is earlier), then the
     rest at once; the access mix is added up from the series' rows."""
-    since = (now or datetime.now(UTC)) - RECENT_GUESS
+    # On an hour: an hour of the rollups counted before `since` holds no pane counted after it.
+    since = ((now or datetime.now(UTC)) - RECENT_GUESS).replace(minute=0, second=0, microsecond=0)
     anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since)[0]
     if since > since_rolled(anchor["rolled_until"]):  # panes before the guess not all rolled up yet
         since = since_rolled(anchor["rolled_until"])

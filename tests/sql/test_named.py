@@ -197,11 +197,13 @@ class FakeRun:
         self.by_sql = {q.sql: q for q in queries().values()}
         self.names: list[str] = []
         self.row = row  # values of this run's rows in place of the plain ones
+        self.params: dict[str, tuple[Any, ...]] = {}  # each query's last parameters
 
     def __call__(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         q = self.by_sql[sql]
         assert len(params) == len(q.params)
         self.names.append(q.name)
+        self.params[q.name] = params
         end = T0 + timedelta(hours=1)
         row: dict[str, Any] = {
             "h": None, "t": end, "latest_pane_end": end, "first_pane_start": T0, "panes": 60,
@@ -254,6 +256,10 @@ def test_a_live_pools_page_is_one_statement_then_the_rest_at_once() -> None:
          "pool_spsize_check", "pool_groups"]
     )  # fmt: skip
     assert page["settings"]["spsize"] == 5000 and page["attributes"]["latest_pane_end"] == now
+    # The guess is on an hour, a clock off the hour or not (the rolled hours before it end by it).
+    run = FakeRun(rolled_until=now - timedelta(hours=1), settings_at=now, latest_pane_end=now)
+    dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now + timedelta(minutes=37))
+    assert run.params["pool_anchor"][-1] == now - dq.RECENT_GUESS
     # A pool with no pane over a range given (a member's rows of its group only): no curve asked.
     run = FakeRun(rolled_until=now - timedelta(hours=1), settings_at=now, latest_pane_end=None)
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, now), now=now)
