@@ -823,10 +823,7 @@ def run_queries(plan: Plan, runs: int, committer: Committer) -> dict[str, dict[s
         a, b = compare(SOURCE, pool, ranges, user=TRINO_READER_USER)
         return a, b, workload_change(a, b)
 
-    # What each case commits before a load, and how its answer shows it read it.
-    def pane_commit(pool: str) -> Any:
-        return committer.pane(pool)
-
+    # What each case commits before a load (committer.pane, hour_commit), and how its answer shows it read it.
     def pool_saw(res: Any, end: Any) -> tuple[bool, str]:
         got = res["attributes"]["latest_pane_end"]
         return got == end, f"newest pane {got}, committed {end}"
@@ -846,11 +843,11 @@ def run_queries(plan: Plan, runs: int, committer: Committer) -> dict[str, dict[s
         return got == want, f"week b counts {got} panes, {want} with the committed hour"
 
     cases: dict[str, tuple[Callable[[str], Any], Callable[[str], Any], Callable[[Any, Any], tuple[bool, str]]]] = {
-        "pool_24h": (pool_page("24h"), pane_commit, pool_saw),
-        "pool_7d": (pool_page("7d"), pane_commit, pool_saw),
-        "pool_90d": (pool_page("90d"), pane_commit, pool_saw),
-        "pool_1y": (pool_page("1y"), pane_commit, pool_saw),
-        "objects_1d": (objects_day, pane_commit, objects_saw),
+        "pool_24h": (pool_page("24h"), committer.pane, pool_saw),
+        "pool_7d": (pool_page("7d"), committer.pane, pool_saw),
+        "pool_90d": (pool_page("90d"), committer.pane, pool_saw),
+        "pool_1y": (pool_page("1y"), committer.pane, pool_saw),
+        "objects_1d": (objects_day, committer.pane, objects_saw),
         "compare_2_weeks": (compare_weeks, hour_commit, compare_saw),
     }
     out: dict[str, dict[str, float]] = {}
