@@ -10,7 +10,8 @@ resume inside the last one). A snapshot is taken whenever a pane is emitted
 (so replaying the records since never emits a pane twice) and when the records
 since reach `snapshot_getpages`. After a failure the worker rebuilds the tracker
 from that state, and Kafka offsets and the Iceberg commits of the same checkpoint
-make the tables exactly once.
+make the tables exactly once. A pool's first attributes record read after getpages of its
+time (the two topics are read together) starts the pool again from it, before any pane.
 """
 
 from __future__ import annotations
@@ -178,6 +179,10 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self.targets.pop(key, None)
         if isinstance(item, GetpageBatch) and tr.is_duplicate(item):
             return  # sent again by a producer restarted after its last checkpoint: fed before
+        if not isinstance(item, GetpageBatch) and self.snap.value() is None and tr.starts_over(item):
+            self._start_over(key, raw)
+            yield from self._to_group(key, raw, full, item)
+            return
         out: list[tuple[Emission, int]] = []
 
         def emitted(e: Emission, resume: int) -> None:
@@ -203,6 +208,19 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self._idle_timer(key, ctx)
         for e, _ in out:
             yield from self._rows(e)
+
+    def _start_over(self, key: str, raw: bytes | None) -> None:
+        """The pool's first attributes record came after getpages of its time (tracker.starts_over):
+        with no snapshot taken, the records since the key began are all in `pending`. The record
+        goes before them there, and the tracker is built again from them in that order, as a
+        failover would rebuild it."""
+        since = list(self.pending.get())
+        self.pending.clear()
+        self.pending.add((raw, 0))
+        for r in since:
+            self.pending.add(r)
+        self.trackers.pop(key, None)
+        self._tracker(key)
 
     def _to_group(self, key: str, raw: bytes | None, full: str, item: Any) -> Any:
         """The record to the group operator when its source is a data-sharing member (group_routes.py)."""

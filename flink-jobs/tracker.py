@@ -98,6 +98,7 @@ class PoolTracker:
         self.setting: Setting | None = None
         self.pending_settings: list[tuple[int, Setting]] = []  # (event time us, setting) not yet reached
         self.fed_until_us: int | None = None  # latest getpage time fed
+        self.first_fed_us: int | None = None  # earliest, while no snapshot was taken (not kept in one)
         self.observed_sync = 0  # random misses the trace reported in the open pane
         self.pane_seconds = self.sim.config.pane_seconds
         self.open_pane: int | None = None
@@ -130,6 +131,19 @@ class PoolTracker:
         else:
             self.pending_settings.append((at, new))
             self.pending_settings.sort(key=lambda x: x[0])
+
+    def starts_over(self, attributes: dict[str, Any]) -> bool:
+        """Whether this first attributes record of the pool should have come before the getpages
+        fed so far: nothing emitted yet, and its event time at or before the first of them. The
+        job reads the attributes and getpage topics together, and a getpage partition's fetch can
+        come first; the job then starts the pool again from the record (simulation_job.py), so the
+        miniature caches see every getpage, as `poolsight simulate` does."""
+        if not self.pool_policy or self.setting is not None or self.emitted_through is not None:
+            return False
+        if self.first_fed_us is None:
+            return False
+        at = micros(attributes["event_time"]) if attributes.get("event_time") is not None else 0
+        return at <= self.first_fed_us
 
     def _apply_setting(self, new: Setting, at_us: int) -> None:
         old = self.setting
@@ -237,6 +251,8 @@ class PoolTracker:
             )
             self._observe(batch.object_names, cols, seg)
         self.fed_until_us = max(self.fed_until_us or 0, int(t.max() * 1e6))
+        if self.first_fed_us is None:
+            self.first_fed_us = round(float(t.min()) * 1e6)
         return int((cols["function"] == Function.GETPAGE).sum())
 
     def _columns(self, b: GetpageBatch, order: Any, start: int) -> dict[str, Any]:
