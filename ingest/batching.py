@@ -18,6 +18,21 @@ def split_pool(name: str, default_source: str) -> tuple[str, str]:
     return (source, pool) if sep else (default_source, name)
 
 
+def used_codes(codes: npt.NDArray[Any], table: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """np.unique(codes, return_inverse=True) for codes into a table of `table` entries: by a
+    presence mask when the table is not much larger than the codes (no sort: the trace
+    collector cuts every batch this way), else by np.unique."""
+    if len(codes) == 0 or table > 16 * len(codes):
+        uniq, index = np.unique(codes, return_inverse=True)
+        return uniq.astype(np.int64), index.reshape(-1).astype(np.int64)
+    present = np.zeros(table, dtype=bool)
+    present[codes] = True
+    uniq = np.flatnonzero(present)
+    lut = np.zeros(table, dtype=np.int64)
+    lut[uniq] = np.arange(len(uniq))
+    return uniq, lut[codes]
+
+
 def make_batch(
     source: str,
     pool: str,
@@ -34,7 +49,7 @@ def make_batch(
     """objects: integer codes into names (the record keeps only the names it uses)."""
     t_us = np.round(times * 1e6).astype(np.int64)
     start = int(t_us.min())
-    uniq, index = np.unique(objects, return_inverse=True)
+    uniq, index = used_codes(objects, len(names))
     return GetpageBatch(
         source,
         pool,
@@ -43,7 +58,7 @@ def make_batch(
         int(t_us.max()),
         [names[int(u)] for u in uniq],
         t_us - start,
-        index.reshape(-1),
+        index,
         pages.astype(np.int64),
         access.astype(np.uint8).tobytes(),
         function.astype(np.uint8).tobytes(),

@@ -174,3 +174,6 @@ def encode_getpage_batch(
 def frame_records(
     data: bytes | bytearray | memoryview, with_bdw: bool, min_len: int
 ) -> tuple[bytearray, bytearray, bytes, int, tuple[int, str, str] | None]: ...
+def parse_csv_block(
+    block: bytes, width: int, time: int | None, page: int, texts: list[int], every: int = 0
+) -> tuple[int, bytearray | None, bytearray, list[tuple[bytearray, list[str]]], bytearray] | None: ...

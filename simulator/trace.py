@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from poolsight.schemas.getpage import ACCESS_CODES, ACCESS_LETTERS, FUNCTION_CODES, FUNCTION_LETTERS
+from poolsight.simulator.csv_block import Block, parse_block
 
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
@@ -256,29 +257,37 @@ class TraceReader:
                         break  # a line still being written
                     cut = len(data)  # a single line longer than a block: the line path names it
                 block = data[:cut]
-                lines = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
-                fast = self._fast_block(block, lines, header, idx, offset + cut, line + lines)
-                if fast is not None:
+                parsed = parse_block(block, header, idx, self.batch_rows)
+                fast = None if parsed is None else self._fast_block(parsed, offset + cut, line + parsed.rows)
+                if parsed is not None and fast is not None:
+                    lines = parsed.rows
                     self.accepted += len(fast)
-                    yield from self._split(fast, block, offset, line)
+                    yield from self._split(fast, parsed.ends, block, offset, line)
                 else:
+                    lines = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
                     yield from self._lines(block, header, idx, offset, line)
                 offset += cut
                 line += lines
             self.end_offset, self.end_line = offset, line
 
-    def _split(self, b: TraceBatch, block: bytes, offset: int, line: int) -> Iterator[TraceBatch]:
+    def _split(
+        self, b: TraceBatch, every: npt.NDArray[np.int64] | None, block: bytes, offset: int, line: int
+    ) -> Iterator[TraceBatch]:
         """A fast block (one row per line) in batches, each ending with its own position: a
-        collector that resumes at a batch's end must neither skip nor repeat the block's rest."""
+        collector that resumes at a batch's end must neither skip nor repeat the block's rest.
+        `every`: the offsets after every batch_rows-th line, when the parser gave them."""
         if len(b) <= self.batch_rows:
             yield b
             return
-        ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == ord("\n")) + 1
-        for i in range(0, len(b), self.batch_rows):
+        if every is None:
+            every = (np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == ord("\n")) + 1)[
+                self.batch_rows - 1 :: self.batch_rows
+            ]
+        for k, i in enumerate(range(0, len(b), self.batch_rows)):
             part = b[i : i + self.batch_rows]
             j = i + len(part)
             if j < len(b):  # the last part keeps the block's end (its last line may lack a newline)
-                part.end_offset, part.end_line = offset + int(ends[j - 1]), line + j
+                part.end_offset, part.end_line = offset + int(every[k]), line + j
             yield part
 
     def _lines(
@@ -314,62 +323,25 @@ class TraceReader:
         if buf:
             yield self._to_batch(buf, offset, line)
 
-    def _fast_block(
-        self, block: bytes, lines: int, header: list[str], idx: dict[str, int | None], end_offset: int, end_line: int
-    ) -> TraceBatch | None:
-        """The whole block at once, or None when any row needs the line-by-line path."""
-        # lazy: pyarrow takes a second to load; only this reader needs it
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.csv as pacsv
-
+    def _fast_block(self, parsed: Block, end_offset: int, end_line: int) -> TraceBatch | None:
+        """The block parsed at once (csv_block.py) as a batch, or None when any row needs the
+        line-by-line path."""
         c = self.columns
-        if b'"' in block:
-            return None  # quoted fields: leave them to the csv module
-        cols = {key: header[i] for key, i in idx.items() if i is not None}
-        # Text columns come back dictionary-encoded: no string per row, only per distinct value.
-        types: dict[str, pa.DataType] = {name: pa.dictionary(pa.int32(), pa.string()) for name in header}
-        types[cols["page"]] = pa.int64()
-        if "time" in cols:
-            types[cols["time"]] = pa.float64()
-        try:
-            tbl = pacsv.read_csv(
-                pa.py_buffer(block),
-                read_options=pacsv.ReadOptions(column_names=header, use_threads=False, block_size=len(block) + 1),
-                parse_options=pacsv.ParseOptions(ignore_empty_lines=False),
-                convert_options=pacsv.ConvertOptions(
-                    column_types=types,
-                    include_columns=list(cols.values()),
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                ),
-            )
-        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-            return None
-        n = tbl.num_rows
-        if n != lines:
-            return None
-        page = tbl[cols["page"]]
-        if page.null_count or (n and pc.min(page).as_py() < 0):
+        n = parsed.rows
+        if n and int(parsed.pages.min()) < 0:
             return None
         times = np.zeros(n)
-        if "time" in cols:
-            t = tbl[cols["time"]]
-            if t.null_count:
-                return None
-            times = t.to_numpy() * TIME_UNITS[c.time_unit]
+        if parsed.times is not None:
+            times = parsed.times * TIME_UNITS[c.time_unit]
             if not np.isfinite(times).all():
                 return None
 
         def dictionary(key: str) -> tuple[list[str], npt.NDArray[np.int32]]:
-            col = tbl[cols[key]].unify_dictionaries() if tbl[cols[key]].num_chunks > 1 else tbl[cols[key]]
-            if col.num_chunks == 0:
-                return [], np.zeros(0, dtype=np.int32)
-            indices = np.concatenate([ch.indices.to_numpy(zero_copy_only=False) for ch in col.chunks])
-            return [v.strip() for v in col.chunk(0).dictionary.to_pylist()], indices.astype(np.int32)
+            values, indices = parsed.texts[key]
+            return [v.strip() for v in values], indices
 
         def codes(key: str, table: dict[str, int]) -> npt.NDArray[np.uint8] | None:
-            if key not in cols:
+            if key not in parsed.texts:
                 return np.zeros(n, dtype=np.uint8)
             values, indices = dictionary(key)
             lookup = []
@@ -385,7 +357,7 @@ class TraceReader:
             return None
 
         def text(key: str, default: str) -> Names:
-            if key not in cols:
+            if key not in parsed.texts:
                 return Names(np.zeros(n, dtype=np.int32), np.array([default]))
             values, indices = dictionary(key)
             # Values that differ only in surrounding blanks are one name.
@@ -393,7 +365,7 @@ class TraceReader:
             return Names(remap.reshape(-1).astype(np.int32)[indices], table)
 
         pools = text("pool", c.default_pool)
-        if "source" in cols:
+        if "source" in parsed.texts:
             source = text("source", "")
             pair = source.codes.astype(np.int64) * len(pools.table) + pools.codes
             used, code = np.unique(pair, return_inverse=True)
@@ -406,7 +378,7 @@ class TraceReader:
             times=times.astype(np.float64),
             pool_names=pools,
             object_names=text("object", c.default_object),
-            pages=page.to_numpy().astype(np.uint64),
+            pages=parsed.pages.astype(np.uint64),
             access=access,
             function=function,
             end_offset=end_offset,

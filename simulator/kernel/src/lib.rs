@@ -3,6 +3,7 @@
 
 pub mod bpmodel;
 pub mod chains;
+pub mod csv_block;
 pub mod gbpmodel;
 pub mod getpage_avro;
 pub mod getpage_encode;
@@ -781,12 +782,7 @@ create_exception!(
 
 /// Little-endian int64 column as a bytearray: numpy wraps it writable, without a copy.
 fn i64_column<'py>(py: Python<'py>, values: &[i64]) -> PyResult<Bound<'py, PyByteArray>> {
-    PyByteArray::new_with(py, values.len() * 8, |out| {
-        for (dst, v) in out.chunks_exact_mut(8).zip(values) {
-            dst.copy_from_slice(&v.to_le_bytes());
-        }
-        Ok(())
-    })
+    le_column(py, values, i64::to_le_bytes)
 }
 
 /// The Avro body of a GetpageBatch v1 in `data[start:]` (byte positions in errors count from
@@ -880,6 +876,66 @@ fn encode_getpage_batch<'py>(
     out.extend_from_slice(header);
     getpage_encode::encode(&cols, &mut out).map_err(PyValueError::new_err)?;
     Ok(PyBytes::new(py, &out))
+}
+
+/// Little-endian columns as bytearrays (numpy wraps them without a copy).
+fn le_column<'py, const N: usize, T: Copy>(
+    py: Python<'py>,
+    values: &[T],
+    bytes: impl Fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyByteArray>> {
+    PyByteArray::new_with(py, values.len() * N, |out| {
+        for (dst, &v) in out.chunks_exact_mut(N).zip(values) {
+            dst.copy_from_slice(&bytes(v));
+        }
+        Ok(())
+    })
+}
+
+/// A block of complete trace CSV lines (no header) parsed at once, or None when any line is
+/// not plain (csv_block.rs): (rows, times as float64 bytes or None, pages as int64 bytes, per
+/// text column (int32 codes bytes, distinct raw values in first-seen order), the byte offsets
+/// after every `every`-th line as int64 bytes).
+#[pyfunction]
+#[pyo3(signature = (block, width, time, page, texts, every=0))]
+fn parse_csv_block<'py>(
+    py: Python<'py>,
+    block: &[u8],
+    width: usize,
+    time: Option<usize>,
+    page: usize,
+    texts: Vec<usize>,
+    every: usize,
+) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    let layout = csv_block::Layout {
+        width,
+        time,
+        page,
+        texts: &texts,
+        every,
+    };
+    let Some(p) = py.detach(|| csv_block::parse(block, &layout)) else {
+        return Ok(None);
+    };
+    let mut cols = Vec::with_capacity(p.texts.len());
+    for t in &p.texts {
+        let pair: [Bound<'py, PyAny>; 2] = [
+            le_column(py, &t.codes, i32::to_le_bytes)?.into_any(),
+            t.values.clone().into_pyobject(py)?.into_any(),
+        ];
+        cols.push(PyTuple::new(py, pair)?);
+    }
+    let items: [Bound<'py, PyAny>; 5] = [
+        p.rows.into_pyobject(py)?.into_any(),
+        match time {
+            Some(_) => le_column(py, &p.times, f64::to_le_bytes)?.into_any(),
+            None => py.None().into_bound(py),
+        },
+        le_column(py, &p.pages, i64::to_le_bytes)?.into_any(),
+        cols.into_pyobject(py)?.into_any(),
+        le_column(py, &p.ends, i64::to_le_bytes)?.into_any(),
+    ];
+    Ok(Some(PyTuple::new(py, items)?))
 }
 
 /// Records of a z/OS variable-length data set in `data` (see zos.rs): (starts, lengths, segment
@@ -1096,6 +1152,7 @@ fn _kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_getpage_batch, m)?)?;
     m.add_function(wrap_pyfunction!(encode_getpage_batch, m)?)?;
     m.add_function(wrap_pyfunction!(frame_records, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_csv_block, m)?)?;
     m.add("AvroError", m.py().get_type::<AvroError>())?;
     Ok(())
 }
