@@ -41,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument(
         "--checkpoint-seconds",
         type=real(0.01, noun="a number of seconds"),  # Flink's shortest checkpoint interval: 10 ms
-        default=5.0,
+        default=JobOptions.checkpoint_seconds,
         help="checkpoint interval: results become queryable at each checkpoint",
     )
     s.add_argument(
