@@ -27,7 +27,7 @@ class JobOptions:
 
     group: str  # Kafka consumer group; a new one starts at start_from
     # Results become queryable at each checkpoint: a pane waits a second for the next on average
-    # (bench-pipeline's freshness: 5 s gave p95 7.2 s, 2 s 4.1 s; bench/README.md).
+    # (bench-pipeline's freshness p50: 4.8 s with 5 s, 3.6-3.7 s with 2 s; bench/README.md).
     checkpoint_seconds: float = 2.0
     out_of_orderness_seconds: float = 5.0  # watermark delay, seconds of event time
     idle_source_seconds: float = 0.0  # 0: no partition is ever idle (see `jobs submit --idle-source`)

@@ -11,7 +11,8 @@ resume inside the last one). A snapshot is taken whenever a pane is emitted
 since reach `snapshot_getpages`. After a failure the worker rebuilds the tracker
 from that state, and Kafka offsets and the Iceberg commits of the same checkpoint
 make the tables exactly once. A pool's first attributes record read after getpages of its
-time (the two topics are read together) starts the pool again from it, before any pane.
+time (the two topics are read together) starts the pool again from it while no pane has been
+emitted and no snapshot taken (tracker.py `starts_over`).
 """
 
 from __future__ import annotations
@@ -179,10 +180,6 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self.targets.pop(key, None)
         if isinstance(item, GetpageBatch) and tr.is_duplicate(item):
             return  # sent again by a producer restarted after its last checkpoint: fed before
-        if not isinstance(item, GetpageBatch) and self.snap.value() is None and tr.starts_over(item):
-            self._start_over(key, raw)
-            yield from self._to_group(key, raw, full, item)
-            return
         out: list[tuple[Emission, int]] = []
 
         def emitted(e: Emission, resume: int) -> None:
@@ -190,11 +187,16 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             self._save(key, tr)
 
         try:
-            fed = self._apply(tr, item, 0, emitted)
+            again = not isinstance(item, GetpageBatch) and self.snap.value() is None and tr.starts_over(item)
+            if again:
+                self._start_over(key, raw)  # the record is in `pending` and applied
+            fed = 0 if again else self._apply(tr, item, 0, emitted)
         except (ValueError, KeyError, TypeError) as exc:
             yield TAGS["dead_letter"], dead_letter(COLLECTOR, f"unusable {full}: {exc}", raw, value, key)
             return
         yield from self._to_group(key, raw, full, item)
+        if again:
+            return
         resume = out[-1][1] if out else 0
         n = item.events if isinstance(item, GetpageBatch) else 1
         if resume < n:
@@ -215,12 +217,19 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         goes before them there, and the tracker is built again from them in that order, as a
         failover would rebuild it."""
         since = list(self.pending.get())
+        old, replayed = self.trackers.pop(key), self.since.get(key, 0)
+        self._pending(key, [(raw, 0), *since])
+        try:
+            self._tracker(key)
+        except (ValueError, KeyError, TypeError):  # the record goes to dead_letter; the pool as it was
+            self._pending(key, since)
+            self.trackers[key], self.since[key] = old, replayed
+            raise
+
+    def _pending(self, key: str, records: list[tuple[bytes | None, int]]) -> None:
         self.pending.clear()
-        self.pending.add((raw, 0))
-        for r in since:
+        for r in records:
             self.pending.add(r)
-        self.trackers.pop(key, None)
-        self._tracker(key)
 
     def _to_group(self, key: str, raw: bytes | None, full: str, item: Any) -> Any:
         """The record to the group operator when its source is a data-sharing member (group_routes.py)."""

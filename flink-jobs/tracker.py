@@ -142,6 +142,7 @@ class PoolTracker:
             return False
         if self.first_fed_us is None:
             return False
+        Setting.of(attributes)  # a record set_attributes would refuse raises here, before anything moves
         at = micros(attributes["event_time"]) if attributes.get("event_time") is not None else 0
         return at <= self.first_fed_us
 
@@ -251,8 +252,8 @@ class PoolTracker:
             )
             self._observe(batch.object_names, cols, seg)
         self.fed_until_us = max(self.fed_until_us or 0, int(t.max() * 1e6))
-        if self.first_fed_us is None:
-            self.first_fed_us = round(float(t.min()) * 1e6)
+        first = round(float(t.min()) * 1e6)  # a late batch may go back before the first fed
+        self.first_fed_us = first if self.first_fed_us is None else min(self.first_fed_us, first)
         return int((cols["function"] == Function.GETPAGE).sum())
 
     def _columns(self, b: GetpageBatch, order: Any, start: int) -> dict[str, Any]:

@@ -22,11 +22,11 @@ TEXT_KEYS = ("pool", "object", "access", "function", "source")
 @dataclass(frozen=True)
 class Block:
     rows: int  # the block's lines: each is a row
-    # the byte offset after every `every`-th line (parse_block's); None: not known, count them
     times: npt.NDArray[np.float64] | None  # as written (no unit applied); None: no time column
     pages: npt.NDArray[np.int64]
     # per text key present: its distinct values (unstripped) and each row's index into them
     texts: dict[str, tuple[list[str], npt.NDArray[np.int32]]]
+    # the byte offset after every `every`-th line (parse_block's); None: not known, count them
     ends: npt.NDArray[np.int64] | None = None
 
 

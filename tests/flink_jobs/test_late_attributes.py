@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from poolsight.flink_jobs.options import SimulationOptions
-from poolsight.flink_jobs.simulation_job import ATTRIBUTES, GETPAGE, Simulate
+from poolsight.flink_jobs.simulation_job import ATTRIBUTES, GETPAGE, TAGS, Simulate
 from poolsight.flink_jobs.tracker import PoolTracker
 from poolsight.infra.registry_access import RegistryAccess
 from poolsight.schemas.getpage import GetpageBatch
@@ -36,19 +36,32 @@ def _run(
     """The records through Simulate.process_element in `order`; its pool_pane rows. With
     `fail_after`, the worker is lost after that many records and a new one goes on from the
     keyed state (no checkpoint is taken in between: Kafka's offsets stay with the state)."""
+    rows, f, _ = _outputs(order, monkeypatch, fail_after)
+    return rows, f
+
+
+def _outputs(
+    order: list[tuple[bytes, Any]], monkeypatch: pytest.MonkeyPatch, fail_after: int | None = None
+) -> tuple[list[Any], Simulate, list[Any]]:
+    """_run's, and the dead_letter rows beside them."""
     monkeypatch.setattr(time, "time", lambda: 1_000_000.0)  # emitted_at, last_seen
     table = {raw: (GETPAGE if isinstance(item, GetpageBatch) else ATTRIBUTES, item) for raw, item in order}
     rt, ctx = Runtime(), Ctx(KEY)
     rows: list[Any] = []
+    dead: list[Any] = []
     f = None
     for i, (raw, _) in enumerate(order):
         if f is None or i == fail_after:
             f = Simulate(SimulationOptions(RegistryAccess("http://127.0.0.1:1")))
             f.open(rt)
             monkeypatch.setattr(f, "_read", lambda raw: table[raw])
-        rows += [r for r in f.process_element((KEY, raw), ctx) if not isinstance(r, tuple)]
+        for r in f.process_element((KEY, raw), ctx):
+            if not isinstance(r, tuple):
+                rows.append(r)
+            elif r[0] is TAGS["dead_letter"]:
+                dead.append(r[1])
     assert f is not None
-    return rows, f
+    return rows, f, dead
 
 
 def _sync_reads(rows: list[Any]) -> list[float]:
@@ -90,3 +103,25 @@ def test_attributes_of_a_later_time_take_effect_there_and_do_not_start_again(mon
             tr.set_attributes(later[1])
         tr.feed(b, lambda e, _i: want.append(e.pool_pane["sim_sync_reads"]))
     assert _sync_reads(sent)[: len(want)] == want
+
+
+def test_a_late_record_the_pool_cannot_use_goes_to_dead_letter_and_the_pool_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    batches = [(f"gp{i}".encode(), b) for i, b in enumerate(_batches(_trace(30_000, seed=3), size=500))]
+    bad = (b"bad", {"source": "S", "pool": "BP1", "event_time": batches[0][1].start_time})  # no VPSIZE
+    alone, _, none = _outputs(batches, monkeypatch)
+    order = [*batches[:3], bad, *batches[3:]]
+    got, _, dead = _outputs(order, monkeypatch)
+    assert none == [] and len(dead) == 1 and got == alone
+    again, _, dead = _outputs(order, monkeypatch, fail_after=4)  # its state as it was: no record left in it
+    assert len(dead) == 1 and again == alone
+
+
+def test_the_first_getpage_fed_counts_a_batch_that_came_out_of_order() -> None:
+    b = _batches(_trace(30_000, seed=3), size=500)
+    tr = PoolTracker("S", "BP1")
+    for x in (b[3], b[0]):  # the same pane, the earlier batch second
+        tr.feed(x, lambda e, _i: None)
+    assert tr.first_fed_us == b[0].start_time
+    assert not tr.starts_over(_attributes(b[1].start_time)) and tr.starts_over(_attributes(b[0].start_time))

@@ -48,7 +48,7 @@ def _field(rng: random.Random, kind: str) -> str:
 
 # What the kernel leaves to the other paths: blanks or a sign around numbers, a field too many,
 # an empty line, a lone CR.
-DEFECTS = (" 1.5", "+7", "-1", ",extra", "", "\r")
+DEFECTS = (" 1.5", "+1.5", "+7", "-1", ",extra", "", "\r")
 
 
 def _block(rng: random.Random, n: int) -> bytes:
@@ -61,7 +61,7 @@ def _block(rng: random.Random, n: int) -> bytes:
         elif d == ",extra":
             lines[row][-1] += d
         else:
-            lines[row][0 if d == " 1.5" else 4] = d
+            lines[row][0 if "." in d else 4] = d
     end = rng.choice(["\n", "\r\n"])
     text = end.join(",".join(x) for x in lines)
     return (text + (end if rng.random() < 0.8 else "")).encode()

@@ -1,4 +1,4 @@
-//! The trace CSV reader's fast path (simulator/trace.py `_fast_block`): a block of complete,
+//! The trace CSV reader's fast path (simulator/csv_block.py `kernel_block`): a block of complete,
 //! unquoted lines parsed in one pass into its time and page columns and dictionary-encoded text
 //! columns. Only a block every line of which is plain is parsed; anything else (a quote, an
 //! empty line, a lone CR, a field count off the header's, a number outside the plain grammar,
@@ -78,7 +78,8 @@ fn plain_decimal(f: &[u8]) -> Option<f64> {
 }
 
 fn parsed_number(f: &[u8]) -> Option<f64> {
-    if f.is_empty()
+    // Rust reads a leading '+', pyarrow does not: such a block is pyarrow's to refuse.
+    if f.first() == Some(&b'+') || f.is_empty()
         || !f
             .iter()
             .all(|&b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
@@ -106,15 +107,20 @@ fn page_value(f: &[u8]) -> Option<i64> {
 
 pub fn parse<'a>(block: &'a [u8], layout: &Layout<'_>) -> Option<Parsed<'a>> {
     let mut roles: Vec<Role> = (0..layout.width).map(|_| Role::Skip).collect();
-    if layout.page >= layout.width {
-        return None;
-    }
-    roles[layout.page] = Role::Page;
+    let mut give = |column: usize, role: Role| -> Option<()> {
+        let slot = roles.get_mut(column)?;
+        if !matches!(slot, Role::Skip) {
+            return None; // two keys on one column (--pool-column X --object-column X): pyarrow's
+        }
+        *slot = role;
+        Some(())
+    };
+    give(layout.page, Role::Page)?;
     if let Some(t) = layout.time {
-        *roles.get_mut(t)? = Role::Time;
+        give(t, Role::Time)?;
     }
     for (i, &c) in layout.texts.iter().enumerate() {
-        *roles.get_mut(c)? = Role::Text(i);
+        give(c, Role::Text(i))?;
     }
     let guess = block.len() / 32 + 1; // rows, roughly: a project-format line is 40-60 bytes
     let mut out = Parsed {
@@ -245,6 +251,7 @@ mod tests {
             b"1,BP1,9223372036854775808,L\n", // past int64
             b"1,BP1, 7,L\n",                  // a blank in a number
             b"1,B\xffP,7,L\n",                // not UTF-8
+            b"+1.5,BP1,7,L\n",               // a sign pyarrow does not read
             b"\n",
         ] {
             assert_eq!(parse(bad, &LAYOUT), None, "{:?}", String::from_utf8_lossy(bad));
@@ -282,6 +289,12 @@ mod tests {
         ] {
             assert_eq!(time_value(s.as_bytes()), s.parse().ok(), "{s}");
         }
+    }
+
+    #[test]
+    fn two_keys_on_one_column_are_left_to_the_other_paths() {
+        let layout = Layout { width: 3, time: None, page: 0, texts: &[1, 1], every: 0 };
+        assert_eq!(parse(b"5,a,x\n", &layout), None);
     }
 
     #[test]
