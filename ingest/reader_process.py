@@ -1,7 +1,8 @@
 """Trace files read and cut into GetpageBatch records in a child process.
 
-Parsing (simulator/csv_block.py: the kernel, pyarrow for what it leaves) and cutting (numpy, Python lists for Avro) run there, Avro
-encoding and sending in the collector's process: two cores instead of one GIL.
+Parsing (simulator/csv_block.py: the kernel, pyarrow for what it leaves) and cutting
+(numpy, Python lists for Avro) run there, Avro encoding and sending in the collector's
+process: two cores instead of one GIL.
 The child streams, in file order, one item per reader batch (its records, the
 sequence numbers reached and the byte offset and line after it) and every
 rejected row, then a last item with the reader's totals.

@@ -226,8 +226,8 @@ class TraceReader:
 
     def _csv(self) -> Iterator[TraceBatch]:
         """Blocks of complete lines: each parsed at once (csv_block.py: the kernel, else pyarrow)
-        and checked with vectorised tests; a block with anything wrong in it is read again line by line, so that every bad
-        row is named (file, line, field) and every good one kept."""
+        and checked with vectorised tests; a block with anything wrong in it is read again line
+        by line, so that every bad row is named (file, line, field) and every good one kept."""
         src = str(self.path)
         try:
             fh = self.path.open("rb")

@@ -5,6 +5,7 @@ without Flink, with test_quiet_pools' state stand-ins and the decoder replaced b
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -55,7 +56,7 @@ def _outputs(
             f = Simulate(SimulationOptions(RegistryAccess("http://127.0.0.1:1")))
             f.open(rt)
             monkeypatch.setattr(f, "_read", lambda raw: table[raw])
-        for r in f.process_element((KEY, raw), ctx):
+        for r in f.process_element((KEY, raw, "topic", 0, i), ctx):  # a Kafka record's row
             if not isinstance(r, tuple):
                 rows.append(r)
             elif r[0] is TAGS["dead_letter"]:
@@ -121,7 +122,7 @@ def test_a_late_record_the_pool_cannot_use_goes_to_dead_letter_and_the_pool_goes
 def test_the_first_getpage_fed_counts_a_batch_that_came_out_of_order() -> None:
     b = _batches(_trace(30_000, seed=3), size=500)
     tr = PoolTracker("S", "BP1")
-    for x in (b[3], b[0]):  # the same pane, the earlier batch second
+    for x in (b[3], dataclasses.replace(b[0], sequence=4)):  # the same pane, the earlier batch second
         tr.feed(x, lambda e, _i: None)
     assert tr.first_fed_us == b[0].start_time
     assert not tr.starts_over(_attributes(b[1].start_time)) and tr.starts_over(_attributes(b[0].start_time))

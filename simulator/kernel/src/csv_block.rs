@@ -79,7 +79,8 @@ fn plain_decimal(f: &[u8]) -> Option<f64> {
 
 fn parsed_number(f: &[u8]) -> Option<f64> {
     // Rust reads a leading '+', pyarrow does not: such a block is pyarrow's to refuse.
-    if f.first() == Some(&b'+') || f.is_empty()
+    if f.first() == Some(&b'+')
+        || f.is_empty()
         || !f
             .iter()
             .all(|&b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
@@ -251,7 +252,7 @@ mod tests {
             b"1,BP1,9223372036854775808,L\n", // past int64
             b"1,BP1, 7,L\n",                  // a blank in a number
             b"1,B\xffP,7,L\n",                // not UTF-8
-            b"+1.5,BP1,7,L\n",               // a sign pyarrow does not read
+            b"+1.5,BP1,7,L\n",                // a sign pyarrow does not read
             b"\n",
         ] {
             assert_eq!(parse(bad, &LAYOUT), None, "{:?}", String::from_utf8_lossy(bad));
@@ -293,7 +294,13 @@ mod tests {
 
     #[test]
     fn two_keys_on_one_column_are_left_to_the_other_paths() {
-        let layout = Layout { width: 3, time: None, page: 0, texts: &[1, 1], every: 0 };
+        let layout = Layout {
+            width: 3,
+            time: None,
+            page: 0,
+            texts: &[1, 1],
+            every: 0,
+        };
         assert_eq!(parse(b"5,a,x\n", &layout), None);
     }
 
