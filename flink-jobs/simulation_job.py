@@ -218,15 +218,15 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         failover would rebuild it."""
         since = list(self.pending.get())
         old, replayed = self.trackers.pop(key), self.since.get(key, 0)
-        self._pending(key, [(raw, 0), *since])
+        self._pending([(raw, 0), *since])
         try:
             self._tracker(key)
         except (ValueError, KeyError, TypeError):  # the record goes to dead_letter; the pool as it was
-            self._pending(key, since)
+            self._pending(since)
             self.trackers[key], self.since[key] = old, replayed
             raise
 
-    def _pending(self, key: str, records: list[tuple[bytes | None, int]]) -> None:
+    def _pending(self, records: list[tuple[bytes | None, int]]) -> None:
         self.pending.clear()
         for r in records:
             self.pending.add(r)
