@@ -40,7 +40,6 @@ def kernel_block(block: bytes, header: list[str], idx: dict[str, int | None], ev
     page = idx["page"]
     assert page is not None
     columns = {k: i for k in TEXT_KEYS if (i := idx.get(k)) is not None}
-    keys = list(columns)
     got = parse_csv_block(block, len(header), idx.get("time"), page, list(columns.values()), every)
     if got is None:
         return None
@@ -49,7 +48,7 @@ def kernel_block(block: bytes, header: list[str], idx: dict[str, int | None], ev
         rows,
         None if times is None else np.frombuffer(times, dtype="<f8"),
         np.frombuffer(pages, dtype="<i8"),
-        {k: (values, np.frombuffer(codes, dtype="<i4")) for k, (codes, values) in zip(keys, texts, strict=True)},
+        {k: (values, np.frombuffer(codes, dtype="<i4")) for k, (codes, values) in zip(columns, texts, strict=True)},
         np.frombuffer(ends, dtype="<i8") if every else None,
     )
 

@@ -33,6 +33,50 @@ pub struct Layout<'c> {
     pub every: usize, // 0: no ends wanted
 }
 
+/// A text column being read: its codes and distinct values, and the value of the line before
+/// with its code (most lines repeat most of their text values).
+struct Column<'a> {
+    text: Text<'a>,
+    seen: FxHashMap<&'a [u8], i32>,
+    last: Option<(&'a [u8], i32)>,
+}
+
+impl<'a> Column<'a> {
+    fn new(rows: usize) -> Self {
+        let text = Text {
+            codes: Vec::with_capacity(rows),
+            values: Vec::new(),
+        };
+        Column {
+            text,
+            seen: FxHashMap::default(),
+            last: None,
+        }
+    }
+
+    /// None when the value is not UTF-8 (or the column has more than 2^31 values).
+    fn push(&mut self, field: &'a [u8]) -> Option<()> {
+        let code = match self.last {
+            Some((prev, code)) if prev == field => code,
+            _ => {
+                let code = match self.seen.get(field) {
+                    Some(&c) => c,
+                    None => {
+                        let c = i32::try_from(self.text.values.len()).ok()?;
+                        self.text.values.push(std::str::from_utf8(field).ok()?);
+                        self.seen.insert(field, c);
+                        c
+                    }
+                };
+                self.last = Some((field, code));
+                code
+            }
+        };
+        self.text.codes.push(code);
+        Some(())
+    }
+}
+
 enum Role {
     Skip,
     Time,
@@ -40,7 +84,7 @@ enum Role {
     Text(usize),
 }
 
-/// A decimal number as `[+-]digits[.digits][e[+-]digits]` (or `.digits`), finite.
+/// A decimal number as `[-]digits[.digits][e[+-]digits]` (or `.digits`), finite.
 fn time_value(f: &[u8]) -> Option<f64> {
     plain_decimal(f).or_else(|| parsed_number(f))
 }
@@ -129,18 +173,9 @@ pub fn parse<'a>(block: &'a [u8], layout: &Layout<'_>) -> Option<Parsed<'a>> {
         ends: Vec::new(),
         times: Vec::with_capacity(if layout.time.is_some() { guess } else { 0 }),
         pages: Vec::with_capacity(guess),
-        texts: layout
-            .texts
-            .iter()
-            .map(|_| Text {
-                codes: Vec::with_capacity(guess),
-                values: Vec::new(),
-            })
-            .collect(),
+        texts: Vec::new(),
     };
-    let mut seen: Vec<FxHashMap<&'a [u8], i32>> = layout.texts.iter().map(|_| FxHashMap::default()).collect();
-    // Each text column's value on the line before, and its code: most lines repeat most of them.
-    let mut last: Vec<Option<(&'a [u8], i32)>> = vec![None; layout.texts.len()];
+    let mut columns: Vec<Column<'a>> = layout.texts.iter().map(|_| Column::new(guess)).collect();
     let n = block.len();
     let mut pos = 0usize;
     while pos < n {
@@ -155,26 +190,7 @@ pub fn parse<'a>(block: &'a [u8], layout: &Layout<'_>) -> Option<Parsed<'a>> {
                 Role::Skip => {}
                 Role::Time => out.times.push(time_value(field)?),
                 Role::Page => out.pages.push(page_value(field)?),
-                Role::Text(i) => {
-                    let code = match last[*i] {
-                        Some((prev, code)) if prev == field => code,
-                        _ => {
-                            let text = &mut out.texts[*i];
-                            let code = match seen[*i].get(field) {
-                                Some(&c) => c,
-                                None => {
-                                    let c = i32::try_from(text.values.len()).ok()?;
-                                    text.values.push(std::str::from_utf8(field).ok()?);
-                                    seen[*i].insert(field, c);
-                                    c
-                                }
-                            };
-                            last[*i] = Some((field, code));
-                            code
-                        }
-                    };
-                    out.texts[*i].codes.push(code);
-                }
+                Role::Text(i) => columns[*i].push(field)?,
             }
             fields += 1;
             if pos == n {
@@ -201,6 +217,7 @@ pub fn parse<'a>(block: &'a [u8], layout: &Layout<'_>) -> Option<Parsed<'a>> {
             out.ends.push(i64::try_from(pos).ok()?);
         }
     }
+    out.texts = columns.into_iter().map(|c| c.text).collect();
     Some(out)
 }
 
