@@ -6,7 +6,8 @@ the exact whole-curve simulation, of SHARDS at R = 0.01 and of fixed-size
 SHARDS, beside libcachesim's LRU at one size (reading its own binary format,
 its fastest path); the miss ratio at that size from both (they must agree);
 and the mean absolute error of each sampled curve against the exact one.
-The last line is one JSON object.
+Speeds are medians of `--runs` rounds (3) in which every peer runs once, and
+the ratio is the median of the rounds' ratios. The last line is one JSON object.
 
 libcachesim is GPL-3.0: a benchmark peer only (the `bench` extra), never
 imported by poolsight at run time.
@@ -96,19 +97,31 @@ def mae(a: PoolResult, b: PoolResult) -> float:
     return float(np.mean([abs(_miss_ratio(x) - _miss_ratio(y)) for x, y in zip(a.curve, b.curve, strict=True)]))
 
 
-def bench_trace(name: str, pages: Pages) -> dict[str, Any]:
+def bench_trace(name: str, pages: Pages, runs: int) -> dict[str, Any]:
     distinct = len(np.unique(pages))
     # 40 sizes, log-spaced from 1/1000 of the footprint to all of it.
     sizes = sorted({max(1, int(x)) for x in np.geomspace(max(1, distinct / 1000), distinct, 40)})
     one_size = max(1, distinct // 10)
     sizes = sorted({*sizes, one_size})
     window = SimConfig(window_panes=2)
-    exact_rps, exact, exact_bytes = run_sim(pages, window, sizes)
-    shards_rps, shards, shards_bytes = run_sim(pages, SimConfig(mode="shards", rate=0.01, window_panes=2), sizes)
-    fixed_rps, fixed, fixed_bytes = run_sim(
-        pages, SimConfig(mode="shards", max_samples=FIXED_SIZE_SAMPLES, window_panes=2), sizes
-    )
-    lcs_rps, lcs_miss = run_libcachesim(pages, one_size)
+    rounds = []
+    for r in range(runs):
+        # Peers alternate within a round, and the figures are medians over rounds: on a noisy
+        # 2-core machine a single run of either swings by a quarter.
+        exact_rps, exact, exact_bytes = run_sim(pages, window, sizes)
+        shards_rps, shards, shards_bytes = run_sim(pages, SimConfig(mode="shards", rate=0.01, window_panes=2), sizes)
+        fixed_rps, fixed, fixed_bytes = run_sim(
+            pages, SimConfig(mode="shards", max_samples=FIXED_SIZE_SAMPLES, window_panes=2), sizes
+        )
+        lcs_rps, lcs_miss = run_libcachesim(pages, one_size)
+        rounds.append((exact_rps, shards_rps, fixed_rps, lcs_rps))
+        print(
+            f"  {name} round {r + 1}/{runs}: exact {exact_rps / 1e6:.2f} M refs/s, libcachesim "
+            f"{lcs_rps / 1e6:.2f} M refs/s, {exact_rps / lcs_rps:.2f}x",
+            flush=True,
+        )
+    exact_rps, shards_rps, fixed_rps, lcs_rps = (float(np.median([x[k] for x in rounds])) for k in range(4))
+    exact_ratio = float(np.median([x[0] / x[3] for x in rounds]))
     ours = next(_miss_ratio(r) for r in exact.curve if r.size_pages == one_size)
     out = {
         "trace": name,
@@ -119,7 +132,9 @@ def bench_trace(name: str, pages: Pages) -> dict[str, Any]:
         "shards_refs_per_s": shards_rps,
         "fixed_size_refs_per_s": fixed_rps,
         "libcachesim_lru_refs_per_s": lcs_rps,
-        "exact_vs_libcachesim": exact_rps / lcs_rps,
+        "runs": runs,
+        "exact_vs_libcachesim": exact_ratio,
+        "exact_vs_libcachesim_per_run": [x[0] / x[3] for x in rounds],
         "shards_vs_libcachesim": shards_rps / lcs_rps,
         "fixed_size_vs_libcachesim": fixed_rps / lcs_rps,
         "exact_miss_ratio_at_lru_size": ours,
@@ -132,7 +147,8 @@ def bench_trace(name: str, pages: Pages) -> dict[str, Any]:
         "exact_state_bytes": exact_bytes,
     }
     print(f"\n{name}: {len(pages):,} getpages over {distinct:,} pages; LRU at {one_size:,} buffers")
-    print(f"  {'exact (whole curve)':28} {exact_rps / 1e6:8.2f} M refs/s  {exact_rps / lcs_rps:6.2f}x libcachesim")
+    print(f"  medians of {runs} runs:")
+    print(f"  {'exact (whole curve)':28} {exact_rps / 1e6:8.2f} M refs/s  {exact_ratio:6.2f}x libcachesim")
     print(
         f"  {'SHARDS R=0.01':28} {shards_rps / 1e6:8.2f} M refs/s  {shards_rps / lcs_rps:6.2f}x   "
         f"MAE {out['shards_mae']:.4f}"
@@ -152,10 +168,13 @@ def main() -> None:
     p.add_argument("--getpages", type=int, default=12_000_000)
     p.add_argument("--footprint", type=int, default=2_000_000)
     p.add_argument("--cloudphysics", type=Path, default=CLOUDPHYSICS)
+    p.add_argument("--runs", type=int, default=3, help="rounds of every peer; figures are medians (default 3)")
     a = p.parse_args()
-    results = [bench_trace("cloudPhysicsIO", cloudphysics_pages(a.cloudphysics))]
+    if a.runs < 1:
+        p.error("--runs must be at least 1")
+    results = [bench_trace("cloudPhysicsIO", cloudphysics_pages(a.cloudphysics), a.runs)]
     gen = generated_pages(a.getpages, a.footprint)
-    results.append(bench_trace("generated", gen))
+    results.append(bench_trace("generated", gen, a.runs))
     big = results[-1]
     summary = {
         k: big[k]
