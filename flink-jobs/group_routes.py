@@ -30,6 +30,10 @@ class GroupRoutes:
     def of(cls, groups: dict[str, list[str]], discover: bool = True) -> GroupRoutes:
         return cls({m: g for g, ms in groups.items() for m in ms}, discover)
 
+    def learns(self, source: str) -> bool:
+        """Whether the source's group comes from its attributes records."""
+        return self.discover and source not in self.configured
+
     def attributes(self, source: str, group_name: object, stored: str | None) -> str | None:
         """A pool attributes record of `source`: the key's group from now on (`stored` before)."""
         if source in self.configured or not self.discover:

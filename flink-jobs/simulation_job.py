@@ -106,6 +106,9 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self.trim = HeapTrim()
         self.group_state = runtime_context.get_state(ValueStateDescriptor("group", Types.STRING()))
         self.key_group: dict[str, str | None] = {}  # the key's group, read from group_state once
+        # A discovering key's getpages from before its first attributes record (_to_group),
+        # kept until that record or the key's next snapshot.
+        self.unrouted = runtime_context.get_list_state(ListStateDescriptor("unrouted", Types.PICKLED_BYTE_ARRAY()))
         self.routes = GroupRoutes.of(self.o.groups, self.o.discover_groups)
 
     def close(self) -> None:
@@ -155,6 +158,8 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self.snap.update(tr.snapshot())
         self.pending.clear()
         self.since[key] = 0
+        if self._key_group(key) is None and self.routes.learns(key.partition("|")[0]):
+            self.unrouted.clear()  # bounded like `pending`: a group learned later starts from here
 
     # -------------------------------------------------------- input
 
@@ -232,28 +237,39 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             self.pending.add(r)
 
     def _to_group(self, key: str, raw: bytes | None, full: str, item: Any) -> Any:
-        """The record to the group operator when its source is a data-sharing member (group_routes.py)."""
+        """The record to the group operator when its source is a data-sharing member (group_routes.py).
+        A discovering key's getpages read before its first attributes record wait in `unrouted`;
+        when that record names a group, they follow it there (the group buffers a member's
+        getpages until every member has passed them, so they are not late for coming now)."""
         source, _, rest = key.partition("|")
         pool = rest.partition("|")[0]
+        early: list[bytes] = []
         if full == CATALOG:
             group = self.routes.of_source(source)
         else:
-            stored = self._key_group(key)
+            seen = self._key_group(key)  # None: no attributes record yet; "": in no group
+            stored = seen or None
+            learning = seen is None and self.routes.learns(source)
             if full == ATTRIBUTES:
                 new = self.routes.attributes(source, item.get("group_name"), stored)
-                if new != stored:
-                    if new is None:
-                        self.group_state.clear()
-                    else:
-                        self.group_state.update(new)
-                    self.key_group[key] = stored = new
+                if learning:
+                    early = list(self.unrouted.get())
+                    self.unrouted.clear()
+                if new != stored or learning:
+                    self.group_state.update(new or "")
+                    self.key_group[key] = new or ""
+                    stored = new
+            elif learning and raw is not None:
+                self.unrouted.add(raw)
             group = self.routes.of_key(source, stored)
         if group and pool and raw is not None:
-            yield GROUP_FEED, Row(f"{group}|{pool}", raw)
+            for r in (raw, *early):
+                yield GROUP_FEED, Row(f"{group}|{pool}", r)
 
     def _key_group(self, key: str) -> str | None:
+        """The key's group as kept: None before its first attributes record, "" for none."""
         if key not in self.key_group:
-            self.key_group[key] = self.group_state.value() or None
+            self.key_group[key] = self.group_state.value()
         return self.key_group[key]
 
     def _idle_timer(self, key: str, ctx: Any, due: float | None = None) -> None:
@@ -327,7 +343,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             ctx,
             self.o.state_ttl_seconds,
             self.last_seen,
-            (self.snap, self.pending, self.group_state),
+            (self.snap, self.pending, self.group_state, self.unrouted),
             (self.trackers, self.since, self.targets, self.key_group, self.waits_logged),
         )
 
