@@ -98,10 +98,9 @@ impl Node {
     /// The sum of entries [0, k), k < 16.
     #[inline(always)]
     fn below(&self, k: usize) -> u32 {
-        let mask = &PREFIX[k];
         let mut s = 0u32;
-        for j in 0..FAN {
-            s = s.wrapping_add(self.0[j] & mask[j]);
+        for (&v, &m) in self.0.iter().zip(&PREFIX[k]) {
+            s = s.wrapping_add(v & m);
         }
         s
     }
