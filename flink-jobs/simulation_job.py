@@ -107,8 +107,9 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self.group_state = runtime_context.get_state(ValueStateDescriptor("group", Types.STRING()))
         self.key_group: dict[str, str | None] = {}  # the key's group, read from group_state once
         # A discovering key's getpages from before its first attributes record (_to_group),
-        # kept until that record or the key's next snapshot.
+        # kept until that record or the key's first snapshot.
         self.unrouted = runtime_context.get_list_state(ListStateDescriptor("unrouted", Types.PICKLED_BYTE_ARRAY()))
+        self.young: dict[str, bool] = {}  # keys with no snapshot yet: what waits in `unrouted` is theirs
         self.routes = GroupRoutes.of(self.o.groups, self.o.discover_groups)
 
     def close(self) -> None:
@@ -139,6 +140,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             _, rec = self._read(raw)
             replayed += self._apply(tr, rec, start, self._no_emission)
         self.trackers[key] = tr
+        self.young[key] = data is None
         self.since[key] = replayed
         self.last_seen.setdefault(key, time.time())  # kept while evicted (_quiet): the TTL counts from it
         return tr
@@ -158,8 +160,9 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self.snap.update(tr.snapshot())
         self.pending.clear()
         self.since[key] = 0
-        if self._key_group(key) is None and self.routes.learns(key.partition("|")[0]):
-            self.unrouted.clear()  # bounded like `pending`: a group learned later starts from here
+        if self.young.get(key) and self._key_group(key) is None and self.routes.learns(key.partition("|")[0]):
+            self.unrouted.clear()  # kept only until the key's first snapshot: a group learned later starts there
+        self.young[key] = False
 
     # -------------------------------------------------------- input
 
@@ -238,9 +241,10 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
 
     def _to_group(self, key: str, raw: bytes | None, full: str, item: Any) -> Any:
         """The record to the group operator when its source is a data-sharing member (group_routes.py).
-        A discovering key's getpages read before its first attributes record wait in `unrouted`;
-        when that record names a group, they follow it there (the group buffers a member's
-        getpages until every member has passed them, so they are not late for coming now)."""
+        A discovering key's getpages read before its first attributes record and its first
+        snapshot wait in `unrouted`; when that record names a group, they follow it there (the
+        group buffers a member's getpages until every member has passed them). A source that
+        sends no attributes (a trace alone) so keeps one pane's records twice, then none."""
         source, _, rest = key.partition("|")
         pool = rest.partition("|")[0]
         early: list[bytes] = []
@@ -259,7 +263,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
                     self.group_state.update(new or "")
                     self.key_group[key] = new or ""
                     stored = new
-            elif learning and raw is not None:
+            elif learning and raw is not None and self.young.get(key, False):
                 self.unrouted.add(raw)
             group = self.routes.of_key(source, stored)
         if group and pool and raw is not None:
@@ -344,7 +348,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             self.o.state_ttl_seconds,
             self.last_seen,
             (self.snap, self.pending, self.group_state, self.unrouted),
-            (self.trackers, self.since, self.targets, self.key_group, self.waits_logged),
+            (self.trackers, self.since, self.targets, self.key_group, self.waits_logged, self.young),
         )
 
     @staticmethod

@@ -80,13 +80,15 @@ def test_a_key_in_no_group_keeps_nothing_once_its_attributes_say_so(monkeypatch:
     assert f.group_state.value() == ""  # attributes seen: later getpages are not kept
 
 
-def test_what_waits_is_bounded_by_the_keys_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
-    batches = _gp()
+def test_what_waits_is_bounded_by_the_keys_first_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
+    batches = _gp()  # several panes
     attrs = _member(batches[0][1].start_time)
-    without, emitted, _ = _feed([*batches, attrs], monkeypatch)
+    fed, emitted, f = _feed([*batches, attrs], monkeypatch)
     assert emitted, "no pane closed: the test does not reach a snapshot"
-    last = emitted[-1]  # the batch that emitted last: the snapshot after it holds what came before
-    assert without == [("DSG1|BP1", r) for r in [b"attrs", *(raw for raw, _ in batches[last:])]]
+    # Kept until the first pane's snapshot, then dropped; none kept after it.
+    assert fed == [("DSG1|BP1", b"attrs")] and list(f.unrouted.get()) == []
+    early, emitted, f = _feed([*batches[: emitted[0]], attrs, *batches[emitted[0] :]], monkeypatch)
+    assert [r for _, r in early][: emitted[0] + 2] == [b"attrs", *(raw for raw, _ in batches[: emitted[0] + 1])]
 
 
 def test_a_configured_member_keeps_nothing_back(monkeypatch: pytest.MonkeyPatch) -> None:
