@@ -160,7 +160,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self.snap.update(tr.snapshot())
         self.pending.clear()
         self.since[key] = 0
-        if self.young.get(key) and self._key_group(key) is None and self.routes.learns(key.partition("|")[0]):
+        if self.young.get(key):
             self.unrouted.clear()  # kept only until the key's first snapshot: a group learned later starts there
         self.young[key] = False
 
@@ -257,14 +257,14 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             if full == ATTRIBUTES:
                 new = self.routes.attributes(source, item.get("group_name"), stored)
                 if learning:
-                    early = list(self.unrouted.get())
+                    early = list(self.unrouted.get()) if self.young.get(key) else []
                     self.unrouted.clear()
                 if new != stored or learning:
                     self.group_state.update(new or "")
                     self.key_group[key] = new or ""
                     stored = new
-            elif learning and raw is not None and self.young.get(key, False):
-                self.unrouted.add(raw)
+            elif learning and raw is not None and self.young.get(key) and not item.is_mark:
+                self.unrouted.add(raw)  # a progress mark is not kept: the records after it pass that time too
             group = self.routes.of_key(source, stored)
         if group and pool and raw is not None:
             for r in (raw, *early):

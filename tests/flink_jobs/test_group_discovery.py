@@ -4,6 +4,7 @@ that record names the group, right after it (driven without Flink, as test_late_
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -70,6 +71,15 @@ def test_getpages_read_before_the_first_attributes_follow_them_to_the_group(monk
     # The waiting batches are keyed state: a worker lost before the record still routes them.
     again, _, _ = _feed([*batches[:3], attrs, *batches[3:]], monkeypatch, fail_after=2)
     assert again == first
+
+
+def test_a_progress_mark_read_before_the_attributes_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    batches = _gp()
+    b = batches[2][1]
+    mark = (b"mark", GetpageBatch.mark("S", "BP1", b.sequence + 1, b.end_time))
+    rest = [(raw, dataclasses.replace(x, sequence=x.sequence + 1)) for raw, x in batches[3:]]
+    fed, _, _ = _feed([*batches[:3], mark, _member(batches[0][1].start_time), *rest], monkeypatch)
+    assert [r for _, r in fed][:5] == [b"attrs", b"gp0", b"gp1", b"gp2", b"gp3"]
 
 
 def test_a_key_in_no_group_keeps_nothing_once_its_attributes_say_so(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -120,7 +120,7 @@ fn run(state: &mut PoolState, (t, ob, pg, ac, fu): Cols<'_>) {
     }
 }
 
-/// `run` compiled with popcnt and SSE4.1 (x86-64-v2): the Olken queries count the marks of a
+/// `run` compiled with popcnt and SSE4.1: the Olken queries count the marks of a
 /// 512-position block in eight popcounts, some 100 instructions fewer each than the portable
 /// build's bit tricks, and a getpage's pane is found with roundsd instead of a call to floor.
 #[cfg(target_arch = "x86_64")]

@@ -137,9 +137,11 @@ impl Counts {
         }
     }
 
-    /// Marks in blocks [0, block): at each level, the entries before this one in its node.
+    /// Marks in blocks [0, block), block < the block count: at each level, the entries before
+    /// this one in its node.
     #[inline(always)]
     fn before(&self, block: usize) -> u32 {
+        debug_assert!(block < self.levels[0].len() * FAN, "block {block} past the counts");
         let mut i = block;
         let mut s = 0u32;
         for level in &self.levels {
