@@ -121,7 +121,8 @@ def bench_trace(name: str, pages: Pages, runs: int) -> dict[str, Any]:
             flush=True,
         )
     exact_rps, shards_rps, fixed_rps, lcs_rps = (float(np.median([x[k] for x in rounds])) for k in range(4))
-    exact_ratio = float(np.median([x[0] / x[3] for x in rounds]))
+    ratios = [x[0] / x[3] for x in rounds]
+    exact_ratio = float(np.median(ratios))
     ours = next(_miss_ratio(r) for r in exact.curve if r.size_pages == one_size)
     out = {
         "trace": name,
@@ -134,7 +135,7 @@ def bench_trace(name: str, pages: Pages, runs: int) -> dict[str, Any]:
         "libcachesim_lru_refs_per_s": lcs_rps,
         "runs": runs,
         "exact_vs_libcachesim": exact_ratio,
-        "exact_vs_libcachesim_per_run": [x[0] / x[3] for x in rounds],
+        "exact_vs_libcachesim_per_run": ratios,
         "shards_vs_libcachesim": shards_rps / lcs_rps,
         "fixed_size_vs_libcachesim": fixed_rps / lcs_rps,
         "exact_miss_ratio_at_lru_size": ours,

@@ -36,7 +36,7 @@ class GroupRoutes:
 
     def attributes(self, source: str, group_name: object, stored: str | None) -> str | None:
         """A pool attributes record of `source`: the key's group from now on (`stored` before)."""
-        if source in self.configured or not self.discover:
+        if not self.learns(source):
             return stored
         named = str(group_name or "").strip() or None
         if named and not MEMBER_NAME.match(named):  # it becomes part of a key: group|pool
