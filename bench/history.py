@@ -10,7 +10,9 @@ partitioned tables), then `INSERT INTO target SELECT ... FROM stage`. By default
 pane with probability 0.1, io_pane with the sync reads of each object pane, pool_stats every
 5 minutes, sim_curve at 8 sizes over the last 2 days), rolled up by the product's own
 run_rollups (timed), and 13 months of hourly and daily rollups before the panes (pool, object,
-stats, curve) loaded the same way. Then the dashboard's pool page over 24 h, 7 d, 90 d and 1 y,
+stats, curve) loaded the same way. Then the manifests the loads' commits added (and an earlier
+--reuse run's) rewritten by the product's `tidy_manifests`, as the maintenance service does every
+15 minutes (timed, reported). Then the dashboard's pool page over 24 h, 7 d, 90 d and 1 y,
 its objects page over a day and `compare` of two consecutive weeks, each --runs times (after one
 warm-up run that is not counted), a different pool each run, each load after a commit its answer
 must show it read (Committer); p50 / p95 per query, the data on disk; the last line is JSON
@@ -46,8 +48,9 @@ from poolsight.infra.config import home, load_settings
 from poolsight.infra.trino import trino_connection
 from poolsight.names import NAMESPACE, TRINO_CATALOG, TRINO_READER_USER
 from poolsight.schemas.tables import SIZES_CURVE, Table
-from poolsight.sql.catalog import BY_NAME
+from poolsight.sql.catalog import BY_NAME, TABLES
 from poolsight.sql.compare import compare, workload_change
+from poolsight.sql.maintain import tidy_manifests
 from poolsight.sql.retention import Retention, months_before
 from poolsight.sql.rollup import run_rollups
 from poolsight.sql.rollups import ROLLUPS
@@ -984,6 +987,14 @@ def main(argv: list[str] | None = None) -> int:
                 loaded = sum(planned.values())
                 say(f"loaded {loaded:,} rows in {load_s:.0f} s ({loaded / load_s:,.0f} rows/s), rollups apart")
                 ok = count_back(cur, planned, cutoffs) and ok
+            t0 = time.monotonic()
+            tidied = tidy_manifests([t.name for t in TABLES])
+            manifests_s = time.monotonic() - t0
+            manifests = [sum(x.get(k, 0) for x in tidied) for k in ("manifests_before", "manifests_after")]
+            say(
+                f"manifests rewritten as the maintenance service does: {manifests[0]:,} -> {manifests[1]:,} "
+                f"in {manifests_s:.1f} s" + "".join(f"; {x['table']}: {x['error']}" for x in tidied if "error" in x)
+            )
             total_rows, disk = disk_report(cur, s.data_dir / "warehouse")
             committer = Committer(cur)
             per_query = run_queries(plan, a.runs, committer)
@@ -994,6 +1005,8 @@ def main(argv: list[str] | None = None) -> int:
             "per_query": per_query,
             "load_s": round(load_s, 1),
             "rollup_s": round(rollup_s, 1),
+            "manifests_s": round(manifests_s, 1),
+            "manifests_before_after": manifests,
             "disk_bytes": disk,
             "commits_read": committer.checked,
             "days": plan.days,

@@ -3,7 +3,8 @@
 The launcher starts it (service `maintenance`); `poolsight history` runs one cycle by hand.
 Every cycle rolls up what the pane tables gained (sql/rollup.py) and then removes what each
 grain keeps no longer (sql/retention.py); every `compact_every` seconds it also compacts,
-expires snapshots and removes orphan files (sql/maintain.py, guarded by sql/guard.py). After
+expires snapshots and removes orphan files (sql/maintain.py, guarded by sql/guard.py), and every
+`manifests_every` seconds it rewrites the manifests the commits since have added. After
 each cycle it writes a heartbeat that `poolsight status` reads.
 """
 
@@ -23,12 +24,14 @@ from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.evaluator import JSONValue, Report, run_loop
 from poolsight.infra.trino import fetch, trino_connection
 from poolsight.sql.catalog import TABLES
-from poolsight.sql.maintain import maintain
+from poolsight.sql.maintain import maintain, tidy_manifests
 from poolsight.sql.named import query
 from poolsight.sql.retention import Retention, apply_retention, retention_from
 from poolsight.sql.rollup import rollup_of, run_rollups
 
 COMPACT_EVERY = 6 * 3600.0
+# The jobs commit a manifest per table about every pane; a query opens each one its days may need.
+MANIFESTS_EVERY = 15 * 60.0
 SNAPSHOT_RETENTION = "1d"
 ORPHAN_AGE = "3d"
 
@@ -54,15 +57,20 @@ def copy_gbp_checks(cur: Any) -> int:
 
 class MaintenanceEvaluator:
     """The maintenance service's evaluator (run by infra/evaluator.py's loop): rollups and
-    retention each cycle, compaction, expiry and orphans every `compact_every` seconds."""
+    retention each cycle, compaction, expiry and orphans every `compact_every` seconds, the
+    manifests every `manifests_every` seconds."""
 
     name = "maintenance"
 
-    def __init__(self, settings: Settings, compact_every: float = COMPACT_EVERY) -> None:
+    def __init__(
+        self, settings: Settings, compact_every: float = COMPACT_EVERY, manifests_every: float = MANIFESTS_EVERY
+    ) -> None:
         self.settings = settings
         self.retention = retention_from(settings.history)
         self.compact_every = compact_every
+        self.manifests_every = manifests_every
         self.last_compact = time.monotonic()  # not at start: a restart loop must not compact again and again
+        self.last_manifests = time.monotonic()
 
     def evaluate(self) -> Report:
         out = cycle(self.settings, self.retention)
@@ -76,16 +84,28 @@ class MaintenanceEvaluator:
             summary["warnings"] = list(warnings)
             for w in warnings:
                 print(f"poolsight maintenance: warning: {w}", file=sys.stderr, flush=True)
+        tables = [t.name for t in TABLES]
         if time.monotonic() - self.last_compact >= self.compact_every:
-            tables = [t.name for t in TABLES]
             summary["compacted"] = len(maintain(tables, SNAPSHOT_RETENTION, "100MB", ORPHAN_AGE))
-            self.last_compact = time.monotonic()
+            self.last_compact = self.last_manifests = time.monotonic()  # maintain rewrites them too
+        elif time.monotonic() - self.last_manifests >= self.manifests_every:
+            tidied = tidy_manifests(tables)
+            summary["manifests_rewritten"] = sum(
+                1 for x in tidied if x.get("manifests_after", 0) < x.get("manifests_before", 0)
+            )
+            refused: list[JSONValue] = sorted(x["table"] for x in tidied if "error" in x)
+            if refused:  # tried again next round
+                summary["manifests_refused"] = refused
+            self.last_manifests = time.monotonic()
         return Report(summary)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--every", type=SECONDS, help="run for ever, a cycle every this many seconds")
     p.add_argument("--compact-every", type=SECONDS, default=COMPACT_EVERY, help="seconds between compactions (loop)")
+    p.add_argument(
+        "--manifests-every", type=SECONDS, default=MANIFESTS_EVERY, help="seconds between manifest rewrites (loop)"
+    )
     p.add_argument("--no-retention", action="store_true", help="roll up only; remove nothing")
 
 
@@ -93,7 +113,7 @@ def run_cli(a: argparse.Namespace) -> int:
     s = load_settings()
     if a.every:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-        run_loop(MaintenanceEvaluator(s, a.compact_every), s, a.every)
+        run_loop(MaintenanceEvaluator(s, a.compact_every, a.manifests_every), s, a.every)
         return 0
     out = cycle(s, retention_from(s.history), retain=not a.no_retention)
     for row in out["rollups"] + out["retention"]:
