@@ -19,6 +19,7 @@ from poolsight.infra.trino import QueryError, fetch, trino_connection
 from poolsight.schemas.tables import Table
 from poolsight.sql.catalog import BY_NAME, TABLES
 from poolsight.sql.guard import guarded_seconds, oldest_needed_commit, protected_jobs, seconds_of
+from poolsight.sql.rollup import metadata_table
 
 # Durations and sizes are spliced into the procedure calls: only their syntax is accepted.
 SIZE = re.compile(r"\d+(\.\d+)?(B|kB|MB|GB)")
@@ -57,13 +58,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--skip-orphans", action="store_true")
 
 
-def _meta(table: Table, meta: str) -> str:
-    """One of the table's metadata tables ($files, $snapshots, $manifests), quoted."""
-    return f'{table.qualified.rsplit(".", 1)[0]}."{table.name}${meta}"'
-
-
 def _count(run: Any, table: Table, meta: str) -> int:
-    return int(run(f"SELECT count(*) FROM {_meta(table, meta)}")[0][0])
+    return int(run(f"SELECT count(*) FROM {metadata_table(table, meta)}")[0][0])
 
 
 def rewrite_manifests(run: Any, table: Table) -> tuple[int, int]:
@@ -74,12 +70,12 @@ def rewrite_manifests(run: Any, table: Table) -> tuple[int, int]:
     pool_pane 0.20 s with 59 manifests, 0.08 s once rewritten; all 90 days 0.50 against 0.57 s).
     Delete manifests are left as they are; compaction removes what they apply to. (manifests
     before, after)."""
-    snapshots = _meta(table, "snapshots")
+    snapshots = metadata_table(table, "snapshots")
     n, new = run(
         "SELECT count(*), count_if(s.committed_at > coalesce("
         f"(SELECT max(committed_at) FROM {snapshots} WHERE element_at(summary, 'manifests-replaced') IS NOT NULL), "
         "from_unixtime(0))) "
-        f"FROM {_meta(table, 'manifests')} m LEFT JOIN {snapshots} s ON s.snapshot_id = m.added_snapshot_id"
+        f"FROM {metadata_table(table, 'manifests')} m LEFT JOIN {snapshots} s ON s.snapshot_id = m.added_snapshot_id"
     )[0]
     if new < 2:
         return int(n), int(n)
