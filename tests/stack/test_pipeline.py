@@ -27,7 +27,7 @@ from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, Topic
 from poolsight.simulator.similarity import similarity
 from poolsight.sql.history import cycle
-from poolsight.sql.maintain import tidy_manifests
+from poolsight.sql.maintain import REPLACED_MANIFESTS, tidy_manifests
 from poolsight.sql.retention import Retention
 from tests.conftest import POOLSIGHT, ROOT, poolsight
 from tests.stack.conftest import GBP2_REBUILT_AT, GROUP, GROUP_MEMBERS, IDLE_FLUSH, SIZES, SUBMIT, log_lines
@@ -1120,8 +1120,8 @@ def test_maintain_compacts_and_expires_and_changes_no_answer(workload: tuple[str
     for t in tidy_manifests(list(report)):
         table = f'iceberg.poolsight."{t["table"]}$snapshots"'
         [[commits, rewrites]] = _query(
-            "SELECT count_if(element_at(summary, 'manifests-replaced') IS NULL), "
-            f"count_if(element_at(summary, 'manifests-replaced') IS NOT NULL) FROM {table} WHERE committed_at > ?",
+            f"SELECT count_if(NOT {REPLACED_MANIFESTS}), count_if({REPLACED_MANIFESTS}) FROM {table} "
+            "WHERE committed_at > ?",
             (done,),
         )
         if commits < 2:
