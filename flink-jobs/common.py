@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from poolsight.flink_jobs.options import JobOptions
-from poolsight.infra.config import CATALOG_NAME, Settings, load_settings
+from poolsight.infra.config import CATALOG_NAME, METADATA_FILE_PROPERTIES, Settings, load_settings
 from poolsight.infra.flinksql import iceberg_catalog_ddl, kafka_client_options, sql_literal
 from poolsight.names import EVENT_TIME_HEADER, NAMESPACE
 from poolsight.schemas.tables import BY_NAME, Table
@@ -208,6 +208,7 @@ def run_keyed(env: StreamExecutionEnvironment, t_env: StreamTableEnvironment, vi
 
     raw = raw_stream(t_env, view)
     statements = t_env.create_statement_set()
+    seconds = env.get_checkpoint_config().get_checkpoint_interval() / 1000
     built: dict[str, DataStream] = {}
     for op in ops:
         if op.upstream is not None:
@@ -221,9 +222,9 @@ def run_keyed(env: StreamExecutionEnvironment, t_env: StreamTableEnvironment, vi
             .uid(op.operator)
         )
         built[op.operator] = out
-        sink(t_env, statements, out, op.main_table)
+        sink(t_env, statements, out, op.main_table, seconds)
         for table, tag in op.tags.items():
-            sink(t_env, statements, out.get_side_output(tag), table)
+            sink(t_env, statements, out.get_side_output(tag), table, seconds)
     statements.attach_as_datastream()
     return str(env.execute_async(name).get_job_id())
 
@@ -240,44 +241,69 @@ def main(submit: Any, options: type, default_name: str) -> None:
     print(json.dumps({"job_id": job_id, "name": a.name}))
 
 
-def sink(t_env: StreamTableEnvironment, statements: Any, stream: DataStream, table_name: str) -> None:
+def sink(
+    t_env: StreamTableEnvironment, statements: Any, stream: DataStream, table_name: str, checkpoint_seconds: float
+) -> None:
     """Insert a stream of rows (typed by row_type) into the Iceberg table of that name."""
 
     table = BY_NAME[table_name]
     view = f"rows_{table_name}"
     t_env.create_temporary_view(view, t_env.from_data_stream(stream))
-    ensure_key(t_env, table)
+    ensure_table(t_env, table, table_properties(checkpoint_seconds))
     target = f"`{CATALOG_NAME}`.`{NAMESPACE}`.`{table.name}`"
     statements.add_insert_sql(flink_insert(table, target, view))
 
 
-def ensure_key(t_env: StreamTableEnvironment, table: Table) -> None:
+# Iceberg's Flink committer commits at each checkpoint with rows for the table, and empty at
+# every 10th without: at 2 s checkpoints an empty commit every 20 s per job and table, each a
+# snapshot kept until expiry in a metadata file that every commit writes again and every Trino
+# query after it reads. So the jobs' tables commit empty only every EMPTY_COMMIT_SECONDS (a quiet
+# table's commits still carry the job's checkpoint forward for sql/guard.py and the committer's
+# restore), and delete the metadata files their commits replace (METADATA_FILE_PROPERTIES).
+EMPTY_COMMIT_SECONDS = 300.0
+METADATA_FILES_KEPT = int(METADATA_FILE_PROPERTIES["write.metadata.previous-versions-max"])
+
+
+def table_properties(checkpoint_seconds: float) -> dict[str, str]:
+    """The Iceberg table properties a job sets on each table it writes (see above)."""
+    empty_every = max(10, round(EMPTY_COMMIT_SECONDS / checkpoint_seconds))
+    return {**METADATA_FILE_PROPERTIES, "flink.max-continuous-empty-commits": str(empty_every)}
+
+
+def ensure_table(t_env: StreamTableEnvironment, table: Table, properties: dict[str, str]) -> None:
     """Make the table's key its Iceberg identifier fields (required columns), which the upsert
-    sink deletes on. Trino cannot set identifier fields, and Iceberg's Flink connector drops
-    a Flink table's primary key, so this goes through the Iceberg API. A table without a key
-    gets none: with identifier fields, Iceberg's Flink writer keeps only the last row per key
-    within a checkpoint even when not in upsert mode."""
+    sink deletes on, and set `properties`; each only where it differs. Trino cannot set
+    identifier fields, and Iceberg's Flink connector drops a Flink table's primary key, so this
+    goes through the Iceberg API. A table without a key gets none: with identifier fields,
+    Iceberg's Flink writer keeps only the last row per key within a checkpoint even when not in
+    upsert mode."""
     # lazy: PyFlink, as above
     from pyflink.java_gateway import get_gateway
 
     jvm = get_gateway().jvm
     catalog = t_env._j_tenv.getCatalog(CATALOG_NAME).get().getCatalogLoader().loadCatalog()
     iceberg = catalog.loadTable(jvm.org.apache.iceberg.catalog.TableIdentifier.parse(f"{NAMESPACE}.{table.name}"))
-    if set(iceberg.schema().identifierFieldNames()) == set(table.key):
-        return
-    update = iceberg.updateSchema().allowIncompatibleChanges()
-    names = jvm.java.util.ArrayList()
-    for column in table.key:
-        update = update.requireColumn(column)
-        names.add(column)
-    update.setIdentifierFields(names).commit()
+    if set(iceberg.schema().identifierFieldNames()) != set(table.key):
+        update = iceberg.updateSchema().allowIncompatibleChanges()
+        names = jvm.java.util.ArrayList()
+        for column in table.key:
+            update = update.requireColumn(column)
+            names.add(column)
+        update.setIdentifierFields(names).commit()
+    current = iceberg.properties()
+    changed = {k: v for k, v in properties.items() if current.get(k) != v}
+    if changed:
+        props = iceberg.updateProperties()
+        for k, v in changed.items():
+            props = props.set(k, v)
+        props.commit()
 
 
 def flink_insert(t: Table, target: str, view: str) -> str:
     """INSERT from a Flink view whose columns are the table's, timestamps as epoch ms. Columns
     are named, so a table that gained columns at its end (add_column_ddl) is written right.
     A keyed table is written in upsert mode: Iceberg's Flink sink then writes an equality delete
-    on the table's identifier fields (its key, see the jobs' ensure_key) with every row."""
+    on the table's identifier fields (its key, see the jobs' ensure_table) with every row."""
     names = ", ".join(f"`{c.name}`" for c in t.columns)
     exprs = [f"TO_TIMESTAMP_LTZ(`{c.name}`, 3)" if c.type == "timestamp" else f"`{c.name}`" for c in t.columns]
     hint = " /*+ OPTIONS('upsert-enabled'='true') */" if t.key else ""

@@ -25,7 +25,7 @@ from typing import Any
 
 from poolsight.names import NAMESPACE, PROBE_TABLE, TRINO_CATALOG, TRINO_READER_USER
 
-from .config import CATALOG_NAME, ConfigError, Settings
+from .config import CATALOG_NAME, METADATA_FILE_PROPERTIES, ConfigError, Settings
 from .endpoints import external_catalog_password, hostport, jdbc_target
 from .evaluator import evaluator_every, heartbeat_path
 from .flink_service import flink_endpoint, health_flink_jobmanager, prepare_flink_jobmanager, taskmanager_node
@@ -263,6 +263,8 @@ def trino_catalog_properties(s: Settings) -> str:
         lines += trino_properties(store)
     else:
         lines += ["fs.native-local.enabled=true", "local.location=/"]
+    # The table properties bootstrap sets (config.py), and no others: extra_properties is free text.
+    lines.append("iceberg.allowed-extra-properties=" + ",".join(METADATA_FILE_PROPERTIES))
     if s.trino_add_files:  # off by default: it registers any file as table data
         lines.append("iceberg.add-files-procedure.enabled=true")
     return "\n".join(lines) + "\n"

@@ -16,7 +16,16 @@ from poolsight.infra.kafka_service import min_insync_replicas, replication_facto
 from poolsight.infra.services import Unhealthy, catalog_password, pg_connect
 from poolsight.infra.trino import fetch_idempotent, trino_connection
 from poolsight.names import NAMESPACE, NAMESPACES, PROBE_TABLE, TOPICS, TRINO_CATALOG
-from poolsight.sql.catalog import TABLES, add_column_ddl, backfill_dml, create_table_ddl, missing_columns
+from poolsight.sql.catalog import (
+    BY_NAME,
+    TABLES,
+    add_column_ddl,
+    backfill_dml,
+    create_table_ddl,
+    lacking_properties_sql,
+    missing_columns,
+    properties_ddl,
+)
 from poolsight.sql.retention import adopt_sql
 from poolsight.sql.rollups import GRAINS, ROLLUPS
 from poolsight.sql.views import view_statements
@@ -122,6 +131,10 @@ def bootstrap_trino(s: Settings) -> None:
         for table in TABLES:
             if table.name not in before:  # a statement each is seconds on a busy machine: only what is missing
                 _run(cur, create_table_ddl(table))
+        # Tables created before the metadata file properties (sql/catalog.py): given them once.
+        older = [t for t in TABLES if t.name in before]
+        for (name,) in _run(cur, lacking_properties_sql(older)) if older else []:
+            _run(cur, properties_ddl(BY_NAME[str(name)]))
         # Rollups an earlier version kept without their _retired part: what its retention removed
         # below them is theirs (sql/retention.py).
         for r in ROLLUPS:
@@ -140,7 +153,7 @@ def bootstrap_trino(s: Settings) -> None:
         for table in TABLES:
             for column in missing_columns(table, existing.get(table.name, set())):
                 _run(cur, add_column_ddl(table, column))
-            # A key column must not be null in rows from before it (jobs' ensure_key): on every
+            # A key column must not be null in rows from before it (jobs' ensure_table): on every
             # `up`, so one interrupted, or rows an older job wrote since, are filled in later.
             for column in table.columns:
                 if (update := backfill_dml(table, column)) is not None:

@@ -4,8 +4,10 @@ and the Trino DDL that creates them and adds columns defined since."""
 
 from __future__ import annotations
 
+from poolsight.infra.config import METADATA_FILE_PROPERTIES
 from poolsight.schemas.tables import TABLES as WRITTEN
 from poolsight.schemas.tables import TRINO_TYPES, Column, Table
+from poolsight.sql.rollup import metadata_table
 from poolsight.sql.rollups import RETIRED_TABLES, RETIREMENT, ROLLUP_STATE, ROLLUP_TABLES, TABLE_CLOCK
 
 TABLES: tuple[Table, ...] = (*WRITTEN, *ROLLUP_TABLES, ROLLUP_STATE, *RETIRED_TABLES, TABLE_CLOCK, RETIREMENT)
@@ -16,14 +18,38 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _properties_map() -> str:
+    keys = ", ".join(_quote(k) for k in METADATA_FILE_PROPERTIES)
+    values = ", ".join(_quote(v) for v in METADATA_FILE_PROPERTIES.values())
+    return f"MAP(ARRAY[{keys}], ARRAY[{values}])"
+
+
 def create_table_ddl(t: Table) -> str:
     """Trino DDL (names from this module, never from users)."""
     cols = ",\n  ".join(f"{c.name} {TRINO_TYPES[c.type]} COMMENT {_quote(c.doc)}" for c in t.columns)
     sort = ", ".join(_quote(s) for s in t.sort)
     return (
         f"CREATE TABLE IF NOT EXISTS {t.qualified} (\n  {cols}\n) COMMENT {_quote(t.doc)}\n"
-        f"WITH (format = 'PARQUET', partitioning = ARRAY['{t.partition}({t.time_column})'], sorted_by = ARRAY[{sort}])"
+        f"WITH (format = 'PARQUET', partitioning = ARRAY['{t.partition}({t.time_column})'], sorted_by = ARRAY[{sort}], "
+        f"extra_properties = {_properties_map()})"
     )
+
+
+def properties_ddl(t: Table) -> str:
+    """Trino DDL giving a table created before them the metadata file properties."""
+    return f"ALTER TABLE {t.qualified} SET PROPERTIES extra_properties = {_properties_map()}"
+
+
+def lacking_properties_sql(tables: list[Table]) -> str:
+    """One statement: the names of `tables` whose metadata file properties are not all set."""
+    wanted = " AND ".join(
+        f"element_at(p, {_quote(k)}) IS NOT DISTINCT FROM {_quote(v)}" for k, v in METADATA_FILE_PROPERTIES.items()
+    )
+    parts = [
+        f"SELECT {_quote(t.name)} AS name, map_agg(key, value) AS p FROM {metadata_table(t, 'properties')}"
+        for t in tables
+    ]
+    return f"SELECT name FROM ({' UNION ALL '.join(parts)}) WHERE NOT ({wanted})"
 
 
 def add_column_ddl(t: Table, c: Column) -> str:

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pytest
 
+from poolsight.flink_jobs.common import METADATA_FILES_KEPT, table_properties
 from poolsight.infra.config import load_settings
 from poolsight.infra.kafka_access import kafka_access
 from poolsight.ingest.kafka_io import AvroProducer
@@ -36,6 +37,8 @@ from tests.stack.conftest import query as _query
 from tests.stack.conftest import truth as _truth
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
+# Collected before the session's jobs are submitted: what they wrote since, and only that.
+SESSION_START = time.time()
 
 
 def _wait_getpages(member: str, want: dict[str, int], timeout: float = 300) -> dict[str, int]:
@@ -1093,6 +1096,61 @@ def test_views_and_compare_agree_with_the_panes(workload: tuple[str, Path, dict[
         "compare", member, "BP1", "--a", lo.isoformat(), mid.isoformat(), "--b", mid.isoformat(), hi.isoformat()
     )
     assert table.returncode == 0 and "2x size: hit ratio" in table.stdout, table.stdout
+
+
+def test_the_jobs_tables_delete_the_metadata_files_their_commits_replace(
+    workload: tuple[str, Path, dict[str, int]],
+) -> None:
+    """Every commit writes a table's whole metadata file anew; the jobs set their tables to
+    delete the ones their commits replace (flink-jobs common.table_properties), so a job running
+    for weeks neither fills the disk with them nor parses an ever longer one. Counted on disk."""
+    member, _, truth = workload
+    assert _wait_getpages(member, truth) == truth, _diagnosis()
+    enough = 2 * METADATA_FILES_KEPT  # commits, so that some replaced files must be gone
+    if _commits_since("pool_pane", SESSION_START) <= enough:  # this test alone: a pane every ~2.4 s
+        produced = _generate(f"M{uuid.uuid4().hex[:6].upper()}", None, "--event-rate", "100", "--rate", "2500",
+                             duration=1500)  # fmt: skip
+        assert produced["getpages"] > 0
+        deadline = time.monotonic() + 180
+        while _commits_since("pool_pane", SESSION_START) <= enough and time.monotonic() < deadline:
+            time.sleep(5)
+    want = table_properties(2.0)  # SUBMIT's checkpoints
+    gaps: list[float] = []
+    for name in ("pool_pane", "dead_letter"):  # dead_letter: mostly empty commits, of both jobs
+        props = dict(_query(f'SELECT key, value FROM iceberg.poolsight."{name}$properties"'))
+        assert {k: props.get(k) for k in want} == want, props
+        # An empty commit (a checkpoint with no rows for the table) only after 150 checkpoints
+        # of 2 s without rows: Iceberg's default made one every 20 s.
+        rows = _query(
+            "SELECT to_unixtime(committed_at) - to_unixtime(lag(committed_at) OVER (PARTITION BY job, op ORDER BY "
+            "committed_at)), empty FROM (SELECT element_at(summary, 'flink.job-id') AS job, "
+            "element_at(summary, 'flink.operator-id') AS op, committed_at, "
+            "coalesce(element_at(summary, 'added-data-files'), '0') = '0' AND "
+            "coalesce(element_at(summary, 'added-delete-files'), '0') = '0' AS empty "
+            f'FROM iceberg.poolsight."{name}$snapshots" WHERE committed_at >= from_unixtime(?) '
+            "AND element_at(summary, 'flink.job-id') IS NOT NULL)",
+            (SESSION_START,),
+        )
+        gaps += [float(gap) for gap, empty in rows if empty and gap is not None]
+        [[current]] = _query(
+            f'SELECT file FROM iceberg.poolsight."{name}$metadata_log_entries" ORDER BY timestamp DESC LIMIT 1'
+        )
+        folder = Path(re.sub(r"^file:/*", "/", str(current))).parent
+        written = [f for f in folder.glob("*.metadata.json") if f.stat().st_mtime >= SESSION_START]
+        commits = _commits_since(name, SESSION_START)
+        if name == "pool_pane":
+            assert commits > enough, commits
+        if commits > enough:
+            assert len(written) <= METADATA_FILES_KEPT + 1, (name, commits, sorted(f.name for f in written))
+    # A whole session has them (dead_letter's committers rarely get rows); this test alone may not.
+    assert all(gap >= 250 for gap in gaps), sorted(gaps)[:10]
+
+
+def _commits_since(table: str, since: float) -> int:
+    [[n]] = _query(
+        f'SELECT count(*) FROM iceberg.poolsight."{table}$snapshots" WHERE committed_at >= from_unixtime(?)', (since,)
+    )
+    return int(n)
 
 
 def test_maintain_compacts_and_expires_and_changes_no_answer(workload: tuple[str, Path, dict[str, int]]) -> None:
