@@ -16,6 +16,8 @@ import pytest
 
 from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.trino import trino_rows
+from poolsight.schemas.tables import Table
+from poolsight.sql.rollup import metadata_table
 from tests.conftest import poolsight
 
 # Long enough that a kill can land between the last checkpoint and the flush; short enough that
@@ -27,6 +29,19 @@ def query(sql: str, params: tuple[Any, ...] = (), user: str | None = None) -> li
     """The rows of one parameterised statement (as `user`, else the writer)."""
     s = load_settings()
     return trino_rows(s, sql, params, user=user)[1] if user else trino_rows(s, sql, params)[1]
+
+
+def properties_of(table: Table) -> dict[str, str]:
+    """The table's Iceberg properties, as Trino lists them."""
+    return {str(k): str(v) for k, v in query(f"SELECT key, value FROM {metadata_table(table, 'properties')}")}
+
+
+def metadata_files(table: Table) -> list[Path]:
+    """The metadata files in the folder of the table's current one, as the disk holds them."""
+    [[current]] = query(
+        f"SELECT file FROM {metadata_table(table, 'metadata_log_entries')} ORDER BY timestamp DESC LIMIT 1"
+    )
+    return sorted(Path(re.sub(r"^file:/*", "/", str(current))).parent.glob("*.metadata.json"))
 
 
 # The jobs as the stack tests run them: checkpoints every 2 s; --check-panes 2: a prediction

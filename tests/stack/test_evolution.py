@@ -19,6 +19,7 @@ from poolsight.infra.trino import trino_connection
 from poolsight.names import NAMESPACE, TRINO_CATALOG
 from poolsight.sql.catalog import BY_NAME
 from tests.conftest import poolsight
+from tests.stack.conftest import metadata_files, properties_of
 from tests.stack.conftest import query as _query
 
 pytestmark = [pytest.mark.usefixtures("stack")]
@@ -154,19 +155,12 @@ def test_rollups_of_a_table_whose_entries_trino_cannot_list_recompute_its_days()
             _query(f"DELETE FROM {table} WHERE source = ?", (SOURCE,))
 
 
-def _properties(table: str) -> dict[str, str]:
-    from poolsight.sql.rollup import metadata_table
-
-    return {str(k): str(v) for k, v in _query(f"SELECT key, value FROM {metadata_table(BY_NAME[table], 'properties')}")}
-
-
 def test_a_table_from_before_the_metadata_file_properties_gets_them_and_its_commits_delete_replaced_files() -> None:
     """Every commit writes a table's whole metadata file anew; a table keeps the newest ten and
     deletes the rest (infra/config.py METADATA_FILE_PROPERTIES). bootstrap gives them to a
     table an earlier version made without; a table made now has them, and Trino's commits then
     delete what they replace. Counted on disk."""
     from dataclasses import replace
-    from pathlib import Path
 
     from poolsight.infra.config import METADATA_FILE_PROPERTIES
     from poolsight.sql.catalog import create_table_ddl
@@ -176,9 +170,9 @@ def test_a_table_from_before_the_metadata_file_properties_gets_them_and_its_comm
     keys, values = (", ".join(f"'{x}'" for x in xs) for xs in (off, off.values()))
     advice = BY_NAME["advice"]
     _query(f"ALTER TABLE {advice.qualified} SET PROPERTIES extra_properties = MAP(ARRAY[{keys}], ARRAY[{values}])")
-    assert {k: _properties("advice").get(k) for k in off} == off  # as an earlier version left it
+    assert {k: properties_of(advice).get(k) for k in off} == off  # as an earlier version left it
     bootstrap_trino(load_settings())
-    assert {k: _properties("advice").get(k) for k in off} == METADATA_FILE_PROPERTIES
+    assert {k: properties_of(advice).get(k) for k in off} == METADATA_FILE_PROPERTIES
 
     scratch = replace(advice, name="evolution_metadata_files")
     _query(f"DROP TABLE IF EXISTS {scratch.qualified}")
@@ -187,11 +181,8 @@ def test_a_table_from_before_the_metadata_file_properties_gets_them_and_its_comm
     commits = kept + 5
     for i in range(commits):
         _query(f"INSERT INTO {scratch.qualified} ({scratch.time_column}) VALUES (from_unixtime(?))", (1e9 + i,))
-    log = metadata_table(scratch, "metadata_log_entries")
-    [[current]] = _query(f"SELECT file FROM {log} ORDER BY timestamp DESC LIMIT 1")
     [[snapshots]] = _query(f"SELECT count(*) FROM {metadata_table(scratch, 'snapshots')} WHERE operation = 'append'")
-    folder = Path(str(current).removeprefix("file:").replace("//", "/")).parent
-    files = sorted(f.name for f in folder.glob("*.metadata.json"))
+    files = [f.name for f in metadata_files(scratch)]
     _query(f"DROP TABLE {scratch.qualified}")
     assert snapshots >= commits  # a metadata file each (Trino's creation may add an empty one)
     assert len(files) == kept + 1, files

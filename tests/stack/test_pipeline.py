@@ -27,11 +27,22 @@ from poolsight.infra.kafka_access import kafka_access
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, Topic
 from poolsight.simulator.similarity import similarity
+from poolsight.sql.catalog import BY_NAME
 from poolsight.sql.history import cycle
 from poolsight.sql.maintain import REPLACED_MANIFESTS, tidy_manifests
 from poolsight.sql.retention import Retention
 from tests.conftest import POOLSIGHT, ROOT, poolsight
-from tests.stack.conftest import GBP2_REBUILT_AT, GROUP, GROUP_MEMBERS, IDLE_FLUSH, SIZES, SUBMIT, log_lines
+from tests.stack.conftest import (
+    GBP2_REBUILT_AT,
+    GROUP,
+    GROUP_MEMBERS,
+    IDLE_FLUSH,
+    SIZES,
+    SUBMIT,
+    log_lines,
+    metadata_files,
+    properties_of,
+)
 from tests.stack.conftest import generate as _generate
 from tests.stack.conftest import query as _query
 from tests.stack.conftest import truth as _truth
@@ -1117,7 +1128,7 @@ def test_the_jobs_tables_delete_the_metadata_files_their_commits_replace(
     want = table_properties(2.0)  # SUBMIT's checkpoints
     committers: list[tuple[int, float]] = []
     for name in ("pool_pane", "dead_letter"):  # dead_letter: mostly empty commits, of both jobs
-        props = dict(_query(f'SELECT key, value FROM iceberg.poolsight."{name}$properties"'))
+        props = properties_of(BY_NAME[name])
         assert {k: props.get(k) for k in want} == want, props
         # Each committer (a job's sink of the table): its empty commits (checkpoints with no rows
         # for the table) and the time from its first commit to its last.
@@ -1131,11 +1142,7 @@ def test_the_jobs_tables_delete_the_metadata_files_their_commits_replace(
             (SESSION_START,),
         )
         committers += [(int(empties), float(span)) for empties, span in rows]
-        [[current]] = _query(
-            f'SELECT file FROM iceberg.poolsight."{name}$metadata_log_entries" ORDER BY timestamp DESC LIMIT 1'
-        )
-        folder = Path(re.sub(r"^file:/*", "/", str(current))).parent
-        written = [f for f in folder.glob("*.metadata.json") if f.stat().st_mtime >= SESSION_START]
+        written = [f for f in metadata_files(BY_NAME[name]) if f.stat().st_mtime >= SESSION_START]
         commits = _commits_since(name, SESSION_START)
         if name == "pool_pane":
             assert commits > enough, commits
