@@ -95,8 +95,8 @@ def flink_conf_entries(s: Settings) -> dict[str, object]:
         "taskmanager.memory.task.off-heap.size": "768m",
         # The JVM heap carries the Python operators' state writes on their way to RocksDB: a tracker
         # snapshot is tens of MB and a bundle may write one per key. With Flink's default managed
-        # share (0.4: 1.34 GB for RocksDB of a 4 GB TaskManager, 819 MB of heap) a stack test's four
-        # scenarios closing panes at once ran the heap out (OutOfMemoryError on a gRPC thread, which
+        # share (0.4: 1.34 GB for RocksDB of a 4 GB TaskManager, 819 MB of heap) a stack test's three
+        # scenarios (four members) closing panes at once ran the heap out (OutOfMemoryError on a gRPC thread, which
         # Flink only logs) and the job hung. RocksDB here holds tens of MB per key: 0.2 is plenty.
         "taskmanager.memory.managed.fraction": 0.2,
         # A checkpoint that cannot finish fails in time (3 tolerated, then the job restarts).
