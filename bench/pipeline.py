@@ -59,9 +59,12 @@ PANE_SECONDS = 60.0  # the job's default pane
 RELAXED: dict[str, Any] = {"checkpoint_seconds": 5.0, "bundle_ms": 1000}
 # The poller asks Trino only after a commit: it looks up the tables' metadata files in the catalog
 # every WATCH_SECONDS (a pane's `visible` stage includes up to this), and asks Trino anyway after
-# QUIET_SECONDS without a commit, and every time when the catalog is not PostgreSQL. Asking Trino
+# QUIET_SECONDS without a commit (BLIND_SECONDS when the catalog cannot say). Asking Trino
 # every second, as before, took a quarter of the 2 cores flat out (0.5 s polls) from the pipeline.
 WATCH_SECONDS, QUIET_SECONDS = 0.1, 5.0
+# Without a catalog version (a REST catalog, PostgreSQL away), and after a failed query, Trino is
+# asked at most this often: the old poll interval, not at every look.
+BLIND_SECONDS = 1.0
 # How often the JobManager's checkpoint history is read (it keeps only the latest few).
 CHECKPOINT_SECONDS = 1.0
 
@@ -247,19 +250,23 @@ def _phase(
 
     def poll() -> None:
         asked: tuple[str, ...] | None = None
-        asked_at = read_at = 0.0
+        asked_at = read_at = retry_at = 0.0
         while not stop.is_set():
             # The version is read before Trino is asked: a commit in between is asked about next time.
             version = watch.version()
-            if version is None or version != asked or time.time() - asked_at >= QUIET_SECONDS:
-                asked_at = time.time()
+            now = time.time()
+            changed = version is not None and version != asked
+            due = now - asked_at >= (QUIET_SECONDS if version is not None else BLIND_SECONDS)
+            if (changed or due) and now >= retry_at:
+                asked_at = now
                 try:
                     vis = _visible(members, start)
                     done = _group_done(group) if group else None
                     asked = version
                     polls[0] += 1
-                except Exception:  # Trino busy: try again at the next look
+                except Exception:  # Trino busy: try again a little later
                     vis, done = {}, None
+                    retry_at = now + BLIND_SECONDS
                 now = time.time()
                 for k, (n, e) in vis.items():
                     seen.setdefault(k, now)
