@@ -75,6 +75,9 @@ FLINK_MODULE_OPENS = tuple(
 )
 
 
+EXIT_ON_OOM = "-XX:+ExitOnOutOfMemoryError"
+
+
 def flink_conf_entries(s: Settings) -> dict[str, object]:
     """config.yaml of the embedded cluster, and of every PyFlink client (whose REST address is
     the configured one: the embedded JobManager's, or an external cluster's)."""
@@ -123,6 +126,12 @@ def flink_conf_entries(s: Settings) -> dict[str, object]:
         # Flink's own module opens (its default config.yaml) plus ours: PyFlink's
         # DataStream translation reflects into java.util.
         "env.java.opts.all": " ".join((*FLINK_MODULE_OPENS, "-XX:+UseG1GC", *JVM_PRETOUCH, "-Djava.awt.headless=true")),
+        # An OutOfMemoryError on a thread that is not a task's (a gRPC thread carrying a Python
+        # operator's state write) is only logged by Flink: the worker's state thread died and the
+        # job hung with no failover. A JVM that ran out exits instead: `status` shows the process
+        # dead, the data_stale alert fires, and `up` brings it back to resume from its checkpoint.
+        "env.java.opts.jobmanager": EXIT_ON_OOM,
+        "env.java.opts.taskmanager": EXIT_ON_OOM,
     }
 
 

@@ -445,6 +445,9 @@ def test_every_bundled_scenario_is_simulated_within_two_percent_at_the_current_s
         ):
             break
         time.sleep(3)
+    # Every pane of every pool written (a job that hung once left a pool's last pane out).
+    assert {(s, p): int(n) for s, p, n in panes} == {k: panes_of[k[0]] for k in expected}, _diagnosis()
+    assert len(rows) == sum(panes_of[s] for s, _ in expected), _diagnosis()
     assert {(s, p) for s, p, *_ in rows} == set(expected), _diagnosis()
     assert all((r[2], r[3]) == (expected[(r[0], r[1])], "lru-vpseqt") for r in rows), rows
     big = [r for r in rows if r[5] >= 1000]

@@ -206,6 +206,18 @@ def test_iceberg_table_written_by_flink_is_read_by_trino() -> None:
     assert where.scheme == "file" and where.path.startswith(warehouse.path + "/")
 
 
+def test_flink_processes_are_started_to_exit_when_their_heap_runs_out() -> None:
+    """Flink only logs an OutOfMemoryError on a thread that is not a task's, and the job then hung
+    (a Python operator's state write on a gRPC thread): its JVMs must carry the JVM's exit flag,
+    which its scripts take from env.java.opts.jobmanager / .taskmanager."""
+    rows = _status()
+    for name in ("flink-jobmanager", "flink-taskmanager"):
+        with open(f"/proc/{rows[name]['pid']}/cmdline", "rb") as fh:
+            args = fh.read().split(b"\0")
+        assert args[0].endswith(b"java"), (name, args[:3])
+        assert b"-XX:+ExitOnOutOfMemoryError" in args, (name, args)
+
+
 def test_killed_service_is_reported_and_up_brings_it_back() -> None:
     for name in ("flink-taskmanager", "registry"):
         pid = _status()[name]["pid"]
