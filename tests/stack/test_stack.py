@@ -218,6 +218,20 @@ def test_flink_processes_are_started_to_exit_when_their_heap_runs_out() -> None:
         assert b"-XX:+ExitOnOutOfMemoryError" in args, (name, args)
 
 
+def _niceness(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as fh:
+        stat = fh.read()
+    return int(stat[stat.rindex(")") + 2 :].split()[16])  # field 19 of proc(5)
+
+
+def test_the_periodic_services_yield_the_cores_to_the_pipeline_and_the_pages() -> None:
+    rows = _status()
+    base = os.nice(0)  # the launcher's, inherited from this session
+    got = {name: _niceness(rows[name]["pid"]) for name in ("alerts", "advice", "maintenance", "dashboard", "trino")}
+    low = min(19, base + 10)
+    assert got == {"alerts": low, "advice": low, "maintenance": low, "dashboard": base, "trino": base}
+
+
 def test_killed_service_is_reported_and_up_brings_it_back() -> None:
     for name in ("flink-taskmanager", "registry"):
         pid = _status()[name]["pid"]
