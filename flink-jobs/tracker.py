@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import zstandard
 
 from poolsight.flink_jobs.checks import Checks, PaneFacts
 from poolsight.schemas.getpage import ACCESS_NAMES, Access, Function, GetpageBatch, micros
@@ -44,7 +45,12 @@ from poolsight.simulator import CostModel, SimConfig, Simulator
 from poolsight.simulator.result import CurvePoint, ObjectResult, PoolResult
 from poolsight.simulator.setting import Setting
 
-MAGIC = b"PSTRK001"
+MAGIC = b"PSTRK001"  # header and simulator snapshot as they are: snapshots taken before compression
+# The same bytes zstd-compressed (level 1: 51 -> 13 MB for day-posting's BP1 in 0.1 s). A snapshot
+# crosses the gRPC state channel into the TaskManager's heap, where Flink holds several copies of
+# it on the way to RocksDB, and is written at every pane: a quarter of the bytes at each step.
+ZMAGIC = b"PSTRK002"
+ZSTD_LEVEL = 1
 
 
 @dataclass
@@ -521,15 +527,22 @@ class PoolTracker:
                 "pool_policy": self.pool_policy,
             }
         ).encode()
-        return b"".join([MAGIC, struct.pack("<I", len(header)), header, *self.sim.snapshot_parts()])
+        parts = [struct.pack("<I", len(header)), header, *self.sim.snapshot_parts()]
+        # Part by part, the total given: no joined copy, and the frame records its size.
+        z = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compressobj(size=sum(len(p) for p in parts))
+        return b"".join([ZMAGIC, *(z.compress(p) for p in parts), z.flush()])
 
     @classmethod
     def restore(cls, data: bytes) -> PoolTracker:
-        if data[:8] != MAGIC:
+        if data[:8] == ZMAGIC:
+            body = zstandard.ZstdDecompressor().decompress(memoryview(data)[8:])
+        elif data[:8] == MAGIC:
+            body = data[8:]
+        else:
             raise ValueError("not a poolsight tracker snapshot")
-        (n,) = struct.unpack("<I", data[8:12])
-        h = json.loads(data[12 : 12 + n])
-        sim = Simulator.restore(data[12 + n :])
+        (n,) = struct.unpack("<I", body[:4])
+        h = json.loads(body[4 : 4 + n])
+        sim = Simulator.restore(body[4 + n :])
         tr = cls(h["source"], h["pool"], sim.config, sim.costs, h.get("check_panes"), h.get("pool_policy", True))
         tr.sim = sim
         tr.pane_seconds = tr.sim.config.pane_seconds

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
+import struct
 from typing import Any
 
 import numpy as np
 import pytest
+import zstandard
 
 from poolsight.flink_jobs.tracker import Emission, PoolTracker
 from poolsight.ingest.batching import make_batch
@@ -108,6 +111,34 @@ def test_restore_from_an_emission_snapshot_continues_without_repeating() -> None
         again.feed(b, lambda e, _r: rest.append(e))
     again.flush(10**12, lambda e, _r: rest.append(e))
     assert [_strip(e) for e in rest] == [_strip(e) for e in whole[3:]]
+
+
+def test_a_snapshot_is_compressed_and_one_from_before_compression_still_restores() -> None:
+    """PSTRK002 + a zstd frame of what PSTRK001 held as it is (u32 LE header length, JSON header,
+    the simulator's snapshot): a job's checkpoint from before compression still resumes."""
+    batches = _batches(_trace())
+    whole = _run(batches)
+    t = PoolTracker("S", "BP1")
+    t.set_size(500)
+    ems: list[Emission] = []
+    for b in batches[:25]:
+        t.feed(b, lambda e, _i: ems.append(e))
+    snap = t.snapshot()
+    assert snap[:8] == b"PSTRK002"
+    body = zstandard.ZstdDecompressor().decompress(snap[8:])
+    (n,) = struct.unpack("<I", body[:4])
+    assert json.loads(body[4 : 4 + n])["pool"] == "BP1"
+    assert body[4 + n : 4 + n + 8] == b"PSSIM001"
+    assert len(snap) * 3 < len(body), (len(snap), len(body))
+    for data in (snap, b"PSTRK001" + body):
+        again = PoolTracker.restore(data)
+        rest = list(ems)
+        for b in batches[25:]:
+            again.feed(b, lambda e, _i: rest.append(e))  # noqa: B023 (called before the next round)
+        again.flush(10**12, lambda e, _i: rest.append(e))  # noqa: B023
+        assert [_strip(e) for e in rest] == [_strip(e) for e in whole]
+    with pytest.raises(ValueError, match="not a poolsight tracker snapshot"):
+        PoolTracker.restore(b"PSTRK003" + body)
 
 
 def test_a_batch_for_an_emitted_pane_is_simulated_in_the_open_pane_and_counted_late() -> None:
