@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from poolsight.flink_jobs import compressed
 from poolsight.schemas.getpage import GetpageBatch, micros
 from poolsight.simulator.engine import default_ladder
 from poolsight.simulator.group import (
@@ -55,6 +56,7 @@ from poolsight.simulator.group import (
 from poolsight.simulator.group_grid import DEFAULT_RATIO, assumed_setting, auto_sample, gbp_grid
 from poolsight.simulator.trace import Names
 
+ZMAGIC = b"PSGRPZ01"  # a snapshot's pickle in a zstd frame (compressed.py); a plain pickle is older
 MAX_BUFFER = 500_000  # events waiting for the other members (about 11 MB)
 MEMBER_NAME = re.compile(r"^[A-Za-z0-9@#$_.-]{1,64}$")
 
@@ -477,7 +479,7 @@ class GroupTracker:
         sim, self._sim = self._sim, None
         self.sim_bytes = sim.snapshot() if sim is not None else self.sim_bytes
         try:
-            return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+            return compressed.pack(ZMAGIC, [pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)])
         finally:
             self._sim = sim
             if sim is not None:
@@ -485,7 +487,8 @@ class GroupTracker:
 
     @classmethod
     def restore(cls, data: bytes) -> GroupTracker:
-        tr = pickle.loads(data)  # noqa: S301  # the job's own keyed state (PyFlink pickles state values anyway)
+        body = compressed.unpack(ZMAGIC, data)  # None: a plain pickle, from before compression
+        tr = pickle.loads(data if body is None else body)  # noqa: S301  # the job's own keyed state (PyFlink pickles state values anyway)
         assert isinstance(tr, cls)
         tr._sim = None
         return tr

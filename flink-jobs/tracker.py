@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import zstandard
 
+from poolsight.flink_jobs import compressed
 from poolsight.flink_jobs.checks import Checks, PaneFacts
 from poolsight.schemas.getpage import ACCESS_NAMES, Access, Function, GetpageBatch, micros
 from poolsight.schemas.tables import POOL_SCOPE, SIZES_CURVE, object_scope, vpseqt_curve_name
@@ -46,11 +46,7 @@ from poolsight.simulator.result import CurvePoint, ObjectResult, PoolResult
 from poolsight.simulator.setting import Setting
 
 MAGIC = b"PSTRK001"  # header and simulator snapshot as they are: snapshots taken before compression
-# The same bytes zstd-compressed (level 1: 51 -> 13 MB for day-posting's BP1 in 0.1 s). A snapshot
-# crosses the gRPC state channel into the TaskManager's heap, where Flink holds several copies of
-# it on the way to RocksDB, and is written at every pane: a quarter of the bytes at each step.
-ZMAGIC = b"PSTRK002"
-ZSTD_LEVEL = 1
+ZMAGIC = b"PSTRK002"  # the same bytes in a zstd frame (compressed.py)
 
 
 @dataclass
@@ -527,19 +523,15 @@ class PoolTracker:
                 "pool_policy": self.pool_policy,
             }
         ).encode()
-        parts = [struct.pack("<I", len(header)), header, *self.sim.snapshot_parts()]
-        # Part by part, the total given: no joined copy, and the frame records its size.
-        z = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compressobj(size=sum(len(p) for p in parts))
-        return b"".join([ZMAGIC, *(z.compress(p) for p in parts), z.flush()])
+        return compressed.pack(ZMAGIC, [struct.pack("<I", len(header)), header, *self.sim.snapshot_parts()])
 
     @classmethod
     def restore(cls, data: bytes) -> PoolTracker:
-        if data[:8] == ZMAGIC:
-            body = zstandard.ZstdDecompressor().decompress(memoryview(data)[8:])
-        elif data[:8] == MAGIC:
+        body = compressed.unpack(ZMAGIC, data)
+        if body is None:
+            if data[:8] != MAGIC:
+                raise ValueError("not a poolsight tracker snapshot")
             body = data[8:]
-        else:
-            raise ValueError("not a poolsight tracker snapshot")
         (n,) = struct.unpack("<I", body[:4])
         h = json.loads(body[4 : 4 + n])
         sim = Simulator.restore(body[4 + n :])

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import zstandard
 
 from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker, parse_groups
 from poolsight.flink_jobs.tracker import PoolTracker
@@ -185,6 +186,8 @@ def test_members_interleaved_at_random_give_the_one_time_order_simulation(seed: 
 
 
 def test_a_restored_tracker_continues_as_if_never_stopped() -> None:
+    """Restored from its snapshot (PSGRPZ01 + a zstd frame of its pickle) and, every other time,
+    from the plain pickle inside, as a checkpoint from before compression holds it."""
     members = ("DB2A", "DB2B")
     tr = _trace(members, seed=7)
     batches = _interleaved(_batches(tr, members), 5)
@@ -194,7 +197,11 @@ def test_a_restored_tracker_continues_as_if_never_stopped() -> None:
     t = _tracker(members)
     for i, b in enumerate(batches):
         if i % 17 == 16:
-            t = GroupTracker.restore(t.snapshot())
+            snap = t.snapshot()
+            assert snap[:8] == b"PSGRPZ01"
+            plain = zstandard.ZstdDecompressor().decompress(snap[8:])
+            assert plain[:2] == b"\x80\x05"  # pickle protocol 5
+            t = GroupTracker.restore(plain if i % 34 == 16 else snap)
         t.add(b.source, b, parts)
     t.flush(parts)
     assert _curve(parts) == _curve(whole)
