@@ -22,7 +22,11 @@ def pack(magic: bytes, parts: Sequence[bytes]) -> bytes:
 
 
 def unpack(magic: bytes, data: bytes) -> bytes | None:
-    """The parts joined, when data starts with magic; None otherwise (an older, plain snapshot)."""
+    """The parts joined, when data starts with magic; None otherwise (an older, plain snapshot).
+    A frame that does not decompress raises ValueError, as a plain snapshot's bad layout does."""
     if data[: len(magic)] != magic:
         return None
-    return zstandard.ZstdDecompressor().decompress(memoryview(data)[len(magic) :])
+    try:
+        return zstandard.ZstdDecompressor().decompress(memoryview(data)[len(magic) :])
+    except zstandard.ZstdError as exc:
+        raise ValueError(f"a {magic.decode()} snapshot of {len(data)} bytes does not decompress: {exc}") from exc

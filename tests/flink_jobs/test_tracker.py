@@ -139,6 +139,8 @@ def test_a_snapshot_is_compressed_and_one_from_before_compression_still_restores
         assert [_strip(e) for e in rest] == [_strip(e) for e in whole]
     with pytest.raises(ValueError, match="not a poolsight tracker snapshot"):
         PoolTracker.restore(b"PSTRK003" + body)
+    with pytest.raises(ValueError, match=f"a PSTRK002 snapshot of {len(snap) - 100} bytes does not decompress"):
+        PoolTracker.restore(snap[:-100])
 
 
 def test_a_batch_for_an_emitted_pane_is_simulated_in_the_open_pane_and_counted_late() -> None:
