@@ -14,6 +14,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from poolsight.infra.process import stat_fields
+
 # (part, test on the command line's words) in order: the first that matches names the process.
 RULES: tuple[tuple[str, Callable[[str], bool]], ...] = (
     ("python worker (jobs' Python functions)", lambda c: "pyflink" in c and "java" not in c.split(" ", 1)[0]),
@@ -40,13 +42,12 @@ def part_of(cmdline: str, pid: int, own_pid: int) -> str | None:
 
 
 def _cpu_seconds(stat: str) -> float:
-    # Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
+    fields = stat_fields(stat)
+    return (int(fields[11]) + int(fields[12])) / TICK  # fields 14 and 15: utime, stime
 
 
 def _parent(stat: str) -> int:
-    return int(stat[stat.rindex(")") + 2 :].split()[1])
+    return int(stat_fields(stat)[1])  # field 4: ppid
 
 
 def stack_pids(run_dir: Path) -> set[int]:

@@ -25,22 +25,28 @@ class Started:
     command: list[str]
 
 
-def _start_ticks(pid: int) -> int | None:
+def stat_fields(stat: str) -> list[str]:
+    """The fields of a /proc/PID/stat line from field 3 (the state) on: index i is field i + 3 of
+    proc(5). They follow the command name, which may hold spaces and parentheses."""
+    return stat[stat.rindex(")") + 2 :].split()
+
+
+def read_stat(pid: int) -> list[str] | None:
+    """stat_fields of pid; None when it has ended."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat_fields(Path(f"/proc/{pid}/stat").read_text())
     except OSError:
         return None
-    # Field 22 (starttime); fields after the parenthesised command name.
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return int(fields[19])
+
+
+def _start_ticks(pid: int) -> int | None:
+    fields = read_stat(pid)
+    return None if fields is None else int(fields[19])  # field 22: starttime
 
 
 def _is_zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat[stat.rindex(")") + 2] == "Z"
+    fields = read_stat(pid)
+    return fields is None or fields[0] == "Z"
 
 
 def pidfile(run_dir: Path, name: str) -> Path:
@@ -104,12 +110,8 @@ def session_members(sid: int) -> list[int]:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[3]) == sid and fields[0] != "Z":  # fields[3]: session id
+        fields = read_stat(int(entry.name))
+        if fields is not None and int(fields[3]) == sid and fields[0] != "Z":  # fields[3]: session id
             out.append(int(entry.name))
     return out
 

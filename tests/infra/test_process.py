@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from poolsight.infra.process import alive, read_started, session_members, spawn, stop, stop_many
+from poolsight.infra.process import alive, read_started, read_stat, session_members, spawn, stop, stop_many
 
 # A "service" whose child (a PyFlink worker, say) outlives it, in a process group of its own but
 # the service's session: the leader prints its child's PID.
@@ -33,11 +33,8 @@ def _child(log: Path) -> int:
 
 
 def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
+    fields = read_stat(pid)
+    return fields is not None and fields[0] != "Z"
 
 
 def test_stop_cleans_up_after_a_killed_service(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from poolsight.infra.config import load_settings
 from poolsight.infra.flinksql import run_sql
 from poolsight.infra.kafka_access import kafka_access
-from poolsight.infra.process import port_in_use
+from poolsight.infra.process import port_in_use, read_stat
 from poolsight.infra.services import SERVICES
 from poolsight.infra.trino import trino_connection
 from poolsight.names import NAMESPACE, TOPICS
@@ -219,9 +219,9 @@ def test_flink_processes_are_started_to_exit_when_their_heap_runs_out() -> None:
 
 
 def _niceness(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as fh:
-        stat = fh.read()
-    return int(stat[stat.rindex(")") + 2 :].split()[16])  # field 19 of proc(5)
+    fields = read_stat(pid)
+    assert fields is not None, f"{pid} has ended"
+    return int(fields[16])  # field 19: nice
 
 
 def test_the_periodic_services_yield_the_cores_to_the_pipeline_and_the_pages() -> None:
