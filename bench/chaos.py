@@ -2,13 +2,14 @@
 back with `poolsight up`; then the getpages per pool in Iceberg must equal what the generator
 produced, and dead_letter must hold nothing of it.
 
-The jobs run on a consumer group of their own (started at `latest`), so earlier data on the
-topics does not count. Each trial is a new member (source) of the generator: a fixed number
-of getpages at a fixed rate, the fault `--kill-after` seconds in, the service started again
-after `--down` seconds (60 s for the Kafka outage). A killed JobManager takes its jobs with
-it (no HA in a one-machine stack): after `up`, the jobs it forgot are submitted again as
-`poolsight up` does (resume.py), resuming from their retained checkpoints. `none` is the same workload without a fault:
-the reference for how long results take.
+The jobs run on consumer groups of their own (started at `latest`, pinned at submission:
+flink-jobs/start_offsets.py), so earlier data on the topics does not count. Each trial is a
+new member (source) of the generator: a fixed number of getpages at a fixed rate, the fault
+`--kill-after` seconds in, the service started again after `--down` seconds (60 s for the
+Kafka outage). A killed JobManager takes its jobs with it (no HA in a one-machine stack):
+after `up`, the jobs it forgot are submitted again as `poolsight up` does (resume.py),
+resuming from their retained checkpoints. `none` is the same workload without a fault: the
+reference for how long results take.
 
 Prints a table (fault, trial, produced, in Iceberg, dead-lettered, up seconds, seconds from
 the end of the stream until the totals were exact) and a JSON last line; exits 1 if any trial
@@ -27,7 +28,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -158,7 +159,12 @@ def _submit(s: Settings, job: JobOptions, fresh: bool) -> None:
         "simulation": SimulationOptions(registry_access(s), idle_flush_seconds=5.0),
         "statistics": StatisticsOptions(registry_access(s)),
     }
-    _, errors = jobs.submit_all(s, [jobs.Submission(kind, job, options[kind], fresh) for kind in jobs.JOBS])
+    # A consumer group per job, as `jobs submit` names them: two jobs committing offsets of the
+    # topic they share (attributes) in one group would each see the other's as its own progress.
+    subs = [
+        jobs.Submission(kind, replace(job, group=f"{job.group}-{kind}"), options[kind], fresh) for kind in jobs.JOBS
+    ]
+    _, errors = jobs.submit_all(s, subs)
     if errors:
         raise RuntimeError("; ".join(f"{kind}: {exc}" for kind, exc in errors.items()))
 

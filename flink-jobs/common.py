@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from poolsight.flink_jobs.options import JobOptions
+from poolsight.flink_jobs.start_offsets import pin_latest
 from poolsight.infra.config import CATALOG_NAME, METADATA_FILE_PROPERTIES, Settings, load_settings
 from poolsight.infra.flinksql import iceberg_catalog_ddl, kafka_client_options, sql_literal
+from poolsight.infra.kafka_access import kafka_access
 from poolsight.names import EVENT_TIME_HEADER, NAMESPACE
 from poolsight.schemas.tables import BY_NAME, Table
 from poolsight.schemas.wire import MAX_RAW
@@ -76,8 +78,11 @@ def kafka_source(
     """A table of raw Kafka records (key, value, position) with event time from the header.
 
     A record without the header gets time 0: it must not move the partition's watermark
-    (its produce time could be months ahead of a replayed trace sharing the partition)."""
+    (its produce time could be months ahead of a replayed trace sharing the partition).
+    A job started at `latest` has its group's start committed first (start_offsets.py)."""
     ooo = int(opts.out_of_orderness_seconds * 1000)
+    if opts.start_from == "latest" and opts.restore_from is None:  # a restore keeps the first run's start
+        pin_latest(kafka_access(s), opts.group, topics)
     security = "".join(f"\n          {sql_literal(k)} = {sql_literal(v)}," for k, v in kafka_client_options(s).items())
     t_env.execute_sql(f"""
         CREATE TEMPORARY TABLE `{view}` (

@@ -143,6 +143,51 @@ def test_launcher_created_every_topic() -> None:
         assert len(meta.topics[topic.name].partitions) == topic.partitions
 
 
+def _committed(group: str, topic: str, partitions: int) -> dict[int, int]:
+    """The group's committed offsets as a separate client reads them (-1001: none)."""
+    from confluent_kafka import TopicPartition
+
+    c = Consumer(kafka_access(load_settings()).client_config(**{"group.id": group, "enable.auto.commit": False}))
+    try:
+        return {tp.partition: tp.offset for tp in c.committed([TopicPartition(topic, p) for p in range(partitions)])}
+    finally:
+        c.close()
+
+
+def test_a_group_started_at_latest_is_pinned_at_the_end_offsets_it_has_no_commit_for() -> None:
+    """What a job started with `--from latest` commits before its first run (start_offsets.py):
+    each partition's end where the group has no commit, nothing where it has one, so a restore
+    before the job read a partition resumes there instead of at a later `latest`."""
+    from confluent_kafka import TopicPartition
+
+    from poolsight.flink_jobs.start_offsets import pin_latest
+
+    s = load_settings()
+    topic = f"test.pin.{uuid.uuid4().hex[:8]}"
+    admin = AdminClient(kafka_access(s).client_config())  # kept: its futures fail once it is gone
+    admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=1)])[topic].result()
+    producer = Producer(kafka_access(s).client_config())
+    for partition, n in ((0, 5), (1, 2)):  # partition 2 stays empty
+        for i in range(n):
+            producer.produce(topic, value=b"%d" % i, partition=partition)
+    assert producer.flush(30) == 0
+    new, old = f"test-pin-{uuid.uuid4().hex[:6]}", f"test-pin-{uuid.uuid4().hex[:6]}"
+    c = Consumer(kafka_access(s).client_config(**{"group.id": old, "enable.auto.commit": False}))
+    c.commit(offsets=[TopicPartition(topic, 0, 1)], asynchronous=False)  # a group that read one record
+    c.close()
+
+    assert pin_latest(kafka_access(s), new, [topic]) == {(topic, 0): 5, (topic, 1): 2, (topic, 2): 0}
+    assert _committed(new, topic, 3) == {0: 5, 1: 2, 2: 0}
+    assert pin_latest(kafka_access(s), old, [topic]) == {(topic, 1): 2, (topic, 2): 0}
+    assert _committed(old, topic, 3) == {0: 1, 1: 2, 2: 0}  # its own commit kept
+    producer.produce(topic, value=b"later", partition=2)
+    assert producer.flush(30) == 0
+    assert pin_latest(kafka_access(s), new, [topic]) == {}  # every partition committed: left alone
+    assert _committed(new, topic, 3) == {0: 5, 1: 2, 2: 0}
+    with pytest.raises(RuntimeError, match=r"topic test\.pin\.missing"):
+        pin_latest(kafka_access(s), new, ["test.pin.missing"])
+
+
 def test_avro_record_round_trips_through_registry() -> None:
     topic = f"test.smoke.{uuid.uuid4().hex[:8]}"
     value = {"pool": "BP1", "getpages": 12345, "pages": [1, 2, 3, 2**40]}
