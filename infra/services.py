@@ -539,7 +539,7 @@ SERVICES: tuple[Service, ...] = (
     Service("trino", ("trino",), ("postgres",), 180, prepare_trino, health_trino, _trino_endpoint),
     Service("dashboard", ("dashboard",), ("trino",), 60, prepare_dashboard, health_dashboard),
     Service("alerts", (), ("trino",), 90, prepare_alerts, health_alerts),
-    Service("advice", (), ("trino",), 90, prepare_advice, health_advice),
+    Service("advice", (), ("trino", "kafka", "registry"), 90, prepare_advice, health_advice),  # reads recent getpages
     Service("maintenance", (), ("trino",), 90, prepare_maintenance, health_maintenance),
 )
 

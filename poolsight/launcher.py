@@ -17,8 +17,9 @@ import fcntl
 import os
 import re
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -79,13 +80,32 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _wait_healthy(s: Settings, svc: Service, *, started_pid_check: bool, running: bool = False) -> str:
+# Between health checks: most services answer within a second or two of their start, so a
+# start is seen a quarter of a second after it happened rather than up to a second.
+HEALTH_POLL_S = 0.25
+
+
+class _Aborted(Exception):
+    """Another service of the same `up` failed: this one stops waiting."""
+
+
+def _wait_healthy(
+    s: Settings,
+    svc: Service,
+    *,
+    started_pid_check: bool,
+    running: bool = False,
+    abort: threading.Event | None = None,
+) -> str:
     """Its health detail once healthy. `running`: it was running before this `up`: a last cycle
-    that failed (Degraded: a service it reads was away, say) is no reason to wait, it tries again."""
+    that failed (Degraded: a service it reads was away, say) is no reason to wait, it tries again.
+    `abort`: set when another service of the same `up` failed."""
     deadline = time.monotonic() + svc.start_timeout
     last = "no answer yet"
     external = svc.name in s.external
     while time.monotonic() < deadline:
+        if abort is not None and abort.is_set():
+            raise _Aborted(svc.name)
         if started_pid_check and not external and not alive(read_started(s.run_dir, svc.name)):
             raise LaunchError(
                 f"{svc.name} exited during start-up. Last lines of {log_path(s, svc.name)}:\n"
@@ -99,7 +119,7 @@ def _wait_healthy(s: Settings, svc: Service, *, started_pid_check: bool, running
             last = str(exc)
         except Unhealthy as exc:
             last = str(exc)
-        time.sleep(1.0)
+        time.sleep(HEALTH_POLL_S)
     if external:
         raise LaunchError(
             f"external {svc.name} at {svc.address(s)} did not answer within {svc.start_timeout:.0f} s ({last})"
@@ -152,7 +172,9 @@ def _start(s: Settings, svc: Service, inst: Installed) -> None:
 
 def up(s: Settings, names: list[str] | None = None) -> list[ServiceStatus]:
     """Start every service (or the named ones and what they depend on) and wait for health;
-    external ones are waited for at their configured address, never started."""
+    external ones are waited for at their configured address, never started. Each service
+    starts once what it depends on is healthy and set up, beside the others that can: Kafka and
+    the registry, Flink, and Trino with its readers come up side by side, not one after another."""
     services = stack(s)
     wanted = _with_dependencies(services, names)
     embedded = {svc.name for svc in services if svc.name in wanted and svc.name not in s.external}
@@ -163,48 +185,99 @@ def up(s: Settings, names: list[str] | None = None) -> list[ServiceStatus]:
     with _locked(s):
         inst = install_all(s)
         started_now: list[str] = []
+        abort = threading.Event()
+        lock = threading.Lock()
 
         def start(svc: Service) -> None:
             _start(s, svc, inst)
-            started_now.append(svc.name)
+            with lock:
+                started_now.append(svc.name)
+
+        def bring_up(svc: Service) -> None:
+            t0 = time.monotonic()
+            peers = [p for p in services if svc.group and p.group == svc.group and p.name in wanted]
+            for peer in peers:  # every stopped node of the cluster, before any is waited for
+                if peer.name in embedded and peer.name not in started_now:
+                    if not alive(read_started(s.run_dir, peer.name)):
+                        start(peer)
+            if svc.name not in embedded:
+                detail = _wait_healthy(s, svc, started_pid_check=False, abort=abort)
+                _say(f"{svc.name:18} external at {svc.address(s)}: {detail}")
+            elif svc.name in started_now:
+                detail = _wait_healthy(s, svc, started_pid_check=True, abort=abort)
+                _say(f"{svc.name:18} started in {time.monotonic() - t0:5.1f} s: {detail}")
+            elif alive(read_started(s.run_dir, svc.name)):
+                detail = _wait_healthy(s, svc, started_pid_check=True, running=True, abort=abort)
+                _say(f"{svc.name:18} already running: {detail}")
+            else:
+                start(svc)
+                detail = _wait_healthy(s, svc, started_pid_check=True, abort=abort)
+                _say(f"{svc.name:18} started in {time.monotonic() - t0:5.1f} s: {detail}")
+            # A cluster is set up once all its nodes answer (a topic's replicas need its brokers).
+            setup = svc.group or svc.name
+            if setup in BOOTSTRAP and (not peers or svc.name == peers[-1].name):
+                t1 = time.monotonic()
+                try:
+                    BOOTSTRAP[setup](s)
+                except Exception as exc:
+                    raise LaunchError(f"setting up {setup} failed: {exc}") from exc
+                _wait_healthy(s, svc, started_pid_check=True, abort=abort)  # health may cover what was just set up
+                _say(f"{setup:18} set up in {time.monotonic() - t1:5.1f} s")
 
         try:
-            for svc in services:
-                if svc.name not in wanted:
-                    continue
-                t0 = time.monotonic()
-                peers = [p for p in services if svc.group and p.group == svc.group and p.name in wanted]
-                for peer in peers:  # every stopped node of the cluster, before any is waited for
-                    if peer.name in embedded and peer.name not in started_now:
-                        if not alive(read_started(s.run_dir, peer.name)):
-                            start(peer)
-                if svc.name not in embedded:
-                    detail = _wait_healthy(s, svc, started_pid_check=False)
-                    _say(f"{svc.name:18} external at {svc.address(s)}: {detail}")
-                elif svc.name in started_now:
-                    detail = _wait_healthy(s, svc, started_pid_check=True)
-                    _say(f"{svc.name:18} started in {time.monotonic() - t0:5.1f} s: {detail}")
-                elif alive(read_started(s.run_dir, svc.name)):
-                    detail = _wait_healthy(s, svc, started_pid_check=True, running=True)
-                    _say(f"{svc.name:18} already running: {detail}")
-                else:
-                    start(svc)
-                    detail = _wait_healthy(s, svc, started_pid_check=True)
-                    _say(f"{svc.name:18} started in {time.monotonic() - t0:5.1f} s: {detail}")
-                # A cluster is set up once all its nodes answer (a topic's replicas need its brokers).
-                setup = svc.group or svc.name
-                if setup in BOOTSTRAP and (not peers or svc.name == peers[-1].name):
-                    try:
-                        BOOTSTRAP[setup](s)
-                    except Exception as exc:
-                        raise LaunchError(f"setting up {setup} failed: {exc}") from exc
-                    _wait_healthy(s, svc, started_pid_check=True)  # health may cover what was just set up
+            _in_dependency_order([svc for svc in services if svc.name in wanted], bring_up, abort)
         except BaseException:
+            abort.set()
             for name in reversed(started_now):
                 _say(f"stopping {name} (started by this failed `up`)")
             _stop_in_groups(s, services, list(reversed(started_now)))
             raise
     return status(s)
+
+
+def _in_dependency_order(services: list[Service], bring_up: Callable[[Service], None], abort: threading.Event) -> None:
+    """Run `bring_up` for each service on a thread of its own once every service it depends on
+    (among these) has come up, and the node before it in its cluster (a cluster's first node
+    starts them all; its last sets the cluster up). The first failure sets `abort`, the
+    others stop waiting, and it is raised once every thread has ended."""
+    names = {svc.name for svc in services}
+    done = {svc.name: threading.Event() for svc in services}
+    failed: list[BaseException] = []
+
+    def after(svc: Service) -> list[str]:
+        deps = [d for d in svc.depends if d in names]
+        nodes = [p.name for p in services if svc.group and p.group == svc.group]
+        if nodes and nodes.index(svc.name) > 0:
+            deps.append(nodes[nodes.index(svc.name) - 1])
+        return deps
+
+    def run(svc: Service) -> None:
+        try:
+            for dep in after(svc):
+                while not done[dep].wait(0.1):
+                    if abort.is_set():
+                        return
+            if not abort.is_set():
+                bring_up(svc)
+                done[svc.name].set()
+        except BaseException as exc:  # handed to the caller, whatever it is
+            if not isinstance(exc, _Aborted):
+                failed.append(exc)
+            abort.set()
+
+    threads = [threading.Thread(target=run, args=(svc,), name=f"up-{svc.name}") for svc in services]
+    for th in threads:
+        th.start()
+    try:
+        for th in threads:
+            th.join()
+    except BaseException:  # Ctrl-C: the threads stop waiting at their next look
+        abort.set()
+        for th in threads:
+            th.join()
+        raise
+    if failed:
+        raise failed[0]
 
 
 def _with_dependencies(services: tuple[Service, ...], names: list[str] | None) -> set[str]:

@@ -194,3 +194,50 @@ def test_status_says_the_embedded_trino_asks_for_tls_and_a_password(monkeypatch:
     assert security(load_settings(), "trino") == "TLS, password"
     monkeypatch.delenv("POOLSIGHT_TRINO_PASSWORD")
     assert security(load_settings(), "trino") == "TLS"
+
+
+def _timed(services: tuple[Service, ...], fail: str | None = None, slow: float = 0.3):  # type: ignore[no-untyped-def]
+    """Run `up`'s scheduler over `services` with a bring_up that takes `slow` s (and raises for
+    `fail`); returns (start, end) per service that came up, and the error raised if any."""
+    import threading
+    import time
+
+    spans: dict[str, tuple[float, float]] = {}
+    lock = threading.Lock()
+
+    def bring_up(svc: Service) -> None:
+        t0 = time.monotonic()
+        time.sleep(slow)
+        if svc.name == fail:
+            raise launcher.LaunchError(f"{svc.name} did not start")
+        with lock:
+            spans[svc.name] = (t0, time.monotonic())
+
+    error: BaseException | None = None
+    try:
+        launcher._in_dependency_order(list(services), bring_up, threading.Event())
+    except launcher.LaunchError as exc:
+        error = exc
+    return spans, error
+
+
+def test_up_starts_each_service_after_what_it_depends_on_and_the_rest_side_by_side() -> None:
+    services = _fake_services({})
+    spans, error = _timed(services)
+    assert error is None and set(spans) == {svc.name for svc in services}
+    for svc in services:  # the real dependencies: nothing begins before what it needs has ended
+        for dep in svc.depends:
+            assert spans[svc.name][0] >= spans[dep][1], (svc.name, dep)
+    # What needs nothing of each other overlaps: Kafka beside PostgreSQL, the JobManager beside
+    # Trino (both after PostgreSQL), the evaluators beside one another.
+    for a, b in (("kafka", "postgres"), ("flink-jobmanager", "trino"), ("alerts", "maintenance")):
+        assert spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1], (a, b, spans[a], spans[b])
+    whole = max(e for _, e in spans.values()) - min(s for s, _ in spans.values())
+    assert whole < 0.3 * 6, whole  # three levels deep (the advice after the registry), not ten in a row
+
+
+def test_a_service_that_fails_stops_what_depends_on_it_and_is_raised() -> None:
+    spans, error = _timed(_fake_services({}), fail="trino")
+    assert isinstance(error, launcher.LaunchError) and "trino did not start" in str(error)
+    assert not {"trino", "dashboard", "alerts", "advice", "maintenance"} & set(spans)
+    assert {"postgres", "kafka"} <= set(spans)  # begun before the failure, not undone by the scheduler
