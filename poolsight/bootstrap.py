@@ -7,6 +7,7 @@ tables and views); roles and databases of an external PostgreSQL are its owner's
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -113,13 +114,40 @@ def _run(cur: Any, sql: str, params: list[Any] | None = None) -> list[Any]:
     return fetch_idempotent(cur, sql, params)  # every statement here is idempotent
 
 
+def setup_mark() -> str:
+    """What the catalog's tables and views are to be, hashed: every table's DDL and properties and
+    every view's statement. bootstrap_trino leaves it as the probe table's comment once the
+    catalog holds all of it."""
+    h = hashlib.sha256()
+    for table in TABLES:
+        h.update(create_table_ddl(table).encode())
+        h.update(properties_ddl(table).encode())
+    for _, statement in view_statements():
+        h.update(statement.encode())
+    return f"poolsight setup {h.hexdigest()[:24]}"
+
+
+PROBE = f"{TRINO_CATALOG}.{NAMESPACE}.{PROBE_TABLE}"
+
+
 def bootstrap_trino(s: Settings) -> None:
+    """Schemas, tables, columns and properties an earlier version's tables lack, key backfills,
+    views. A catalog whose probe table carries this version's setup_mark was brought up to it by
+    an `up` before: the checks of every table's columns and properties and the views (15-30 s of
+    Trino statements, at every `up`) are skipped; the backfills run all the same."""
     with trino_connection(s) as conn:
         cur = conn.cursor()
         for ns in NAMESPACES:
             # Identifiers cannot be bound as parameters; these come from names.py, not users.
             _run(cur, f'CREATE SCHEMA IF NOT EXISTS {TRINO_CATALOG}."{ns}"')
-        _run(cur, f"CREATE TABLE IF NOT EXISTS {TRINO_CATALOG}.{NAMESPACE}.{PROBE_TABLE} (probe INTEGER)")
+        _run(cur, f"CREATE TABLE IF NOT EXISTS {PROBE} (probe INTEGER)")
+        mark = setup_mark()
+        current = _run(
+            cur,
+            "SELECT comment FROM system.metadata.table_comments "
+            "WHERE catalog_name = ? AND schema_name = ? AND table_name = ?",
+            [TRINO_CATALOG, NAMESPACE, PROBE_TABLE],
+        ) == [[mark]]
         before = {
             str(r[0])
             for r in _run(
@@ -131,38 +159,58 @@ def bootstrap_trino(s: Settings) -> None:
         for table in TABLES:
             if table.name not in before:  # a statement each is seconds on a busy machine: only what is missing
                 _run(cur, create_table_ddl(table))
-        # Tables created before the metadata file properties (sql/catalog.py): given them once.
-        older = [t for t in TABLES if t.name in before]
-        for (name,) in _run(cur, lacking_properties_sql(older)) if older else []:
-            _run(cur, properties_ddl(BY_NAME[str(name)]))
-        # Rollups an earlier version kept without their _retired part: what its retention removed
-        # below them is theirs (sql/retention.py).
-        for r in ROLLUPS:
-            for grain in GRAINS:
-                if r.table(grain).name in before and r.retired(grain).name not in before:
-                    _run(cur, adopt_sql(r, grain))
-        # Tables created by an earlier version lack the columns defined since: add them.
-        columns = _run(
-            cur,
-            f"SELECT table_name, column_name FROM {TRINO_CATALOG}.information_schema.columns WHERE table_schema = ?",
-            [NAMESPACE],
-        )
-        existing: dict[str, set[str]] = {}
-        for table_name, column in columns:
-            existing.setdefault(table_name, set()).add(column)
-        for table in TABLES:
-            for column in missing_columns(table, existing.get(table.name, set())):
-                _run(cur, add_column_ddl(table, column))
-            # A key column must not be null in rows from before it (jobs' ensure_table): on every
-            # `up`, so one interrupted, or rows an older job wrote since, are filled in later.
-            for column in table.columns:
-                if (update := backfill_dml(table, column)) is not None:
-                    _run(cur, update)
-        for name, statement in view_statements():
-            try:
-                _run(cur, statement)
-            except Exception as exc:
-                raise Unhealthy(f"creating view {name} from sql/views.sql: {exc}") from exc
+        upgrade = not current or any(table.name not in before for table in TABLES)
+        if upgrade:
+            _upgrade_tables(cur, before)
+        _backfill(cur)
+        if upgrade:
+            _create_views(cur)
+            _run(cur, f"COMMENT ON TABLE {PROBE} IS '{mark}'")  # a hash of ours: nothing to escape
+
+
+def _upgrade_tables(cur: Any, before: set[str]) -> None:
+    """What an earlier version's tables lack: metadata file properties, retired rollups, columns."""
+    # Tables created before the metadata file properties (sql/catalog.py): given them once.
+    older = [t for t in TABLES if t.name in before]
+    if not older:  # every table made just now, as this version defines it
+        return
+    for (name,) in _run(cur, lacking_properties_sql(older)):
+        _run(cur, properties_ddl(BY_NAME[str(name)]))
+    # Rollups an earlier version kept without their _retired part: what its retention removed
+    # below them is theirs (sql/retention.py).
+    for r in ROLLUPS:
+        for grain in GRAINS:
+            if r.table(grain).name in before and r.retired(grain).name not in before:
+                _run(cur, adopt_sql(r, grain))
+    # Tables created by an earlier version lack the columns defined since: add them.
+    columns = _run(
+        cur,
+        f"SELECT table_name, column_name FROM {TRINO_CATALOG}.information_schema.columns WHERE table_schema = ?",
+        [NAMESPACE],
+    )
+    existing: dict[str, set[str]] = {}
+    for table_name, column in columns:
+        existing.setdefault(table_name, set()).add(column)
+    for table in TABLES:
+        for column in missing_columns(table, existing.get(table.name, set())):
+            _run(cur, add_column_ddl(table, column))
+
+
+def _create_views(cur: Any) -> None:
+    for name, statement in view_statements():
+        try:
+            _run(cur, statement)
+        except Exception as exc:
+            raise Unhealthy(f"creating view {name} from sql/views.sql: {exc}") from exc
+
+
+def _backfill(cur: Any) -> None:
+    """A key column must not be null in rows from before it (jobs' ensure_table): on every `up`,
+    so one interrupted, or rows an older job wrote since, are filled in later."""
+    for table in TABLES:
+        for column in table.columns:
+            if (update := backfill_dml(table, column)) is not None:
+                _run(cur, update)
 
 
 BOOTSTRAP: dict[str, Callable[[Settings], None]] = {

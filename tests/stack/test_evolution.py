@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from poolsight.bootstrap import bootstrap_trino
+from poolsight.bootstrap import PROBE, bootstrap_trino, setup_mark
 from poolsight.infra.config import load_settings
 from poolsight.infra.trino import trino_connection
 from poolsight.names import NAMESPACE, TRINO_CATALOG
@@ -57,16 +57,49 @@ def _columns(table: str) -> list[str]:
     return [r[0] for r in _query(f"SHOW COLUMNS FROM {TRINO_CATALOG}.{NAMESPACE}.{table}")]
 
 
+def _as_an_earlier_version_left_it() -> None:
+    """The probe table without this version's setup mark: bootstrap checks every table again."""
+    _query(f"COMMENT ON TABLE {PROBE} IS NULL")
+
+
+def _mark() -> list[Any]:
+    return _query(
+        "SELECT comment FROM system.metadata.table_comments WHERE catalog_name = ? AND schema_name = ? "
+        "AND table_name = ?",
+        (TRINO_CATALOG, NAMESPACE, PROBE.rsplit(".", 1)[1]),
+    )
+
+
 def test_a_table_without_a_newer_column_gets_it_at_its_end() -> None:
     defined = BY_NAME["pool_stats"].column_names()
     assert NEWEST in defined and defined[-1] != NEWEST  # defined before the metric columns
     _query(f"ALTER TABLE {TRINO_CATALOG}.{NAMESPACE}.pool_stats DROP COLUMN {NEWEST}")
     assert NEWEST not in _columns("pool_stats")  # as an earlier version made it
+    _as_an_earlier_version_left_it()
+    first = _now()
     bootstrap_trino(load_settings())
     after = _columns("pool_stats")
     assert after[-1] == NEWEST and sorted(after) == sorted(defined)
-    bootstrap_trino(load_settings())  # a second run changes nothing
+    assert _mark() == [[setup_mark()]]
+    second = _now()
+    bootstrap_trino(load_settings())  # a second run changes nothing, and checks no column again
     assert _columns("pool_stats") == after
+    assert (_columns_asked(first, second), _columns_asked(second, _now())) == (1, 0)
+
+
+def _now() -> datetime:
+    """Trino's clock: system.runtime.queries' times are its own."""
+    return _query("SELECT current_timestamp")[0][0]  # type: ignore[no-any-return]
+
+
+def _columns_asked(since: datetime, until: datetime) -> int:
+    """Statements that read information_schema.columns between the two times (Trino's clock)."""
+    [[n]] = _query(
+        "SELECT count(*) FROM system.runtime.queries WHERE created >= ? AND created < ? AND query LIKE ? "
+        "AND query NOT LIKE ?",
+        (since, until, "%information_schema.columns%", "%system.runtime.queries%"),
+    )
+    return int(n)
 
 
 def test_rows_from_before_a_key_column_get_the_values_the_jobs_write() -> None:
@@ -122,6 +155,7 @@ def test_rollups_of_a_table_whose_entries_trino_cannot_list_recompute_its_days()
     try:
         _insert_stats([(0, 3)], derived=True)  # a file with statistics on the column
         _query(f"ALTER TABLE {STATS_TABLE} DROP COLUMN {NEWEST}")
+        _as_an_earlier_version_left_it()
         bootstrap_trino(s)  # adds it back: a new field id
         _insert_stats([(1, 5), (65, 7)])  # 10:01 and 11:05
         with trino_connection(s) as conn:
@@ -171,6 +205,7 @@ def test_a_table_from_before_the_metadata_file_properties_gets_them_and_its_comm
     advice = BY_NAME["advice"]
     _query(f"ALTER TABLE {advice.qualified} SET PROPERTIES extra_properties = MAP(ARRAY[{keys}], ARRAY[{values}])")
     assert {k: properties_of(advice).get(k) for k in off} == off  # as an earlier version left it
+    _as_an_earlier_version_left_it()
     bootstrap_trino(load_settings())
     assert {k: properties_of(advice).get(k) for k in off} == METADATA_FILE_PROPERTIES
 
