@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from poolsight.infra.config import Settings
-from poolsight.infra.flink_service import flink_env
+from poolsight.infra.flink_service import client_env
 from poolsight.infra.install import flink_lib, pyflink_home
 
 from . import restore
@@ -77,7 +77,7 @@ def submit(
     """Submit one job; returns the Flink job id once the cluster has it running. It resumes
     from the state of the job it replaces (restore.py) unless `fresh`."""
     ready = _ready(s, Submission(kind, job, options, fresh))
-    return _launch(s, ready, flink_env(s, pyflink_home(), flink_lib(s)), timeout)
+    return _launch(s, ready, client_env(s, pyflink_home(), flink_lib(s)), timeout)
 
 
 def submit_all(
@@ -97,7 +97,7 @@ def submit_all(
             errors[sub.kind] = exc
     if errors and all_or_none:
         return {}, errors
-    env = flink_env(s, pyflink_home(), flink_lib(s))  # once: it may lay out the jars and configuration
+    env = client_env(s, pyflink_home(), flink_lib(s))  # once: it may lay out the jars and configuration
     with ThreadPoolExecutor(max_workers=max(len(ready), 1), thread_name_prefix="submit") as pool:
         futures = {kind: pool.submit(_launch, s, r, env, 300) for kind, r in ready.items()}
     ids: dict[str, str] = {}

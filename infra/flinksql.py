@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 from .config import CATALOG_NAME, Settings, load_settings
-from .flink_service import flink_env
+from .flink_service import client_env
 from .install import flink_lib, pyflink_home
 from .kafka_access import FLINK_KAFKA_PACKAGE, kafka_access, write_client_properties
 from .s3_store import iceberg_properties, s3_store
@@ -77,7 +77,7 @@ def run_sql(s: Settings, statements: list[str], *, timeout: float = 600) -> str:
         input=payload,
         capture_output=True,
         text=True,
-        env=flink_env(s, pyflink_home(), flink_lib(s)),
+        env=client_env(s, pyflink_home(), flink_lib(s)),
         timeout=timeout,
     )
     if proc.returncode != 0:

@@ -124,3 +124,18 @@ def test_rest_catalog_on_s3(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "fs.native-s3.enabled=true" in trino_catalog_properties(s)
     ddl = iceberg_catalog_ddl(s)
     assert "'catalog-type'='rest'" in ddl and "'io-impl'='org.apache.iceberg.aws.s3.S3FileIO'" in ddl
+
+
+def test_only_the_pyflink_clients_run_without_the_c2_compiler(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A job's submission is a JVM that lives seconds: C1 only (CLIENT_JVM_ARGS). The JobManager
+    and TaskManagers, started with flink_env, run for days and keep C2 (their scripts read
+    JVM_ARGS too, so it must not be there)."""
+    from poolsight.infra.flink_service import client_env, flink_env
+
+    monkeypatch.setenv("JVM_ARGS", "-Xint")  # whatever the shell had is not what a client gets
+    s = settings_with(monkeypatch)
+    assert client_env(s, tmp_path, tmp_path)["JVM_ARGS"] == "-XX:TieredStopAtLevel=1"
+    monkeypatch.delenv("JVM_ARGS")
+    cluster = flink_env(s, tmp_path, tmp_path)
+    assert "JVM_ARGS" not in cluster
+    assert {k: v for k, v in client_env(s, tmp_path, tmp_path).items() if k != "JVM_ARGS"} == cluster
