@@ -39,8 +39,10 @@ BROKERS, TASKMANAGERS, PARALLELISM = 3, 2, 2  # 2 jobs x parallelism 2 = the 4 s
 KAFKA_HOST, FLINK_HOST = "127.0.0.2", "127.0.0.3"
 # Ports of their own (tests/conftest.py TEST_PORTS is the session's stack, test_launcher_failures
 # uses 2xxxx); broker i adds 10 * (i - 1) to the Kafka ports (infra/config.py KAFKA_PORT_STEP).
-KAFKA_PORTS = {"KAFKA": 39092, "KAFKA_CONTROLLER": 39093, "KAFKA_INTERNAL": 39094}
-FLINK_PORTS = {"FLINK_REST": 38082, "FLINK_RPC": 36123}
+# Below the kernel's ephemeral range (32768-60999), where a client's outgoing connection may hold a
+# port (test_s3's stack once found its Kafka port so taken); broker i adds 10 x (i - 1).
+KAFKA_PORTS = {"KAFKA": 31092, "KAFKA_CONTROLLER": 31093, "KAFKA_INTERNAL": 31094}
+FLINK_PORTS = {"FLINK_REST": 31082, "FLINK_RPC": 30123}
 # Seconds of event time (8000 events/s), getpages/s: a 50 s stream. The kill comes at the jobs' first
 # committed offsets, a few seconds in; the broker is back some 30 s later.
 DURATION, RATE = 75, 12000

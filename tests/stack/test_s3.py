@@ -33,17 +33,19 @@ from tests.stack.conftest import environment, generate, settings_with, truth
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
 
 BUCKET = "poolsight-s3test"
+# Below the kernel's ephemeral range (32768-60999): a client's outgoing connection may hold any
+# port in it for a while, and did once (kafka_internal taken, this stack's `up` refused).
 PORTS = {
-    "KAFKA": 49092,
-    "KAFKA_CONTROLLER": 49093,
-    "KAFKA_INTERNAL": 49094,
-    "REGISTRY": 48081,
-    "REGISTRY_MANAGEMENT": 48091,
-    "POSTGRES": 45433,
-    "FLINK_REST": 48082,
-    "FLINK_RPC": 46123,
-    "TRINO": 48080,
-    "TRINO_INTERNAL": 48083,
+    "KAFKA": 29092,
+    "KAFKA_CONTROLLER": 29093,
+    "KAFKA_INTERNAL": 29094,
+    "REGISTRY": 28081,
+    "REGISTRY_MANAGEMENT": 28091,
+    "POSTGRES": 25433,
+    "FLINK_REST": 28082,
+    "FLINK_RPC": 26123,
+    "TRINO": 28080,
+    "TRINO_INTERNAL": 28083,
 }
 SERVICES = ("kafka", "registry", "flink-taskmanager", "trino")  # and what they need: postgres, the JobManager
 
