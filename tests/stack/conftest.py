@@ -21,10 +21,9 @@ from poolsight.sql.rollup import metadata_table
 from tests.conftest import poolsight
 
 # Long enough that a kill can land between the last checkpoint and the flush (the failover test
-# kills a few seconds after the job caught up); short enough that a generated workload's last
-# pane is written soon after the generator stops (most stack tests wait for it: 15 s cost each
-# of them 5 s more).
-IDLE_FLUSH = 10
+# kills once the job's offsets are committed to the end; 10 s was too short once in a full run);
+# short enough that a generated workload's last pane is written soon after the generator stops.
+IDLE_FLUSH = 15
 
 
 def query(sql: str, params: tuple[Any, ...] = (), user: str | None = None) -> list[Any]:

@@ -951,12 +951,14 @@ def test_a_failover_after_the_stream_ended_still_closes_the_last_pane(jobs: None
         time.sleep(0.5)
     print(f"caught up {time.monotonic() - started:.0f} s after the stream ended")
     os.kill(_taskmanager_pid(), signal.SIGKILL)
-    before = _query("SELECT coalesce(sum(getpages), 0) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[
-        0
-    ][0]
-    # The last pane waits for the idle flush (IDLE_FLUSH s after its last record): not yet there.
-    assert before < sum(truth.values()), "the last pane was flushed before the kill: nothing tested"
-    r = poolsight("up", "flink-taskmanager")
+    try:
+        before = _query(
+            "SELECT coalesce(sum(getpages), 0) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,)
+        )[0][0]
+        # The last pane waits for the idle flush (IDLE_FLUSH s after its last record): not yet there.
+        assert before < sum(truth.values()), "the last pane was flushed before the kill: nothing tested"
+    finally:  # the next tests need the TaskManager whatever this one found
+        r = poolsight("up", "flink-taskmanager")
     assert r.returncode == 0, r.stderr
     assert _wait_getpages(member, truth, timeout=300) == truth, _diagnosis()
     dup = _query(
