@@ -31,6 +31,17 @@ TEST_PORTS = {
     "TRINO_INTERNAL": 18083,
     "DASHBOARD": 18070,
 }
+
+
+def ports_moved(offset: int) -> dict[str, int]:
+    """TEST_PORTS moved by `offset`: a second launcher home's own ports, beside the session's
+    stack. Keep them below the kernel's ephemeral range (32768-60999): an outgoing connection
+    may hold any port in it for a while (test_s3's stack once found its Kafka port so taken)."""
+    moved = {k: v + offset for k, v in TEST_PORTS.items()}
+    assert max(moved.values()) < 32768, moved
+    return moved
+
+
 os.environ.update({f"POOLSIGHT_{k}_PORT": str(v) for k, v in TEST_PORTS.items()})
 os.environ.update(
     {

@@ -12,21 +12,10 @@ import pytest
 from poolsight.infra.config import load_settings
 from poolsight.infra.install import install_all
 from poolsight.infra.process import port_in_use, read_started
-from tests.conftest import ROOT, poolsight
+from tests.conftest import ROOT, poolsight, ports_moved
 
 # A second, throw-away launcher home with its own ports (the session's stack may be running).
-ISOLATED_PORTS = {
-    "KAFKA": 29092,
-    "KAFKA_CONTROLLER": 29093,
-    "KAFKA_INTERNAL": 29094,
-    "REGISTRY": 28081,
-    "REGISTRY_MANAGEMENT": 28091,
-    "POSTGRES": 25433,
-    "FLINK_REST": 28082,
-    "FLINK_RPC": 26123,
-    "TRINO": 28080,
-    "TRINO_INTERNAL": 28083,
-}
+ISOLATED_PORTS = ports_moved(10_000)
 
 
 @pytest.fixture

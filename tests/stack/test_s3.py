@@ -27,26 +27,13 @@ import pytest
 
 from poolsight.infra.process import port_in_use
 from poolsight.infra.trino import trino_rows
-from tests.conftest import ROOT, free_port, poolsight
+from tests.conftest import ROOT, free_port, poolsight, ports_moved
 from tests.stack.conftest import environment, generate, settings_with, truth
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
 
 BUCKET = "poolsight-s3test"
-# Below the kernel's ephemeral range (32768-60999): a client's outgoing connection may hold any
-# port in it for a while, and did once (kafka_internal taken, this stack's `up` refused).
-PORTS = {
-    "KAFKA": 29092,
-    "KAFKA_CONTROLLER": 29093,
-    "KAFKA_INTERNAL": 29094,
-    "REGISTRY": 28081,
-    "REGISTRY_MANAGEMENT": 28091,
-    "POSTGRES": 25433,
-    "FLINK_REST": 28082,
-    "FLINK_RPC": 26123,
-    "TRINO": 28080,
-    "TRINO_INTERNAL": 28083,
-}
+PORTS = ports_moved(7_000)  # not test_launcher_failures' (10_000): one home each
 SERVICES = ("kafka", "registry", "flink-taskmanager", "trino")  # and what they need: postgres, the JobManager
 
 
