@@ -238,14 +238,19 @@ def up(s: Settings, names: list[str] | None = None) -> list[ServiceStatus]:
 def _in_dependency_order(services: list[Service], bring_up: Callable[[Service], None], abort: threading.Event) -> None:
     """Run `bring_up` for each service on a thread of its own once every service it depends on
     (among these) has come up, and the node before it in its cluster (a cluster's first node
-    starts them all; its last sets the cluster up). The first failure sets `abort`, the
-    others stop waiting, and it is raised once every thread has ended."""
+    starts them all; its last sets the cluster up, so a dependency on any node waits for it).
+    The first failure sets `abort`, the others stop waiting, and it is raised once every thread
+    has ended."""
     names = {svc.name for svc in services}
     done = {svc.name: threading.Event() for svc in services}
     failed: list[BaseException] = []
 
+    last_node = {p.group: p.name for p in services if p.group}  # the node that sets its cluster up
+    group_of = {p.name: p.group for p in services}
+
     def after(svc: Service) -> list[str]:
-        deps = [d for d in svc.depends if d in names]
+        # Depending on one node of a cluster is depending on the cluster, set up.
+        deps = [last_node[group_of[d]] if group_of[d] else d for d in svc.depends if d in names]
         nodes = [p.name for p in services if svc.group and p.group == svc.group]
         if nodes and nodes.index(svc.name) > 0:
             deps.append(nodes[nodes.index(svc.name) - 1])

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -234,6 +235,19 @@ def test_up_starts_each_service_after_what_it_depends_on_and_the_rest_side_by_si
         assert spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1], (a, b, spans[a], spans[b])
     whole = max(e for _, e in spans.values()) - min(s for s, _ in spans.values())
     assert whole < 0.3 * 6, whole  # three levels deep (the advice after the registry), not ten in a row
+
+
+def test_what_depends_on_one_node_of_a_cluster_waits_for_the_whole_cluster() -> None:
+    def prepare(s: Settings, inst: Installed) -> Launch:
+        return Launch(["true"], {}, Path())
+
+    names = ("kafka", "kafka-2", "kafka-3")
+    nodes = tuple(Service(n, (), (), 0.5, prepare, lambda s: "ok", group="kafka") for n in names)
+    registry = Service("registry", (), ("kafka",), 0.5, prepare, lambda s: "ok")
+    spans, error = _timed((*nodes, registry), slow=0.05)
+    assert error is None
+    # The last node sets the cluster up: the registry begins after it, not after the first node.
+    assert spans["registry"][0] >= spans["kafka-3"][1] >= spans["kafka-2"][1] >= spans["kafka"][1]
 
 
 def test_a_service_that_fails_stops_what_depends_on_it_and_is_raised() -> None:
