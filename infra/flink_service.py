@@ -130,6 +130,12 @@ def flink_conf_entries(s: Settings) -> dict[str, object]:
         "execution.checkpointing.savepoint-dir": (state / "savepoints").as_uri(),
         # A checkpoint that fails on a busy 2-core machine is retried, not a job restart.
         "execution.checkpointing.tolerable-failed-checkpoints": 3,
+        # A JobManager killed and started again at the same address is not an RPC failure to the
+        # TaskManager (its heartbeats land as dead letters there): it notices only at the heartbeat
+        # timeout, and until then the resubmitted jobs wait for its slots. Flink's 50 s was most
+        # of a JobManager restart's delay; 20 s is still four missed heartbeats.
+        "heartbeat.interval": "5 s",
+        "heartbeat.timeout": "20 s",
         "jobmanager.execution.failover-strategy": "region",
         "restart-strategy.type": "exponential-delay",
         "python.executable": sys.executable,
