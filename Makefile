@@ -64,10 +64,15 @@ unit: venv ## the tests that need no services: pytest outside tests/stack/, and 
 browser: venv ## Debian's chromium for the dashboard's browser tests (Playwright drives it; no browser download)
 	$(BIN)/python -c "from poolsight.infra.install import chromium; print(chromium())"
 
-test: install lint browser ## everything CI runs: lint, the kernel's cargo tests, unit tests, and tests against the real stack
+kernel-test: venv ## the kernel's own tests (cargo test)
 	$(CARGO) test $(CARGO_ARGS)
+
+# The stack tests wait on the services much of the time: lint and the kernel's tests (pure CPU,
+# nothing timed) run beside them at the lowest priority, their output printed at the end.
+test: install browser ## everything CI runs: unit tests, tests against the real stack, and beside them lint and the kernel's cargo tests
 	$(BIN)/pytest -q -ra --durations=10 -m 'not stack' -n $(UNIT_WORKERS)
-	$(BIN)/pytest -q -ra --durations=25 -m stack
+	bash tests/beside.sh var/beside-stack.log "$(MAKE) --no-print-directory lint kernel-test" -- \
+	  $(BIN)/pytest -q -ra --durations=25 -m stack
 
 simulate-example: venv ## offline simulation of the CloudPhysics block trace (no services)
 	$(BIN)/poolsight simulate ../shared/data/traces/cloudPhysicsIO.csv --page-column lbn --time-column time \
@@ -106,4 +111,4 @@ clean: ## remove runtime data and logs (var/); keeps the download cache
 distclean: clean ## also remove .venv and the download cache
 	rm -rf $(VENV) .cache
 
-.PHONY: help venv install up down status demo lint unit test simulate-example bench-sim bench-decode bench-ingest bench-pipeline bench-history soak chaos compose-check clean distclean
+.PHONY: help venv install up down status demo lint unit kernel-test test simulate-example bench-sim bench-decode bench-ingest bench-pipeline bench-history soak chaos compose-check clean distclean
