@@ -313,7 +313,10 @@ function interpolate(curve, size) {
   const hi = curve[i], lo = curve[Math.max(0, i - 1)];
   const f = hi.size_pages === lo.size_pages ? 1 : (size - lo.size_pages) / (hi.size_pages - lo.size_pages);
   const out = { size_pages: size };
-  for (const k of keys) out[k] = lo[k] === null || hi[k] === null ? null : lo[k] + f * (hi[k] - lo[k]);
+  // At a simulated size the view's value itself: lo + 1 * (hi - lo) may be an ulp off hi, and
+  // shown rounded that can be the next integer.
+  const at = (k) => (f === 1 ? hi[k] : f === 0 ? lo[k] : lo[k] + f * (hi[k] - lo[k]));
+  for (const k of keys) out[k] = lo[k] === null || hi[k] === null ? null : at(k);
   return out;
 }
 

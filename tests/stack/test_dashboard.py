@@ -16,6 +16,7 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -224,7 +225,7 @@ def test_overview_and_pool_page_show_what_trino_answers(member: str, tab: Tab) -
         (member,),
     )
     current = next(r for r in curve if r[3])
-    assert page.inner_text("#whatif-sync") == f"{current[1]:,.1f}"
+    assert page.inner_text("#whatif-sync") == _shown(current[1], 1)
     assert page.input_value("#whatif-size") == str(current[0])
     assert page.inner_text("#accuracy-kv dd[data-key=curve_simulated]") == f"{current[1]:,.2f} /s"
     [[measured]] = _query(
@@ -262,6 +263,12 @@ def test_overview_and_pool_page_show_what_trino_answers(member: str, tab: Tab) -
     assert points == [panes, panes]
 
 
+def _shown(v: float, digits: int) -> str:
+    """`v` as the page's num() shows it: Intl rounds the double's exact value half away from zero
+    (Python's format rounds half to even: 852.5 is '853' on the page, '852' in an f-string)."""
+    return f"{Decimal(v).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP):,.{digits}f}"
+
+
 def test_what_if_control_reads_off_the_curve(member: str, tab: Tab) -> None:
     page = tab.open(f"/pool?source={member}&pool=BP1&range=1h")
     curve = _query(
@@ -274,16 +281,16 @@ def test_what_if_control_reads_off_the_curve(member: str, tab: Tab) -> None:
     largest = curve[-1]
     page.fill("#whatif-size", str(largest[0]))
     page.dispatch_event("#whatif-size", "change")
-    assert page.inner_text("#whatif-sync") == f"{largest[1]:,.1f}"
-    assert page.inner_text("#whatif-saved") == f"{largest[2]:,.1f}"
-    assert page.inner_text("#whatif-cpu") == f"{largest[3]:,.1f}"
-    assert page.inner_text("#whatif-elapsed") == f"{largest[4]:,.0f}"
+    assert page.inner_text("#whatif-sync") == _shown(largest[1], 1)
+    assert page.inner_text("#whatif-saved") == _shown(largest[2], 1)
+    assert page.inner_text("#whatif-cpu") == _shown(largest[3], 1)
+    assert page.inner_text("#whatif-elapsed") == _shown(largest[4], 0)
     assert page.inner_text("#whatif-saved") != before
     # Half way between two simulated sizes: linear between their values.
     lo, hi = curve[-2], curve[-1]
     page.fill("#whatif-range", str((lo[0] + hi[0]) // 2))
     f = ((lo[0] + hi[0]) // 2 - lo[0]) / (hi[0] - lo[0])
-    assert page.inner_text("#whatif-sync") == f"{lo[1] + f * (hi[1] - lo[1]):,.1f}"
+    assert page.inner_text("#whatif-sync") == _shown(lo[1] + f * (hi[1] - lo[1]), 1)
     assert page.input_value("#whatif-size") == str((lo[0] + hi[0]) // 2)
 
 
