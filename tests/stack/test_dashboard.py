@@ -55,7 +55,7 @@ def member(jobs: None) -> str:
     # curve's elapsed time per sync read comes from them, and the dashboard keeps a page's answers
     # up to 60 s while the pool has no new pane (dashboards/cache.py). A first page read 2 s before
     # their last commit showed 852 elapsed seconds saved 30 s later, where the view had 853.
-    ios = {"read": out["reads"], "write": out["writes"]}
+    ios = {d: n for d, n in (("read", out["reads"]), ("write", out["writes"])) if n}
     deadline = time.monotonic() + 240
     seen, traced = 0, dict[str, int]()
     while time.monotonic() < deadline:
@@ -64,12 +64,12 @@ def member(jobs: None) -> str:
         ][0]
         curve = _query("SELECT count(*) FROM iceberg.poolsight.sim_curve_latest WHERE source = ?", (name,))[0][0]
         rows = _query("SELECT direction, sum(ios) FROM iceberg.poolsight.io_pane WHERE source = ? GROUP BY 1", (name,))
-        traced = {d: n for d, n in rows}
-        if seen == produced and curve > 0 and traced == {d: n for d, n in ios.items() if n}:
+        traced = dict(rows)
+        if seen == produced and curve > 0 and traced == ios:
             break
         time.sleep(3)
     assert seen == produced, f"{seen} of {produced} getpages reached pool_pane"
-    assert traced == {d: n for d, n in ios.items() if n}, f"io_pane has {traced} of the I/Os {ios}"
+    assert traced == ios, f"io_pane has {traced} of the I/Os {ios}"
     return name
 
 
