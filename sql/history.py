@@ -4,7 +4,8 @@ The launcher starts it (service `maintenance`); `poolsight history` runs one cyc
 Every cycle rolls up what the pane tables gained (sql/rollup.py) and then removes what each
 grain keeps no longer (sql/retention.py); every `compact_every` seconds it also compacts,
 expires snapshots and removes orphan files (sql/maintain.py, guarded by sql/guard.py), and every
-`manifests_every` seconds it rewrites the manifests the commits since have added. After
+`manifests_every` seconds it rewrites the manifests the commits since have added, where a
+writer did not merge them itself (sql/maintain.py rewrite_manifests). After
 each cycle it writes a heartbeat that `poolsight status` reads.
 """
 

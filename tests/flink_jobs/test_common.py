@@ -11,6 +11,11 @@ def test_replaced_metadata_files_are_deleted_and_ten_kept() -> None:
     assert p["write.metadata.previous-versions-max"] == "10"
 
 
+def test_a_commit_that_finds_four_manifests_merges_them() -> None:
+    # Iceberg's default is 100: a query opens each manifest its filter may need (infra/config.py).
+    assert table_properties(2.0)["commit.manifest.min-count-to-merge"] == "4"
+
+
 def test_an_empty_commit_comes_every_five_minutes_of_checkpoints_and_never_more_often_than_icebergs() -> None:
     assert table_properties(2.0)["flink.max-continuous-empty-commits"] == "150"
     assert table_properties(5.0)["flink.max-continuous-empty-commits"] == "60"
