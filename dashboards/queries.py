@@ -114,6 +114,13 @@ ATTRIBUTES = (
     "cpu_us_per_sync_read", "latest_pane_end", "first_pane_start", "panes",
 )  # fmt: skip
 SETTINGS = ("pgsteal", "pgfix", "dwqt", "vdwqt", "page_size", "frame_size", "spsize", "settings_at")
+# pool_anchor's columns `measured_<name>` and `accuracy_<name>`: the measured point over the curve's
+# window and the newest trace-measured row of sim_accuracy.
+MEASURED = ("measured_sync_reads_per_s", "simulated_sync_reads_per_s", "measured_sync_reads", "seconds")
+ACCURACY = (
+    "window_start", "window_end", "size_pages", "model", "simulated_sync_reads_per_s", "measured_sync_reads_per_s",
+    "error_ratio", "measured_from", "panes", "getpages",
+)  # fmt: skip
 MIX = ("random", "sequential", "list", "getpages", "seconds")
 
 
@@ -142,15 +149,19 @@ def pool(
     With a cache, everything but the attributes is read again only when the pool has a new pane.
 
     Trino's cost is per statement (planning and scheduling, sql/README.md), so the page makes
-    few: pool_anchor (attributes, rolled panes and settings; its panes from RECENT_GUESS before
-    `now`, read again from a day before the newest rolled-up hour when that is earlier), then the
-    rest at once; the access mix is added up from the series' rows."""
+    few: pool_anchor (attributes, rolled panes, settings, the measured point over the curve's
+    window and the accuracy; its panes from RECENT_GUESS before `now`, read again from a day
+    before the newest rolled-up hour when that is earlier), then the rest at once; the access mix
+    is added up from the series' rows."""
     # On an hour: an hour of the rollups counted before `since` holds no pane counted after it.
     since = ((now or datetime.now(UTC)) - RECENT_GUESS).replace(minute=0, second=0, microsecond=0)
-    anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since)[0]
+    window_s = WINDOW_MINUTES * 60  # sim_curve_latest's window, over which the measured point is read
+    anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since, window_s=window_s)[0]
     if since > since_rolled(anchor["rolled_until"]):  # panes before the guess not all rolled up yet
         since = since_rolled(anchor["rolled_until"])
-        anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since)[0]
+        anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since, window_s=window_s)[0]
+    measured_point = {k: anchor[f"measured_{k}"] for k in MEASURED}
+    accuracy = {k: anchor[f"accuracy_{k}"] for k in ACCURACY} if anchor["accuracy_window_end"] is not None else None
     attributes = {k: anchor[k] for k in ATTRIBUTES}
     if anchor["rolled_panes"]:  # the panes before `since`, as the hourly rollups counted them
         attributes["panes"] = (attributes["panes"] or 0) + int(anchor["rolled_panes"])
@@ -178,20 +189,17 @@ def pool(
     none: Future[list[dict[str, Any]]] = Future()
     none.set_result([])
     # One Trino query each, at once: the page waits for the slowest, not for the sum.
-    with ThreadPoolExecutor(7) as ex:
-        curve, measured = none, none
+    with ThreadPoolExecutor(5) as ex:
+        curve = none
         if newest is not None:
             # sim_curve_latest's window for this pool: the curve's one definition (sql/curve.py).
-            w = {"window_start": newest - timedelta(minutes=WINDOW_MINUTES), "window_end": newest}
+            w = {"window_start": newest - timedelta(seconds=window_s), "window_end": newest}
             curve = ex.submit(ask, run, "pool_curve", source=source, pool=pool_name, **w)
-            measured = ex.submit(ask, run, "pool_measured_window", source=source, pool=pool_name, **w)
-        accuracy = ex.submit(ask, run, "pool_accuracy", source=source, pool=pool_name)
         series = ex.submit(ask, run, series_q, **rng)
         stats = ex.submit(ask, run, stats_q, **rng)
         # DB2's simulated pool beside the simulation: only a pool with an SPSIZE has any.
         spsize = ex.submit(ask, run, "pool_spsize_check", **rng) if settings["spsize"] else none
         groups = ex.submit(ask, run, "pool_groups", **rng)  # a data-sharing member's pool: its GBP
-        acc = accuracy.result()
         rows, stats_rows = series.result(), stats.result()
     if grain != "pane" and not rows:  # not rolled up (yet, or no maintenance service): the panes kept
         grain = "pane"
@@ -204,8 +212,8 @@ def pool(
         "series": rows,
         "stats_series": stats_rows,
         "curve": curve_rows,
-        "measured_at_current": measured.result()[0] if curve_rows else None,
-        "accuracy": acc[0] if acc else None,
+        "measured_at_current": measured_point if curve_rows else None,
+        "accuracy": accuracy,
         "mix": mix_of(rows),
         "spsize_check": spsize.result(),
         "groups": groups.result(),

@@ -104,16 +104,30 @@ ORDER BY pane_start
 -- its panes since :since, the panes before :since as the hourly rollups counted them (the panes may
 -- be gone by retention) and its newest rolled-up hour (a :since later than a day before it is too
 -- late: dashboards/queries.py asks again), and the settings of its newest statistics interval since
--- :since (none: pool_settings reads them from all its intervals).
-WITH a AS (
+-- :since (none: pool_settings reads them from all its intervals). Beside them, what needs only the
+-- newest pane (a statement less each, Trino's cost being per statement): measured and simulated
+-- sync reads over the curve's window, the :window_s seconds before the newest pane (`measured_`),
+-- and the newest trace-measured row of sim_accuracy, from its table (`accuracy_`; the view adds
+-- statistics intervals through a join over every pool).
+WITH p AS (
+  -- from the window's length twice before :since: a newest pane just after it still has its window
+  SELECT * FROM ${schema}.pool_pane
+  WHERE source = :source AND pool = :pool AND pane_start >= date_add('second', -2 * :window_s, :since)
+), a AS (
   SELECT max_by(current_size, pane_start) AS vpsize, max_by(vpseqt, pane_start) AS vpseqt,
          max_by(model, pane_start) AS model, max_by(model_sampling_rate, pane_start) AS model_sampling_rate,
          max_by(mode, pane_start) AS mode, max_by(sampling_rate, pane_start) AS sampling_rate,
          max_by(window_panes, pane_start) AS window_panes,
          max_by(cpu_us_per_sync_read, pane_start) AS cpu_us_per_sync_read,
          max(pane_end) AS latest_pane_end, min(pane_start) AS first_pane_start, count(*) AS panes
-  FROM ${schema}.pool_pane
-  WHERE source = :source AND pool = :pool AND pane_start >= :since
+  FROM p
+  WHERE pane_start >= :since
+), m AS (
+  SELECT sum(p.observed_sync_reads) / nullif(sum(p.seconds), 0) AS measured_measured_sync_reads_per_s,
+         sum(p.sim_sync_reads) / nullif(sum(p.seconds), 0) AS measured_simulated_sync_reads_per_s,
+         sum(p.observed_sync_reads) AS measured_measured_sync_reads, sum(p.seconds) AS measured_seconds
+  FROM p CROSS JOIN a
+  WHERE p.pane_end > date_add('second', -:window_s, a.latest_pane_end) AND p.pane_start < a.latest_pane_end
 ), h AS (
   SELECT min(period_start) FILTER (WHERE period_start < :since) AS rolled_first_pane_start,
          sum(source_rows) FILTER (WHERE period_start < :since) AS rolled_panes,
@@ -127,8 +141,18 @@ WITH a AS (
          max_by(spsize, interval_end) AS spsize, max(interval_end) AS settings_at
   FROM ${schema}.pool_stats
   WHERE source = :source AND pool = :pool AND interval_end >= :since
+), acc AS (
+  SELECT window_start AS accuracy_window_start, window_end AS accuracy_window_end,
+         size_pages AS accuracy_size_pages, model AS accuracy_model,
+         simulated_sync_reads_per_s AS accuracy_simulated_sync_reads_per_s,
+         measured_sync_reads_per_s AS accuracy_measured_sync_reads_per_s, error_ratio AS accuracy_error_ratio,
+         measured_from AS accuracy_measured_from, panes AS accuracy_panes, getpages AS accuracy_getpages
+  FROM ${schema}.sim_accuracy_pane
+  WHERE source = :source AND pool = :pool
+  ORDER BY window_end DESC
+  LIMIT 1
 )
-SELECT a.*, h.*, st.* FROM a CROSS JOIN h CROSS JOIN st
+SELECT a.*, m.*, h.*, st.*, acc.* FROM a CROSS JOIN m CROSS JOIN h CROSS JOIN st LEFT JOIN acc ON true
 
 -- name: pool_settings
 -- One pool's settings as its newest statistics interval carries them (the attributes the collectors
@@ -161,24 +185,6 @@ FROM (
 ${curve_window}
 ) page
 ORDER BY size_pages
-
--- name: pool_measured_window
--- Measured and simulated sync reads per second of one pool over the curve's window.
-SELECT sum(observed_sync_reads) / nullif(sum(seconds), 0) AS measured_sync_reads_per_s,
-       sum(sim_sync_reads) / nullif(sum(seconds), 0) AS simulated_sync_reads_per_s,
-       sum(observed_sync_reads) AS measured_sync_reads, sum(seconds) AS seconds
-FROM ${schema}.pool_pane
-WHERE source = :source AND pool = :pool AND pane_end > :window_start AND pane_start < :window_end
-
--- name: pool_accuracy
--- The newest trace-measured row of sim_accuracy, read from its table (the view adds statistics
--- intervals through a join over every pool).
-SELECT window_start, window_end, size_pages, model, simulated_sync_reads_per_s, measured_sync_reads_per_s,
-       error_ratio, measured_from, panes, getpages
-FROM ${schema}.sim_accuracy_pane
-WHERE source = :source AND pool = :pool
-ORDER BY window_end DESC
-LIMIT 1
 
 -- name: pool_spsize_check
 -- DB2's simulated pool (SPSIZE) of one pool per statistics interval ending in (:start, :end]: its

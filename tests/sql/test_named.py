@@ -212,6 +212,7 @@ class FakeRun:
             "budget": None, "confidence": None, "latest_interval_end": end,
             "rolled_until": None, "rolled_panes": None, "rolled_first_pane_start": None,
         } | dict.fromkeys(dq.ATTRIBUTES[:-3] + dq.SETTINGS)  # fmt: skip
+        row |= dict.fromkeys([f"measured_{k}" for k in dq.MEASURED] + [f"accuracy_{k}" for k in dq.ACCURACY])
         if q.name == "advice_latest":
             row = dict.fromkeys(COLUMNS) | {"source": "S"}
         return [row | self.row]
@@ -231,9 +232,7 @@ def test_the_dashboard_pages_bind_their_named_queries() -> None:
     dq.advice(run, None)
     dq.groups(run)
     dq.group(run, "DSG1", "GBP1", tr)
-    assert {"pool_curve", "pool_measured_window", "pool_series_rollup@hour", "objects_rollup@hour", "objects"} <= set(
-        run.names
-    )
+    assert {"pool_curve", "pool_series_rollup@hour", "objects_rollup@hour", "objects"} <= set(run.names)
     assert {n for n in run.names if n.startswith("group")} == {
         "groups", "group_attributes", "group_curve", "group_measured_window", "group_lbp_curve",
         "group_stats_series", "group_sim_series", "group_member_series", "group_accuracy",
@@ -252,14 +251,13 @@ def test_a_live_pools_page_is_one_statement_then_the_rest_at_once() -> None:
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
     assert run.names[0] == "pool_anchor" and run.names.count("pool_anchor") == 1
     assert sorted(run.names[1:]) == sorted(
-        ["pool_curve", "pool_measured_window", "pool_accuracy", "pool_series", "pool_stats_series",
-         "pool_spsize_check", "pool_groups"]
+        ["pool_curve", "pool_series", "pool_stats_series", "pool_spsize_check", "pool_groups"]
     )  # fmt: skip
     assert page["settings"]["spsize"] == 5000 and page["attributes"]["latest_pane_end"] == now
     # The guess is on an hour, a clock off the hour or not (the rolled hours before it end by it).
     run = FakeRun(rolled_until=now - timedelta(hours=1), settings_at=now, latest_pane_end=now)
     dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now + timedelta(minutes=37))
-    assert run.params["pool_anchor"][-1] == now - dq.RECENT_GUESS
+    assert run.params["pool_anchor"][query("pool_anchor").params.index("since")] == now - dq.RECENT_GUESS
     # A pool with no pane over a range given (a member's rows of its group only): no curve asked.
     run = FakeRun(rolled_until=now - timedelta(hours=1), settings_at=now, latest_pane_end=None)
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, now), now=now)

@@ -27,6 +27,7 @@ from poolsight.infra.config import load_settings
 from poolsight.infra.install import chromium
 from poolsight.infra.trino import credentials, trino_rows
 from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
+from poolsight.sql.curve import WINDOW_MINUTES
 from poolsight.sql.named import QUERIES_DIR, load, queries, query
 from tests.conftest import TEST_VAR, poolsight
 from tests.stack import gbp_rows
@@ -243,6 +244,14 @@ def test_overview_and_pool_page_show_what_trino_answers(member: str, tab: Tab) -
         (member, current[4], current[5]),
     )
     assert page.inner_text("#accuracy-kv dd[data-key=curve_measured]") == f"{measured:,.2f} /s"
+    # The newest trace-measured accuracy, from its table (the page reads it in the same statement).
+    [[simulated, measured, window_end]] = _query(
+        "SELECT simulated_sync_reads_per_s, measured_sync_reads_per_s, window_end FROM iceberg.poolsight."
+        "sim_accuracy_pane WHERE source = ? AND pool = 'BP1' ORDER BY window_end DESC LIMIT 1",
+        (member,),
+    )
+    values = f"{_shown(simulated, 2)} / {_shown(measured, 2)} per s"
+    assert page.inner_text("#accuracy-kv dd[data-key=accuracy_values]") == values, window_end
     [[vpsize]] = _query(
         "SELECT max_by(current_size, pane_start) FROM iceberg.poolsight.pool_pane WHERE source = ? AND pool = 'BP1'",
         (member,),
@@ -633,7 +642,7 @@ def _named_params(member: str) -> dict[str, Any]:
         "source": member, "pool": "BP1", "object": obj, "since": now - timedelta(days=1),
         "start": now - timedelta(days=1), "end": now + timedelta(hours=1), "window_start": ws, "window_end": we,
         "at": None, "window_ms": 600_000, "offset_ms": 3_600_000, "group_name": "DSG1", "gbp": "GBP1",
-        "grain": "interval",
+        "grain": "interval", "window_s": WINDOW_MINUTES * 60,
     }  # fmt: skip
 
 
