@@ -156,6 +156,8 @@ CATALOG_ROLE = "poolsight"
 # (Iceberg's default is 100). Trino sets them on its tables (extra_properties, which its catalog
 # allows for just these keys), the jobs on theirs at submission.
 MANIFESTS_MERGED_AT = 4
+# What merging writers leave a table: fewer than this (data and delete manifests merge apart).
+MANIFESTS_LEFT_BELOW = 2 * MANIFESTS_MERGED_AT
 METADATA_FILE_PROPERTIES = {
     "write.metadata.delete-after-commit.enabled": "true",
     "write.metadata.previous-versions-max": "10",

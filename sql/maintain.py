@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from poolsight.argtypes import Checked
-from poolsight.infra.config import MANIFESTS_MERGED_AT, load_settings
+from poolsight.infra.config import MANIFESTS_LEFT_BELOW, load_settings
 from poolsight.infra.trino import QueryError, fetch, trino_connection
 from poolsight.schemas.tables import Table
 from poolsight.sql.catalog import BY_NAME, TABLES
@@ -68,14 +68,14 @@ REPLACED_MANIFESTS = "coalesce(try_cast(element_at(summary, 'manifests-replaced'
 
 def rewrite_manifests(run: Any, table: Table) -> tuple[int, int]:
     """The table's data manifests rewritten one per partition (Trino clusters them by the first
-    partition field) when commits added 2 * MANIFESTS_MERGED_AT or more since the last snapshot
+    partition field) when commits added MANIFESTS_LEFT_BELOW or more since the last snapshot
     that replaced manifests (every commit's summary has `manifests-replaced`, a job's append says
     0): every commit adds a manifest, and a query opens each one whose partitions its filter may
     need (bench-history, the same data read at two snapshots: a day of pool_pane 0.20 s with 59
     manifests, 0.08 s once rewritten). The writers merge their data manifests and their delete
     manifests each once they find MANIFESTS_MERGED_AT (METADATA_FILE_PROPERTIES), leaving fewer
-    than twice that: this is for a writer that did not (a fast append), not for every few
-    commits. Delete manifests are left as they are; compaction removes what they apply to.
+    than MANIFESTS_LEFT_BELOW in all: this is for a writer that did not (a fast append), not for
+    every few commits. Delete manifests are left as they are; compaction removes what they apply to.
     (manifests before, after)."""
     snapshots = metadata_table(table, "snapshots")
     n, new = run(
@@ -84,7 +84,7 @@ def rewrite_manifests(run: Any, table: Table) -> tuple[int, int]:
         "from_unixtime(0))) "
         f"FROM {metadata_table(table, 'manifests')} m LEFT JOIN {snapshots} s ON s.snapshot_id = m.added_snapshot_id"
     )[0]
-    if new < 2 * MANIFESTS_MERGED_AT:
+    if new < MANIFESTS_LEFT_BELOW:
         return int(n), int(n)
     run(f"ALTER TABLE {table.qualified} EXECUTE optimize_manifests")
     return int(n), _count(run, table, "manifests")

@@ -22,7 +22,7 @@ import pyarrow.csv as pacsv
 import pytest
 
 from poolsight.flink_jobs.common import METADATA_FILES_KEPT, table_properties
-from poolsight.infra.config import MANIFESTS_MERGED_AT, load_settings
+from poolsight.infra.config import MANIFESTS_LEFT_BELOW, load_settings
 from poolsight.infra.kafka_access import kafka_access
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, Topic
@@ -1155,9 +1155,10 @@ def test_the_jobs_tables_delete_the_metadata_files_their_commits_replace(
             assert len(written) <= METADATA_FILES_KEPT + 1, (name, commits, sorted(f.name for f in written))
             # Each commit adds a manifest and merges them once it finds MANIFESTS_MERGED_AT (the
             # property above; Iceberg's default, 100, left one per commit for queries to open):
-            # fewer than that of data and of deletes each, after more commits than both.
+            # fewer than that of data and of deletes each (MANIFESTS_LEFT_BELOW in all), after more
+            # commits than both.
             [[manifests]] = _query(f'SELECT count(*) FROM iceberg.poolsight."{name}$manifests"')
-            assert manifests < 2 * MANIFESTS_MERGED_AT < commits, (name, manifests, commits)
+            assert manifests < MANIFESTS_LEFT_BELOW < commits, (name, manifests, commits)
     # An empty commit only after 150 checkpoints of 2 s without rows: at most one per 5 minutes
     # a committer lived (Iceberg's default made one every 20 s: 3 in a minute).
     assert any(span >= 60 for _, span in committers), committers
@@ -1184,7 +1185,7 @@ def test_maintain_compacts_and_expires_and_changes_no_answer(workload: tuple[str
         assert x["snapshots_before"] > 1 and x["files_after"] <= x["files_before"], x
         # Compaction's commit merges the manifests as the jobs' do (the test above): as few after.
         [[n]] = _query(f'SELECT count(*) FROM iceberg.poolsight."{name}$manifests"')
-        assert n < 2 * MANIFESTS_MERGED_AT, (x, n)
+        assert n < MANIFESTS_LEFT_BELOW, (x, n)
     # So the maintenance service's rewrite between compactions, for a writer that does not merge,
     # leaves them as they are.
     for t in tidy_manifests(list(report)):
