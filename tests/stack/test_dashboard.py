@@ -245,12 +245,12 @@ def test_overview_and_pool_page_show_what_trino_answers(member: str, tab: Tab) -
     )
     assert page.inner_text("#accuracy-kv dd[data-key=curve_measured]") == f"{measured:,.2f} /s"
     # The newest trace-measured accuracy, from its table (the page reads it in the same statement).
-    [[simulated, measured, window_end]] = _query(
+    [[acc_simulated, acc_measured, window_end]] = _query(
         "SELECT simulated_sync_reads_per_s, measured_sync_reads_per_s, window_end FROM iceberg.poolsight."
         "sim_accuracy_pane WHERE source = ? AND pool = 'BP1' ORDER BY window_end DESC LIMIT 1",
         (member,),
     )
-    values = f"{_shown(simulated, 2)} / {_shown(measured, 2)} per s"
+    values = f"{_shown(acc_simulated, 2)} / {_shown(acc_measured, 2)} per s"
     assert page.inner_text("#accuracy-kv dd[data-key=accuracy_values]") == values, window_end
     [[vpsize]] = _query(
         "SELECT max_by(current_size, pane_start) FROM iceberg.poolsight.pool_pane WHERE source = ? AND pool = 'BP1'",
