@@ -9,9 +9,11 @@ too, so only these panes are old enough to go.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +26,7 @@ from poolsight.sql.retention import Retention, apply_retention, day_sequences, f
 from poolsight.sql.rollup import rollup_of, run_rollups
 from poolsight.sql.rollups import POOL, ROLLUPS, TABLE_CLOCK
 from tests.conftest import poolsight
-from tests.stack.conftest import query
+from tests.stack.conftest import metadata_files, query
 
 pytestmark = [pytest.mark.usefixtures("stack")]
 
@@ -158,6 +160,18 @@ def _panes_left() -> int:
     return int(_exec(f"SELECT count(*) FROM {BY_NAME['pool_pane'].qualified} WHERE source = ?", (SOURCE,))[0][0])
 
 
+def _no_column_sketches(table: str) -> None:
+    """Trino wrote `table` (the rollups' MERGE) without collecting column sketches on write: its
+    current metadata file, as the disk holds it, lists no statistics file and the folder holds
+    none. Collected, each write read and rewrote a Puffin file and added an entry per column to
+    the metadata file for every snapshot kept (services.trino_catalog_properties)."""
+    files = metadata_files(BY_NAME[table])
+    current = json.loads(max(files, key=lambda f: f.stat().st_mtime).read_text())
+    assert len(current["snapshots"]) >= 2, current["snapshots"]  # written twice by the rollups above
+    assert current.get("statistics", []) == [], current["statistics"][:1]
+    assert sorted(Path(files[0]).parent.glob("*.stats")) == []
+
+
 def test_rollups_keep_the_daily_totals_after_the_panes_expire(clean: None) -> None:
     s = load_settings()
     last = PANES - 1 - 600  # the last 10 hours come later: a second, incremental run
@@ -176,6 +190,7 @@ def test_rollups_keep_the_daily_totals_after_the_panes_expire(clean: None) -> No
         truth = _truth(0, PANES - 1)
         _same(_rolled("day"), truth)
         _same(_rolled("hour"), truth)  # the hours, added up per day
+        _no_column_sketches(POOL.table("hour").name)
         again = run_rollups(cur)  # nothing new: nothing recomputed, nothing doubled
         assert all(r.files == 0 for r in again if r.rollup in ("pool_hour", "object_hour", "curve_hour"))
         _same(_rolled("day"), truth)
