@@ -91,6 +91,35 @@ def snapshot(run_dir: Path, proc: Path = Path("/proc"), own_pid: int | None = No
     return out
 
 
+def part_pid(run_dir: Path, part: str) -> int | None:
+    """The process of the stack's part (e.g. "trino"), if it runs."""
+    return next((pid for pid, (p, _) in snapshot(run_dir).items() if p == part), None)
+
+
+# HotSpot's JIT compiler threads ("C1 CompilerThread0", "C2 CompilerThread1"; the name is cut at 15 characters).
+JIT_THREAD = "CompilerThre"
+
+
+def jvm_cpu(pid: int, proc: Path = Path("/proc")) -> tuple[float, float]:
+    """(CPU seconds so far of the JVM's live threads, of them its JIT compiler threads'); a thread
+    that ended is not counted, so take differences over short spans."""
+    total = jit = 0.0
+    try:
+        tasks = list((proc / str(pid) / "task").iterdir())
+    except OSError:
+        return 0.0, 0.0
+    for task in tasks:
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue  # ended while read
+        seconds = _cpu_seconds(stat)
+        total += seconds
+        if JIT_THREAD in stat[stat.index("(") : stat.rindex(")")]:
+            jit += seconds
+    return total, jit
+
+
 def used(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
     """CPU seconds per part between two snapshots (a process started in between counts from 0)."""
     out: dict[str, float] = {}

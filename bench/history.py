@@ -41,6 +41,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bench import cpu_profile
 from poolsight.dashboards import queries
 from poolsight.dashboards.server import Reader
 from poolsight.dashboards.timerange import RANGES, TimeRange
@@ -857,17 +858,21 @@ def run_queries(plan: Plan, runs: int, committer: Committer) -> dict[str, dict[s
     say(
         f"\nqueries: 1 warm-up run (not counted) + {runs} runs each, pool BP<run % pools> (a different pool each"
         " run), each load after a commit it must read (a pane of its pool; compare: an hour of week b),"
-        " checked in its answer"
+        " checked in its answer; Trino's CPU seconds per load (its JVM's threads, from /proc) and the"
+        " share of them its JIT compiler threads took"
     )
+    trino = cpu_profile.part_pid(load_settings().run_dir, "trino")
     for name, (fn, commit, saw) in cases.items():
-        times = []
+        times, cpu, jit = [], [], 0.0
         detail = ""
         for i in range(runs + 1):
             pool = f"BP{i % plan.pools}"
             mark = commit(pool)
+            c0, j0 = cpu_profile.jvm_cpu(trino) if trino else (0.0, 0.0)
             t0 = time.perf_counter()
             res = fn(pool)
             took = time.perf_counter() - t0
+            c1, j1 = cpu_profile.jvm_cpu(trino) if trino else (0.0, 0.0)
             committer.saw(name, *saw(res, mark))
             if i == 0:
                 if isinstance(res, dict) and "grain" in res:
@@ -875,12 +880,20 @@ def run_queries(plan: Plan, runs: int, committer: Committer) -> dict[str, dict[s
                     detail = f"grain {res['grain']}, {n} rows"
                 continue
             times.append(took)
+            cpu.append(c1 - c0)
+            jit += j1 - j0
         out[name] = {
             "p50_s": round(statistics.median(times), 3),
             "p95_s": round(percentile(times, 0.95), 3),
             "max_s": round(max(times), 3),
+            "trino_cpu_s": round(statistics.median(cpu), 3),  # per load, median
+            "trino_jit_share": round(jit / sum(cpu), 3) if sum(cpu) else 0.0,
         }
-        say(f"  {name:16} p50 {out[name]['p50_s']:6.3f} s   p95 {out[name]['p95_s']:6.3f} s   {detail}")
+        o = out[name]
+        say(
+            f"  {name:16} p50 {o['p50_s']:6.3f} s   p95 {o['p95_s']:6.3f} s   Trino CPU {o['trino_cpu_s']:5.2f} s"
+            f" (JIT {o['trino_jit_share']:4.0%})   {detail}"
+        )
     say(f"  {committer.commits} commits, each read by the load after it ({committer.checked} answers checked)")
     return out
 
