@@ -54,3 +54,21 @@ def test_cpu_seconds_of_the_stack_and_its_descendants_only(tmp_path: Path) -> No
     assert used == {"python worker (jobs' Python functions)": 4.5, cp.OWN: 1.0, "flink taskmanager (JVM)": 0.0}
     text = cp.table(used, 1_000_000, 2.0)
     assert "python worker" in text and text.splitlines()[-1].split()[1:3] == ["5.5", "100.0%"]
+
+
+def _thread(root: Path, pid: int, tid: int, name: str, ticks: tuple[int, int]) -> None:
+    d = root / str(pid) / "task" / str(tid)
+    d.mkdir(parents=True)
+    fields = ["S", "1", *["0"] * 9, str(ticks[0]), str(ticks[1]), *["0"] * 30]
+    (d / "stat").write_text(f"{tid} ({name}) {' '.join(fields)}\n")
+
+
+def test_a_jvms_cpu_and_its_jit_compiler_threads_share(tmp_path: Path) -> None:
+    proc, tick = tmp_path / "proc", cp.TICK
+    _thread(proc, 20, 20, "java", (tick, 0))
+    _thread(proc, 20, 21, "C2 CompilerThre", (3 * tick, tick))
+    _thread(proc, 20, 22, "C1 CompilerThre", (tick, 0))
+    _thread(proc, 20, 23, "dispatcher-quer", (2 * tick, 2 * tick))
+    _thread(proc, 20, 24, "Compiler) x", (tick, 0))  # a name holding ')' is not a compiler thread's
+    assert cp.jvm_cpu(20, proc) == (11.0, 5.0)
+    assert cp.jvm_cpu(99, proc) == (0.0, 0.0)  # ended
