@@ -13,8 +13,8 @@ run_rollups (timed), and 13 months of hourly and daily rollups before the panes 
 stats, curve) loaded the same way. Then the manifests the loads' commits added (and an earlier
 --reuse run's) rewritten by the product's `tidy_manifests`, as the maintenance service does every
 15 minutes (timed, reported). Then the dashboard's pool page over 24 h, 7 d, 90 d and 1 y,
-its objects page over a day and `compare` of two consecutive weeks, each --runs times (after one
-warm-up run that is not counted), a different pool each run, each load after a commit its answer
+its objects page over a day and `compare` of two consecutive weeks, each --runs times (after
+--warmup runs that are not counted, one by default), a different pool each run, each load after a commit its answer
 must show it read (Committer); p50 / p95 per query, the data on disk; the last line is JSON
 (query_p95_s: the worst query's p95, rows: rows loaded, commits_read: the loads checked).
 """
@@ -806,7 +806,7 @@ class Committer:
         self.checked += 1
 
 
-def run_queries(plan: Plan, runs: int, committer: Committer) -> dict[str, dict[str, float]]:
+def run_queries(plan: Plan, runs: int, committer: Committer, warmup: int = 1) -> dict[str, dict[str, float]]:
 
     run = Reader(load_settings()).run
     retention = Retention()  # the defaults: which grain answers a range (sql/grain.py)
@@ -856,8 +856,8 @@ def run_queries(plan: Plan, runs: int, committer: Committer) -> dict[str, dict[s
     }
     out: dict[str, dict[str, float]] = {}
     say(
-        f"\nqueries: 1 warm-up run (not counted) + {runs} runs each, pool BP<run % pools> (a different pool each"
-        " run), each load after a commit it must read (a pane of its pool; compare: an hour of week b),"
+        f"\nqueries: {warmup} warm-up run(s) (not counted) + {runs} runs each, pool BP<run % pools> (a different"
+        " pool each run), each load after a commit it must read (a pane of its pool; compare: an hour of week b),"
         " checked in its answer; Trino's CPU seconds per load (its JVM's threads, from /proc) and the"
         " share of them its JIT compiler threads took"
     )
@@ -865,7 +865,7 @@ def run_queries(plan: Plan, runs: int, committer: Committer) -> dict[str, dict[s
     for name, (fn, commit, saw) in cases.items():
         times, cpu, jit = [], [], 0.0
         detail = ""
-        for i in range(runs + 1):
+        for i in range(warmup + runs):
             pool = f"BP{i % plan.pools}"
             mark = commit(pool)
             c0, j0 = cpu_profile.jvm_cpu(trino) if trino else (0.0, 0.0)
@@ -874,8 +874,8 @@ def run_queries(plan: Plan, runs: int, committer: Committer) -> dict[str, dict[s
             took = time.perf_counter() - t0
             c1, j1 = cpu_profile.jvm_cpu(trino) if trino else (0.0, 0.0)
             committer.saw(name, *saw(res, mark))
-            if i == 0:
-                if isinstance(res, dict) and "grain" in res:
+            if i < warmup:
+                if i == 0 and isinstance(res, dict) and "grain" in res:
                     n = len(res.get("series") or res.get("objects") or [])
                     detail = f"grain {res['grain']}, {n} rows"
                 continue
@@ -947,11 +947,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--objects-per-pool", type=int, default=OBJECTS_PER_POOL, help="objects per pool (default 40)")
     p.add_argument("--rollup-months", type=int, default=13, help="months of hourly and daily rollups (default 13)")
     p.add_argument("--runs", type=int, default=20, help="counted runs of each query (default 20)")
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="runs of each query before the counted ones, not counted (default 1): more measure a Trino"
+        " whose JIT has compiled the pages' code, as a long-running one has",
+    )
     p.add_argument("--rows-per-insert", type=int, default=3_000_000, help="staged rows per INSERT (default 3 M)")
     p.add_argument("--reuse", action="store_true", help="keep the data of an earlier run (--keep) and only query")
     p.add_argument("--keep", action="store_true", help="leave the bench's stack running at the end")
     p.add_argument("--seed", type=int, default=1)
     a = p.parse_args(argv)
+    if a.runs < 1 or a.warmup < 0:
+        p.error("--runs must be at least 1 and --warmup at least 0")
 
     root = home() / "var" / "bench-history"
     os.environ.update(bench_env(root))
@@ -1010,7 +1019,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             total_rows, disk = disk_report(cur, s.data_dir / "warehouse")
             committer = Committer(cur)
-            per_query = run_queries(plan, a.runs, committer)
+            per_query = run_queries(plan, a.runs, committer, a.warmup)
         result = {
             "query_p95_s": max(v["p95_s"] for v in per_query.values()),
             "rows": loaded or total_rows,
@@ -1022,6 +1031,7 @@ def main(argv: list[str] | None = None) -> int:
             "manifests_before_after": manifests,
             "disk_bytes": disk,
             "commits_read": committer.checked,
+            "warmup": a.warmup,
             "days": plan.days,
             "pools": plan.pools,
             "objects": plan.pools * plan.objects_per_pool,
