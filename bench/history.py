@@ -14,9 +14,10 @@ stats, curve) loaded the same way. Then the manifests the loads' commits added (
 --reuse run's) rewritten by the product's `tidy_manifests`, as the maintenance service does every
 15 minutes (timed, reported). Then the dashboard's pool page over 24 h, 7 d, 90 d and 1 y,
 its objects page over a day and `compare` of two consecutive weeks, each --runs times (after
---warmup runs that are not counted, one by default), a different pool each run, each load after a commit its answer
-must show it read (Committer); p50 / p95 per query, the data on disk; the last line is JSON
-(query_p95_s: the worst query's p95, rows: rows loaded, commits_read: the loads checked).
+--warmup runs that are not counted, one by default), a different pool each run, each load after
+a commit its answer must show it read (Committer); p50 / p95 per query with Trino's CPU per
+load and its JIT's share, the data on disk; the last line is JSON (query_p95_s: the worst
+query's p95, rows: rows loaded, commits_read: the loads checked).
 """
 
 from __future__ import annotations
