@@ -108,26 +108,36 @@ ORDER BY pane_start
 -- newest pane (a statement less each, Trino's cost being per statement): measured and simulated
 -- sync reads over the curve's window, the :window_s seconds before the newest pane (`measured_`),
 -- and the newest trace-measured row of sim_accuracy, from its table (`accuracy_`; the view adds
--- statistics intervals through a join over every pool).
+-- statistics intervals through a join over every pool). pool_pane is scanned once: the newest
+-- pane's end comes beside each row (a window over the pool's rows), not from a join of the table
+-- with an aggregate of itself (three scans, about a third of the statement's CPU, sql/README.md).
 WITH p AS (
   -- from the window's length twice before :since: a newest pane just after it still has its window
-  SELECT * FROM ${schema}.pool_pane
+  SELECT *, pane_start >= :since AS recent,
+         max(CASE WHEN pane_start >= :since THEN pane_end END) OVER () AS newest
+  FROM ${schema}.pool_pane
   WHERE source = :source AND pool = :pool AND pane_start >= date_add('second', -2 * :window_s, :since)
+), w AS (
+  SELECT *, pane_end > date_add('second', -:window_s, newest) AND pane_start < newest AS in_window FROM p
 ), a AS (
-  SELECT max_by(current_size, pane_start) AS vpsize, max_by(vpseqt, pane_start) AS vpseqt,
-         max_by(model, pane_start) AS model, max_by(model_sampling_rate, pane_start) AS model_sampling_rate,
-         max_by(mode, pane_start) AS mode, max_by(sampling_rate, pane_start) AS sampling_rate,
-         max_by(window_panes, pane_start) AS window_panes,
-         max_by(cpu_us_per_sync_read, pane_start) AS cpu_us_per_sync_read,
-         max(pane_end) AS latest_pane_end, min(pane_start) AS first_pane_start, count(*) AS panes
-  FROM p
-  WHERE pane_start >= :since
-), m AS (
-  SELECT sum(p.observed_sync_reads) / nullif(sum(p.seconds), 0) AS measured_measured_sync_reads_per_s,
-         sum(p.sim_sync_reads) / nullif(sum(p.seconds), 0) AS measured_simulated_sync_reads_per_s,
-         sum(p.observed_sync_reads) AS measured_measured_sync_reads, sum(p.seconds) AS measured_seconds
-  FROM p CROSS JOIN a
-  WHERE p.pane_end > date_add('second', -:window_s, a.latest_pane_end) AND p.pane_start < a.latest_pane_end
+  SELECT max_by(current_size, pane_start) FILTER (WHERE recent) AS vpsize,
+         max_by(vpseqt, pane_start) FILTER (WHERE recent) AS vpseqt,
+         max_by(model, pane_start) FILTER (WHERE recent) AS model,
+         max_by(model_sampling_rate, pane_start) FILTER (WHERE recent) AS model_sampling_rate,
+         max_by(mode, pane_start) FILTER (WHERE recent) AS mode,
+         max_by(sampling_rate, pane_start) FILTER (WHERE recent) AS sampling_rate,
+         max_by(window_panes, pane_start) FILTER (WHERE recent) AS window_panes,
+         max_by(cpu_us_per_sync_read, pane_start) FILTER (WHERE recent) AS cpu_us_per_sync_read,
+         max(pane_end) FILTER (WHERE recent) AS latest_pane_end,
+         min(pane_start) FILTER (WHERE recent) AS first_pane_start,
+         count(*) FILTER (WHERE recent) AS panes,
+         sum(observed_sync_reads) FILTER (WHERE in_window) / nullif(sum(seconds) FILTER (WHERE in_window), 0)
+           AS measured_measured_sync_reads_per_s,
+         sum(sim_sync_reads) FILTER (WHERE in_window) / nullif(sum(seconds) FILTER (WHERE in_window), 0)
+           AS measured_simulated_sync_reads_per_s,
+         sum(observed_sync_reads) FILTER (WHERE in_window) AS measured_measured_sync_reads,
+         sum(seconds) FILTER (WHERE in_window) AS measured_seconds
+  FROM w
 ), h AS (
   SELECT min(period_start) FILTER (WHERE period_start < :since) AS rolled_first_pane_start,
          sum(source_rows) FILTER (WHERE period_start < :since) AS rolled_panes,
@@ -152,7 +162,7 @@ WITH p AS (
   ORDER BY window_end DESC
   LIMIT 1
 )
-SELECT a.*, m.*, h.*, st.*, acc.* FROM a CROSS JOIN m CROSS JOIN h CROSS JOIN st LEFT JOIN acc ON true
+SELECT a.*, h.*, st.*, acc.* FROM a CROSS JOIN h CROSS JOIN st LEFT JOIN acc ON true
 
 -- name: pool_settings
 -- One pool's settings as its newest statistics interval carries them (the attributes the collectors
