@@ -227,37 +227,80 @@ ORDER BY period_end
 
 -- name: objects
 -- A pool's objects in [:start, :end) ranked by simulated sync I/O (priced), with traced I/O and working sets.
+-- The cost columns are object_io_cost's (views.sql) added up per object over the range, its
+-- 'simulated' and 'traced' bases, computed here for the one pool and range: the view read through a
+-- filter scans object_pane, io_pane, pool_pane and object_io_stats eleven times in 24 stages (each
+-- CTE reference is a scan of its own); this reads each once (object_io_stats twice, pool_pane twice)
+-- in 17. A pane's objects and its I/O events meet in one full join, the pool's average sync read
+-- time in that pane is a window over it. tests/stack/test_dashboard.py compares the page with the
+-- view. (A pane inside two statistics intervals of its pool, which DB2 does not write, would count
+-- twice in the view's cost and here in the getpages too.)
 WITH o AS (
-  SELECT object, sum(getpages) AS getpages, sum(getpages_random) AS random,
-         sum(getpages_sequential) AS sequential, sum(getpages_rid) AS list,
-         sum(sim_sync_reads) AS sim_sync_reads, count(*) AS panes,
-         max_by(access_class, pane_start) AS access_class
+  SELECT object, pane_start, pane_end, getpages, getpages_random, getpages_sequential, getpages_rid, sim_sync_reads,
+         access_class, sim_sync_reads_per_s, cpu_us_per_sync_read
   FROM ${schema}.object_pane
   WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
+), io AS (
+  SELECT object, pane_start, pane_end, sum(ios) AS ios, sum(elapsed_us) AS elapsed_us, max(cpu_us_per_sync_read) AS cpu_us
+  FROM ${schema}.io_pane
+  WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
+    AND direction = 'read' AND io_type = 'sync'
+  GROUP BY object, pane_start, pane_end
+), j AS (
+  SELECT coalesce(o.object, i.object) AS object, coalesce(o.pane_start, i.pane_start) AS pane_start,
+         o.pane_end AS o_end, i.pane_end AS i_end, o.object IS NOT NULL AS in_o,
+         o.getpages, o.getpages_random, o.getpages_sequential, o.getpages_rid, o.sim_sync_reads, o.access_class,
+         o.sim_sync_reads_per_s, o.cpu_us_per_sync_read, i.ios, i.elapsed_us, i.cpu_us,
+         sum(i.elapsed_us) OVER (PARTITION BY coalesce(o.pane_start, i.pane_start)) * 1e0
+           / sum(i.ios) OVER (PARTITION BY coalesce(o.pane_start, i.pane_start)) AS pool_avg_us
+  FROM o FULL JOIN io i ON i.object = o.object AND i.pane_start = o.pane_start
+), stats_object AS (
+  SELECT object, interval_start, interval_end,
+         sum(sync_reads * sync_read_avg_ms) * 1e3 / nullif(sum(sync_reads), 0) AS avg_us
+  FROM ${schema}.object_io_stats
+  WHERE source = :source AND pool = :pool AND sync_read_avg_ms IS NOT NULL
+    AND interval_start < :end AND interval_end > :start
+  GROUP BY object, interval_start, interval_end
+), stats_pool AS (
+  SELECT interval_start, interval_end,
+         sum(sync_reads * sync_read_avg_ms) * 1e3 / nullif(sum(sync_reads), 0) AS avg_us
+  FROM ${schema}.object_io_stats
+  WHERE source = :source AND pool = :pool AND sync_read_avg_ms IS NOT NULL
+    AND interval_start < :end AND interval_end > :start
+  GROUP BY interval_start, interval_end
+), pane_seconds AS (
+  SELECT pane_start, max(seconds) AS seconds
+  FROM ${schema}.pool_pane
+  WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
+  GROUP BY pane_start
+), priced AS (
+  SELECT j.*,
+         to_unixtime(j.o_end) - to_unixtime(j.pane_start) AS sim_len,
+         to_unixtime(j.i_end) - to_unixtime(j.pane_start) AS io_len,
+         j.sim_sync_reads_per_s * coalesce(j.cpu_us_per_sync_read, 30e0) * 1e-6 AS cpu,
+         CASE WHEN j.ios > 0 THEN j.elapsed_us * 1e0 / j.ios ELSE coalesce(j.pool_avg_us, so.avg_us, sp.avg_us) END AS avg_us,
+         coalesce(ps.seconds, to_unixtime(j.i_end) - to_unixtime(j.pane_start)) AS traced_seconds
+  FROM j
+  LEFT JOIN stats_object so ON so.object = j.object AND j.pane_start >= so.interval_start AND j.o_end <= so.interval_end
+  LEFT JOIN stats_pool sp ON j.pane_start >= sp.interval_start AND j.o_end <= sp.interval_end
+  LEFT JOIN pane_seconds ps ON ps.pane_start = j.pane_start
+), per_object AS (
+  SELECT object,
+         sum(getpages) AS getpages, sum(getpages_random) AS random, sum(getpages_sequential) AS sequential,
+         sum(getpages_rid) AS list, sum(sim_sync_reads) AS sim_sync_reads, count(*) FILTER (WHERE in_o) AS panes,
+         max_by(access_class, pane_start) FILTER (WHERE in_o) AS access_class,
+         sum(sim_sync_reads_per_s * sim_len) FILTER (WHERE sim_sync_reads_per_s IS NOT NULL) AS ios,
+         sum(cpu * sim_len) FILTER (WHERE sim_sync_reads_per_s IS NOT NULL) AS cpu_seconds,
+         sum(sim_sync_reads_per_s * avg_us * 1e-6 * sim_len) FILTER (WHERE sim_sync_reads_per_s IS NOT NULL) AS io_seconds,
+         sum(ios / traced_seconds * io_len) FILTER (WHERE ios > 0) AS traced_ios,
+         sum(elapsed_us * 1e-6 / traced_seconds * io_len) FILTER (WHERE ios > 0) AS traced_io_seconds
+  FROM priced
   GROUP BY object
-), all_objects AS (
-  SELECT sum(sim_sync_reads) AS sim_sync_reads FROM o
+  HAVING count(*) FILTER (WHERE in_o) > 0
 ), p AS (
   SELECT sum(seconds) AS seconds
   FROM ${schema}.pool_pane
   WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
-), cost AS (
-  -- Both bases in one read of the view (two joins to one CTE would plan its scans twice).
-  SELECT object,
-         sum(sync_ios_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start)))
-           FILTER (WHERE basis = 'simulated') AS ios,
-         sum(cpu_seconds_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start)))
-           FILTER (WHERE basis = 'simulated') AS cpu_seconds,
-         sum(io_elapsed_seconds_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start)))
-           FILTER (WHERE basis = 'simulated') AS io_seconds,
-         sum(sync_ios_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start)))
-           FILTER (WHERE basis = 'traced') AS traced_ios,
-         sum(io_elapsed_seconds_per_second * (to_unixtime(interval_end) - to_unixtime(interval_start)))
-           FILTER (WHERE basis = 'traced') AS traced_io_seconds
-  FROM ${schema}.object_io_cost
-  WHERE source = :source AND pool = :pool AND interval_start >= :start AND interval_start < :end
-    AND basis IN ('simulated', 'traced')
-  GROUP BY object
 ), ws AS (
   SELECT object, avg(window_pages) AS ws_avg, max(window_pages) AS ws_max, avg(abs(change_pages)) AS ws_change,
          max_by(window_pages, pane_start) AS ws_latest
@@ -269,17 +312,16 @@ SELECT o.object, o.getpages, o.getpages / p.seconds AS getpages_per_s,
        o.random, o.sequential, o.list,
        (o.sequential + o.list) * 1e0 / nullif(o.getpages, 0) AS sequential_share, o.access_class,
        o.sim_sync_reads / p.seconds AS sim_sync_reads_per_s,
-       o.sim_sync_reads / nullif(a.sim_sync_reads, 0) AS share_of_pool_sync_reads,
-       c.ios / p.seconds AS sync_ios_per_s,
-       c.cpu_seconds / p.seconds * 86400 AS cpu_seconds_per_24h,
-       c.io_seconds / p.seconds * 86400 AS delay_seconds_per_24h,
-       c.traced_ios / p.seconds AS traced_sync_ios_per_s,
-       c.traced_io_seconds / p.seconds * 86400 AS traced_delay_seconds_per_24h,
+       o.sim_sync_reads / nullif(sum(o.sim_sync_reads) OVER (), 0) AS share_of_pool_sync_reads,
+       o.ios / p.seconds AS sync_ios_per_s,
+       o.cpu_seconds / p.seconds * 86400 AS cpu_seconds_per_24h,
+       o.io_seconds / p.seconds * 86400 AS delay_seconds_per_24h,
+       o.traced_ios / p.seconds AS traced_sync_ios_per_s,
+       o.traced_io_seconds / p.seconds * 86400 AS traced_delay_seconds_per_24h,
        ws.ws_avg, ws.ws_max, ws.ws_change, ws.ws_latest, o.panes
-FROM o CROSS JOIN p CROSS JOIN all_objects a
-LEFT JOIN cost c ON c.object = o.object
+FROM per_object o CROSS JOIN p
 LEFT JOIN ws ON ws.object = o.object
-ORDER BY coalesce(c.ios, 0) DESC, o.getpages DESC
+ORDER BY coalesce(o.ios, 0) DESC, o.getpages DESC
 
 -- name: objects_rollup
 -- objects's columns from the hourly or daily object_io_cost view (working sets: the maximum only).
