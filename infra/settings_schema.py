@@ -376,7 +376,7 @@ SETTINGS: tuple[Setting, ...] = (
         key="trino_heap",
         env="POOLSIGHT_TRINO_HEAP",
         type="memory size",
-        default="`2G`",
+        default="`4G`",
         doc="Trino's JVM heap",
     ),
     Setting(

@@ -5,7 +5,7 @@
 set -eu
 data=/var/lib/trino
 [ -f "$data/node-id" ] || cat /proc/sys/kernel/random/uuid > "$data/node-id"
-exec java "-Xms${TRINO_HEAP:-2G}" "-Xmx${TRINO_HEAP:-2G}" -XX:+AlwaysPreTouch $(grep -v '^#' /etc/trino/trino-jvm.config) \
+exec java "-Xms${TRINO_HEAP:-4G}" "-Xmx${TRINO_HEAP:-4G}" -XX:+AlwaysPreTouch $(grep -v '^#' /etc/trino/trino-jvm.config) \
   -Dnode.environment=poolsight "-Dnode.id=$(cat "$data/node-id")" "-Dnode.data-dir=$data" \
   "-Dnode.internal-address=${TRINO_INTERNAL_ADDRESS:-trino}" \
   -Dconfig=/etc/trino/config.properties -Dlog.levels-file=/etc/trino/trino-log.properties \
