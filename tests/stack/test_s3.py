@@ -94,8 +94,10 @@ def home() -> Iterator[Home]:
         "POOLSIGHT_KAFKA_SECURITY": "sasl_ssl",
         "POOLSIGHT_WAREHOUSE": f"s3://{BUCKET}/warehouse",
         "POOLSIGHT_S3_ENDPOINT": endpoint,
-        # Beside the session's stack: a smaller TaskManager (Trino needs its 2 GB heap).
+        # Beside the session's stack: a smaller TaskManager and Trino (the default 4G heap is for
+        # page latency; two stacks of the defaults would not fit in the 24 GB the tests run in).
         "POOLSIGHT_FLINK_TM_MEMORY": "3072m",
+        "POOLSIGHT_TRINO_HEAP": "2G",
     }
     try:
         deadline = time.monotonic() + 30
