@@ -57,7 +57,7 @@ class Settings:
     warehouse: str = ""
     s3: dict[str, str] = field(default_factory=dict)
     # 4G, not 2G: Trino keeps about 500 MB live after a few hundred statements, and in 2G G1 ran a
-    # concurrent marking cycle every few page loads (a sixth of Trino's CPU, sql/README.md).
+    # concurrent marking cycle every few page loads (about 14 % of Trino's CPU, sql/README.md).
     trino_heap: str = "4G"
     flink_taskmanager_memory: str = "4096m"
     flink_jobmanager_memory: str = "1024m"
