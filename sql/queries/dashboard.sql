@@ -241,7 +241,7 @@ WITH o AS (
   FROM ${schema}.object_pane
   WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
 ), io AS (
-  SELECT object, pane_start, pane_end, sum(ios) AS ios, sum(elapsed_us) AS elapsed_us, max(cpu_us_per_sync_read) AS cpu_us
+  SELECT object, pane_start, pane_end, sum(ios) AS ios, sum(elapsed_us) AS elapsed_us
   FROM ${schema}.io_pane
   WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
     AND direction = 'read' AND io_type = 'sync'
@@ -250,7 +250,7 @@ WITH o AS (
   SELECT coalesce(o.object, i.object) AS object, coalesce(o.pane_start, i.pane_start) AS pane_start,
          o.pane_end AS o_end, i.pane_end AS i_end, o.object IS NOT NULL AS in_o,
          o.getpages, o.getpages_random, o.getpages_sequential, o.getpages_rid, o.sim_sync_reads, o.access_class,
-         o.sim_sync_reads_per_s, o.cpu_us_per_sync_read, i.ios, i.elapsed_us, i.cpu_us,
+         o.sim_sync_reads_per_s, o.cpu_us_per_sync_read, i.ios, i.elapsed_us,
          sum(i.elapsed_us) OVER (PARTITION BY coalesce(o.pane_start, i.pane_start)) * 1e0
            / sum(i.ios) OVER (PARTITION BY coalesce(o.pane_start, i.pane_start)) AS pool_avg_us
   FROM o FULL JOIN io i ON i.object = o.object AND i.pane_start = o.pane_start
