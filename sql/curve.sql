@@ -9,50 +9,61 @@
 -- events, else its statistics, else the configured time the jobs applied (--sync-io-ms).
 WITH win AS (
   ${window}
-), io AS (
-  SELECT i.source, i.pool, sum(i.elapsed_us) / 1e3 / nullif(sum(i.ios), 0) AS ms
-  FROM ${schema}.io_pane i
-  JOIN win w ON i.source = w.source AND i.pool = w.pool
-  WHERE i.direction = 'read' AND i.io_type = 'sync'
-    AND i.pane_end > w.window_start AND i.pane_start < w.window_end${io_only}
-  GROUP BY i.source, i.pool
-), stats AS (
-  SELECT s.source, s.pool, sum(s.sync_reads * s.sync_read_avg_ms) / nullif(sum(s.sync_reads), 0) AS ms
-  FROM ${schema}.object_io_stats s
-  JOIN win w ON s.source = w.source AND s.pool = w.pool
-  WHERE s.sync_read_avg_ms IS NOT NULL
-    AND s.interval_end > w.window_start AND s.interval_start < w.window_end${stats_only}
-  GROUP BY s.source, s.pool
-), curve AS (
-  SELECT c.source, c.pool, w.window_start, w.window_end,
-         c.size_pages,
-         max(c.size_factor) AS size_factor,
-         bool_or(c.is_current) AS is_current,
-         count(*) AS panes,
-         sum(c.refs) AS getpages,
-         sum(c.hits) / nullif(sum(c.refs), 0) AS hit_ratio,
-         sum(c.misses) / nullif(sum(c.refs), 0) AS miss_ratio,
-         sum(c.sync_reads) / nullif(sum(c.seconds), 0) AS sync_reads_per_s,
-         sum(c.prefetch_pages) / nullif(sum(c.seconds), 0) AS prefetch_pages_per_s,
-         sum(c.avoided_sync_reads_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS avoided_sync_reads_per_s,
-         sum(c.cpu_seconds_saved_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS cpu_seconds_saved_per_s,
-         sum(c.elapsed_seconds_saved_per_s * c.seconds) / nullif(sum(c.seconds), 0) AS configured_elapsed_saved_per_s,
-         -- The configured sync I/O time (jobs submit --sync-io-ms), as the rows applied it.
-         1e3 * sum(abs(c.elapsed_seconds_saved_per_s)) / nullif(sum(abs(c.avoided_sync_reads_per_s)), 0) AS configured_ms,
-         max(coalesce(c.cpu_us_per_sync_read, 30e0)) AS cpu_us_per_sync_read  -- 30 µs: rows written before the column
+), u AS (
+  -- One scan each of the curve's panes, the I/O events and the statistics, in one UNION ALL that
+  -- one aggregation adds up (Trino plans each join of separate aggregates as stages of their own,
+  -- sql/README.md): curve rows by size, the rest into one row per pool (is_curve false).
+  SELECT c.source, c.pool, w.window_start, w.window_end, true AS is_curve, c.size_pages, c.size_factor,
+         c.is_current, c.refs, c.hits, c.misses, c.sync_reads, c.seconds, c.prefetch_pages,
+         c.avoided_sync_reads_per_s, c.cpu_seconds_saved_per_s, c.elapsed_seconds_saved_per_s,
+         c.cpu_us_per_sync_read, NULL AS io_elapsed_us, NULL AS ios, NULL AS stats_ms_reads, NULL AS stats_reads
   FROM ${schema}.sim_curve c
   JOIN win w ON c.source = w.source AND c.pool = w.pool
   WHERE c.pane_end > w.window_start${curve_only}
     AND coalesce(c.pool_policy, true)  -- the pool's own policy (rows before the column: the only model)
-  GROUP BY c.source, c.pool, w.window_start, w.window_end, c.size_pages
+  UNION ALL
+  SELECT i.source, i.pool, w.window_start, w.window_end, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+         NULL, NULL, NULL, NULL, NULL, i.elapsed_us, i.ios, NULL, NULL
+  FROM ${schema}.io_pane i
+  JOIN win w ON i.source = w.source AND i.pool = w.pool
+  WHERE i.direction = 'read' AND i.io_type = 'sync'
+    AND i.pane_end > w.window_start AND i.pane_start < w.window_end${io_only}
+  UNION ALL
+  SELECT s.source, s.pool, w.window_start, w.window_end, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+         NULL, NULL, NULL, NULL, NULL, NULL, NULL, s.sync_reads * s.sync_read_avg_ms, s.sync_reads
+  FROM ${schema}.object_io_stats s
+  JOIN win w ON s.source = w.source AND s.pool = w.pool
+  WHERE s.sync_read_avg_ms IS NOT NULL
+    AND s.interval_end > w.window_start AND s.interval_start < w.window_end${stats_only}
+), curve AS (
+  SELECT source, pool, window_start, window_end, is_curve, size_pages,
+         max(size_factor) AS size_factor,
+         bool_or(is_current) AS is_current,
+         count(*) AS panes,
+         sum(refs) AS getpages,
+         sum(hits) / nullif(sum(refs), 0) AS hit_ratio,
+         sum(misses) / nullif(sum(refs), 0) AS miss_ratio,
+         sum(sync_reads) / nullif(sum(seconds), 0) AS sync_reads_per_s,
+         sum(prefetch_pages) / nullif(sum(seconds), 0) AS prefetch_pages_per_s,
+         sum(avoided_sync_reads_per_s * seconds) / nullif(sum(seconds), 0) AS avoided_sync_reads_per_s,
+         sum(cpu_seconds_saved_per_s * seconds) / nullif(sum(seconds), 0) AS cpu_seconds_saved_per_s,
+         sum(elapsed_seconds_saved_per_s * seconds) / nullif(sum(seconds), 0) AS configured_elapsed_saved_per_s,
+         -- The configured sync I/O time (jobs submit --sync-io-ms), as the rows applied it.
+         1e3 * sum(abs(elapsed_seconds_saved_per_s)) / nullif(sum(abs(avoided_sync_reads_per_s)), 0) AS configured_ms,
+         max(coalesce(cpu_us_per_sync_read, 30e0)) AS cpu_us_per_sync_read,  -- 30 µs: rows written before the column
+         -- the pool's row (is_curve false): its average sync read time from the I/O events and the statistics
+         sum(io_elapsed_us) / 1e3 / nullif(sum(ios), 0) AS io_ms,
+         sum(stats_ms_reads) / nullif(sum(stats_reads), 0) AS stats_ms
+  FROM u
+  GROUP BY source, pool, window_start, window_end, is_curve, size_pages
 ), timed AS (
   SELECT curve.*,
-         coalesce(io.ms, stats.ms, curve.configured_ms) AS sync_read_ms,
-         CASE WHEN io.ms IS NOT NULL THEN 'io-events' WHEN stats.ms IS NOT NULL THEN 'statistics'
-              WHEN curve.configured_ms IS NOT NULL THEN 'configured' END AS sync_read_ms_from
+         coalesce(max(io_ms) OVER pool_w, max(stats_ms) OVER pool_w, configured_ms) AS sync_read_ms,
+         CASE WHEN max(io_ms) OVER pool_w IS NOT NULL THEN 'io-events'
+              WHEN max(stats_ms) OVER pool_w IS NOT NULL THEN 'statistics'
+              WHEN configured_ms IS NOT NULL THEN 'configured' END AS sync_read_ms_from
   FROM curve
-  LEFT JOIN io ON io.source = curve.source AND io.pool = curve.pool
-  LEFT JOIN stats ON stats.source = curve.source AND stats.pool = curve.pool
+  WINDOW pool_w AS (PARTITION BY source, pool, window_start, window_end)
 )
 SELECT source, pool, window_start, window_end, size_pages, size_factor, is_current, panes, getpages,
        hit_ratio, miss_ratio, sync_reads_per_s, prefetch_pages_per_s, avoided_sync_reads_per_s,
@@ -67,3 +78,4 @@ SELECT source, pool, window_start, window_end, size_pages, size_factor, is_curre
        coalesce(avoided_sync_reads_per_s * sync_read_ms / 1e3, configured_elapsed_saved_per_s) * 86400
          AS elapsed_seconds_saved_per_24h
 FROM timed
+WHERE is_curve
