@@ -27,8 +27,9 @@ Run = Callable[[str, tuple[Any, ...]], list[dict[str, Any]]]
 
 
 def ask(run: Run, name: str, **params: Any) -> list[dict[str, Any]]:
-    """The rows of one named query (sql/queries/), its parameters by name."""
-    return run(*query(name).statement(params))
+    """The rows of one named query (sql/queries/), its parameters by name, in its `sorted by` order."""
+    q = query(name)
+    return q.sort(run(*q.statement(params)))
 
 
 # Pools whose newest pane is within this much of the newest pane of all are on the overview.

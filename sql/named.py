@@ -6,6 +6,7 @@ A file is a run of statements, each headed by
     -- name: snake_case_name
     -- One line (or more) saying what it answers.
     -- grains: hour, day        (optional: one query per rollup grain, see below)
+    -- sorted by: t             (optional: the order the caller sorts the rows in, see below)
 
 and written with `${schema}` (the catalog and namespace, as views.sql) and named parameters
 `:name` (snake_case; a name may appear several times). A `:` inside a single-quoted string
@@ -19,6 +20,10 @@ Identifiers that vary are template variables with a fixed set of values, never a
 `${grain}` the grain (pool_hour) and `${grainly}` its views' suffix (pool_hourly). `${curve_window}`
 is the simulated curve of one pool over a given window, from the one definition sim_curve_latest
 is also made from (sql/curve.py).
+
+A `-- sorted by: column, ...` header stands for a final ORDER BY the statement leaves out: in Trino
+that is a stage of its own (a partial sort and a merge), 30-50 ms of CPU for a page's few thousand
+rows at most (sql/README.md), so `Query.sort` orders the rows the statement returned instead.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ class Query:
     doc: str
     sql: str
     params: tuple[str, ...]
+    order: tuple[str, ...] = ()  # `-- sorted by:` columns, ascending, nulls last
 
     def bind(self, values: Mapping[str, Any] | None = None, /, **kw: Any) -> tuple[Any, ...]:
         """The positional parameters for `sql` from a mapping and/or keywords, each name given once."""
@@ -64,6 +70,12 @@ class Query:
             wanted = ", ".join(dict.fromkeys(self.params)) or "none"
             raise QueryError(f"query {self.name}: {'; '.join(parts)} (parameters: {wanted})")
         return tuple(given[p] for p in self.params)
+
+    def sort(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows in the order `-- sorted by:` declares (as they came without one)."""
+        if not self.order or len(rows) < 2:
+            return rows
+        return sorted(rows, key=lambda r: tuple((r[c] is None, r[c]) for c in self.order))
 
     def statement(self, values: Mapping[str, Any] | None = None, /, **kw: Any) -> tuple[str, tuple[Any, ...]]:
         """(sql, positional parameters): what a cursor's execute or the dashboard's `run` takes."""
@@ -169,6 +181,7 @@ def parse(text: str, origin: str = "<text>", shared: Mapping[str, str] | None = 
         lines = block.strip("\n").splitlines()
         doc: list[str] = []
         grains: list[str] = []
+        order: tuple[str, ...] = ()
         while lines and lines[0].lstrip().startswith("--"):
             line = lines.pop(0).lstrip()[2:].strip()
             if line.startswith("grains:"):
@@ -176,6 +189,10 @@ def parse(text: str, origin: str = "<text>", shared: Mapping[str, str] | None = 
                 unknown = [g for g in grains if g not in GRAIN_VIEWS]
                 if unknown or not grains:
                     raise QueryError(f"{origin}: query {name}: grains must be of {', '.join(GRAIN_VIEWS)}")
+            elif line.startswith("sorted by:"):
+                order = tuple(c.strip() for c in line.removeprefix("sorted by:").split(",") if c.strip())
+                if not order or not all(NAME.fullmatch(c) for c in order):
+                    raise QueryError(f"{origin}: query {name}: sorted by must name snake_case columns")
             else:
                 doc.append(line)
         if not doc:
@@ -183,6 +200,10 @@ def parse(text: str, origin: str = "<text>", shared: Mapping[str, str] | None = 
         body = "\n".join(lines).strip().rstrip(";").strip()
         if not body:
             raise QueryError(f"{origin}: query {name} has no statement")
+        missing = [c for c in order if not re.search(rf"\b{c}\b", body)]
+        if missing or (order and re.search(r"\bORDER BY\b[^)]*$", body)):
+            wanted = ", ".join(order)
+            raise QueryError(f"{origin}: query {name}: sorted by {wanted} needs those columns and no final ORDER BY")
         base = {**frags, "schema": SCHEMA, "curve_window": curve_sql("window")}
         variants = [(f"{name}@{g}", {"grain": g, "grainly": GRAIN_VIEWS[g]}) for g in grains] or [(name, {})]
         for qname, extra in variants:
@@ -191,7 +212,7 @@ def parse(text: str, origin: str = "<text>", shared: Mapping[str, str] | None = 
             # The curve's template is filled first: it holds ${schema} and named parameters of its own.
             filled = _fill(qname, _fill(qname, body, {**base, **extra}), {**base, **extra})
             sql, params = to_qmark(qname, filled)
-            out[qname] = Query(qname, " ".join(doc), sql, params)
+            out[qname] = Query(qname, " ".join(doc), sql, params, order)
     return out
 
 

@@ -81,6 +81,7 @@ ORDER BY source, pool
 -- name: pool_series
 -- One pool's panes in [:start, :end): rates, measured and simulated hit ratios, mix, working set; the
 -- getpage counts by kind too (the page adds them up into the range's access mix).
+-- sorted by: t
 SELECT pane_start AS t, pane_end, seconds,
        getpages, getpages_random AS random, getpages_sequential AS sequential, getpages_rid AS list,
        getpages / nullif(seconds, 0) AS getpages_per_s,
@@ -97,7 +98,6 @@ SELECT pane_start AS t, pane_end, seconds,
        current_size, vpseqt, model
 FROM ${schema}.pool_pane
 WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
-ORDER BY pane_start
 
 -- name: pool_anchor
 -- What the rest of a pool's page hangs on, in one statement: its settings at its newest pane and
@@ -176,17 +176,18 @@ WHERE source = :source AND pool = :pool
 
 -- name: pool_stats_series
 -- One pool's statistics intervals overlapping (:start, :end).
+-- sorted by: t
 SELECT interval_end AS t, interval_seconds,
        -- random sync reads only: what the trace's misses and the simulation count
        sync_reads_random / nullif(interval_seconds, 0) AS sync_reads_per_s,
        application_hit_ratio, system_hit_ratio, pages_per_write, read_ios_per_second
 FROM ${schema}.pool_stats
 WHERE source = :source AND pool = :pool AND interval_end > :start AND interval_start < :end
-ORDER BY interval_end
 
 -- name: pool_curve
 -- One pool's simulated curve over [:window_start, :window_end): sim_curve_latest's one definition
 -- (sql/curve.sql) with the window given and filtered on each scan (sql/curve.py says why).
+-- sorted by: size_pages
 SELECT size_pages, size_factor, is_current, window_start, window_end, panes, hit_ratio, sync_reads_per_s,
        prefetch_pages_per_s, avoided_sync_reads_per_s, cpu_seconds_saved_per_24h,
        elapsed_seconds_saved_per_24h, sync_read_ms, sync_read_ms_from,
@@ -194,19 +195,19 @@ SELECT size_pages, size_factor, is_current, window_start, window_end, panes, hit
 FROM (
 ${curve_window}
 ) page
-ORDER BY size_pages
 
 -- name: pool_spsize_check
 -- DB2's simulated pool (SPSIZE) of one pool per statistics interval ending in (:start, :end]: its
 -- avoidable sync reads beside the simulation's at VPSIZE + SPSIZE (the view spsize_check).
+-- sorted by: t
 SELECT interval_end AS t, spsize, db2_avoidable_sync_reads, simulated_avoidable_sync_reads, error_ratio
 FROM ${schema}.spsize_check
 WHERE source = :source AND pool = :pool AND interval_end > :start AND interval_end <= :end
-ORDER BY interval_end
 
 -- name: pool_series_rollup
 -- pool_series's columns from the hourly or daily view (ranges the panes do not answer, sql/grain.py).
 -- grains: hour, day
+-- sorted by: t
 SELECT period_start AS t, period_end AS pane_end, seconds, getpages, getpages_random AS random,
        getpages_sequential AS sequential, getpages_rid AS list, getpages_per_s, measured_sync_reads_per_s,
        simulated_sync_reads_per_s, measured_hit_ratio, simulated_hit_ratio, simulated_random_hit_ratio,
@@ -214,16 +215,15 @@ SELECT period_start AS t, period_end AS pane_end, seconds, getpages, getpages_ra
        random_per_s, sequential_per_s, list_per_s, current_size, vpseqt, model
 FROM ${schema}.pool_${grainly}
 WHERE source = :source AND pool = :pool AND period_start >= :start AND period_start < :end
-ORDER BY period_start
 
 -- name: pool_stats_series_rollup
 -- pool_stats_series's columns from the hourly or daily statistics view.
 -- grains: hour, day
+-- sorted by: t
 SELECT period_end AS t, interval_seconds, sync_reads_random_per_second AS sync_reads_per_s,
        application_hit_ratio, system_hit_ratio, pages_per_write, read_ios_per_second
 FROM ${schema}.pool_summary_${grainly}
 WHERE source = :source AND pool = :pool AND period_end > :start AND period_start < :end
-ORDER BY period_end
 
 -- name: objects
 -- A pool's objects in [:start, :end) ranked by simulated sync I/O (priced), with traced I/O and working sets.
@@ -400,13 +400,13 @@ ORDER BY window_end
 -- name: pool_groups
 -- The data-sharing groups and GBPs one pool belongs to in (:start, :end): its member's LBP curve
 -- (lbp_curve) or its statistics (gbp_stats: GBPn for BPn on z/OS, the pool's own name on pureScale).
+-- sorted by: group_name, gbp
 SELECT group_name, gbp FROM ${schema}.lbp_curve
 WHERE member = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
 UNION
 SELECT group_name, gbp FROM ${schema}.gbp_stats
 WHERE source = :source AND gbp IN ('G' || :pool, :pool) AND group_name IS NOT NULL
   AND interval_end > :start AND interval_start < :end
-ORDER BY group_name, gbp
 
 -- fragment: gbp_intervals
 -- Each group's statistics per GBP and interval, as the view gbp_accuracy reads them: the members'

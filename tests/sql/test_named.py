@@ -90,6 +90,24 @@ def test_grains_make_one_query_per_grain_with_its_table_and_view_names() -> None
         parse("-- name: q\n-- doc\nSELECT * FROM pool_${grain}")
 
 
+def test_sorted_by_orders_the_rows_the_statement_returned_nulls_last() -> None:
+    [q] = parse("-- name: q\n-- doc\n-- sorted by: t, size\nSELECT t, size FROM x WHERE p = :p").values()
+    assert q.order == ("t", "size") and q.doc == "doc" and "ORDER BY" not in q.sql
+    rows: list[dict[str, Any]] = [{"t": 2, "size": 1}, {"t": None, "size": 0}, {"t": 1, "size": 9}]
+    rows += [{"t": 1, "size": None}, {"t": 1, "size": 3}]
+    assert q.sort(rows) == [
+        {"t": 1, "size": 3}, {"t": 1, "size": 9}, {"t": 1, "size": None}, {"t": 2, "size": 1}, {"t": None, "size": 0},
+    ]  # fmt: skip
+    [plain] = parse("-- name: q\n-- doc\nSELECT t FROM x ORDER BY t").values()
+    assert plain.order == () and plain.sort(rows) is rows  # no header: as they came
+    with pytest.raises(QueryError, match="sorted by t needs those columns and no final ORDER BY"):
+        parse("-- name: q\n-- doc\n-- sorted by: t\nSELECT t FROM x ORDER BY t")
+    with pytest.raises(QueryError, match="sorted by size needs those columns"):
+        parse("-- name: q\n-- doc\n-- sorted by: size\nSELECT t FROM x")
+    # an ORDER BY inside the statement (a window, a subquery's LIMIT) is not the final one
+    parse("-- name: q\n-- doc\n-- sorted by: t\nSELECT t, rank() OVER (ORDER BY t) FROM x")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

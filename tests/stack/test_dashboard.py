@@ -783,7 +783,7 @@ def test_the_pool_pages_curve_is_sim_curve_latest(member: str) -> None:
             view = _dicts(view_sql, (member, pool))
             assert view, pool
             w = {"window_start": view[0]["window_start"], "window_end": view[0]["window_end"]}
-            page = _dicts(q.sql, q.bind(source=member, pool=pool, **w))
+            page = q.sort(_dicts(q.sql, q.bind(source=member, pool=pool, **w)))
             again = _dicts(view_sql, (member, pool))
             if len(again) == len(view) and all(_same(a[k], v[k]) for a, v in zip(again, view, strict=True) for k in v):
                 break
