@@ -100,23 +100,37 @@ def part_pid(run_dir: Path, part: str) -> int | None:
 JIT_THREAD = "CompilerThre"
 
 
-def jvm_cpu(pid: int, proc: Path = Path("/proc")) -> tuple[float, float]:
-    """(CPU seconds so far of the JVM's live threads, of them its JIT compiler threads'); a thread
-    that ended is not counted, so take differences over short spans."""
-    total = jit = 0.0
+def jvm_threads(pid: int, proc: Path = Path("/proc")) -> dict[int, tuple[float, bool]]:
+    """Each live thread of the JVM: (CPU seconds so far, whether it is a JIT compiler thread)."""
+    out: dict[int, tuple[float, bool]] = {}
     try:
         tasks = list((proc / str(pid) / "task").iterdir())
     except OSError:
-        return 0.0, 0.0
+        return out
     for task in tasks:
         try:
             stat = (task / "stat").read_text()
         except OSError:
             continue  # ended while read
-        seconds = _cpu_seconds(stat)
-        total += seconds
-        if JIT_THREAD in stat[stat.index("(") : stat.rindex(")")]:
-            jit += seconds
+        out[int(task.name)] = (_cpu_seconds(stat), JIT_THREAD in stat[stat.index("(") : stat.rindex(")")])
+    return out
+
+
+def jvm_cpu(pid: int, proc: Path = Path("/proc")) -> tuple[float, float]:
+    """(CPU seconds so far of the JVM's live threads, of them its JIT compiler threads')."""
+    threads = jvm_threads(pid, proc).values()
+    return sum(t for t, _ in threads), sum(t for t, jit in threads if jit)
+
+
+def jvm_used(before: dict[int, tuple[float, bool]], after: dict[int, tuple[float, bool]]) -> tuple[float, float]:
+    """(CPU seconds, of them the JIT's) the threads alive at `after` used since `before` (a thread
+    started in between from 0). A thread that ended in between is not counted: HotSpot ends idle
+    compiler threads, and their totals leaving the sum made a span's JIT time negative."""
+    total = jit = 0.0
+    for tid, (seconds, is_jit) in after.items():
+        used = max(0.0, seconds - before.get(tid, (0.0, is_jit))[0])
+        total += used
+        jit += used if is_jit else 0.0
     return total, jit
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from bench import cpu_profile as cp
@@ -72,3 +73,16 @@ def test_a_jvms_cpu_and_its_jit_compiler_threads_share(tmp_path: Path) -> None:
     _thread(proc, 20, 24, "Compiler) x", (tick, 0))  # a name holding ')' is not a compiler thread's
     assert cp.jvm_cpu(20, proc) == (11.0, 5.0)
     assert cp.jvm_cpu(99, proc) == (0.0, 0.0)  # ended
+
+
+def test_a_compiler_thread_that_ended_between_two_snapshots_takes_nothing_away(tmp_path: Path) -> None:
+    proc, tick = tmp_path / "proc", cp.TICK
+    _thread(proc, 20, 21, "C2 CompilerThre", (40 * tick, 0))
+    _thread(proc, 20, 23, "dispatcher-quer", (10 * tick, 0))
+    before = cp.jvm_threads(20, proc)
+    assert before == {21: (40.0, True), 23: (10.0, False)}
+    shutil.rmtree(proc / "20" / "task" / "21")  # HotSpot ended the idle compiler thread
+    (proc / "20" / "task" / "23").rename(proc / "old")
+    _thread(proc, 20, 23, "dispatcher-quer", (13 * tick, 0))
+    _thread(proc, 20, 30, "C1 CompilerThre", (2 * tick, 0))  # a compiler thread started in between
+    assert cp.jvm_used(before, cp.jvm_threads(20, proc)) == (5.0, 2.0)
