@@ -22,7 +22,7 @@ is the simulated curve of one pool over a given window, from the one definition 
 is also made from (sql/curve.py).
 
 A `-- sorted by: column, ...` header stands for a final ORDER BY the statement leaves out: in Trino
-that is a stage of its own (a partial sort and a merge), 30-50 ms of CPU for a page's few thousand
+that is two stages (a partial sort and a merge), 30-50 ms of CPU for a page's few thousand
 rows at most (sql/README.md), so `Query.sort` orders the rows the statement returned instead.
 """
 
@@ -133,6 +133,21 @@ def to_qmark(name: str, text: str) -> tuple[str, tuple[str, ...]]:
     return "".join(out), tuple(params)
 
 
+_QUOTED_OR_COMMENT = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", re.DOTALL)
+_ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
+
+
+def _final_order_by(sql: str) -> bool:
+    """Whether the statement ends in an ORDER BY: one outside every bracket (a window's, a
+    subquery's are inside one), literals, quoted names and comments left out."""
+    text = _QUOTED_OR_COMMENT.sub(" ", sql)
+    depth, top = 0, []
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        top.append(ch if depth == 0 and ch != ")" else " ")
+    return bool(_ORDER_BY.search("".join(top)))
+
+
 def _fill(name: str, text: str, values: Mapping[str, str]) -> str:
     def sub(m: re.Match[str]) -> str:
         if m.group(1) not in values:
@@ -200,10 +215,8 @@ def parse(text: str, origin: str = "<text>", shared: Mapping[str, str] | None = 
         body = "\n".join(lines).strip().rstrip(";").strip()
         if not body:
             raise QueryError(f"{origin}: query {name} has no statement")
-        missing = [c for c in order if not re.search(rf"\b{c}\b", body)]
-        if missing or (order and re.search(r"\bORDER BY\b[^)]*$", body)):
-            wanted = ", ".join(order)
-            raise QueryError(f"{origin}: query {name}: sorted by {wanted} needs those columns and no final ORDER BY")
+        if [c for c in order if not re.search(rf"\b{c}\b", body)]:
+            raise QueryError(f"{origin}: query {name}: sorted by {', '.join(order)} names a column it does not select")
         base = {**frags, "schema": SCHEMA, "curve_window": curve_sql("window")}
         variants = [(f"{name}@{g}", {"grain": g, "grainly": GRAIN_VIEWS[g]}) for g in grains] or [(name, {})]
         for qname, extra in variants:
@@ -212,6 +225,8 @@ def parse(text: str, origin: str = "<text>", shared: Mapping[str, str] | None = 
             # The curve's template is filled first: it holds ${schema} and named parameters of its own.
             filled = _fill(qname, _fill(qname, body, {**base, **extra}), {**base, **extra})
             sql, params = to_qmark(qname, filled)
+            if order and _final_order_by(sql):
+                raise QueryError(f"{origin}: query {qname}: sorted by in place of a final ORDER BY, not beside one")
             out[qname] = Query(qname, " ".join(doc), sql, params, order)
     return out
 

@@ -100,12 +100,16 @@ def test_sorted_by_orders_the_rows_the_statement_returned_nulls_last() -> None:
     ]  # fmt: skip
     [plain] = parse("-- name: q\n-- doc\nSELECT t FROM x ORDER BY t").values()
     assert plain.order == () and plain.sort(rows) is rows  # no header: as they came
-    with pytest.raises(QueryError, match="sorted by t needs those columns and no final ORDER BY"):
-        parse("-- name: q\n-- doc\n-- sorted by: t\nSELECT t FROM x ORDER BY t")
-    with pytest.raises(QueryError, match="sorted by size needs those columns"):
+    for final in ("ORDER BY t", "order  by t", "ORDER\n  BY coalesce(t, 0)", "ORDER BY t  -- (newest first)"):
+        with pytest.raises(QueryError, match="sorted by in place of a final ORDER BY, not beside one"):
+            parse(f"-- name: q\n-- doc\n-- sorted by: t\nSELECT t FROM x {final}")
+    with pytest.raises(QueryError, match="sorted by size names a column it does not select"):
         parse("-- name: q\n-- doc\n-- sorted by: size\nSELECT t FROM x")
-    # an ORDER BY inside the statement (a window, a subquery's LIMIT) is not the final one
-    parse("-- name: q\n-- doc\n-- sorted by: t\nSELECT t, rank() OVER (ORDER BY t) FROM x")
+    # An ORDER BY inside brackets (a window's, a subquery's), a literal or a comment is not the final one.
+    parse(
+        "-- name: q\n-- doc\n-- sorted by: t\nSELECT t, rank() OVER (ORDER BY t), 'order by' AS k\n"
+        "FROM (SELECT t FROM x ORDER BY t LIMIT 9) -- not ORDER BY t\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -750,9 +750,11 @@ def test_every_named_query_runs_on_trino_as_its_user(member: str) -> None:
     for name, q in queries().items():
         user = TRINO_READER_USER if name in readers else None
         try:
-            _query(q.sql, q.bind({p: values[p] for p in q.params}), user=user)
+            got = trino_rows(load_settings(), q.sql, q.bind({p: values[p] for p in q.params}), user=user)
         except Exception as exc:  # which query failed, not only Trino's message
             raise AssertionError(f"named query {name} as {user or 'the writer'}: {exc}") from exc
+        # what `-- sorted by` names is a column of the answer (Query.sort reads it)
+        assert set(q.order) <= {c for c, _ in got.columns}, (name, q.order, got.columns)
         ran.add(name)
     assert ran == set(queries()) and len(ran) > 50
     # The alert queries at a given time too (backtests), and the advice ones over every source.
