@@ -116,12 +116,6 @@ def jvm_threads(pid: int, proc: Path = Path("/proc")) -> dict[int, tuple[float, 
     return out
 
 
-def jvm_cpu(pid: int, proc: Path = Path("/proc")) -> tuple[float, float]:
-    """(CPU seconds so far of the JVM's live threads, of them its JIT compiler threads')."""
-    threads = jvm_threads(pid, proc).values()
-    return sum(t for t, _ in threads), sum(t for t, jit in threads if jit)
-
-
 def jvm_used(before: dict[int, tuple[float, bool]], after: dict[int, tuple[float, bool]]) -> tuple[float, float]:
     """(CPU seconds, of them the JIT's) the threads alive at `after` used since `before` (a thread
     started in between from 0). A thread that ended in between is not counted: HotSpot ends idle

@@ -71,8 +71,10 @@ def test_a_jvms_cpu_and_its_jit_compiler_threads_share(tmp_path: Path) -> None:
     _thread(proc, 20, 22, "C1 CompilerThre", (tick, 0))
     _thread(proc, 20, 23, "dispatcher-quer", (2 * tick, 2 * tick))
     _thread(proc, 20, 24, "Compiler) x", (tick, 0))  # a name holding ')' is not a compiler thread's
-    assert cp.jvm_cpu(20, proc) == (11.0, 5.0)
-    assert cp.jvm_cpu(99, proc) == (0.0, 0.0)  # ended
+    threads = cp.jvm_threads(20, proc)
+    assert threads == {20: (1.0, False), 21: (4.0, True), 22: (1.0, True), 23: (4.0, False), 24: (1.0, False)}
+    assert cp.jvm_used({}, threads) == (11.0, 5.0)  # all of it since the JVM started
+    assert cp.jvm_threads(99, proc) == {}  # ended
 
 
 def test_a_compiler_thread_that_ended_between_two_snapshots_takes_nothing_away(tmp_path: Path) -> None:
