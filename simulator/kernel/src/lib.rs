@@ -51,8 +51,8 @@ type PoolInfo = (f64, usize, Option<i64>, Option<i64>, usize);
 type MiniSpec = (Policy, Vec<u64>, f64, f64, Vec<f64>);
 
 // 02: panes keep one object's histogram once; miniature caches share one page index.
-const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN02";
-const OLD_SNAPSHOT_MAGICS: [&[u8; 8]; 1] = [b"PSKERN01"];
+const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN03";
+const OLD_SNAPSHOT_MAGICS: [&[u8; 8]; 2] = [b"PSKERN01", b"PSKERN02"];
 
 /// `magic` then `value` in bincode, written straight into the Python bytes object: its size is
 /// counted first, so the state (tens of MB for a pool's miniature caches) is not also built in a

@@ -144,6 +144,7 @@ pub struct PoolState {
     pub slot_objects: Vec<u32>,
     last_obj: (u32, u32), // (object, slot) of the previous reference
     cur: (i64, usize),    // (pane id, index) of the newest pane
+    pane_base: i64,       // a page-table slot's pane is its pane id less this
 }
 
 #[inline]
@@ -191,6 +192,7 @@ impl PoolState {
             slot_objects: Vec::new(),
             last_obj: (u32::MAX, u32::MAX),
             cur: (i64::MIN, 0),
+            pane_base: 0,
         }
     }
 
@@ -411,8 +413,8 @@ impl PoolState {
         if self.mode == Mode::Exact || h < self.threshold {
             if stage == 0 {
                 self.pages.prefetch(obj, page);
-            } else if let Some(e) = self.pages.get(obj, page) {
-                self.olken.prefetch(e.pos);
+            } else if let Some(pos) = self.pages.position_hint(obj, page) {
+                self.olken.prefetch(pos);
             }
         }
         if let Some(m) = self
@@ -421,6 +423,28 @@ impl PoolState {
             .filter(|m| m.threshold == u64::MAX || h < m.threshold)
         {
             m.caches.prefetch((obj, page), stage);
+        }
+    }
+
+    /// Pane id `pid` as a page-table slot holds it (i32, relative to `pane_base`). A pane that
+    /// does not fit moves the base to it; panes then more than 2^31 before it read as the oldest
+    /// possible, which the kept panes' counts never reach.
+    #[inline]
+    fn slot_pane(&mut self, pid: i64) -> i32 {
+        let rel = pid.wrapping_sub(self.pane_base);
+        if rel as i32 as i64 == rel {
+            return rel as i32;
+        }
+        self.rebase_panes(pid);
+        0
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn rebase_panes(&mut self, pid: i64) {
+        let old = std::mem::replace(&mut self.pane_base, pid);
+        for e in self.pages.occupied_mut() {
+            e.pane = (old + e.pane as i64 - pid).clamp(i32::MIN as i64, i32::MAX as i64) as i32;
         }
     }
 
@@ -491,6 +515,8 @@ impl PoolState {
     fn sampled_access(&mut self, idx: usize, slot: usize, key: Key, a: usize, h: u64, w: f64, rate: f64, pid: i64) {
         let mut moved_from: Option<i64> = None;
         let mut is_new = false;
+        let spid = self.slot_pane(pid);
+        let base = self.pane_base;
         {
             let pane = &mut self.panes[idx];
             let (i, present) = self.pages.entry(key.0, key.1);
@@ -503,18 +529,18 @@ impl PoolState {
                 let b = self.buckets.index(scaled);
                 pane.count(slot, a, b, w);
                 let opane = &mut pane.objects[slot];
-                if pid > e.pane {
+                if spid > e.pane {
                     pane.c.touched += w;
                     opane.c.touched += w;
                     pane.c.latest += 1;
                     opane.c.latest += 1;
-                    moved_from = Some(e.pane);
-                    e.pane = pid;
+                    moved_from = Some(base + e.pane as i64);
+                    e.pane = spid;
                 }
             } else {
                 let opane = &mut pane.objects[slot];
                 e.pos = self.olken.mark_next();
-                e.pane = pid;
+                e.pane = spid;
                 pane.c.cold[a] += w;
                 opane.c.cold[a] += w;
                 pane.c.touched += w;
@@ -536,7 +562,7 @@ impl PoolState {
                     if let Some(e) = self.pages.remove(victim.0, victim.1) {
                         self.olken.unmark(e.pos);
                         let vslot = self.slots[&victim.0] as usize;
-                        self.move_latest(e.pane, vslot, -1);
+                        self.move_latest(self.pane_base + e.pane as i64, vslot, -1);
                     }
                 }
             }
@@ -765,6 +791,96 @@ mod tests {
         assert_eq!(p.panes.iter().map(|q| q.id).collect::<Vec<_>>(), vec![2, 3, 4]);
         assert!(p.panes.iter().all(|q| q.c.refs[0] == 600));
         assert_eq!(p.window(1).map(|q| q.id).collect::<Vec<_>>(), vec![4]);
+    }
+
+    /// (pane id, refs, cold, touched, latest) of a kept pane.
+    type PaneCounts = (i64, u64, f64, f64, i64);
+
+    /// Each kept pane's counts, and the curve at `sizes`.
+    fn counts(p: &PoolState, sizes: &[u64]) -> (Vec<PaneCounts>, Vec<f64>) {
+        let panes = p
+            .panes
+            .iter()
+            .map(|q| (q.id, q.c.refs[0], q.c.cold[0], q.c.touched, q.c.latest));
+        (panes.collect(), hits(p, sizes))
+    }
+
+    #[test]
+    fn keys_that_do_not_pack_count_as_the_keys_that_do() {
+        // The page table packs an object below 2^24 and a page below 2^40 in one word and keeps
+        // other keys beside it: the same trace with its keys moved above those bounds (some
+        // objects only, some pages only, some both) counts the same, and equals brute force.
+        let refs = trace(35, 20_000, 3000);
+        let moved: Vec<(f64, u32, u64)> = refs
+            .iter()
+            .map(|&(t, obj, page)| match obj {
+                0 => (t, obj, page),
+                1 => (t, obj + (1 << 24), page),
+                2 => (t, obj, page + (1 << 40)),
+                _ => (t, u32::MAX - obj, u64::MAX - page),
+            })
+            .collect();
+        let sizes = [1u64, 50, 400, 1500, 4000];
+        let (mut a, mut b) = (
+            PoolState::new(Mode::Exact, 1.0, 14, 0, 200.0, 15),
+            PoolState::new(Mode::Exact, 1.0, 14, 0, 200.0, 15),
+        );
+        feed(&mut a, &refs);
+        feed(&mut b, &moved);
+        assert!(!b.pages.is_empty() && b.pages.len() == a.pages.len());
+        assert_eq!(counts(&a, &sizes), counts(&b, &sizes));
+        let d = naive_distances(&moved.iter().map(|r| (r.1, r.2)).collect::<Vec<_>>());
+        for (size, got) in sizes.iter().zip(hits(&b, &sizes)) {
+            assert_eq!(got, naive_lru_hits(&d, *size) as f64, "size {size}");
+        }
+    }
+
+    #[test]
+    fn panes_further_apart_than_a_slot_holds_keep_their_counts() {
+        // A slot holds its page's pane in 32 bits, relative to a base. Ten panes from id 5 * 10^9
+        // (the base moves to the first), a jump of 3 * 10^9 (the base moves again, the first
+        // panes' pages now older than any kept), ten more, a late getpage: each kept pane counts
+        // as with ids from 0 and a jump of 100, and its latest pages are brute force's.
+        let first = trace(36, 6000, 400); // 600 s: ten panes of 60 s
+        let second = trace(37, 6000, 600);
+        let at = |base: f64, refs: &[(f64, u32, u64)]| -> Vec<(f64, u32, u64)> {
+            refs.iter().map(|&(t, o, p)| (base * 60.0 + t, o, p)).collect()
+        };
+        let run = |b0: f64, b1: f64| {
+            let mut p = PoolState::new(Mode::Exact, 1.0, 12, 0, 60.0, 15);
+            feed(&mut p, &at(b0, &first));
+            feed(&mut p, &at(b1, &second));
+            feed(&mut p, &at(b1, &[(1.0, 1, 7), (1.0, 2, 599)])); // in the oldest kept pane
+            p
+        };
+        let (near, far) = (run(0.0, 100.0), run(5e9, 8e9));
+        assert_eq!(far.pane_base, 8_000_000_000, "the base did not move to the jump");
+        assert_eq!(
+            far.panes.iter().map(|q| q.id - 8_000_000_000).collect::<Vec<_>>(),
+            (0..10).collect::<Vec<_>>()
+        );
+        let strip = |p: &PoolState| {
+            let (panes, curve) = counts(p, &[10, 100, 500]);
+            (panes.iter().map(|x| (x.1, x.2, x.3, x.4)).collect::<Vec<_>>(), curve)
+        };
+        assert_eq!(strip(&near), strip(&far));
+        // The newest pane a page was counted in (a late getpage does not make a page's pane older).
+        let mut last: std::collections::HashMap<(u32, u64), i64> = Default::default();
+        let late = [(6000.0, 1, 7), (6000.0, 2, 599)]; // counted in pane 100
+        for (base, refs) in [(0, &first[..]), (100, &second[..]), (0, &late[..])] {
+            for &(t, o, p) in refs {
+                let pane = base + (t / 60.0).floor() as i64;
+                last.entry((o, p)).and_modify(|v| *v = (*v).max(pane)).or_insert(pane);
+            }
+        }
+        for q in &near.panes {
+            assert_eq!(
+                q.c.latest,
+                last.values().filter(|&&v| v == q.id).count() as i64,
+                "pane {}",
+                q.id
+            );
+        }
     }
 
     #[test]
