@@ -23,10 +23,10 @@ from poolsight.sql.grain import grain_for
 from poolsight.sql.named import query
 from poolsight.sql.retention import Retention, retention_from
 
-# Raw sums of one range (ratios are divided out in _metrics), in the order of the named queries
-# compare_panes and compare_hours (sql/queries/compare.sql): from the panes, or from the hourly
-# rollups (sql/rollups.py) for the whole hours already rolled up of a range the panes do not
-# answer fast (sql/grain.py) or no longer keep.
+# Raw sums of one range (ratios are divided out in _metrics), in the order of the named query
+# compare_sums (sql/queries/compare.sql), after the range's number: from the panes, and from the
+# hourly rollups (sql/rollups.py) for the whole hours already rolled up of a range the panes do
+# not answer fast (sql/grain.py) or no longer keep.
 SUMS = ("panes", "getpages", "seconds", "hits", "misses", "sim_sync_reads", "sim_seconds", "sim_random", "ws")
 
 METRICS = (
@@ -71,17 +71,15 @@ def _whole_hours(start: datetime, end: datetime) -> bool:
 
 def _parts(
     rolled_until: Callable[[], datetime | None], start: datetime, end: datetime, retention: Retention
-) -> list[tuple[bool, datetime, datetime]]:
-    """(from the hourly rollups?, start, end): the range's hours before the newest one rolled up,
-    when the rollups answer it, and the rest from the panes."""
-    if not _whole_hours(start, end) or grain_for(start, end, retention, datetime.now(UTC)) == "pane":
-        return [(False, start, end)]
-    until = rolled_until()
-    if until is None or until <= start:
-        return [(False, start, end)]
-    if until >= end:
-        return [(True, start, end)]
-    return [(True, start, until), (False, until, end)]
+) -> dict[str, datetime]:
+    """compare.sql's intervals of a range: [hours_start, hours_end) from the hourly rollups, the
+    range's hours before the newest one rolled up when the rollups answer it, and [panes_start,
+    panes_end) from the panes, the rest (either may be empty)."""
+    split = start  # the range from the panes
+    if _whole_hours(start, end) and grain_for(start, end, retention, datetime.now(UTC)) != "pane":
+        until = rolled_until()
+        split = start if until is None else min(max(until, start), end)
+    return {"hours_start": start, "hours_end": split, "panes_start": split, "panes_end": end}
 
 
 def _metrics(s: dict[str, float]) -> dict[str, Any]:
@@ -120,53 +118,45 @@ def compare(
     `poolsight compare` as the configured Trino user."""
     settings = load_settings()
 
-    def rows(name: str, params: dict[str, Any]) -> list[list[Any]]:
+    def rows(name: str, each: list[dict[str, Any]]) -> list[list[Any]]:
         with trino_connection(settings, user=user) as conn:
             cur = conn.cursor()
-            cur.execute(*query(name).statement(params))
+            cur.execute(*query(name).union_all(each))
             return list(cur.fetchall())
 
     until: list[datetime | None] = []
 
     def rolled_until() -> datetime | None:  # asked once, by the first range that needs it
         if not until:
-            until.append(rows("compare_rolled_until", {"source": source, "pool": pool})[0][0])
+            until.append(rows("compare_rolled_until", [{"source": source, "pool": pool}])[0][0])
         return until[0]
 
-    # Each part's three statements, of every range, at once: Trino's cost is per statement
-    # (sql/README.md), so the command waits for the slowest, not the sum; added up in order.
-    plans = [(start, end, _parts(rolled_until, start, end, retention or Retention())) for start, end in ranges]
-    with ThreadPoolExecutor(6) as ex:
-        asked = [
-            [
-                [
-                    ex.submit(rows, name, {"source": source, "pool": pool, "start": a, "end": b})
-                    for name in (
-                        ("compare_hours", "compare_curve_hours", "compare_mix_hours")
-                        if hours
-                        else ("compare_panes", "compare_curve", "compare_mix")
-                    )
-                ]
-                for hours, a, b in parts
-            ]
-            for _, _, parts in plans
-        ]
+    # Three statements at once, each over every range's rollups and panes (a UNION ALL): Trino's
+    # cost is per statement (sql/README.md), so the command waits for the slowest, not the sum.
+    each = [
+        {"range": i, "source": source, "pool": pool, **_parts(rolled_until, start, end, retention or Retention())}
+        for i, (start, end) in enumerate(ranges)
+    ]
+    with ThreadPoolExecutor(3) as ex:
+        sums_rows, curve_rows, mix_rows = ex.map(
+            lambda name: rows(name, each), ("compare_sums", "compare_curve", "compare_mix")
+        )
     out: list[dict[str, Any]] = []
-    for (start, end, _), futures in zip(plans, asked, strict=True):
+    for i, (start, end) in enumerate(ranges):
         sums: dict[str, Any] = dict.fromkeys(SUMS)
         curve: dict[float, list[float]] = {}
         mix: dict[tuple[str, str], float] = {}
-        for sums_rows, curve_rows, mix_rows in ([f.result() for f in part] for part in futures):
-            for k, v in zip(SUMS, sums_rows[0], strict=True):
+        for _, *vals in (r for r in sums_rows if r[0] == i):
+            for k, v in zip(SUMS, vals, strict=True):
                 sums[k] = max(sums[k] or 0, v) if k == "ws" and v is not None else _add(sums[k], v)
-            for f, *vals in curve_rows:
-                acc = curve.setdefault(float(f), [0.0, 0.0, 0.0, 0.0])
-                for i, v in enumerate(vals):
-                    acc[i] += float(v or 0)
-            for obj, *counts in mix_rows:
-                for kind, n in zip(("random", "sequential", "list"), counts, strict=True):
-                    if n:
-                        mix[(obj, kind)] = mix.get((obj, kind), 0.0) + float(n)
+        for _, f, *vals in (r for r in curve_rows if r[0] == i):
+            acc = curve.setdefault(float(f), [0.0, 0.0, 0.0, 0.0])
+            for j, v in enumerate(vals):
+                acc[j] += float(v or 0)
+        for _, obj, *counts in (r for r in mix_rows if r[0] == i):
+            for kind, n in zip(("random", "sequential", "list"), counts, strict=True):
+                if n:
+                    mix[(obj, kind)] = mix.get((obj, kind), 0.0) + float(n)
         row = _metrics(sums)
         row["curve"] = {
             f: (h / r if r else None, sr / sec if sec else None) for f, (h, r, sr, sec) in sorted(curve.items())

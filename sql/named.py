@@ -29,7 +29,7 @@ rows at most (sql/README.md), so `Query.sort` orders the rows the statement retu
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -80,6 +80,16 @@ class Query:
     def statement(self, values: Mapping[str, Any] | None = None, /, **kw: Any) -> tuple[str, tuple[Any, ...]]:
         """(sql, positional parameters): what a cursor's execute or the dashboard's `run` takes."""
         return self.sql, self.bind(values, **kw)
+
+    def union_all(self, each: Sequence[Mapping[str, Any]]) -> tuple[str, tuple[Any, ...]]:
+        """One statement for several sets of parameters: this one's rows for each, in a UNION ALL
+        (Trino's cost is per statement, sql/README.md). A statement that orders its rows cannot be."""
+        if not each:
+            raise QueryError(f"query {self.name}: a UNION ALL of no parameter sets")
+        if _final_order_by(self.sql) or self.order:
+            raise QueryError(f"query {self.name}: an ordered statement in a UNION ALL loses its order")
+        sql = "\nUNION ALL\n".join(f"(\n{self.sql}\n)" for _ in each)
+        return sql, tuple(v for values in each for v in self.bind(values))
 
 
 def to_qmark(name: str, text: str) -> tuple[str, tuple[str, ...]]:

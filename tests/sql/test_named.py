@@ -297,8 +297,10 @@ def test_compare_and_the_advice_service_bind_their_named_queries(monkeypatch: py
             self.sql = sql
             executed.append((sql, params))
 
-        def fetchall(self) -> list[list[Any]]:  # the sums' one row; no curve or mix rows
-            return [[None] * len(cmp.SUMS)] if self.sql == query("compare_panes").sql else []
+        def fetchall(self) -> list[list[Any]]:  # the sums' rows (rollups, panes); no curve or mix rows
+            if query("compare_sums").sql in self.sql:
+                return [[0, *[None] * len(cmp.SUMS)], [0, 5, *[None] * (len(cmp.SUMS) - 1)]]
+            return []
 
     class Conn:
         def __enter__(self) -> Conn:
@@ -311,11 +313,22 @@ def test_compare_and_the_advice_service_bind_their_named_queries(monkeypatch: py
             return Cursor()
 
     monkeypatch.setattr(cmp, "trino_connection", lambda *a, **k: Conn())
-    cmp.compare("S", "BP1", [(T0, T0 + timedelta(hours=1))])
+    a, b, c = T0, T0 + timedelta(minutes=30), T0 + timedelta(hours=1)
+    got = cmp.compare("S", "BP1", [(a, c), (b, c)])
+    assert [r["panes"] for r in got] == [5, 0]  # the rows of range 0 went to the first range only
     names = {q.sql: n for n, q in queries().items()}
-    # The three statements run at once (a connection each): in any order.
-    assert sorted(names[sql] for sql, _ in executed) == ["compare_curve", "compare_mix", "compare_panes"]
-    assert {params for _, params in executed} == {("S", "BP1", T0, T0 + timedelta(hours=1))}
+    # The three statements run at once (a connection each), each over both ranges: in any order.
+    for name in ("compare_sums", "compare_curve", "compare_mix"):
+        q = query(name)
+        sql, params = q.union_all(
+            [
+                {"range": i, "source": "S", "pool": "BP1", "hours_start": s, "hours_end": s, "panes_start": s}
+                | {"panes_end": c}
+                for i, s in enumerate((a, b))
+            ]
+        )
+        assert sql == f"(\n{q.sql}\n)\nUNION ALL\n(\n{q.sql}\n)" and (sql, params) in executed, name
+    assert len(executed) == 3  # ranges shorter than an hour: the panes answer, no rolled-up hour asked
 
     asked: list[tuple[str, tuple[Any, ...]]] = []
 
@@ -405,3 +418,22 @@ def test_the_advice_queries_share_one_latest_window() -> None:
     assert text.count("max(pane_end) AS latest_end") == 1
     group_users = [q for name, q in queries().items() if name.startswith("advice_") and "group_latest AS (" in q.sql]
     assert len(group_users) == 2
+
+
+def test_union_all_asks_once_for_every_parameter_set_and_refuses_an_ordered_statement() -> None:
+    qs = parse(
+        "-- name: one\n-- Rows of a range.\nSELECT :n, x FROM t WHERE x >= :lo AND x < :hi\n"
+        "-- name: ordered\n-- Sorted.\nSELECT x FROM t WHERE x > :lo ORDER BY x\n"
+        "-- name: sorted\n-- Sorted by the reader.\n-- sorted by: x\nSELECT x FROM t WHERE x > :lo\n"
+    )
+    sql, params = qs["one"].union_all([{"n": 0, "lo": 1, "hi": 2}, {"hi": 9, "lo": 5, "n": 1}])
+    one = "(\nSELECT ?, x FROM t WHERE x >= ? AND x < ?\n)"
+    assert sql == f"{one}\nUNION ALL\n{one}"
+    assert params == (0, 1, 2, 1, 5, 9)
+    for name in ("ordered", "sorted"):
+        with pytest.raises(QueryError, match="loses its order"):
+            qs[name].union_all([{"lo": 1}])
+    with pytest.raises(QueryError, match="no parameter sets"):
+        qs["one"].union_all([])
+    with pytest.raises(QueryError, match="missing hi"):
+        qs["one"].union_all([{"n": 0, "lo": 1}])
