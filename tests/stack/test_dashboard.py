@@ -643,6 +643,9 @@ def _named_params(member: str) -> dict[str, Any]:
         "start": now - timedelta(days=1), "end": now + timedelta(hours=1), "window_start": ws, "window_end": we,
         "at": None, "window_ms": 600_000, "offset_ms": 3_600_000, "group_name": "DSG1", "gbp": "GBP1",
         "grain": "interval", "window_s": WINDOW_MINUTES * 60,
+        # compare's ranges: a day from the rollups, then the panes on
+        "range": 0, "hours_start": now - timedelta(days=2), "hours_end": now - timedelta(days=1),
+        "panes_start": now - timedelta(days=1), "panes_end": now + timedelta(hours=1),
     }  # fmt: skip
 
 
