@@ -51,6 +51,7 @@ type PoolInfo = (f64, usize, Option<i64>, Option<i64>, usize);
 type MiniSpec = (Policy, Vec<u64>, f64, f64, Vec<f64>);
 
 // 02: panes keep one object's histogram once; miniature caches share one page index.
+// 03: the page table's 16-byte slots (object and page in one word, the pane as 32 bits).
 const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN03";
 const OLD_SNAPSHOT_MAGICS: [&[u8; 8]; 2] = [b"PSKERN01", b"PSKERN02"];
 

@@ -33,10 +33,16 @@ const FREE: Slot = Slot {
     pane: 0,
 };
 
+/// (object, page) in one word; one-to-one only for the keys `pack` accepts.
+#[inline]
+fn word(obj: u32, page: u64) -> u64 {
+    ((obj as u64) << PAGE_BITS) | page
+}
+
 /// (object, page) in one word, when both fit.
 #[inline]
 fn pack(obj: u32, page: u64) -> Option<u64> {
-    (page >> PAGE_BITS == 0 && obj < OBJ_LIMIT).then_some(((obj as u64) << PAGE_BITS) | page)
+    (page >> PAGE_BITS == 0 && obj < OBJ_LIMIT).then_some(word(obj, page))
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -99,7 +105,7 @@ impl PageTable {
         // SAFETY: prefetching is a hint; the pointer is a live element.
         unsafe {
             use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let home = self.home(((obj as u64) << PAGE_BITS) | page);
+            let home = self.home(word(obj, page));
             _mm_prefetch(self.slots.as_ptr().add(home) as *const i8, _MM_HINT_T0);
         }
     }
@@ -108,7 +114,7 @@ impl PageTable {
     /// does not may give another page's position, or none).
     #[inline]
     pub fn position_hint(&self, obj: u32, page: u64) -> Option<u32> {
-        self.find(((obj as u64) << PAGE_BITS) | page).map(|i| self.slots[i].pos)
+        self.find(word(obj, page)).map(|i| self.slots[i].pos)
     }
 
     /// Index of the slot holding (obj, page), inserting a free slot for it when absent
