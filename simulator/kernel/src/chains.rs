@@ -1,7 +1,7 @@
 //! DB2's two LRU chains over one set of buffers: chain 0 random/RID, chain 1
 //! sequential, each a doubly linked list in one node table (O(1) per reference).
-//! The generator's pool (bpmodel.rs) and the miniature caches (mini.rs) share it,
-//! and with it the steal rule.
+//! The generator's pool (bpmodel.rs) runs on it, and so does the reference the
+//! miniature caches (mini.rs, queues of uses) are tested against: the same steal rule.
 
 use serde::{Deserialize, Serialize};
 

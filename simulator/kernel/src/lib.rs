@@ -52,8 +52,9 @@ type MiniSpec = (Policy, Vec<u64>, f64, f64, Vec<f64>);
 
 // 02: panes keep one object's histogram once; miniature caches share one page index.
 // 03: the page table's 16-byte slots (object and page in one word, the pane as 32 bits).
-const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN03";
-const OLD_SNAPSHOT_MAGICS: [&[u8; 8]; 2] = [b"PSKERN01", b"PSKERN02"];
+// 04: the miniature caches' queues of uses and entry rows of whole cache lines.
+const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN04";
+const OLD_SNAPSHOT_MAGICS: [&[u8; 8]; 3] = [b"PSKERN01", b"PSKERN02", b"PSKERN03"];
 
 /// `magic` then `value` in bincode, written straight into the Python bytes object: its size is
 /// counted first, so the state (tens of MB for a pool's miniature caches) is not also built in a

@@ -8,18 +8,19 @@
 //! pool, steals come from it first.
 //!
 //! A pool's caches share one page index (`Caches`): a getpage is one probe for
-//! all of them, then a row with each cache's node for the page, instead of one
+//! all of them, then a row with each cache's mark for the page, instead of one
 //! hash-map probe per cache. Each cache keeps its own chains over the index's
-//! entry ids and sees the same inserts, touches and steals as a cache on its
-//! own (the tests compare them with `Cache`, the one-cache reference).
+//! entry ids, as queues of uses (`One`), and sees the same inserts, touches and
+//! steals as a cache on its own (the tests compare them with `Cache`, the
+//! one-cache reference over linked lists).
 
-use crate::chains::Chains;
 use crate::table::PageTable;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 #[cfg(test)]
 use {
+    crate::chains::Chains,
     rustc_hash::{FxHashMap, FxHashSet},
-    std::collections::VecDeque,
 };
 
 pub type Key = (u32, u64);
@@ -33,41 +34,206 @@ pub enum Policy {
     LruVpseqt,
 }
 
-/// One miniature cache: its chains over the shared index's entry ids.
+/// A buffer's place in one cache, as its entry's row holds it: the chain in the top bit, the
+/// cache's tick at its last use below; NIL when the cache does not hold the page.
+type Mark = u32;
+const SEQ_BIT: Mark = 1 << 31;
+// Ticks stay below this (NIL's tick part is never a real one): the queues are renumbered first.
+// The tests use small limits so that every test goes through the renumbering and compaction.
+#[cfg(not(test))]
+const TICK_LIMIT: u32 = SEQ_BIT - 1;
+#[cfg(test)]
+const TICK_LIMIT: u32 = 20_000;
+// Stale uses a cache may keep beyond its buffer count before its queues are compacted.
+#[cfg(not(test))]
+const STALE_SLACK: usize = 4096;
+#[cfg(test)]
+const STALE_SLACK: usize = 40;
+
+/// A use of a buffer, in its chain's queue: valid while the entry's row still holds `mark`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+struct Use {
+    entry: u32,
+    mark: Mark,
+}
+
+/// One miniature cache over the shared index's entry ids. Each chain is a queue of uses in
+/// tick order: a touch appends a new use and leaves the old one stale in place, so a hit writes
+/// its row and the queue's tail and nothing else. The chain's least recently used buffer is the
+/// first valid use (stale ones are dropped as a steal reaches them), which is exactly what a
+/// linked list would give, without the three dependent loads of an unlink per hit.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct One {
     cap: usize,
     seq_limit: usize, // buffers the sequential chain may hold before it is stolen from first
     len: usize,
-    chains: Chains<u32>,
+    lens: [usize; 2], // buffers per chain
+    tick: u32,
+    queues: [VecDeque<Use>; 2],
 }
 
 impl One {
     fn new(policy: Policy, cap: usize, vpseqt_pct: f64) -> Self {
         let cap = cap.max(1);
-        let seq_limit = match policy {
-            Policy::LruVpseqt => ((cap as f64) * vpseqt_pct.clamp(0.0, 100.0) / 100.0).floor() as usize,
-            _ => cap,
-        };
         One {
             cap,
-            seq_limit,
+            seq_limit: seq_limit(policy, cap, vpseqt_pct),
             len: 0,
-            chains: Chains::with_capacity(0),
+            lens: [0; 2],
+            tick: 0,
+            queues: [VecDeque::new(), VecDeque::new()],
+        }
+    }
+
+    /// Buffer `e` used (`old` its mark, NIL if not held) by a getpage of `chain`'s kind: most
+    /// recently used there. Returns its new mark, which the caller writes to the row.
+    #[inline]
+    fn use_entry(&mut self, e: u32, old: Mark, chain: u8, rows: &mut [u32], stride: usize, k: usize) -> Mark {
+        if old != NIL {
+            self.lens[(old >> 31) as usize] -= 1;
+        } else {
+            self.len += 1;
+        }
+        if self.tick >= TICK_LIMIT || self.stale() > self.len + STALE_SLACK {
+            self.compact(rows, stride, k);
+        }
+        let mark = (u32::from(chain) << 31) | self.tick;
+        self.tick += 1;
+        self.lens[chain as usize] += 1;
+        self.queues[chain as usize].push_back(Use { entry: e, mark });
+        mark
+    }
+
+    fn stale(&self) -> usize {
+        self.queues[0].len() + self.queues[1].len() - self.len
+    }
+
+    /// The first valid use of `chain`'s queue (its least recently used buffer), stale ones dropped.
+    #[inline]
+    fn oldest(&mut self, chain: usize, rows: &[u32], stride: usize, k: usize) -> Option<Use> {
+        let q = &mut self.queues[chain];
+        while let Some(&u) = q.front() {
+            // The rows a steal checks next are cold: load them while this one is checked.
+            if let Some(a) = q.get(AHEAD) {
+                prefetch(rows, a.entry as usize * stride + k);
+            }
+            if rows[u.entry as usize * stride + k] == u.mark {
+                return Some(u);
+            }
+            q.pop_front();
+        }
+        None
+    }
+
+    /// The buffer a steal takes (DB2's rule, as `Chains::victim`): the sequential chain's least
+    /// recently used while that chain holds more than `seq_limit` buffers, else the least
+    /// recently used of either. Taken off its queue; the caller clears its row.
+    fn steal(&mut self, rows: &[u32], stride: usize, k: usize) -> Option<u32> {
+        let (c, u) = if self.lens[1] > self.seq_limit || self.lens[0] == 0 {
+            (1, self.oldest(1, rows, stride, k)?)
+        } else if self.lens[1] == 0 {
+            (0, self.oldest(0, rows, stride, k)?)
+        } else {
+            let a = self.oldest(0, rows, stride, k)?;
+            let b = self.oldest(1, rows, stride, k)?;
+            if b.mark & !SEQ_BIT < a.mark & !SEQ_BIT {
+                (1, b)
+            } else {
+                (0, a)
+            }
+        };
+        self.queues[c].pop_front();
+        self.lens[c] -= 1;
+        self.len -= 1;
+        Some(u.entry)
+    }
+
+    /// Drop the stale uses and number the valid ones again from 0 in their order, rows included
+    /// (so ticks never wrap). Amortised: it runs after at least `len` + STALE_SLACK stale uses.
+    #[cold]
+    fn compact(&mut self, rows: &mut [u32], stride: usize, k: usize) {
+        let valid = |q: &VecDeque<Use>| -> Vec<Use> {
+            q.iter()
+                .filter(|u| rows[u.entry as usize * stride + k] == u.mark)
+                .copied()
+                .collect()
+        };
+        let (a, b) = (valid(&self.queues[0]), valid(&self.queues[1]));
+        let (mut i, mut j, mut t) = (0, 0, 0u32);
+        let mut out: [VecDeque<Use>; 2] = [VecDeque::with_capacity(a.len()), VecDeque::with_capacity(b.len())];
+        while i < a.len() || j < b.len() {
+            let take_a = j == b.len() || (i < a.len() && (a[i].mark & !SEQ_BIT) < (b[j].mark & !SEQ_BIT));
+            let (u, c) = if take_a { (a[i], 0) } else { (b[j], 1) };
+            if take_a {
+                i += 1
+            } else {
+                j += 1
+            }
+            let mark = (u.mark & SEQ_BIT) | t;
+            rows[u.entry as usize * stride + k] = mark;
+            out[c].push_back(Use { entry: u.entry, mark });
+            t += 1;
+        }
+        self.queues = out;
+        self.tick = t;
+    }
+}
+
+// How far ahead in a queue a steal loads the rows it will check.
+const AHEAD: usize = 8;
+
+#[inline(always)]
+fn prefetch(rows: &[u32], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if at < rows.len() {
+        // SAFETY: prefetching is a hint; the pointer is in bounds of a live slice.
+        unsafe {
+            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch(rows.as_ptr().add(at) as *const i8, _MM_HINT_T0);
         }
     }
 }
 
+fn seq_limit(policy: Policy, cap: usize, vpseqt_pct: f64) -> usize {
+    match policy {
+        Policy::LruVpseqt => ((cap as f64) * vpseqt_pct.clamp(0.0, 100.0) / 100.0).floor() as usize,
+        _ => cap,
+    }
+}
+
+/// A cache line of an entry's row.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[repr(C, align(64))]
+struct Line([u32; 16]);
+
+/// Rows as one slice of u32 (a Line is 16 of them, nothing else).
+fn flat(rows: &[Line]) -> &[u32] {
+    // SAFETY: Line is repr(C) over [u32; 16]: same layout, size 64, no padding.
+    unsafe { std::slice::from_raw_parts(rows.as_ptr() as *const u32, rows.len() * 16) }
+}
+
+fn flat_mut(rows: &mut [Line]) -> &mut [u32] {
+    // SAFETY: as flat().
+    unsafe { std::slice::from_raw_parts_mut(rows.as_mut_ptr() as *mut u32, rows.len() * 16) }
+}
+
 /// A pool's miniature caches of one policy over one page index.
+///
+/// Everything a steal reads of an entry is in its row, whole cache lines (one for up to 12
+/// caches): each cache's mark, then how many caches hold it, then its page (object, page's low
+/// and high word) for the index's removal once none does.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Caches {
     policy: Policy,
     index: PageTable, // (object, page) -> entry id (in the slot's pos)
-    keys: Vec<Key>,   // per entry: its page
-    rows: Vec<u32>,   // per entry: each cache's node for it (NIL: not held), caches.len() wide
-    held: Vec<u32>,   // per entry: how many caches hold it; released at 0
-    free: Vec<u32>,   // released entry ids
+    rows: Vec<Line>,  // per entry, `stride` u32 wide
+    stride: usize,
+    free: Vec<u32>, // released entry ids
     caches: Vec<One>,
+}
+
+fn stride_for(caches: usize) -> usize {
+    (caches + 4).div_ceil(16) * 16
 }
 
 impl Caches {
@@ -76,9 +242,8 @@ impl Caches {
         Caches {
             policy,
             index: PageTable::default(),
-            keys: Vec::new(),
             rows: Vec::new(),
-            held: Vec::new(),
+            stride: stride_for(specs.len()),
             free: Vec::new(),
             caches: specs.iter().map(|&(cap, pct)| One::new(policy, cap, pct)).collect(),
         }
@@ -102,6 +267,15 @@ impl Caches {
         self.index.len()
     }
 
+    /// Entry ids handed out so far (held or free).
+    fn entries(&self) -> usize {
+        self.rows.len() * 16 / self.stride
+    }
+
+    fn key(&self, e: usize) -> Key {
+        key_at(flat(&self.rows), e * self.stride + self.caches.len())
+    }
+
     /// Start loading what a coming access of `key` reads: stage 0 its index slot, stage 1 (the
     /// slot loaded by then) its row.
     #[inline]
@@ -110,16 +284,8 @@ impl Caches {
             self.index.prefetch(key.0, key.1);
             return;
         }
-        #[cfg(target_arch = "x86_64")]
         if let Some(s) = self.index.get(key.0, key.1) {
-            let at = s.pos as usize * self.caches.len();
-            if at < self.rows.len() {
-                // SAFETY: prefetching is a hint; the pointer is in bounds of a live Vec.
-                unsafe {
-                    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                    _mm_prefetch(self.rows.as_ptr().add(at) as *const i8, _MM_HINT_T0);
-                }
-            }
+            prefetch(flat(&self.rows), s.pos as usize * self.stride);
         }
     }
 
@@ -127,62 +293,65 @@ impl Caches {
     /// was_hit)` is called for each cache k in order.
     #[inline]
     pub fn access(&mut self, key: Key, sequential: bool, mut hit: impl FnMut(usize, bool)) {
-        let nk = self.caches.len();
+        let (nk, stride) = (self.caches.len(), self.stride);
         let (i, present) = self.index.entry(key.0, key.1);
         let e = if present {
             self.index.slot_mut(i).pos
         } else {
             let e = match self.free.pop() {
-                Some(e) => {
-                    self.keys[e as usize] = key;
+                Some(e) => e,
+                None => {
+                    let e = self.entries() as u32;
+                    self.rows.resize(self.rows.len() + stride / 16, Line([NIL; 16]));
                     e
                 }
-                None => {
-                    self.keys.push(key);
-                    self.held.push(0);
-                    self.rows.resize(self.rows.len() + nk, NIL);
-                    (self.keys.len() - 1) as u32
-                }
             };
+            let at = e as usize * stride + nk;
+            let row = flat_mut(&mut self.rows);
+            row[at] = 0;
+            row[at + 1] = key.0;
+            row[at + 2] = key.1 as u32;
+            row[at + 3] = (key.1 >> 32) as u32;
             self.index.slot_mut(i).pos = e;
             e
         };
         let chain = sequential as u8;
         let fifo = self.policy == Policy::Fifo;
+        let at = e as usize * stride;
+        let rows = flat_mut(&mut self.rows);
         for (k, c) in self.caches.iter_mut().enumerate() {
-            let node = self.rows[e as usize * nk + k];
-            if node != NIL {
+            let old = rows[at + k];
+            if old != NIL {
                 if !fifo {
-                    c.chains.touch(node, chain);
+                    rows[at + k] = c.use_entry(e, old, chain, rows, stride, k);
                 }
                 hit(k, true);
                 continue;
             }
             // FIFO: one chain in insertion order, never touched; the steal takes its oldest.
-            self.rows[e as usize * nk + k] = c.chains.insert(e, if fifo { 0 } else { chain });
-            self.held[e as usize] += 1;
-            c.len += 1;
+            rows[at + k] = c.use_entry(e, NIL, if fifo { 0 } else { chain }, rows, stride, k);
+            rows[at + nk] += 1;
             while c.len > c.cap {
-                let Some(v) = c.chains.victim(c.seq_limit) else { break };
-                let ve = c.chains.remove(v) as usize;
-                c.len -= 1;
-                self.rows[ve * nk + k] = NIL;
-                self.held[ve] -= 1;
+                let Some(ve) = c.steal(rows, stride, k) else { break };
+                let vat = ve as usize * stride;
+                rows[vat + k] = NIL;
+                rows[vat + nk] -= 1;
                 // The page itself stays until every cache has seen it (one at VPSEQT 0 may
                 // steal what it just took in); others go when no cache holds them.
-                if self.held[ve] == 0 && ve != e as usize {
-                    Self::release(&mut self.index, &mut self.free, &self.keys, ve as u32);
+                if rows[vat + nk] == 0 && ve != e {
+                    Self::release(&mut self.index, &mut self.free, rows, vat + nk, ve);
                 }
             }
             hit(k, false);
         }
-        if self.held[e as usize] == 0 {
-            Self::release(&mut self.index, &mut self.free, &self.keys, e);
+        if rows[at + nk] == 0 {
+            Self::release(&mut self.index, &mut self.free, rows, at + nk, e);
         }
     }
 
-    fn release(index: &mut PageTable, free: &mut Vec<u32>, keys: &[Key], e: u32) {
-        let key = keys[e as usize];
+    /// Entry `e`, held by no cache, out of the index (`at`: its count's place in the row).
+    fn release(index: &mut PageTable, free: &mut Vec<u32>, rows: &[u32], at: usize, e: u32) {
+        let key = key_at(rows, at);
         index.remove(key.0, key.1);
         free.push(e);
     }
@@ -193,39 +362,50 @@ impl Caches {
     /// keeps everything), or an empty cache when `from` is None. What a pool resized by -ALTER
     /// BUFFERPOOL holds at that moment.
     pub fn retargeted(&self, specs: &[(Option<usize>, usize, f64)], keep: impl Fn(&Key) -> bool) -> Caches {
-        let (nk, ok) = (specs.len(), self.caches.len());
+        let (nk, n) = (specs.len(), self.entries());
+        let (stride, old_stride) = (stride_for(nk), self.stride);
         let mut out = Caches {
             policy: self.policy,
             index: self.index.clone(),
-            keys: self.keys.clone(),
-            rows: vec![NIL; self.keys.len() * nk],
-            held: vec![0; self.keys.len()],
+            rows: vec![Line([NIL; 16]); n * stride / 16],
+            stride,
             free: self.free.clone(),
             caches: Vec::with_capacity(nk),
         };
-        let live: Vec<bool> = {
-            let mut live = vec![true; self.keys.len()];
-            for &e in &self.free {
-                live[e as usize] = false;
+        let old = flat(&self.rows);
+        let keys: Vec<Key> = (0..n).map(|e| self.key(e)).collect();
+        {
+            let rows = flat_mut(&mut out.rows);
+            for (e, key) in keys.iter().enumerate() {
+                let at = e * stride + nk;
+                rows[at] = 0;
+                rows[at + 1] = key.0;
+                rows[at + 2] = key.1 as u32;
+                rows[at + 3] = (key.1 >> 32) as u32;
             }
-            live
-        };
+        }
+        let mut live = vec![true; n];
+        for &e in &self.free {
+            live[e as usize] = false;
+        }
         for (k, &(from, cap, pct)) in specs.iter().enumerate() {
             let Some(i) = from else {
                 out.caches.push(One::new(self.policy, cap, pct));
                 continue;
             };
+            let rows = flat_mut(&mut out.rows);
             let mut c = self.caches[i].clone();
-            // A released entry's row is all NIL: only the held pages are visited.
-            for (e, key) in self.keys.iter().enumerate() {
-                let node = self.rows[e * ok + i];
-                if node == NIL {
+            // A released entry's row is all NIL: only the held pages are visited. The copied
+            // uses stay valid for the pages kept (their marks are copied) and go stale for the rest.
+            for (e, key) in keys.iter().enumerate() {
+                let mark = old[e * old_stride + i];
+                if mark == NIL {
                     continue;
                 }
                 if keep(key) {
-                    out.rows[e * nk + k] = node;
+                    rows[e * stride + k] = mark;
                 } else {
-                    c.chains.remove(node);
+                    c.lens[(mark >> 31) as usize] -= 1;
                     c.len -= 1;
                 }
             }
@@ -237,17 +417,18 @@ impl Caches {
                 ((c.cap as f64) * pct.clamp(0.0, 100.0) / 100.0).floor() as usize
             };
             while c.len > c.cap {
-                let Some(v) = c.chains.victim(c.seq_limit) else { break };
-                let ve = c.chains.remove(v) as usize;
-                c.len -= 1;
-                out.rows[ve * nk + k] = NIL;
+                let Some(ve) = c.steal(rows, stride, k) else { break };
+                rows[ve as usize * stride + k] = NIL;
             }
+            c.compact(rows, stride, k);
             out.caches.push(c);
         }
+        let rows = flat_mut(&mut out.rows);
         for (e, &alive) in live.iter().enumerate() {
-            out.held[e] = out.rows[e * nk..(e + 1) * nk].iter().filter(|&&n| n != NIL).count() as u32;
-            if alive && out.held[e] == 0 {
-                Self::release(&mut out.index, &mut out.free, &out.keys, e as u32);
+            let at = e * stride;
+            rows[at + nk] = rows[at..at + nk].iter().filter(|&&m| m != NIL).count() as u32;
+            if alive && rows[at + nk] == 0 {
+                Self::release(&mut out.index, &mut out.free, rows, at + nk, e as u32);
             }
         }
         out
@@ -255,27 +436,46 @@ impl Caches {
 
     /// What cache `k` holds, per chain, most recently used first.
     #[cfg(test)]
-    fn chain(&self, k: usize, chain: usize) -> Vec<Key> {
-        self.caches[k]
-            .chains
-            .chain(chain)
-            .iter()
-            .map(|&e| self.keys[e as usize])
+    fn chain(&self, k: usize, chain: usize) -> Vec<u32> {
+        let rows = flat(&self.rows);
+        let q = &self.caches[k].queues[chain];
+        q.iter()
+            .rev()
+            .filter(|u| rows[u.entry as usize * self.stride + k] == u.mark)
+            .map(|u| u.entry)
             .collect()
     }
 
-    /// Every entry's row and count agree with the caches, and the index holds exactly the
-    /// held pages.
+    /// The same, as pages.
+    #[cfg(test)]
+    fn chain_keys(&self, k: usize, chain: usize) -> Vec<Key> {
+        self.chain(k, chain).iter().map(|&e| self.key(e as usize)).collect()
+    }
+
+    /// Every entry's row and count agree with the caches (one valid use per buffer, in tick
+    /// order, on its mark's chain), and the index holds exactly the held pages.
     #[cfg(test)]
     fn check(&self) {
-        let nk = self.caches.len();
-        let mut held = vec![0u32; self.keys.len()];
+        let (nk, stride) = (self.caches.len(), self.stride);
+        let rows = flat(&self.rows);
+        let mut held = vec![0u32; self.entries()];
         for (k, c) in self.caches.iter().enumerate() {
-            let all: Vec<u32> = [0, 1].iter().flat_map(|&ch| c.chains.chain(ch)).collect();
+            for ch in 0..2 {
+                let marks: Vec<u32> = c.queues[ch].iter().map(|u| u.mark).collect();
+                assert!(marks.iter().all(|m| (m >> 31) as usize == ch), "cache {k} chain {ch}");
+                assert!(
+                    marks.windows(2).all(|w| w[0] < w[1]),
+                    "cache {k} chain {ch}: out of order"
+                );
+                assert!(marks.iter().all(|m| m & !SEQ_BIT < c.tick), "cache {k}");
+                assert!(c.tick <= TICK_LIMIT, "cache {k}: tick {}", c.tick);
+                assert_eq!(self.chain(k, ch).len(), c.lens[ch], "cache {k} chain {ch}");
+            }
+            let all: Vec<u32> = [0, 1].iter().flat_map(|&ch| self.chain(k, ch)).collect();
             assert_eq!(all.len(), c.len, "cache {k}");
             assert!(c.len <= c.cap);
             for e in all {
-                assert_ne!(self.rows[e as usize * nk + k], NIL, "cache {k} entry {e}");
+                assert_ne!(rows[e as usize * stride + k], NIL, "cache {k} entry {e}");
                 held[e as usize] += 1;
             }
         }
@@ -283,15 +483,21 @@ impl Caches {
         assert_eq!(self.index.len(), live);
         for (e, &h) in held.iter().enumerate() {
             if h > 0 {
-                assert_eq!(self.held[e], h, "entry {e}");
-                let key = self.keys[e];
+                assert_eq!(rows[e * stride + nk], h, "entry {e}");
+                let key = self.key(e);
                 assert_eq!(self.index.get(key.0, key.1).map(|s| s.pos), Some(e as u32));
             } else {
                 assert!(self.free.contains(&(e as u32)), "entry {e} neither held nor free");
-                assert!(self.rows[e * nk..(e + 1) * nk].iter().all(|&n| n == NIL), "entry {e}");
+                assert!(rows[e * stride..e * stride + nk].iter().all(|&n| n == NIL), "entry {e}");
             }
         }
     }
+}
+
+/// The page stored after an entry's count (at `at`).
+#[inline]
+fn key_at(rows: &[u32], at: usize) -> Key {
+    (rows[at + 1], u64::from(rows[at + 2]) | (u64::from(rows[at + 3]) << 32))
 }
 
 /// One cache on its own (its own hash map): the reference the shared index is tested against.
@@ -613,7 +819,11 @@ mod tests {
         shared.check();
         for (k, c) in alone.iter().enumerate() {
             let want = contents(c);
-            assert_eq!([shared.chain(k, 0), shared.chain(k, 1)], want, "{what}: cache {k}");
+            assert_eq!(
+                [shared.chain_keys(k, 0), shared.chain_keys(k, 1)],
+                want,
+                "{what}: cache {k}"
+            );
             assert_eq!(shared.len(k), c.len(), "{what}: cache {k}");
         }
     }
@@ -709,6 +919,25 @@ mod tests {
                     .collect();
                 same(&mut shared, &mut alone, rest, &format!("{policy:?} after, cut {cut}"));
             }
+        }
+    }
+
+    #[test]
+    fn ticks_near_their_limit_are_numbered_again_and_the_caches_go_on_alike() {
+        // The ticks as if the caches had run for 2^31 uses: the next uses renumber them first
+        // (check() asserts none passes the limit) and every hit and steal stays the reference's.
+        let specs = [(30usize, 0.0), (300, 40.0), (2000, 80.0)];
+        for (seed, policy) in [(51, Policy::Lru), (52, Policy::LruVpseqt)] {
+            let r = mixed(seed, 16_000, 1500, 6);
+            let (first, rest) = r.split_at(5000);
+            let mut shared = Caches::new(policy, &specs);
+            let mut alone = separate(policy, &specs);
+            same(&mut shared, &mut alone, first, "before");
+            for c in shared.caches.iter_mut() {
+                c.tick = TICK_LIMIT - 3;
+            }
+            shared.check();
+            same(&mut shared, &mut alone, rest, &format!("{policy:?} after"));
         }
     }
 
