@@ -44,7 +44,7 @@ const SEQ_BIT: Mark = 1 << 31;
 const TICK_LIMIT: u32 = SEQ_BIT - 1;
 #[cfg(test)]
 const TICK_LIMIT: u32 = 20_000;
-// Stale uses a cache may keep beyond its buffer count before its queues are compacted.
+// A cache's queues are compacted once its stale uses outnumber its buffers by STALE_SLACK.
 #[cfg(not(test))]
 const STALE_SLACK: usize = 4096;
 #[cfg(test)]
@@ -94,7 +94,9 @@ impl One {
         } else {
             self.len += 1;
         }
-        if self.tick >= TICK_LIMIT || self.stale() > self.len + STALE_SLACK {
+        if self.tick >= TICK_LIMIT {
+            self.renumber(rows, stride, k);
+        } else if self.stale() > self.len + STALE_SLACK {
             self.compact(rows, stride, k);
         }
         let mark = (u32::from(chain) << 31) | self.tick;
@@ -148,33 +150,48 @@ impl One {
         Some(u.entry)
     }
 
-    /// Drop the stale uses and number the valid ones again from 0 in their order, rows included
-    /// (so ticks never wrap). Amortised: it runs after at least `len` + STALE_SLACK stale uses.
+    /// Drop the stale uses, in place. Amortised: it runs after at least `len` + STALE_SLACK stale
+    /// uses, so each use is checked about twice. (Waiting for twice as many was slower: the
+    /// queues then outgrow the caches.)
     #[cold]
-    fn compact(&mut self, rows: &mut [u32], stride: usize, k: usize) {
-        let valid = |q: &VecDeque<Use>| -> Vec<Use> {
-            q.iter()
-                .filter(|u| rows[u.entry as usize * stride + k] == u.mark)
-                .copied()
-                .collect()
-        };
-        let (a, b) = (valid(&self.queues[0]), valid(&self.queues[1]));
-        let (mut i, mut j, mut t) = (0, 0, 0u32);
-        let mut out: [VecDeque<Use>; 2] = [VecDeque::with_capacity(a.len()), VecDeque::with_capacity(b.len())];
-        while i < a.len() || j < b.len() {
-            let take_a = j == b.len() || (i < a.len() && (a[i].mark & !SEQ_BIT) < (b[j].mark & !SEQ_BIT));
-            let (u, c) = if take_a { (a[i], 0) } else { (b[j], 1) };
-            if take_a {
-                i += 1
-            } else {
-                j += 1
+    fn compact(&mut self, rows: &[u32], stride: usize, k: usize) {
+        for q in self.queues.iter_mut() {
+            let s = q.make_contiguous();
+            let mut w = 0;
+            for r in 0..s.len() {
+                if let Some(a) = s.get(r + AHEAD) {
+                    prefetch(rows, a.entry as usize * stride + k);
+                }
+                let u = s[r];
+                if rows[u.entry as usize * stride + k] == u.mark {
+                    s[w] = u;
+                    w += 1;
+                }
             }
-            let mark = (u.mark & SEQ_BIT) | t;
-            rows[u.entry as usize * stride + k] = mark;
-            out[c].push_back(Use { entry: u.entry, mark });
+            q.truncate(w);
+        }
+    }
+
+    /// Compact, then number the valid uses again from 0 in their order across both chains,
+    /// rows included, so ticks never wrap.
+    #[cold]
+    fn renumber(&mut self, rows: &mut [u32], stride: usize, k: usize) {
+        self.compact(rows, stride, k);
+        let [a, b] = &mut self.queues;
+        let (mut i, mut j, mut t) = (0, 0, 0u32);
+        while i < a.len() || j < b.len() {
+            // Marks not yet renumbered are compared: each queue is in tick order.
+            let u = if j == b.len() || (i < a.len() && (a[i].mark & !SEQ_BIT) < (b[j].mark & !SEQ_BIT)) {
+                i += 1;
+                &mut a[i - 1]
+            } else {
+                j += 1;
+                &mut b[j - 1]
+            };
+            u.mark = (u.mark & SEQ_BIT) | t;
+            rows[u.entry as usize * stride + k] = u.mark;
             t += 1;
         }
-        self.queues = out;
         self.tick = t;
     }
 }
@@ -420,7 +437,7 @@ impl Caches {
                 let Some(ve) = c.steal(rows, stride, k) else { break };
                 rows[ve as usize * stride + k] = NIL;
             }
-            c.compact(rows, stride, k);
+            c.renumber(rows, stride, k);
             out.caches.push(c);
         }
         let rows = flat_mut(&mut out.rows);
