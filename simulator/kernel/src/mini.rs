@@ -51,7 +51,7 @@ const STALE_SLACK: usize = 4096;
 const STALE_SLACK: usize = 40;
 
 /// A use of a buffer, in its chain's queue: valid while the entry's row still holds `mark`.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug)]
 struct Use {
     entry: u32,
     mark: Mark,
@@ -69,6 +69,7 @@ struct One {
     len: usize,
     lens: [usize; 2], // buffers per chain
     tick: u32,
+    #[serde(skip)] // the rows' marks say it all: rebuilt on restore (`Caches::try_from`)
     queues: [VecDeque<Use>; 2],
 }
 
@@ -239,14 +240,99 @@ fn flat_mut(rows: &mut [Line]) -> &mut [u32] {
 /// Everything a steal reads of an entry is in its row, whole cache lines (one for up to 12
 /// caches): each cache's mark, then how many caches hold it, then its page (object, page's low
 /// and high word) for the index's removal once none does.
+///
+/// A snapshot is the rows and each cache's counts: the index and the queues follow from the
+/// rows (a held entry's page, each mark's chain and tick), so they are rebuilt on restore, with
+/// the stale uses gone. Against writing them too, a third of the bytes to compress at every
+/// pane (day-posting's BP1).
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(try_from = "Stored")]
 pub struct Caches {
     policy: Policy,
+    #[serde(skip)]
     index: PageTable, // (object, page) -> entry id (in the slot's pos)
-    rows: Vec<Line>,  // per entry, `stride` u32 wide
+    rows: Vec<Line>, // per entry, `stride` u32 wide
     stride: usize,
     free: Vec<u32>, // released entry ids
     caches: Vec<One>,
+}
+
+/// What a snapshot holds of `Caches`, in its fields' order.
+#[derive(Deserialize)]
+struct Stored {
+    policy: Policy,
+    rows: Vec<Line>,
+    stride: usize,
+    free: Vec<u32>,
+    caches: Vec<One>,
+}
+
+impl TryFrom<Stored> for Caches {
+    type Error = String;
+
+    /// The index and the queues again from the rows, every count checked against them.
+    fn try_from(s: Stored) -> Result<Caches, String> {
+        let (nk, stride) = (s.caches.len(), s.stride);
+        let bad = |what: String| Err(format!("miniature caches' snapshot: {what}"));
+        if stride != stride_for(nk) {
+            return bad(format!("rows {stride} wide for {nk} caches"));
+        }
+        let rows = flat(&s.rows);
+        let n = rows.len() / stride;
+        let mut index = PageTable::default();
+        let mut uses: Vec<[Vec<Use>; 2]> = (0..nk).map(|_| [Vec::new(), Vec::new()]).collect();
+        for e in 0..n {
+            let at = e * stride;
+            let marks = &rows[at..at + nk];
+            let held = marks.iter().filter(|&&m| m != NIL).count();
+            if held != rows[at + nk] as usize {
+                return bad(format!("entry {e} counts {} caches, {held} hold it", rows[at + nk]));
+            }
+            for (k, &mark) in marks.iter().enumerate().filter(|(_, &m)| m != NIL) {
+                uses[k][(mark >> 31) as usize].push(Use { entry: e as u32, mark });
+            }
+            if held > 0 {
+                let key = key_at(rows, at + nk);
+                let (i, present) = index.entry(key.0, key.1);
+                if present {
+                    return bad(format!("page {key:?} in two entries"));
+                }
+                index.slot_mut(i).pos = e as u32;
+            }
+        }
+        if n - index.len() != s.free.len()
+            || s.free
+                .iter()
+                .any(|&e| e as usize >= n || rows[e as usize * stride + nk] != 0)
+        {
+            return bad(format!("{} free entries of {n}, {} held", s.free.len(), index.len()));
+        }
+        let mut caches = s.caches;
+        for (k, (c, u)) in caches.iter_mut().zip(uses).enumerate() {
+            for (ch, mut q) in u.into_iter().enumerate() {
+                q.sort_unstable_by_key(|u| u.mark);
+                if q.len() != c.lens[ch] || q.last().is_some_and(|u| u.mark & !SEQ_BIT >= c.tick) {
+                    return bad(format!(
+                        "cache {k} chain {ch}: {} buffers, {} marked",
+                        c.lens[ch],
+                        q.len()
+                    ));
+                }
+                c.queues[ch] = q.into();
+            }
+            if c.len != c.lens[0] + c.lens[1] || c.len > c.cap || c.tick > TICK_LIMIT {
+                return bad(format!("cache {k}: {} buffers of {}, tick {}", c.len, c.cap, c.tick));
+            }
+        }
+        Ok(Caches {
+            policy: s.policy,
+            index,
+            rows: s.rows,
+            stride,
+            free: s.free,
+            caches,
+        })
+    }
 }
 
 fn stride_for(caches: usize) -> usize {
@@ -940,6 +1026,30 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_whose_rows_disagree_with_the_counts_is_refused() {
+        let specs = [(50usize, 30.0), (400, 80.0)];
+        let mut a = Caches::new(Policy::LruVpseqt, &specs);
+        mixed(42, 3000, 900, 5)
+            .iter()
+            .for_each(|(k, s)| a.access(*k, *s, |_, _| {}));
+        let nk = specs.len();
+        let e = a.chain(1, 0)[0] as usize; // held by the big cache
+        let restore = |c: &Caches| bincode::deserialize::<Caches>(&bincode::serialize(c).unwrap()).map(|_| ());
+        let mut held = a.clone();
+        flat_mut(&mut held.rows)[e * held.stride + nk] += 1;
+        let err = restore(&held).unwrap_err().to_string();
+        assert!(err.contains(&format!("entry {e} counts")), "{err}");
+        let mut lens = a.clone();
+        lens.caches[0].lens[0] += 1;
+        let err = restore(&lens).unwrap_err().to_string();
+        assert!(err.contains("cache 0 chain 0"), "{err}");
+        let mut wide = a.clone();
+        wide.stride = 32;
+        assert!(restore(&wide).unwrap_err().to_string().contains("wide for 2 caches"));
+        restore(&a).unwrap();
+    }
+
+    #[test]
     fn ticks_near_their_limit_are_numbered_again_and_the_caches_go_on_alike() {
         // The ticks as if the caches had run for 2^31 uses: the next uses renumber them first
         // (check() asserts none passes the limit) and every hit and steal stays the reference's.
@@ -966,6 +1076,12 @@ mod tests {
         let mut a = Caches::new(Policy::LruVpseqt, &specs);
         first.iter().for_each(|(k, s)| a.access(*k, *s, |_, _| {}));
         let mut b: Caches = bincode::deserialize(&bincode::serialize(&a).unwrap()).unwrap();
+        b.check();
+        for k in 0..specs.len() {
+            for ch in 0..2 {
+                assert_eq!(b.chain_keys(k, ch), a.chain_keys(k, ch), "cache {k} chain {ch}");
+            }
+        }
         let (mut ha, mut hb) = (Vec::new(), Vec::new());
         rest.iter().for_each(|(k, s)| a.access(*k, *s, |c, h| ha.push((c, h))));
         rest.iter().for_each(|(k, s)| b.access(*k, *s, |c, h| hb.push((c, h))));
