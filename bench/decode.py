@@ -6,10 +6,12 @@ tests), its getpage batches of 4096 and of 16384 events encoded as the producer 
 directly: the peer is today's path, fastavro + `GetpageBatch.from_record` (`decode`); the other
 is the compiled kernel (`read`). Then the job's whole work per record, decoding and
 `PoolTracker.feed` (one tracker per pool, the pool's attributes applied first), both ways, so
-decoding's share of it shows. And the producers' encoding of the same batches, by `AvroEncoder`
-(schema id given): `encode` of `record()` (fastavro, the peer) against `encode_batch` (the
-compiled kernel), after checking they give the same bytes. Medians of --runs passes; the last
-line is one JSON object.
+decoding's share of it shows; the kernel path again with the LRU stack only (the job's
+--no-pool-policy), so the miniature caches of each pool's own policy show as a ratio, with each
+pool's tracker snapshot (bytes, ms), which the job writes at every pane. And the producers'
+encoding of the same batches, by `AvroEncoder` (schema id given): `encode` of `record()`
+(fastavro, the peer) against `encode_batch` (the compiled kernel), after checking they give the
+same bytes. Medians of --runs passes; the last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -126,12 +128,21 @@ def decode_seconds(decode: Decode, values: list[bytes]) -> float:
     return time.perf_counter() - t
 
 
-def job_seconds(decode: Decode, values: list[bytes], attributes: list[dict[str, Any]], config: SimConfig) -> float:
-    """Decode and feed every record as the job does, fresh trackers; the attributes first."""
+def job_seconds(
+    decode: Decode,
+    values: list[bytes],
+    attributes: list[dict[str, Any]],
+    config: SimConfig,
+    pool_policy: bool = True,
+    snapshots: dict[str, tuple[int, float]] | None = None,
+) -> float:
+    """Decode and feed every record as the job does, fresh trackers; the attributes first.
+    `snapshots`, when given, gets each pool's tracker snapshot at the end as the job writes it
+    at every pane: (bytes, seconds)."""
     trackers: dict[tuple[str, str], PoolTracker] = {}
     for a in attributes:
         key = (a["source"], a["pool"])
-        tr = trackers.setdefault(key, PoolTracker(*key, config))
+        tr = trackers.setdefault(key, PoolTracker(*key, config, pool_policy=pool_policy))
         tr.set_attributes({**a, "event_time": datetime.fromtimestamp(a["event_time"] / 1e6, UTC)})
     out: list[Emission] = []
 
@@ -143,9 +154,15 @@ def job_seconds(decode: Decode, values: list[bytes], attributes: list[dict[str, 
         b = decode(v)
         key = (b.source, b.pool)
         if key not in trackers:
-            trackers[key] = PoolTracker(*key, config)
+            trackers[key] = PoolTracker(*key, config, pool_policy=pool_policy)
         trackers[key].feed(b, emit)
-    return time.perf_counter() - t
+    took = time.perf_counter() - t
+    if snapshots is not None:
+        for (_, pool), tr in sorted(trackers.items()):
+            t = time.perf_counter()
+            size = len(tr.snapshot())
+            snapshots[pool] = (size, time.perf_counter() - t)
+    return took
 
 
 def median_of(runs: int, f: Callable[[], float]) -> float:
@@ -198,10 +215,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     config = SimConfig(mode=a.mode)
     job_fast = median_of(a.job_runs, lambda: job_seconds(fastavro_path, values, attributes, config))
-    job_kern = median_of(a.job_runs, lambda: job_seconds(kernel_path, values, attributes, config))
+    snaps: dict[str, dict[str, tuple[int, float]]] = {"policy": {}, "lru": {}}
+    job_kern = median_of(
+        a.job_runs, lambda: job_seconds(kernel_path, values, attributes, config, True, snaps["policy"])
+    )
     print(f"job     fastavro path  {getpages / job_fast / 1e6:8.2f} M getpages/s  decoding {fast / job_fast:.0%} of it")
     print(f"job     kernel path    {getpages / job_kern / 1e6:8.2f} M getpages/s  decoding {kern / job_kern:.0%} of it")
     print(f"        ratio {job_fast / job_kern:.2f}x ({a.mode} simulation)")
+    # The kernel path with the miniature caches of each pool's own policy (as above, the job's
+    # default) against the LRU stack alone (--no-pool-policy); and the snapshot each pool's
+    # tracker writes at every pane.
+    job_lru = median_of(a.job_runs, lambda: job_seconds(kernel_path, values, attributes, config, False, snaps["lru"]))
+    print(f"job     LRU stack only {getpages / job_lru / 1e6:8.2f} M getpages/s")
+    print(f"job     pool's policy  {getpages / job_kern / 1e6:8.2f} M getpages/s  {job_lru / job_kern:.2f}x of that")
+    for pool in sorted(snaps["policy"]):
+        (ps, pt), (ls, lt) = snaps["policy"][pool], snaps["lru"].get(pool, (0, 0.0))
+        lru = f"LRU only {ls / 1e6:.1f} MB, {lt * 1e3:.0f} ms"
+        print(f"        {pool} tracker snapshot {ps / 1e6:.1f} MB in {pt * 1e3:.0f} ms ({lru})")
     result = {
         "records": len(values),
         "getpages": getpages,
@@ -217,6 +247,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "encode_kernel_getpages_per_s": round(getpages / ekern),
         "encode_fastavro_getpages_per_s": round(getpages / efast),
         "encode_ratio": round(efast / ekern, 2),
+        "job_lru_only_getpages_per_s": round(getpages / job_lru),
+        "job_pool_policy_getpages_per_s": round(getpages / job_kern),
+        "pool_policy_ratio": round(job_lru / job_kern, 3),
+        "snapshot_mb": {p: round(s / 1e6, 2) for p, (s, _) in snaps["policy"].items()},
+        "snapshot_ms": {p: round(t * 1e3, 1) for p, (_, t) in snaps["policy"].items()},
     }
     print(json.dumps(result))
     return result

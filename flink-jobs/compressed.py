@@ -2,7 +2,9 @@
 
 A snapshot (tens of MB) crosses PyFlink's gRPC state channel into the TaskManager's heap, where
 Flink holds several copies of it on its way to RocksDB, at every pane of every key: level 1 takes
-it to about a quarter (day-posting's BP1: 51 -> 13 MB in 0.1 s; decompressing is faster).
+it to about a quarter (day-posting's BP1: 51 -> 13 MB in 0.1 s, before the miniature caches'
+snapshots left out their index and queues; after 3 M getpages now 14.7 -> 3.8 MB in 41 ms).
+Decompressing is faster.
 """
 
 from __future__ import annotations

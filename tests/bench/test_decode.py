@@ -17,3 +17,8 @@ def test_bench_decode_reports_both_paths_both_ways_on_a_small_corpus() -> None:
     ):
         assert r[key] > 0
     assert r["ratio"] > 0 and r["job_path_ratio"] > 0 and r["encode_ratio"] > 0
+    # The pool-policy phase: both jobs over the same records, a snapshot of every pool the
+    # mixed scenario's generator sends getpages for.
+    assert r["job_lru_only_getpages_per_s"] > 0 and r["job_pool_policy_getpages_per_s"] > 0
+    pools = {b.pool for b in bench_decode.corpus("mixed", 20000, 4096, seed=3)[2]}
+    assert set(r["snapshot_mb"]) == set(r["snapshot_ms"]) == pools
