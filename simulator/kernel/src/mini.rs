@@ -71,6 +71,9 @@ struct One {
     tick: u32,
     #[serde(skip)] // the rows' marks say it all: rebuilt on restore (`Caches::try_from`)
     queues: [VecDeque<Use>; 2],
+    #[cfg(test)]
+    #[serde(skip)]
+    compactions: usize,
 }
 
 impl One {
@@ -83,6 +86,8 @@ impl One {
             lens: [0; 2],
             tick: 0,
             queues: [VecDeque::new(), VecDeque::new()],
+            #[cfg(test)]
+            compactions: 0,
         }
     }
 
@@ -90,15 +95,16 @@ impl One {
     /// recently used there. Returns its new mark, which the caller writes to the row.
     #[inline]
     fn use_entry(&mut self, e: u32, old: Mark, chain: u8, rows: &mut [u32], stride: usize, k: usize) -> Mark {
-        if old != NIL {
-            self.lens[(old >> 31) as usize] -= 1;
-        } else {
-            self.len += 1;
-        }
+        // Before the counts change: the queues then hold one valid use per buffer, the rest stale.
         if self.tick >= TICK_LIMIT {
             self.renumber(rows, stride, k);
         } else if self.stale() > self.len + STALE_SLACK {
             self.compact(rows, stride, k);
+        }
+        if old != NIL {
+            self.lens[(old >> 31) as usize] -= 1;
+        } else {
+            self.len += 1;
         }
         let mark = (u32::from(chain) << 31) | self.tick;
         self.tick += 1;
@@ -156,6 +162,10 @@ impl One {
     /// queues then outgrow the caches.)
     #[cold]
     fn compact(&mut self, rows: &[u32], stride: usize, k: usize) {
+        #[cfg(test)]
+        {
+            self.compactions += 1;
+        }
         for q in self.queues.iter_mut() {
             let s = q.make_contiguous();
             let mut w = 0;
@@ -1022,6 +1032,32 @@ mod tests {
                     .collect();
                 same(&mut shared, &mut alone, rest, &format!("{policy:?} after, cut {cut}"));
             }
+        }
+    }
+
+    #[test]
+    fn a_cache_compacts_only_after_stale_slack_stale_uses() {
+        // Each compaction follows more than STALE_SLACK new uses (FIFO makes no stale ones: it
+        // never compacts); a count off by one once compacted at every miss.
+        let specs = [(20usize, 50.0), (200, 80.0), (1500, 100.0)];
+        let r = mixed(61, 12_000, 250, 1); // mostly hits: stale uses pile up
+        for policy in [Policy::Fifo, Policy::Lru, Policy::LruVpseqt] {
+            let mut c = Caches::new(policy, &specs);
+            r.iter().for_each(|(k, s)| c.access(*k, *s, |_, _| {}));
+            for (k, one) in c.caches.iter().enumerate() {
+                let most = if policy == Policy::Fifo {
+                    0
+                } else {
+                    r.len() / (STALE_SLACK + 1)
+                };
+                assert!(
+                    one.compactions <= most,
+                    "{policy:?} cache {k}: {} compactions",
+                    one.compactions
+                );
+            }
+            let ran: usize = c.caches.iter().map(|o| o.compactions).sum();
+            assert!(policy == Policy::Fifo || ran > 0, "{policy:?}: never compacted");
         }
     }
 
