@@ -59,7 +59,7 @@ struct Use {
 
 /// One miniature cache over the shared index's entry ids. Each chain is a queue of uses in
 /// tick order: a touch appends a new use and leaves the old one stale in place, so a hit writes
-/// its row and the queue's tail and nothing else. The chain's least recently used buffer is the
+/// its row, the queue's tail and the cache's counts, and reads nothing cold. The chain's least recently used buffer is the
 /// first valid use (stale ones are dropped as a steal reaches them), which is exactly what a
 /// linked list would give, without the three dependent loads of an unlink per hit.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -280,12 +280,16 @@ struct Stored {
 impl TryFrom<Stored> for Caches {
     type Error = String;
 
-    /// The index and the queues again from the rows, every count checked against them.
+    /// The index and the queues again from the rows, every count, the free list and the ticks
+    /// checked against them: what restores is a state access() could have reached.
     fn try_from(s: Stored) -> Result<Caches, String> {
         let (nk, stride) = (s.caches.len(), s.stride);
         let bad = |what: String| Err(format!("miniature caches' snapshot: {what}"));
         if stride != stride_for(nk) {
             return bad(format!("rows {stride} wide for {nk} caches"));
+        }
+        if !s.rows.len().is_multiple_of(stride / 16) {
+            return bad(format!("{} lines of rows {stride} wide", s.rows.len()));
         }
         let rows = flat(&s.rows);
         let n = rows.len() / stride;
@@ -310,11 +314,15 @@ impl TryFrom<Stored> for Caches {
                 index.slot_mut(i).pos = e as u32;
             }
         }
-        if n - index.len() != s.free.len()
-            || s.free
-                .iter()
-                .any(|&e| e as usize >= n || rows[e as usize * stride + nk] != 0)
-        {
+        // The free list is exactly the entries no cache holds, each once.
+        let mut free = vec![false; n];
+        for &e in &s.free {
+            let e = e as usize;
+            if e >= n || rows[e * stride + nk] != 0 || std::mem::replace(&mut free[e], true) {
+                return bad(format!("free entry {e} of {n}: held, listed twice or past the rows"));
+            }
+        }
+        if n - index.len() != s.free.len() {
             return bad(format!("{} free entries of {n}, {} held", s.free.len(), index.len()));
         }
         let mut caches = s.caches;
@@ -330,8 +338,14 @@ impl TryFrom<Stored> for Caches {
                 }
                 c.queues[ch] = q.into();
             }
-            if c.len != c.lens[0] + c.lens[1] || c.len > c.cap || c.tick > TICK_LIMIT {
+            if c.len != c.lens[0] + c.lens[1] || c.len > c.cap || c.cap == 0 || c.tick > TICK_LIMIT {
                 return bad(format!("cache {k}: {} buffers of {}, tick {}", c.len, c.cap, c.tick));
+            }
+            // Each use its own tick, across both chains (the steal rule compares them).
+            let mut ticks: Vec<u32> = c.queues.iter().flatten().map(|u| u.mark & !SEQ_BIT).collect();
+            ticks.sort_unstable();
+            if ticks.windows(2).any(|w| w[0] == w[1]) {
+                return bad(format!("cache {k}: two buffers used at one tick"));
             }
         }
         Ok(Caches {
@@ -1082,6 +1096,24 @@ mod tests {
         let mut wide = a.clone();
         wide.stride = 32;
         assert!(restore(&wide).unwrap_err().to_string().contains("wide for 2 caches"));
+        // A free entry listed twice (another one, held by none, left off), and two uses at one tick.
+        let mut twice = a.clone();
+        let spare = twice.entries() as u32;
+        twice.rows.push(Line([NIL; 16]));
+        flat_mut(&mut twice.rows)[spare as usize * twice.stride + nk] = 0;
+        twice.free.push(spare);
+        restore(&twice).unwrap();
+        let first = twice.free[0];
+        twice.free.push(first);
+        twice.free.retain(|&e| e != spare);
+        let err = restore(&twice).unwrap_err().to_string();
+        assert!(err.contains("listed twice"), "{err}");
+        let mut tie = a.clone();
+        let (x, y) = (tie.chain(1, 0)[0], tie.chain(1, 0)[1]);
+        let rows = flat_mut(&mut tie.rows);
+        rows[x as usize * tie.stride + 1] = rows[y as usize * tie.stride + 1];
+        let err = restore(&tie).unwrap_err().to_string();
+        assert!(err.contains("one tick"), "{err}");
         restore(&a).unwrap();
     }
 
