@@ -59,9 +59,10 @@ struct Use {
 
 /// One miniature cache over the shared index's entry ids. Each chain is a queue of uses in
 /// tick order: a touch appends a new use and leaves the old one stale in place, so a hit writes
-/// its row, the queue's tail and the cache's counts, and reads nothing cold. The chain's least recently used buffer is the
-/// first valid use (stale ones are dropped as a steal reaches them), which is exactly what a
-/// linked list would give, without the three dependent loads of an unlink per hit.
+/// its row, the queue's tail and the cache's counts, and reads nothing cold. The chain's least
+/// recently used buffer is the first valid use (stale ones are dropped as a steal reaches them),
+/// which is exactly what a linked list would give, without the three dependent loads of an
+/// unlink per hit.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct One {
     cap: usize,
@@ -436,9 +437,7 @@ impl Caches {
             let at = e as usize * stride + nk;
             let row = flat_mut(&mut self.rows);
             row[at] = 0;
-            row[at + 1] = key.0;
-            row[at + 2] = key.1 as u32;
-            row[at + 3] = (key.1 >> 32) as u32;
+            put_key(row, at, key);
             self.index.slot_mut(i).pos = e;
             e
         };
@@ -502,13 +501,10 @@ impl Caches {
         let old = flat(&self.rows);
         let keys: Vec<Key> = (0..n).map(|e| self.key(e)).collect();
         {
+            // The counts are set once the caches are copied, below.
             let rows = flat_mut(&mut out.rows);
-            for (e, key) in keys.iter().enumerate() {
-                let at = e * stride + nk;
-                rows[at] = 0;
-                rows[at + 1] = key.0;
-                rows[at + 2] = key.1 as u32;
-                rows[at + 3] = (key.1 >> 32) as u32;
+            for (e, &key) in keys.iter().enumerate() {
+                put_key(rows, e * stride + nk, key);
             }
         }
         let mut live = vec![true; n];
@@ -625,6 +621,14 @@ impl Caches {
 #[inline]
 fn key_at(rows: &[u32], at: usize) -> Key {
     (rows[at + 1], u64::from(rows[at + 2]) | (u64::from(rows[at + 3]) << 32))
+}
+
+/// Store `key` after an entry's count (at `at`), as `key_at` reads it.
+#[inline]
+fn put_key(rows: &mut [u32], at: usize, key: Key) {
+    rows[at + 1] = key.0;
+    rows[at + 2] = key.1 as u32;
+    rows[at + 3] = (key.1 >> 32) as u32;
 }
 
 /// One cache on its own (its own hash map): the reference the shared index is tested against.
