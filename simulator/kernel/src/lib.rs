@@ -90,6 +90,10 @@ type Cols<'a> = (
 /// bitmap line of the page's previous position. Hashes wait in a ring so each is computed once.
 #[inline(always)]
 fn run(state: &mut PoolState, (t, ob, pg, ac, fu): Cols<'_>) {
+    if state.stages() {
+        let ev = |k: usize| (t[k].get(), ob[k].get(), pg[k].get(), ac[k].get(), fu[k].get());
+        return state.run_staged(t.len(), ev);
+    }
     const FAR: usize = 32;
     const NEAR: usize = 12;
     const RING: usize = 64;
