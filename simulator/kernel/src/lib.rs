@@ -91,6 +91,10 @@ type Cols<'a> = (
 #[inline(always)]
 fn run(state: &mut PoolState, (t, ob, pg, ac, fu): Cols<'_>) {
     if state.stages() {
+        // Every column cut to the first one's length (feed checked they agree), so the
+        // compiler drops their bounds checks.
+        let n = t.len();
+        let (ob, pg, ac, fu) = (&ob[..n], &pg[..n], &ac[..n], &fu[..n]);
         let ev = |k: usize| (t[k].get(), ob[k].get(), pg[k].get(), ac[k].get(), fu[k].get());
         return state.run_staged(t.len(), ev);
     }

@@ -201,11 +201,16 @@ impl PoolState {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn slot(&mut self, obj: u32) -> usize {
         if self.last_obj.0 == obj && self.last_obj.1 != u32::MAX {
             return self.last_obj.1 as usize;
         }
+        self.slot_slow(obj)
+    }
+
+    #[inline(never)]
+    fn slot_slow(&mut self, obj: u32) -> usize {
         let next = self.slot_objects.len() as u32;
         let slot = *self.slots.entry(obj).or_insert(next);
         if slot == next {
@@ -610,6 +615,7 @@ impl PoolState {
             self.prefetch_lookups(o, p, *h, 0, false);
         }
         let exact = self.mode == Mode::Exact;
+        let minis = self.minis.is_some(); // else stage 1 has nothing to load
         let rate = self.rate();
         let w = 1.0 / rate;
         let mut prev = [0u32; STAGE];
@@ -641,7 +647,7 @@ impl PoolState {
                     self.prefetch_lookups(o, p, h, 0, false);
                     ring[(k + FAR) % RING] = h;
                 }
-                if k + NEAR < n {
+                if minis && k + NEAR < n {
                     let (_, o, p, _, _) = ev(k + NEAR);
                     self.prefetch_lookups(o, p, ring[(k + NEAR) % RING], 1, false);
                 }

@@ -119,7 +119,7 @@ impl PageTable {
 
     /// Index of the slot holding (obj, page), inserting a free slot for it when absent
     /// (its pos is then EMPTY: the caller fills it). Returns (index, was_present).
-    #[inline]
+    #[inline(always)]
     pub fn entry(&mut self, obj: u32, page: u64) -> (usize, bool) {
         let Some(key) = pack(obj, page) else {
             return self.over_entry(obj, page);
@@ -158,7 +158,7 @@ impl PageTable {
         ((self.over_slots.len() - 1) | OVER, false)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn slot_mut(&mut self, i: usize) -> &mut Slot {
         if i & OVER != 0 {
             return &mut self.over_slots[i & !OVER].1;
