@@ -300,7 +300,9 @@ impl Olken {
             let open_block = next as usize / BITS;
             if q != new {
                 let (b, i) = (q as usize / BITS, q as usize % BITS);
-                let upto = self.blocks[b].below(i) + 1;
+                // Not `below`: inlined into the feed loop's popcnt build, the portable form
+                // compiles to popcounts, where `below` would test the CPU and call out.
+                let upto = self.blocks[b].below_portable(i) + 1;
                 let d = if b == open_block {
                     open -= 1;
                     open + 1 - upto

@@ -605,17 +605,35 @@ impl PoolState {
     /// all of its distances go to the one pane it counts in.
     #[inline(always)]
     pub fn run_staged(&mut self, n: usize, ev: impl Fn(usize) -> (f64, u32, u64, u8, u8)) {
+        // Compiled once per case, so the common one (exact, no caches) tests nothing per event
+        // for the others.
+        match (self.hash(0, 0) != 0, self.minis.is_some()) {
+            (false, false) => self.stretches::<false, false>(n, ev),
+            (false, true) => self.stretches::<false, true>(n, ev),
+            (true, false) => self.stretches::<true, false>(n, ev),
+            (true, true) => self.stretches::<true, true>(n, ev),
+        }
+    }
+
+    /// `run_staged` where pages are hashed (HASHED: a sampled stack or sampled caches) and
+    /// miniature caches run (MINIS) or not.
+    #[inline(always)]
+    fn stretches<const HASHED: bool, const MINIS: bool>(
+        &mut self,
+        n: usize,
+        ev: impl Fn(usize) -> (f64, u32, u64, u8, u8),
+    ) {
         const FAR: usize = 32;
         const NEAR: usize = 12;
         const RING: usize = 64;
+        let hash = |s: &Self, o: u32, p: u64| if HASHED { page_hash((o, p), s.seed) } else { 0 };
         let mut ring = [0u64; RING];
         for (k, h) in ring.iter_mut().enumerate().take(FAR.min(n)) {
             let (_, o, p, _, _) = ev(k);
-            *h = self.hash(o, p);
+            *h = hash(self, o, p);
             self.prefetch_lookups(o, p, *h, 0, false);
         }
         let exact = self.mode == Mode::Exact;
-        let minis = self.minis.is_some(); // else stage 1 has nothing to load
         let rate = self.rate();
         let w = 1.0 / rate;
         let mut prev = [0u32; STAGE];
@@ -643,11 +661,11 @@ impl PoolState {
                 stretch = Some((pid, idx));
                 if k + FAR < n {
                     let (_, o, p, _, _) = ev(k + FAR);
-                    let h = self.hash(o, p);
+                    let h = hash(self, o, p);
                     self.prefetch_lookups(o, p, h, 0, false);
                     ring[(k + FAR) % RING] = h;
                 }
-                if minis && k + NEAR < n {
+                if MINIS && k + NEAR < n {
                     let (_, o, p, _, _) = ev(k + NEAR);
                     self.prefetch_lookups(o, p, ring[(k + NEAR) % RING], 1, false);
                 }
@@ -670,7 +688,7 @@ impl PoolState {
                 }
                 pane.c.refs[a] += 1;
                 opane.c.refs[a] += 1;
-                if let Some(m) = self.minis.as_mut() {
+                if let Some(m) = self.minis.as_mut().filter(|_| MINIS) {
                     if m.threshold == u64::MAX || h < m.threshold {
                         let w = 1.0 / m.rate.min(1.0);
                         let row = &mut pane.mini;
@@ -679,7 +697,7 @@ impl PoolState {
                         });
                     }
                 }
-                if !exact && h >= self.threshold {
+                if HASHED && !exact && h >= self.threshold {
                     continue;
                 }
                 pane.c.sampled[a] += w;
