@@ -9,7 +9,7 @@ pub mod getpage_avro;
 pub mod getpage_encode;
 pub mod group;
 pub mod hist;
-pub mod huge;
+pub mod mapped;
 pub mod mini;
 pub mod olken;
 pub mod pool;

@@ -9,6 +9,7 @@
 //! instead of two and a third less memory to fault in and probe (bench/README.md has the
 //! figures). A key that does not pack goes to a small map beside the table.
 
+use crate::mapped::Mapped;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -47,7 +48,7 @@ fn pack(obj: u32, page: u64) -> Option<u64> {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PageTable {
-    slots: Vec<Slot>,
+    slots: Mapped<Slot>,
     bits: u32,
     len: usize,
     /// Keys that do not pack: (object, page) -> index in `over_slots`.
@@ -58,23 +59,13 @@ pub struct PageTable {
 impl Default for PageTable {
     fn default() -> Self {
         PageTable {
-            slots: free_slots(1024),
+            slots: Mapped::new(1024, FREE),
             bits: 10,
             len: 0,
             over: FxHashMap::default(),
             over_slots: Vec::new(),
         }
     }
-}
-
-/// `n` free slots. A big table is asked to be backed by 2 MiB pages before its first touch:
-/// its probes land anywhere in it, and with 4 KiB pages nearly each one (and each prefetch)
-/// also misses the TLB.
-fn free_slots(n: usize) -> Vec<Slot> {
-    let mut v: Vec<Slot> = Vec::with_capacity(n);
-    crate::huge::advise(&v);
-    v.resize(n, FREE);
-    v
 }
 
 #[inline]
@@ -236,19 +227,46 @@ impl PageTable {
         Some(removed)
     }
 
+    /// Double the table where it lies (`Mapped`: no copy, only the new half touched for the
+    /// first time) and place the keys again from the last slot down. A key's new home is about
+    /// twice its old one, so it lands in slots already passed, free or placed, and reading and
+    /// writing both sweep downwards; a key that would land before its old slot or wrap round
+    /// to the start (a few near slot 0) waits and is inserted at the end. Lookups stay right:
+    /// a key is only ever placed past placed keys, and the slots later freed lie before it.
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let old = std::mem::take(&mut self.slots);
+        let n = self.slots.len();
+        self.slots.grow(2 * n, FREE);
         self.bits += 1;
-        self.slots = free_slots(1usize << self.bits);
-        let mask = self.slots.len() - 1;
-        for s in old.into_iter().filter(|s| s.pos != EMPTY) {
-            let mut i = self.home(s.key);
-            while self.slots[i].pos != EMPTY {
-                i = (i + 1) & mask;
+        let mut waiting = Vec::new();
+        for i in (0..n).rev() {
+            let s = self.slots[i];
+            if s.pos == EMPTY {
+                continue;
             }
-            self.slots[i] = s;
+            self.slots[i] = FREE;
+            let mut q = self.home(s.key);
+            if q < i {
+                waiting.push(s);
+                continue;
+            }
+            while q < 2 * n && self.slots[q].pos != EMPTY {
+                q += 1;
+            }
+            if q == 2 * n {
+                waiting.push(s);
+            } else {
+                self.slots[q] = s;
+            }
+        }
+        let mask = 2 * n - 1;
+        for s in waiting {
+            let mut q = self.home(s.key);
+            while self.slots[q].pos != EMPTY {
+                q = (q + 1) & mask;
+            }
+            self.slots[q] = s;
         }
     }
 
