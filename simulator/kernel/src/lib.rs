@@ -139,6 +139,31 @@ unsafe fn run_popcnt(state: &mut PoolState, cols: Cols<'_>) {
     run(state, cols)
 }
 
+/// `run` compiled for AVX2 too (every x86-64 server since 2013): the Olken tree's 16-lane node
+/// sums in two vector operations instead of four, and BMI shifts; 1-3 % on bench-sim.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt,sse4.1,avx2,bmi1,bmi2,lzcnt")]
+unsafe fn run_avx2(state: &mut PoolState, cols: Cols<'_>) {
+    run(state, cols)
+}
+
+/// The best build of `run` this CPU takes.
+fn run_best(state: &mut PoolState, cols: Cols<'_>) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        if has!("avx2") && has!("bmi1") && has!("bmi2") && has!("lzcnt") && has!("popcnt") {
+            // SAFETY: the CPU has every feature run_avx2 is compiled for (checked just above).
+            return unsafe { run_avx2(state, cols) };
+        }
+        if has!("popcnt") && has!("sse4.1") {
+            // SAFETY: the CPU has popcnt and SSE4.1 (checked just above).
+            return unsafe { run_popcnt(state, cols) };
+        }
+    }
+    run(state, cols)
+}
+
 /// Reuse-distance simulation of many buffer pools; feed getpage batches, read curves.
 #[pyclass(module = "poolsight._kernel")]
 struct Kernel {
@@ -288,15 +313,7 @@ impl Kernel {
                 j += 1;
             }
             let state = self.pool_mut(pool);
-            let cols = (&t[i..j], &ob[i..j], &pg[i..j], &ac[i..j], &fu[i..j]);
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("popcnt") && std::arch::is_x86_feature_detected!("sse4.1") {
-                // SAFETY: the CPU has popcnt and SSE4.1 (checked just above).
-                unsafe { run_popcnt(state, cols) };
-                i = j;
-                continue;
-            }
-            run(state, cols);
+            run_best(state, (&t[i..j], &ob[i..j], &pg[i..j], &ac[i..j], &fu[i..j]));
             i = j;
         }
         Ok(n as u64)

@@ -137,6 +137,21 @@ impl Counts {
         }
     }
 
+    /// Marks in blocks [0, block), and one mark fewer in `block`: `before` and `add(block, -1)`
+    /// in one walk up the tree (the entry taken from is not among those summed at its level).
+    #[inline(always)]
+    fn before_less_one(&mut self, block: usize) -> u32 {
+        let mut i = block;
+        let mut s = 0u32;
+        for level in &mut self.levels {
+            let node = &mut level[i / FAN];
+            s = s.wrapping_add(node.below(i % FAN));
+            node.0[i % FAN] = node.0[i % FAN].wrapping_sub(1);
+            i /= FAN;
+        }
+        s
+    }
+
     /// Marks in blocks [0, block), block < the block count: at each level, the entries before
     /// this one in its node.
     #[inline(always)]
@@ -307,9 +322,7 @@ impl Olken {
                     open -= 1;
                     open + 1 - upto
                 } else {
-                    let d = live - self.blocks_before(b) - upto;
-                    self.counts.add(b, -1);
-                    d
+                    live - self.counts.before_less_one(b) - upto
                 };
                 self.blocks[b].0[i / 64] &= !(1u64 << (i % 64));
                 live -= 1;
