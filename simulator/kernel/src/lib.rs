@@ -85,9 +85,10 @@ type Cols<'a> = (
     &'a [ReadOnlyCell<u8>],
 );
 
-/// One pool's run of events. Two stages ahead: the page-table slots of the next FAR
-/// references are being loaded, and for the next NEAR (their slots loaded by now) the Olken
-/// bitmap line of the page's previous position. Hashes wait in a ring so each is computed once.
+/// One pool's run of events: staged (`PoolState::run_staged`) but for fixed-size SHARDS, whose
+/// events go one by one, two stages ahead: the page-table slots of the next FAR references are
+/// being loaded, and for the next NEAR (their slots loaded by now) the Olken bitmap line of the
+/// page's previous position. Hashes wait in a ring so each is computed once.
 #[inline(always)]
 fn run(state: &mut PoolState, (t, ob, pg, ac, fu): Cols<'_>) {
     if state.stages() {
@@ -96,7 +97,7 @@ fn run(state: &mut PoolState, (t, ob, pg, ac, fu): Cols<'_>) {
         let n = t.len();
         let (ob, pg, ac, fu) = (&ob[..n], &pg[..n], &ac[..n], &fu[..n]);
         let ev = |k: usize| (t[k].get(), ob[k].get(), pg[k].get(), ac[k].get(), fu[k].get());
-        return state.run_staged(t.len(), ev);
+        return state.run_staged(n, ev);
     }
     const FAR: usize = 32;
     const NEAR: usize = 12;
