@@ -407,11 +407,17 @@ impl PoolState {
     /// The sampling hash of a page (0 when nothing samples: exact mode, no miniature caches).
     #[inline]
     pub fn hash(&self, obj: u32, page: u64) -> u64 {
-        if self.mode == Mode::Exact && self.minis.as_ref().is_none_or(|m| m.threshold == u64::MAX) {
-            0
-        } else {
+        if self.hashes() {
             page_hash((obj, page), self.seed)
+        } else {
+            0
         }
+    }
+
+    /// Whether anything samples by the pages' hashes: a SHARDS stack or sampled caches.
+    #[inline]
+    fn hashes(&self) -> bool {
+        self.mode != Mode::Exact || self.minis.as_ref().is_some_and(|m| m.threshold != u64::MAX)
     }
 
     /// Warm the cache for a reference that comes soon (h: its hash()). Stage 0 (far ahead)
@@ -607,7 +613,7 @@ impl PoolState {
     pub fn run_staged(&mut self, n: usize, ev: impl Fn(usize) -> (f64, u32, u64, u8, u8)) {
         // Compiled once per case, so the common one (exact, no caches) tests nothing per event
         // for the others.
-        match (self.hash(0, 0) != 0, self.minis.is_some()) {
+        match (self.hashes(), self.minis.is_some()) {
             (false, false) => self.stretches::<false, false>(n, ev),
             (false, true) => self.stretches::<false, true>(n, ev),
             (true, false) => self.stretches::<true, false>(n, ev),
@@ -920,12 +926,14 @@ mod tests {
             (Mode::Exact, 1.0, Some((Policy::LruVpseqt, 1.0))),
             (Mode::FixedRate, 0.4, Some((Policy::Fifo, 0.5))),
             (Mode::FixedRate, 0.4, None),
+            (Mode::Exact, 1.0, Some((Policy::Lru, 0.3))),
         ]
         .into_iter()
         .enumerate()
         {
             let ev = mixed_events(40 + case as u64, 60_000);
-            let mut want = PoolState::new(mode, rate, 8, 7, 2.0, 6);
+            // Seed 0 too: the page (0, 0) then hashes to 0.
+            let mut want = PoolState::new(mode, rate, 8, case as u64 % 2 * 7, 2.0, 6);
             if let Some((policy, r)) = minis {
                 want.set_minis(policy, vec![40, 300, 2000], r, 60.0);
             }
