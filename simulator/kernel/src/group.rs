@@ -983,23 +983,18 @@ impl Group {
     /// event comes.
     #[inline]
     pub fn prefetch(&self, obj: u32, page: u64, stage: u8) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let Some(&g) = self.pages.get(&(obj, page)) else { return };
-            let np = self.points.len();
-            let row = &self.slots[g as usize * np..(g as usize + 1) * np];
-            // SAFETY: prefetching is a hint; every pointer is in bounds of a live Vec.
-            unsafe {
-                if stage == 0 {
-                    _mm_prefetch(row.as_ptr() as *const i8, _MM_HINT_T0);
-                    return;
-                }
-                for (p, &s) in self.points.iter().zip(row) {
-                    if s != NIL {
-                        _mm_prefetch(p.entries.as_ptr().add(s as usize) as *const i8, _MM_HINT_T0);
-                    }
-                }
+        let Some(&g) = self.pages.get(&(obj, page)) else { return };
+        let np = self.points.len();
+        let row = &self.slots[g as usize * np..(g as usize + 1) * np];
+        if stage == 0 {
+            if let Some(first) = row.first() {
+                crate::prefetch::line(first);
+            }
+            return;
+        }
+        for (p, &s) in self.points.iter().zip(row) {
+            if let Some(e) = p.entries.get(s as usize).filter(|_| s != NIL) {
+                crate::prefetch::line(e);
             }
         }
     }

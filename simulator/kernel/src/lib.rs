@@ -13,6 +13,7 @@ pub mod mapped;
 pub mod mini;
 pub mod olken;
 pub mod pool;
+pub mod prefetch;
 pub mod table;
 #[cfg(test)]
 mod testutil;

@@ -213,13 +213,8 @@ const AHEAD: usize = 8;
 
 #[inline(always)]
 fn prefetch(rows: &[u32], at: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if at < rows.len() {
-        // SAFETY: prefetching is a hint; the pointer is in bounds of a live slice.
-        unsafe {
-            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch(rows.as_ptr().add(at) as *const i8, _MM_HINT_T0);
-        }
+    if let Some(r) = rows.get(at) {
+        crate::prefetch::line(r);
     }
 }
 

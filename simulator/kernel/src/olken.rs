@@ -240,13 +240,8 @@ impl Olken {
     /// Start loading the line holding position `pos` (a query for it comes soon).
     #[inline(always)]
     pub fn prefetch(&self, pos: u32) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(b) = self.blocks.get(pos as usize / BITS) {
-            // SAFETY: prefetching is a hint; the pointer is a live element.
-            unsafe {
-                use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch(b as *const Block as *const i8, _MM_HINT_T0);
-            }
+            crate::prefetch::line(b);
         }
     }
 

@@ -92,12 +92,8 @@ impl PageTable {
     /// some line of the table.
     #[inline]
     pub fn prefetch(&self, obj: u32, page: u64) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetching is a hint; the pointer is a live element.
-        unsafe {
-            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let home = self.home(word(obj, page));
-            _mm_prefetch(self.slots.as_ptr().add(home) as *const i8, _MM_HINT_T0);
+        if let Some(s) = self.slots.get(self.home(word(obj, page))) {
+            crate::prefetch::line(s);
         }
     }
 
