@@ -154,11 +154,12 @@ fn run_best(state: &mut PoolState, cols: Cols<'_>) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::is_x86_feature_detected as has;
-        if has!("avx2") && has!("bmi1") && has!("bmi2") && has!("lzcnt") && has!("popcnt") {
+        let sse = has!("popcnt") && has!("sse4.1");
+        if sse && has!("avx2") && has!("bmi1") && has!("bmi2") && has!("lzcnt") {
             // SAFETY: the CPU has every feature run_avx2 is compiled for (checked just above).
             return unsafe { run_avx2(state, cols) };
         }
-        if has!("popcnt") && has!("sse4.1") {
+        if sse {
             // SAFETY: the CPU has popcnt and SSE4.1 (checked just above).
             return unsafe { run_popcnt(state, cols) };
         }

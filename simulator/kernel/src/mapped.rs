@@ -1,6 +1,7 @@
 //! A flat array in a memory mapping of its own that grows where it lies: for the big, randomly
-//! probed page table. On Linux the mapping is 2 MiB aligned and asked for 2 MiB pages (with 4
-//! KiB pages nearly each probe, and each prefetch, also misses the TLB), and growing it moves
+//! probed page table. On Linux a mapping of 4 MiB or more is whole 2 MiB pages, 2 MiB aligned and
+//! asked for 2 MiB pages (with 4 KiB pages nearly each probe, and each prefetch, also misses the
+//! TLB; smaller ones are whole 4 KiB pages), and growing it moves
 //! the mapping's page tables to a larger aligned range (mremap): nothing is copied, the huge
 //! pages stay whole, and only the new part is touched for the first time. A growth that built a
 //! new table instead touched twice the memory, and the system's zeroing of fresh memory was
@@ -26,18 +27,18 @@ unsafe impl<T: Copy + Sync> Sync for Mapped<T> {}
 impl<T: Copy> Mapped<T> {
     /// `len` copies of `fill`.
     pub fn new(len: usize, fill: T) -> Self {
-        let bytes = sys::size(len * size_of::<T>());
+        let bytes = sys::size(bytes_of::<T>(len));
         let ptr = sys::map(bytes) as *mut T;
         let mut m = Mapped { ptr, len: 0, bytes };
         m.extend(len, fill);
         m
     }
 
-    /// Grow to `len` values, the new ones copies of `fill`; the old ones stay where they are
-    /// (their addresses change).
+    /// Grow to `len` values, the new ones copies of `fill`; the old ones keep their indices
+    /// (their addresses may change).
     pub fn grow(&mut self, len: usize, fill: T) {
         assert!(len >= self.len, "a Mapped only grows");
-        let bytes = sys::size(len * size_of::<T>());
+        let bytes = sys::size(bytes_of::<T>(len));
         if bytes > self.bytes {
             self.ptr = sys::remap(self.ptr as *mut u8, self.bytes, bytes) as *mut T;
             self.bytes = bytes;
@@ -46,13 +47,22 @@ impl<T: Copy> Mapped<T> {
     }
 
     fn extend(&mut self, len: usize, fill: T) {
-        debug_assert!(len * size_of::<T>() <= self.bytes);
+        assert!(bytes_of::<T>(len) <= self.bytes, "{len} values past the mapping");
         for i in self.len..len {
             // SAFETY: i is inside the mapping (checked above); T is Copy, nothing to drop.
             unsafe { self.ptr.add(i).write(fill) };
         }
         self.len = len;
     }
+}
+
+/// The bytes of `len` values of T; past what an address space holds, a panic (as a Vec's
+/// capacity overflow), never a wrapped size. Mappings start at least 64 bytes aligned.
+fn bytes_of<T>(len: usize) -> usize {
+    assert!(align_of::<T>() <= 64, "values aligned to {} bytes", align_of::<T>());
+    len.checked_mul(size_of::<T>())
+        .filter(|&b| b <= isize::MAX as usize / 2)
+        .unwrap_or_else(|| panic!("{len} values of {} bytes: too many", size_of::<T>()))
 }
 
 impl<T: Copy> Drop for Mapped<T> {
@@ -84,7 +94,7 @@ impl<T: Copy> Clone for Mapped<T> {
 
 impl<T: Copy> Mapped<T> {
     fn from_slice(values: &[T]) -> Self {
-        let bytes = sys::size(std::mem::size_of_val(values));
+        let bytes = sys::size(bytes_of::<T>(values.len()));
         let ptr = sys::map(bytes) as *mut T;
         // SAFETY: the new mapping holds values.len() values and does not overlap them.
         unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), ptr, values.len()) };
@@ -280,6 +290,20 @@ mod tests {
             bincode::serialize(&want).unwrap(),
             "as a Vec"
         );
+    }
+
+    #[test]
+    #[should_panic(expected = "too many")]
+    fn a_size_past_the_address_space_panics_instead_of_wrapping() {
+        // usize::MAX / 8 values of 16 bytes wrap to a tiny size if multiplied unchecked.
+        let _ = Mapped::<u128>::new(usize::MAX / 8, 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "too many")]
+    fn growth_past_the_address_space_panics() {
+        let mut m: Mapped<u64> = Mapped::new(10, 0);
+        m.grow(usize::MAX / 4 + 1, 0);
     }
 
     #[cfg(target_os = "linux")]

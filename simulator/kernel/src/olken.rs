@@ -336,6 +336,24 @@ impl Olken {
         (self.next, self.live, self.open) = (next, live, open);
     }
 
+    /// Panics unless the tree, the open block's count and the live count are what the marks
+    /// give (a test's check after runs of `walk`, whose counters compaction would rebuild).
+    #[cfg(test)]
+    pub fn assert_consistent(&self) {
+        let r = Olken::from_blocks(self.blocks.clone(), self.next, self.live);
+        let levels = |o: &Olken| -> Vec<Vec<[u32; FAN]>> {
+            o.counts
+                .levels
+                .iter()
+                .map(|l| l.iter().map(|n| n.0).collect())
+                .collect()
+        };
+        assert!(levels(self) == levels(&r), "the tree disagrees with the marks");
+        assert_eq!(self.open, r.open, "the open block's count");
+        let marks: u32 = self.blocks.iter().map(Block::count).sum();
+        assert_eq!(self.live, marks, "the live count");
+    }
+
     /// For compaction: a function from each marked position to its rank among the marks
     /// (0-based), the position it is renumbered to. One pass over the blocks, then O(1) a query,
     /// instead of sorting the caller's pages by position.
@@ -541,6 +559,56 @@ mod tests {
         }
         assert_eq!(o.blocks_before(blocks - 1), naive);
         assert_eq!(o.open, per_block[blocks - 1]);
+    }
+
+    #[test]
+    fn a_walk_gives_what_distance_unmark_and_mark_next_give_over_four_levels() {
+        // 5,000 blocks (four tree levels), all but 100 positions marked, pages repeating within
+        // a run, runs that close blocks as they mark: every bucket, then the whole structure,
+        // agree with one query and update at a time.
+        let mut rng = Rng(12);
+        let live = 5000 * BITS - 100;
+        let (mut a, mut b) = (Olken::with_capacity(live, 5000 * BITS + 60_000), Olken::default());
+        b.clone_from(&a);
+        let mut at: Vec<u32> = (0..live as u32).collect(); // page -> its position
+        let mut hot = 0;
+        while a.room() > 0 {
+            let run = (rng.below(1200) as usize + 1).min(a.room());
+            let first = a.next_position();
+            let mut marks = Vec::with_capacity(run);
+            let mut want = Vec::with_capacity(run);
+            for s in 0..run {
+                // Half the pages from a few hot ones, so repeats fall inside a run.
+                let page = match rng.below(10) {
+                    0 => at.len(), // a page new to the stack
+                    1..5 => rng.below(40) as usize,
+                    _ => rng.below(at.len() as u64) as usize,
+                };
+                hot += usize::from(page < 40);
+                if page == at.len() {
+                    at.push(u32::MAX);
+                    marks.push(u32::MAX);
+                    want.push(u32::MAX);
+                } else {
+                    let q = at[page];
+                    marks.push(q);
+                    let d = b.distance(q);
+                    b.unmark(q);
+                    want.push(d as u32 ^ 0x5a5a);
+                }
+                assert_eq!(b.mark_next(), first + s as u32);
+                at[page] = first + s as u32;
+            }
+            a.walk(&mut marks, u32::MAX, |d| d as u32 ^ 0x5a5a);
+            assert_eq!(marks, want, "a run from position {first}");
+            a.assert_consistent();
+        }
+        assert!(hot > 10_000 && at.len() > live + 3000 && a.counts.levels.len() == 4);
+        assert_eq!((a.next, a.live, a.open), (b.next, b.live, b.open));
+        assert!(
+            a.blocks.iter().zip(&b.blocks).all(|(x, y)| x.0 == y.0),
+            "the marks differ"
+        );
     }
 
     #[test]

@@ -224,11 +224,12 @@ impl PageTable {
     }
 
     /// Double the table where it lies (`Mapped`: no copy, only the new half touched for the
-    /// first time) and place the keys again from the last slot down. A key's new home is about
-    /// twice its old one, so it lands in slots already passed, free or placed, and reading and
-    /// writing both sweep downwards; a key that would land before its old slot or wrap round
-    /// to the start (a few near slot 0) waits and is inserted at the end. Lookups stay right:
-    /// a key is only ever placed past placed keys, and the slots later freed lie before it.
+    /// first time) and place the keys again from the last slot down. A home is the hash's top
+    /// bits, so a key's new home is 2h or 2h + 1 for its old home h: it lands in slots already
+    /// passed, free or placed, and reading and writing both sweep downwards. A key that would
+    /// land below its old slot (displaced past its home by more than the home's index, near slot
+    /// 0) or run past the end (a cluster near the top) waits and is inserted at the end. Lookups
+    /// stay right: a key is only ever placed past placed keys, and slots later freed lie below.
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
@@ -326,6 +327,47 @@ mod tests {
         assert_eq!(pack(1, 5), Some((1 << PAGE_BITS) | 5));
         assert_eq!(pack(0, (1 << PAGE_BITS) | 5), None);
         assert_eq!(pack(OBJ_LIMIT, 5), None);
+    }
+
+    #[test]
+    fn keys_stay_reachable_as_the_table_doubles_in_place_into_huge_pages() {
+        // 400,000 keys: the table doubles ten times, the last ones in 2 MiB pages. Among them
+        // keys whose homes are the table's top 1/256th at every size, so clusters run off the
+        // end and wrap round to slot 0, and each growth has keys that must wait.
+        let mut rng = Rng(21);
+        let mut t = PageTable::default();
+        let top = |page: u64| (hash(word(1, page)).wrapping_mul(0xD6E8_FEB8_6659_FD93) >> 56) == 255;
+        let mut keys: Vec<(u32, u64)> = Vec::new();
+        let mut tops = 0;
+        for n in 0..400_000u32 {
+            let key = if n % 100 == 0 {
+                tops += 1;
+                (1, (0..).map(|_| rng.below(1 << 39)).find(|&p| top(p)).unwrap())
+            } else {
+                (2, rng.below(1 << 39))
+            };
+            let (i, present) = t.entry(key.0, key.1);
+            if !present {
+                t.slot_mut(i).pos = n;
+                keys.push(key);
+            }
+        }
+        assert!(t.bits >= 20 && tops == 4000, "the table did not reach 2 MiB pages");
+        let wrapped = (0..16)
+            .filter(|&i| t.slots[i].pos != EMPTY && t.home(t.slots[i].key) > 1 << 19)
+            .count();
+        assert!(wrapped > 0, "no cluster wrapped round");
+        for (n, key) in keys.iter().enumerate() {
+            assert!(t.get(key.0, key.1).is_some(), "key {n} {key:?} lost");
+        }
+        // Removals after the growths keep the rest reachable.
+        for key in keys.iter().step_by(3) {
+            assert!(t.remove(key.0, key.1).is_some());
+        }
+        for (n, key) in keys.iter().enumerate() {
+            assert_eq!(t.get(key.0, key.1).is_some(), n % 3 != 0, "key {n} {key:?}");
+        }
+        assert_eq!(t.len(), keys.len() - keys.len().div_ceil(3));
     }
 
     #[test]
