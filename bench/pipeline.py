@@ -4,7 +4,10 @@ Two phases, each a new member from the generator in this process; a sink wrapper
 notes when the last batch of each (pool, pane) left, a poller asks Trino which panes
 are visible whenever pool_pane's metadata file in the catalog changed (looked up
 every 0.1 s in PostgreSQL: a Trino query costs the pipeline a tenth of a core-second).
-Flat out: the generator runs as fast as it can for --seconds; throughput = getpages
+Flat out: the generator first records --ahead-getpages (at most --seconds of its wall
+time) into memory, encoded as it would send them (replay.py); the measured window starts
+when they are sent, as fast as the producer takes them, so the generator's CPU is not
+in it (`--live-generator`: generated while measured, as before); throughput = getpages
 visible in Iceberg over the wall time from the first send to the last pane visible.
 Paced: the generator runs at --fresh-share of that throughput, over whole panes of
 event time ended by the generator's progress mark; freshness of a pane = first seen
@@ -18,7 +21,8 @@ The peers in the same run: the flat-out phase again with the job relaxed for thr
 then back), with the getpage batches decoded by
 fastavro instead of the compiled kernel (`jobs submit --no-kernel-decode`: the job as it was
 before the kernel decoded them), and with the simulation on the LRU stack only (`jobs submit
---no-pool-policy`), so the cost of each is a ratio of two throughputs measured minutes apart.
+--no-pool-policy`), and with the generator live in the window, so the cost of each is a
+ratio of two throughputs measured minutes apart.
 Each flat-out phase also prints where the CPU time went, per part of the stack (cpu_profile.py).
 """
 
@@ -38,6 +42,7 @@ import numpy as np
 from confluent_kafka import Consumer, TopicPartition
 
 from bench import cpu_profile
+from bench.replay import PaneKey, Recorder, replay
 from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.infra.config import CATALOG_NAME, Settings, load_settings
@@ -70,20 +75,28 @@ CHECKPOINT_SECONDS = 1.0
 
 
 class TimedSink(KafkaSink):
-    """KafkaSink noting the wall time each (pool, pane) was last sent."""
+    """KafkaSink noting the wall time each (pool, pane) was last sent: now, or, when the producer
+    is a `Recorder` (records generated ahead), when `replay` sends the record."""
 
-    def __init__(self, producer: AvroProducer, pane_seconds: float) -> None:
+    def __init__(self, producer: AvroProducer | Recorder, pane_seconds: float) -> None:
         super().__init__(producer)
         self.pane_seconds = pane_seconds
-        self.sent: dict[tuple[str, int], float] = {}
+        self.sent: dict[PaneKey, float] = {}
         self.first_send: float | None = None
 
     def getpages(self, source: str, pool: str, c: Chunk, sel: Any, names: list[str]) -> None:
         super().getpages(source, pool, c, sel, names)
-        now = time.time()
+        panes = np.unique(np.floor(c.times[sel] / self.pane_seconds)).astype(np.int64).tolist()
+        keys = [(f"{source}/{pool}", pane) for pane in panes]
+        if isinstance(self.producer, Recorder):
+            self.producer.note(keys)
+        else:
+            self.mark_sent(keys, time.time())
+
+    def mark_sent(self, keys: list[PaneKey], now: float) -> None:
         self.first_send = self.first_send or now
-        for pane in np.unique(np.floor(c.times[sel] / self.pane_seconds)).astype(np.int64).tolist():
-            self.sent[(f"{source}/{pool}", pane)] = now
+        for k in keys:
+            self.sent[k] = now
 
 
 def _visible(members: list[str], since: float) -> dict[tuple[str, int], tuple[int, float]]:
@@ -197,6 +210,8 @@ class Phase:
     cpu: dict[str, float]  # CPU seconds per part of the stack over the phase (cpu_profile.py)
     stages: dict[str, list[float]]  # per stage (STAGES), each pane's seconds in it
     trino_polls: int  # the poller's queries: the bench's own load on Trino
+    send_seconds: float | None = None  # records generated ahead: the seconds sending them took
+    recorded_bytes: int | None = None  # and their encoded size
 
     def stage_pcts(self) -> dict[str, dict[str, float | None]]:
         return {k: {f"p{q}": _percentile(v, q, 2) for q in (50, 95)} for k, v in self.stages.items()}
@@ -226,17 +241,23 @@ def _phase(
     group: str | None = None,
     whole_panes: bool = False,
     job_id: str | None = None,
+    ahead: int = 0,
 ) -> Phase:
     """The scenario's workload, as `members`, for `seconds` of wall time; waits until Trino shows
     all of it (and, with `group`, the group simulation's last pane). With `whole_panes` (paced:
     the wall clock is not the limit) the run covers whole panes of event time, and its last
     progress mark closes the last pane as the next pane's getpages close the others (a stream
-    cut mid-pane leaves that pane to the job's idle flush)."""
+    cut mid-pane leaves that pane to the job's idle flush). With `ahead` (flat out), the generator
+    first records up to that many getpages (for `seconds` of wall time at most) and the measured
+    window starts when they are sent from memory (replay.py)."""
     members = members or members_for(sc)
     sc = type(sc)(**{**sc.__dict__, "members": members})
-    sink = TimedSink(producer, PANE_SECONDS)
+    recorder = Recorder(producer) if ahead and not rate else None
+    sink = TimedSink(recorder or producer, PANE_SECONDS)
     start = float(int(time.time()) // 60 * 60)
     gen = Generator(sc, seed=11, event_rate=event_rate, start_time=start)
+    if recorder is not None:
+        totals = gen.run(sink, getpages=ahead, duration=seconds * 1000, wall_limit=seconds)
     seen: dict[tuple[str, int], float] = {}
     counts: dict[tuple[str, int], int] = {}
     emitted: dict[tuple[str, int], float] = {}
@@ -287,7 +308,10 @@ def _phase(
     poller.start()
     before = cpu_profile.snapshot(load_settings().run_dir)
     t0 = time.time()
-    if whole_panes and rate:
+    send_seconds = None
+    if recorder is not None:
+        send_seconds = replay(recorder, producer, sink.mark_sent)
+    elif whole_panes and rate:
         panes = max(1, round(seconds * rate / event_rate / PANE_SECONDS))
         totals = gen.run(sink, duration=panes * PANE_SECONDS, rate=rate, wall_limit=2 * seconds)
     else:
@@ -324,6 +348,8 @@ def _phase(
         cpu_profile.used(before, after),
         {k: sorted(v) for k, v in per_stage.items()},
         polls[0],
+        send_seconds,
+        None if recorder is None else recorder.bytes,
     )
 
 
@@ -370,6 +396,20 @@ def main() -> None:
         default=0.5,
         help="the paced phase runs at this share of the throughput measured flat out",
     )
+    p.add_argument(
+        "--ahead-getpages",
+        type=int,
+        default=40_000_000,
+        help="flat-out phases: the generator records up to this many getpages (or --seconds of them) before "
+        "the measured window, which starts when they are sent from memory (memory: about 12 bytes each)",
+    )
+    p.add_argument(
+        "--live-generator",
+        action="store_true",
+        help="flat-out phases generate while measured, the generator sharing the CPU with the stack",
+    )
+    p.add_argument("--skip-live", action="store_true", help="skip the peer phase with the generator live in the window")
+    p.add_argument("--parallelism", type=int, default=1, help="the simulation job's parallelism (slots)")
     p.add_argument("--skip-lru-only", action="store_true", help="skip the peer phase (LRU stack only)")
     p.add_argument(
         "--skip-relaxed",
@@ -397,6 +437,7 @@ def main() -> None:
         checkpoint_seconds=a.checkpoint_seconds,
         start_from="latest",
         bundle_ms=a.bundle_ms,
+        parallelism=a.parallelism,
     )
     sc = load(a.scenario)
     producer = AvroProducer(kafka_access(s), registry_access(s), client_id="bench-pipeline")
@@ -404,7 +445,8 @@ def main() -> None:
     without = SimulationOptions(registry_access(s), idle_flush_seconds=5.0, discover_groups=False)
     _start_at_ends(s, job.group)
     jid = jobs.submit(s, "simulation", job, without)
-    flat = _phase(sc, producer, a.seconds, a.event_rate, None, job_id=jid)
+    ahead = 0 if a.live_generator else a.ahead_getpages
+    flat = _phase(sc, producer, a.seconds, a.event_rate, None, job_id=jid, ahead=ahead)
     paced_rate = max(1000.0, flat.rate() * a.fresh_share)
     # Paced: event time runs 10x wall time, so a 60 s pane closes every 6 s.
     paced = _phase(
@@ -418,13 +460,16 @@ def main() -> None:
     )
     jobs.cancel(s, jid)
 
-    def peer(group: str | None = None, job_settings: dict[str, Any] | None = None, **options: Any) -> Phase:
+    def peer(
+        group: str | None = None, job_settings: dict[str, Any] | None = None, live: bool = False, **options: Any
+    ) -> Phase:
         job = JobOptions(
             **{
                 "group": f"bench-{uuid.uuid4().hex[:8]}",
                 "checkpoint_seconds": a.checkpoint_seconds,
                 "start_from": "latest",
                 "bundle_ms": a.bundle_ms,
+                "parallelism": a.parallelism,
                 **(job_settings or {}),
             }
         )
@@ -435,13 +480,16 @@ def main() -> None:
         _start_at_ends(s, job.group)
         jid = jobs.submit(s, "simulation", job, o)
         try:
-            return _phase(sc, producer, a.seconds, a.event_rate, None, members, group, job_id=jid)
+            n = 0 if live else ahead
+            return _phase(sc, producer, a.seconds, a.event_rate, None, members, group, job_id=jid, ahead=n)
         finally:
             jobs.cancel(s, jid)
 
     relaxed = None if a.skip_relaxed else peer(job_settings=RELAXED)
     fastavro = None if a.skip_fastavro else peer(kernel_decode=False)
     lru = None if a.skip_lru_only else peer(pool_policy=False)
+    # The generator running in the measured window, as before records were generated ahead.
+    live = None if a.skip_live or not ahead else peer(live=True)
     # The same stream with the members' pools also simulated together with their GBPs.
     grouped = None if a.skip_group or len(sc.members) < 2 else peer(group=f"G{uuid.uuid4().hex[:5].upper()}")
     secured = s.kafka_security
@@ -470,6 +518,9 @@ def main() -> None:
         "generator_seconds": round(flat.generator_seconds, 1),
         "wall_seconds": round(flat.wall_seconds, 1),
         "generator_getpages_per_s": round(flat.produced / flat.generator_seconds),
+        "generated_ahead": flat.send_seconds is not None,
+        "sender_getpages_per_s": None if flat.send_seconds is None else round(flat.produced / flat.send_seconds),
+        "recorded_mb": None if flat.recorded_bytes is None else round(flat.recorded_bytes / 1e6, 1),
         "pipeline_getpages_per_s": round(flat.rate()),
         "saturated_freshness_p50_s": flat.pct(50),
         "saturated_freshness_p95_s": flat.pct(95),
@@ -481,6 +532,7 @@ def main() -> None:
         "freshness_p95_s": paced.pct(95),
         "freshness_stages_s": paced.stage_pcts(),
         "bundle_ms": a.bundle_ms,
+        "parallelism": a.parallelism,
         "relaxed_settings": RELAXED,
         "relaxed_getpages_per_s": None if relaxed is None else round(relaxed.rate()),
         "latency_settings_throughput_ratio": None if relaxed is None else round(flat.rate() / relaxed.rate(), 3),
@@ -499,6 +551,9 @@ def main() -> None:
         "cpu_s_per_m_getpages": flat.profile(),
         "trino_polls": {"flat_out": flat.trino_polls, "paced": paced.trino_polls},
         "fastavro_cpu_s_per_m_getpages": None if fastavro is None else fastavro.profile(),
+        "lru_only_cpu_s_per_m_getpages": None if lru is None else lru.profile(),
+        "live_generator_getpages_per_s": None if live is None else round(live.rate()),
+        "live_generator_cpu_s_per_m_getpages": None if live is None else live.profile(),
     }
     print(
         f"flat out: produced {flat.produced:,} getpages in {flat.generator_seconds:.1f} s "
@@ -506,6 +561,12 @@ def main() -> None:
         f"{flat.wall_seconds:.1f} s: {result['pipeline_getpages_per_s']:,} getpages/s end to end "
         f"(freshness while saturated p50 {flat.pct(50)} s, p95 {flat.pct(95)} s)"
     )
+    if flat.send_seconds is not None:
+        print(
+            f"  generated ahead ({result['recorded_mb']:,} MB encoded) and sent from memory in "
+            f"{flat.send_seconds:.1f} s ({result['sender_getpages_per_s']:,}/s): the generator's CPU is outside "
+            "the measured window"
+        )
     print(
         f"paced at {paced_rate:,.0f} getpages/s: {paced.visible:,} of {paced.produced:,} visible; "
         f"freshness p50 {paced.pct(50)} s, p95 {paced.pct(95)} s over {len(paced.freshness)} panes"
@@ -538,12 +599,21 @@ def main() -> None:
             f"{result['kernel_decode_throughput_ratio']:.2f}x of that. Where the CPU went:"
         )
         print(cpu_profile.table(fastavro.cpu, fastavro.visible, fastavro.wall_seconds))
+    if live is not None:
+        print(
+            f"generator live in the window (--live-generator, as before): {live.visible:,} visible after "
+            f"{live.wall_seconds:.1f} s: {result['live_generator_getpages_per_s']:,} getpages/s, generated at "
+            f"{round(live.produced / live.generator_seconds):,}/s. Where the CPU went:"
+        )
+        print(cpu_profile.table(live.cpu, live.visible, live.wall_seconds))
     if lru is not None:
         print(
             f"LRU stack only (--no-pool-policy): {lru.visible:,} of {lru.produced:,} visible after "
             f"{lru.wall_seconds:.1f} s: {result['lru_only_getpages_per_s']:,} getpages/s; with each pool's "
-            f"own policy the pipeline runs at {result['pool_policy_throughput_ratio']:.2f}x of that"
+            f"own policy the pipeline runs at {result['pool_policy_throughput_ratio']:.2f}x of that. "
+            "Where the CPU went:"
         )
+        print(cpu_profile.table(lru.cpu, lru.visible, lru.wall_seconds))
     if grouped is not None:
         print(
             f"with the group simulation ({len(sc.members)} members and their GBPs, --data-sharing-group; timed until "

@@ -1,0 +1,79 @@
+"""A flat-out phase's records generated ahead and sent from memory, so the generator's CPU is not
+in the window the pipeline is measured in (issue 31: the bench's producer must not be what caps
+its figure; on two cores, a live generator took a seventh of the CPU the stack had).
+
+`Recorder` takes the producer's place while the generator runs: it encodes each record with the
+producer's own encoder and keeps it, in order, with its key, event-time header and getpages.
+`replay` then sends them all through the real producer, as fast as it takes them, and says when
+each noted (pool, pane) was sent: the generator's output, byte for byte, arriving at Kafka at the
+rate of a producer that only sends.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from poolsight.ingest.kafka_io import AvroProducer
+from poolsight.schemas.getpage import GetpageBatch
+from poolsight.schemas.wire import batch_event_time_ms, event_time_ms
+
+PaneKey = tuple[str, int]  # ("source/pool", pane number)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    schema: str
+    key: str
+    value: bytes
+    event_time_ms: int | None
+    getpages: int
+
+
+class Recorder:
+    """The producer's interface as the generator's sink uses it, recording instead of sending."""
+
+    def __init__(self, producer: AvroProducer) -> None:
+        self.encoder = producer.encoder
+        self.records: list[Recorded] = []
+        self.notes: dict[int, list[PaneKey]] = {}  # record index -> panes whose batch it is
+        self.bytes = 0
+        self.getpages = 0
+
+    def send(self, schema_name: str, key: str, record: dict[str, Any], *, getpages: int = 0) -> None:
+        value = self.encoder.encode(schema_name, record)
+        self.send_encoded(schema_name, key, value, event_time_ms(record), getpages=getpages)
+
+    def send_encoded(self, schema_name: str, key: str, value: bytes, et: int | None, *, getpages: int = 0) -> None:
+        self.records.append(Recorded(schema_name, key, value, et, getpages))
+        self.bytes += len(value)
+        self.getpages += getpages
+
+    def send_batch(self, batch: GetpageBatch) -> None:
+        value = self.encoder.encode_batch(batch)
+        self.send_encoded("getpage_batch", batch.key, value, batch_event_time_ms(batch), getpages=batch.getpages)
+
+    def send_batches(self, batches: list[GetpageBatch]) -> None:
+        for b in batches:
+            self.send_batch(b)
+
+    def flush(self, timeout: float = 0.0) -> None:
+        """Nothing to deliver yet: `replay` sends."""
+
+    def note(self, panes: Iterable[PaneKey]) -> None:
+        """The latest record carries getpages of these panes (stamped when it is sent)."""
+        self.notes.setdefault(len(self.records) - 1, []).extend(panes)
+
+
+def replay(rec: Recorder, producer: AvroProducer, sent: Callable[[list[PaneKey], float], None]) -> float:
+    """Send every record in order through `producer`, flat out, calling `sent(panes, now)` after a
+    noted record; returns the seconds until all were delivered."""
+    t0 = time.monotonic()
+    for i, r in enumerate(rec.records):
+        producer.send_encoded(r.schema, r.key, r.value, r.event_time_ms, getpages=r.getpages)
+        if (panes := rec.notes.get(i)) is not None:
+            sent(panes, time.time())
+    producer.flush()
+    return time.monotonic() - t0
