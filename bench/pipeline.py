@@ -242,6 +242,7 @@ def _phase(
     whole_panes: bool = False,
     job_id: str | None = None,
     ahead: int = 0,
+    getpages: int | None = None,
 ) -> Phase:
     """The scenario's workload, as `members`, for `seconds` of wall time; waits until Trino shows
     all of it (and, with `group`, the group simulation's last pane). With `whole_panes` (paced:
@@ -249,7 +250,8 @@ def _phase(
     progress mark closes the last pane as the next pane's getpages close the others (a stream
     cut mid-pane leaves that pane to the job's idle flush). With `ahead` (flat out), the generator
     first records up to that many getpages (for `seconds` of wall time at most) and the measured
-    window starts when they are sent from memory (replay.py)."""
+    window starts when they are sent from memory (replay.py); else flat out stops at `getpages`
+    too, when given."""
     members = members or members_for(sc)
     sc = type(sc)(**{**sc.__dict__, "members": members})
     recorder = Recorder(producer) if ahead and not rate else None
@@ -315,7 +317,7 @@ def _phase(
         panes = max(1, round(seconds * rate / event_rate / PANE_SECONDS))
         totals = gen.run(sink, duration=panes * PANE_SECONDS, rate=rate, wall_limit=2 * seconds)
     else:
-        totals = gen.run(sink, duration=seconds * 1000, rate=rate, wall_limit=seconds)
+        totals = gen.run(sink, getpages=getpages, duration=seconds * 1000, rate=rate, wall_limit=seconds)
     deadline = time.time() + 600
     while time.time() < deadline and sum(counts.values()) < totals.getpages:
         time.sleep(1)
@@ -401,7 +403,8 @@ def main() -> None:
         type=int,
         default=40_000_000,
         help="flat-out phases: the generator records up to this many getpages (or --seconds of them) before "
-        "the measured window, which starts when they are sent from memory (memory: about 12 bytes each)",
+        "the measured window, which starts when they are sent from memory (about 12 bytes each, held until "
+        "the phase ends; the producer's queue copies up to 512 MB more while sending)",
     )
     p.add_argument(
         "--live-generator",
@@ -481,7 +484,10 @@ def main() -> None:
         jid = jobs.submit(s, "simulation", job, o)
         try:
             n = 0 if live else ahead
-            return _phase(sc, producer, a.seconds, a.event_rate, None, members, group, job_id=jid, ahead=n)
+            cap = ahead if live else None  # as many getpages as the phases generated ahead
+            return _phase(
+                sc, producer, a.seconds, a.event_rate, None, members, group, job_id=jid, ahead=n, getpages=cap
+            )
         finally:
             jobs.cancel(s, jid)
 
@@ -599,13 +605,6 @@ def main() -> None:
             f"{result['kernel_decode_throughput_ratio']:.2f}x of that. Where the CPU went:"
         )
         print(cpu_profile.table(fastavro.cpu, fastavro.visible, fastavro.wall_seconds))
-    if live is not None:
-        print(
-            f"generator live in the window (--live-generator, as before): {live.visible:,} visible after "
-            f"{live.wall_seconds:.1f} s: {result['live_generator_getpages_per_s']:,} getpages/s, generated at "
-            f"{round(live.produced / live.generator_seconds):,}/s. Where the CPU went:"
-        )
-        print(cpu_profile.table(live.cpu, live.visible, live.wall_seconds))
     if lru is not None:
         print(
             f"LRU stack only (--no-pool-policy): {lru.visible:,} of {lru.produced:,} visible after "
@@ -614,6 +613,13 @@ def main() -> None:
             "Where the CPU went:"
         )
         print(cpu_profile.table(lru.cpu, lru.visible, lru.wall_seconds))
+    if live is not None:
+        print(
+            f"generator live in the window (--live-generator, as before): {live.visible:,} visible after "
+            f"{live.wall_seconds:.1f} s: {result['live_generator_getpages_per_s']:,} getpages/s, generated at "
+            f"{round(live.produced / live.generator_seconds):,}/s. Where the CPU went:"
+        )
+        print(cpu_profile.table(live.cpu, live.visible, live.wall_seconds))
     if grouped is not None:
         print(
             f"with the group simulation ({len(sc.members)} members and their GBPs, --data-sharing-group; timed until "
