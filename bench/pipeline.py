@@ -78,7 +78,7 @@ class TimedSink(KafkaSink):
     """KafkaSink noting the wall time each (pool, pane) was last sent: now, or, when the producer
     is a `Recorder` (records generated ahead), when `replay` sends the record."""
 
-    def __init__(self, producer: AvroProducer | Recorder, pane_seconds: float) -> None:
+    def __init__(self, producer: AvroProducer, pane_seconds: float) -> None:
         super().__init__(producer)
         self.pane_seconds = pane_seconds
         self.sent: dict[PaneKey, float] = {}

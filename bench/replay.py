@@ -2,11 +2,11 @@
 in the window the pipeline is measured in (issue 31: the bench's producer must not be what caps
 its figure; on two cores, a live generator took a seventh of the CPU the stack had).
 
-`Recorder` takes the producer's place while the generator runs: it encodes each record with the
-producer's own encoder and keeps it, in order, with its key, event-time header and getpages.
-`replay` then sends them all through the real producer, as fast as it takes them, and says when
-each noted (pool, pane) was sent: the generator's output, byte for byte, arriving at Kafka at the
-rate of a producer that only sends.
+`Recorder` takes the producer's place while the generator runs: it encodes each record as the
+producer does (the producer's own methods and encoder) and keeps it, in order, with its key,
+event-time header and getpages. `replay` then sends them all through the real producer, as fast
+as it takes them, and says when each noted (pool, pane) was sent: the generator's output, byte
+for byte, arriving at Kafka at the rate of a producer that only sends.
 """
 
 from __future__ import annotations
@@ -14,11 +14,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from poolsight.ingest.kafka_io import AvroProducer
-from poolsight.schemas.getpage import GetpageBatch
-from poolsight.schemas.wire import batch_event_time_ms, event_time_ms
 
 PaneKey = tuple[str, int]  # ("source/pool", pane number)
 
@@ -32,32 +29,21 @@ class Recorded:
     getpages: int
 
 
-class Recorder:
-    """The producer's interface as the generator's sink uses it, recording instead of sending."""
+class Recorder(AvroProducer):
+    """The producer, recording instead of sending: its own `send`, `send_batch` and
+    `send_batches` encode with its encoder and come to `send_encoded`, which keeps the record."""
 
-    def __init__(self, producer: AvroProducer) -> None:
+    def __init__(self, producer: AvroProducer) -> None:  # no Kafka client of its own
         self.encoder = producer.encoder
         self.records: list[Recorded] = []
         self.notes: dict[int, list[PaneKey]] = {}  # record index -> panes whose batch it is
         self.bytes = 0
         self.getpages = 0
 
-    def send(self, schema_name: str, key: str, record: dict[str, Any], *, getpages: int = 0) -> None:
-        value = self.encoder.encode(schema_name, record)
-        self.send_encoded(schema_name, key, value, event_time_ms(record), getpages=getpages)
-
     def send_encoded(self, schema_name: str, key: str, value: bytes, et: int | None, *, getpages: int = 0) -> None:
         self.records.append(Recorded(schema_name, key, value, et, getpages))
         self.bytes += len(value)
         self.getpages += getpages
-
-    def send_batch(self, batch: GetpageBatch) -> None:
-        value = self.encoder.encode_batch(batch)
-        self.send_encoded("getpage_batch", batch.key, value, batch_event_time_ms(batch), getpages=batch.getpages)
-
-    def send_batches(self, batches: list[GetpageBatch]) -> None:
-        for b in batches:
-            self.send_batch(b)
 
     def flush(self, timeout: float = 0.0) -> None:
         """Nothing to deliver yet: `replay` sends."""

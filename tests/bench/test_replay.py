@@ -44,7 +44,7 @@ class _ListProducer(AvroProducer):
 class _StampLog(TimedSink):
     """TimedSink logging each stamp with how many records its producer had sent by then."""
 
-    def __init__(self, producer: AvroProducer | Recorder, counted: _ListProducer) -> None:
+    def __init__(self, producer: AvroProducer, counted: _ListProducer) -> None:
         super().__init__(producer, 60.0)
         self.counted = counted
         self.log: list[tuple[int, list[tuple[str, int]]]] = []
