@@ -216,6 +216,10 @@ class Phase:
     def stage_pcts(self) -> dict[str, dict[str, float | None]]:
         return {k: {f"p{q}": _percentile(v, q, 2) for q in (50, 95)} for k, v in self.stages.items()}
 
+    def cpu_table(self) -> str:
+        """Where the CPU went over the phase, per part (cpu_profile.table)."""
+        return cpu_profile.table(self.cpu, self.visible, self.wall_seconds)
+
     def profile(self) -> dict[str, float]:
         """CPU seconds per million visible getpages, per part."""
         return {k: round(v / max(self.visible, 1) * 1e6, 3) for k, v in self.cpu.items()}
@@ -589,7 +593,7 @@ def main() -> None:
         f"(after each commit of pool_pane, else every {QUIET_SECONDS:g} s)"
     )
     print(f"\nwhere the CPU went, flat out (kernel decoding), over {flat.wall_seconds:.1f} s:")
-    print(cpu_profile.table(flat.cpu, flat.visible, flat.wall_seconds))
+    print(flat.cpu_table())
     if relaxed is not None:
         print(
             f"\nthe job relaxed for throughput ({RELAXED}): {relaxed.visible:,} of {relaxed.produced:,} visible "
@@ -604,7 +608,7 @@ def main() -> None:
             f"{result['fastavro_getpages_per_s']:,} getpages/s; the kernel's decoding runs at "
             f"{result['kernel_decode_throughput_ratio']:.2f}x of that. Where the CPU went:"
         )
-        print(cpu_profile.table(fastavro.cpu, fastavro.visible, fastavro.wall_seconds))
+        print(fastavro.cpu_table())
     if lru is not None:
         print(
             f"LRU stack only (--no-pool-policy): {lru.visible:,} of {lru.produced:,} visible after "
@@ -612,14 +616,14 @@ def main() -> None:
             f"own policy the pipeline runs at {result['pool_policy_throughput_ratio']:.2f}x of that. "
             "Where the CPU went:"
         )
-        print(cpu_profile.table(lru.cpu, lru.visible, lru.wall_seconds))
+        print(lru.cpu_table())
     if live is not None:
         print(
             f"generator live in the window (--live-generator, as before): {live.visible:,} visible after "
             f"{live.wall_seconds:.1f} s: {result['live_generator_getpages_per_s']:,} getpages/s, generated at "
             f"{round(live.produced / live.generator_seconds):,}/s. Where the CPU went:"
         )
-        print(cpu_profile.table(live.cpu, live.visible, live.wall_seconds))
+        print(live.cpu_table())
     if grouped is not None:
         print(
             f"with the group simulation ({len(sc.members)} members and their GBPs, --data-sharing-group; timed until "
@@ -628,7 +632,7 @@ def main() -> None:
             f"{result['group_getpages_per_s']:,} getpages/s, {result['group_throughput_ratio']:.2f}x of the run "
             f"without it. Where the CPU went:"
         )
-        print(cpu_profile.table(grouped.cpu, grouped.visible, grouped.wall_seconds))
+        print(grouped.cpu_table())
     if other is not None:
         print(
             f"Kafka with SASL_SSL (TLS, SCRAM-SHA-512) against plaintext, the same flat-out phase minutes apart: "
@@ -636,7 +640,7 @@ def main() -> None:
             f"{result['sasl_ssl_throughput_ratio']:.2f}x (this run's stack: {secured}). Where the CPU went "
             f"with {'plaintext' if secured == 'sasl_ssl' else 'sasl_ssl'}:"
         )
-        print(cpu_profile.table(other.cpu, other.visible, other.wall_seconds))
+        print(other.cpu_table())
     print(json.dumps(result))
 
 
