@@ -7,7 +7,7 @@ import argparse
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ from poolsight.schemas.wire import MAX_RAW
 if TYPE_CHECKING:
     from pyflink.common import Row
     from pyflink.common.typeinfo import TypeInformation
-    from pyflink.datastream import DataStream, StreamExecutionEnvironment
+    from pyflink.datastream import DataStream, KeyedStream, StreamExecutionEnvironment
     from pyflink.table import StreamTableEnvironment
 
 
@@ -111,13 +111,45 @@ def kafka_source(
         )""")
 
 
-def raw_stream(t_env: StreamTableEnvironment, view: str) -> DataStream:
-    return t_env.to_data_stream(t_env.sql_query(f"SELECT `k`, `v`, `topic`, `part`, `off` FROM `{view}`"))
+def keyed_raw(t_env: StreamTableEnvironment, view: str) -> KeyedStream:
+    """The raw records (k, v, topic, part, off) keyed by their Kafka key read as UTF-8 ("" for
+    none). CAST replaces invalid bytes as Python's decode(..., "replace") does (Flink 2.0)."""
+    # lazy: PyFlink, as above
+    from pyflink.common.typeinfo import Types
+
+    rows = t_env.to_data_stream(
+        t_env.sql_query(
+            f"SELECT COALESCE(CAST(`k` AS STRING), '') AS `key`, ROW(`k`, `v`, `topic`, `part`, `off`) AS `rec` "
+            f"FROM `{view}`"
+        )
+    )
+    # Typed as key_by's rows are (a RowTypeInfo): PyFlink's keyed operator takes no other.
+    rows._j_data_stream.getTransformation().setOutputType(Types.ROW([Types.STRING(), raw_type()]).get_java_type_info())
+    return keyed(rows, raw_type())
 
 
-def key_of(row: Row) -> str:
-    k = row[0]
-    return bytes(k).decode("utf-8", "replace") if k is not None else ""
+def keyed(rows: DataStream, value_type: TypeInformation) -> KeyedStream:
+    """A stream of (key, value) rows keyed by the key in the JVM, the keyed operator receiving the
+    value. PyFlink's `key_by` takes a Python function: it sends every record through the Python
+    worker and back only to read its key (its CPU and its wait: bench/README.md, "keyed in the
+    JVM"); its rows had this same shape."""
+    # lazy: PyFlink, as above
+    from pyflink.common.typeinfo import Types
+    from pyflink.datastream.data_stream import KeyedStream
+    from pyflink.java_gateway import get_gateway
+
+    selector = get_gateway().jvm.KeyByKeySelector()  # the row's first field, as key_by's own
+    j_keyed = rows._j_data_stream.keyBy(selector, Types.ROW([Types.STRING()]).get_java_type_info())
+    return KeyedStream(j_keyed, value_type, rows)
+
+
+def raw_type() -> TypeInformation:
+    """A raw record as the keyed operators receive it."""
+    # lazy: PyFlink, as above
+    from pyflink.common.typeinfo import Types
+
+    raw = Types.PRIMITIVE_ARRAY(Types.BYTE())
+    return Types.ROW_NAMED(["k", "v", "topic", "part", "off"], [raw, raw, Types.STRING(), Types.INT(), Types.LONG()])
 
 
 def row_type(table: Table) -> TypeInformation:
@@ -178,18 +210,15 @@ def dead_letter(
 
 @dataclass(frozen=True)
 class Keyed:
-    """One keyed operator over a job's raw records: `function` keyed by `key` (the Kafka key by
-    default) over the records `keep` lets through; main output rows of main_table, side outputs
-    of `tags` (table name -> OutputTag). With `upstream` (an earlier operator's name and an
-    OutputTag of (key, raw record) rows, FEED_TYPE) it reads that side output instead, keyed by
-    the rows' key."""
+    """One keyed operator over a job's raw records (keyed_raw: by their Kafka key); main output
+    rows of main_table, side outputs of `tags` (table name -> OutputTag). With `upstream` (an
+    earlier operator's name and an OutputTag of feed rows, keyed_feed_type) it reads that side
+    output instead, keyed by the rows' key."""
 
     function: Any
     main_table: str
     tags: dict[str, Any]
     operator: str  # its name and uid: its keyed state maps to the same operator in a resubmitted job
-    key: Callable[[Any], str] | None = None
-    keep: Callable[[Any], bool] | None = None
     upstream: tuple[str, Any] | None = None
 
 
@@ -201,28 +230,36 @@ def feed_type() -> TypeInformation:
     return Types.ROW_NAMED(["k", "v"], [Types.STRING(), Types.PRIMITIVE_ARRAY(Types.BYTE())])
 
 
-def _feed_key(row: Row) -> str:
-    return str(row[0])
+def keyed_feed_type() -> TypeInformation:
+    """The side output carrying feed rows: (key, feed row), for `keyed`."""
+    # lazy: PyFlink, as above
+    from pyflink.common.typeinfo import Types
+
+    return Types.ROW([Types.STRING(), feed_type()])
+
+
+def feed_row(key: str, raw: bytes) -> Row:
+    """A record for the operator keyed by `key` (keyed_feed_type)."""
+    # lazy: PyFlink, as above
+    from pyflink.common import Row
+
+    return Row(key, Row(key, raw))
 
 
 def run_keyed(env: StreamExecutionEnvironment, t_env: StreamTableEnvironment, view: str, name: str, *ops: Keyed) -> str:
     """Run each keyed operator over the raw records of `view` (one source, read once), insert
     every output into its table, and submit the job; returns its id."""
-    # lazy: PyFlink, as above
-    from pyflink.common.typeinfo import Types
-
-    raw = raw_stream(t_env, view)
+    raw = keyed_raw(t_env, view)
     statements = t_env.create_statement_set()
     seconds = env.get_checkpoint_config().get_checkpoint_interval() / 1000
     built: dict[str, DataStream] = {}
     for op in ops:
         if op.upstream is not None:
-            records, key = built[op.upstream[0]].get_side_output(op.upstream[1]), op.key or _feed_key
+            records = keyed(built[op.upstream[0]].get_side_output(op.upstream[1]), feed_type())
         else:
-            records, key = (raw if op.keep is None else raw.filter(op.keep)), op.key or key_of
+            records = raw
         out = (
-            records.key_by(key, key_type=Types.STRING())
-            .process(op.function, output_type=row_type(BY_NAME[op.main_table]))
+            records.process(op.function, output_type=row_type(BY_NAME[op.main_table]))
             .name(op.operator)
             .uid(op.operator)
         )

@@ -22,7 +22,6 @@ import math
 import time
 from typing import Any
 
-from pyflink.common import Row
 from pyflink.common.typeinfo import Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, TimeDomain
 from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
@@ -33,8 +32,9 @@ from poolsight.flink_jobs.common import (
     Keyed,
     dead_letter,
     environment,
-    feed_type,
+    feed_row,
     kafka_source,
+    keyed_feed_type,
     main,
     row_type,
     run_keyed,
@@ -70,7 +70,7 @@ CATALOG = "poolsight.v1.ObjectCatalog"
 # pool_pane is the main output; every other table is a side output.
 TAGS = {name: OutputTag(name, row_type(BY_NAME[name])) for name in OUTPUTS if name != "pool_pane"}
 # A data-sharing member's records, keyed group|pool, for the group operator (group_simulate.py).
-GROUP_FEED = OutputTag("group_feed", feed_type())
+GROUP_FEED = OutputTag("group_feed", keyed_feed_type())
 
 RECHECK_SECONDS = 2.0  # a quiet pool's pane waiting for the job to catch up asks again this often
 WAIT_LOG_SECONDS = 30.0  # how often a pane that keeps waiting says so in the TaskManager's log
@@ -268,7 +268,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             group = self.routes.of_key(source, stored)
         if group and pool and raw is not None:
             for r in (raw, *early):
-                yield GROUP_FEED, Row(f"{group}|{pool}", r)
+                yield GROUP_FEED, feed_row(f"{group}|{pool}", r)
 
     def _key_group(self, key: str) -> str | None:
         """The key's group as kept: None before its first attributes record, "" for none."""
