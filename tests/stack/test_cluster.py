@@ -17,6 +17,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -116,8 +117,19 @@ def _up(env: dict[str, str], service: str, log_dir: str) -> None:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     c = Cluster(tmp_path_factory.mktemp("cluster"))
     try:
-        _up(c.kafka_env, "kafka", c.kafka_env["POOLSIGHT_LOG_DIR"])
-        _up(c.flink_env, "flink-taskmanager", c.flink_env["POOLSIGHT_LOG_DIR"])
+        # The homes share no launcher lock, run, data or log folder, address or port, and the software
+        # in the shared cache is installed (the session's `up`): they start side by side. Both are
+        # awaited before a failure is raised, so `down` below never races an `up`.
+        with ThreadPoolExecutor(2) as pool:
+            ups = [
+                pool.submit(_up, env, service, env["POOLSIGHT_LOG_DIR"])
+                for env, service in ((c.kafka_env, "kafka"), (c.flink_env, "flink-taskmanager"))
+            ]
+        errors = [e for e in (f.exception() for f in ups) if e is not None]
+        if len(errors) == 1:
+            raise errors[0]
+        if errors:
+            raise BaseExceptionGroup("poolsight up failed in both homes", errors)
         yield c
     finally:
         poolsight("jobs", "cancel", "--all", "--no-savepoint", env=c.client_env, timeout=180)
