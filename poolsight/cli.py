@@ -94,74 +94,29 @@ def _ingest_arguments(p: argparse.ArgumentParser) -> None:
     stats.set_defaults(func=_lazy("poolsight.ingest.cli", "run_stats"))
 
 
-def _generate_arguments(p: argparse.ArgumentParser) -> None:
-    from poolsight.ingest.cli import add_generate_arguments  # lazy: as in _ingest_arguments
+def _adds(module: str, function: str = "add_arguments") -> Callable[[argparse.ArgumentParser], None]:
+    """What adds a command's arguments, its module imported only when it is called."""
 
-    add_generate_arguments(p)
+    def add(p: argparse.ArgumentParser) -> None:
+        getattr(importlib.import_module(module), function)(p)
 
-
-def _jobs_arguments(p: argparse.ArgumentParser) -> None:
-    from poolsight.flink_jobs.cli import add_arguments  # lazy: the job client only for `jobs`
-
-    add_arguments(p)
-
-
-def _demo_arguments(p: argparse.ArgumentParser) -> None:
-    from poolsight.demo import add_arguments  # lazy: the demo (the launcher, the generator) only for `demo`
-
-    add_arguments(p)
-
-
-def _maintain_arguments(p: argparse.ArgumentParser) -> None:
-    from poolsight.sql.maintain import add_arguments  # lazy: the Trino client only for the commands querying it
-
-    add_arguments(p)
-
-
-def _history_arguments(p: argparse.ArgumentParser) -> None:
-    from poolsight.sql.history import add_arguments  # lazy: as in _maintain_arguments
-
-    add_arguments(p)
-
-
-def _compare_arguments(p: argparse.ArgumentParser) -> None:
-    from poolsight.sql.compare import add_arguments  # lazy: as in _maintain_arguments
-
-    add_arguments(p)
-
-
-def _report_arguments(p: argparse.ArgumentParser) -> None:
-    from poolsight.sql.report import add_arguments  # lazy: as in _maintain_arguments
-
-    add_arguments(p)
-
-
-def _alerts_arguments(p: argparse.ArgumentParser) -> None:
-    from poolsight.dashboards.alerts import add_arguments  # lazy: the alert evaluator only for `alerts`
-
-    add_arguments(p)
-
-
-def _advise_arguments(p: argparse.ArgumentParser) -> None:
-    from poolsight.advice.cli import add_arguments  # lazy: the advisors (numpy, the simulator) only for `advise`
-
-    add_arguments(p)
+    return add
 
 
 class _CommandParser(UsageParser):
     """A command's parser whose arguments are added when it first parses (so that a `poolsight`
     process imports only the module of the command it runs), or at once unless `lazy`."""
 
-    _adds: Callable[[argparse.ArgumentParser], None] | None = None
+    _pending: Callable[[argparse.ArgumentParser], None] | None = None
 
     def arguments_from(self, adds: Callable[[argparse.ArgumentParser], None], *, lazy: bool) -> None:
-        self._adds = adds
+        self._pending = adds
         if not lazy:
             self._complete()
 
     def _complete(self) -> None:
-        if self._adds is not None:
-            adds, self._adds = self._adds, None
+        if self._pending is not None:
+            adds, self._pending = self._pending, None
             adds(self)
 
     # UsageParser's one signature for typeshed's two overloads.
@@ -207,35 +162,35 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
     ingest = sub.add_parser("ingest", help="collectors: traces and statistics into Kafka")
     ingest.arguments_from(_ingest_arguments, lazy=lazy)
     gen = sub.add_parser("generate", help="a DB2-like workload from a scenario, to Kafka or to files")
-    gen.arguments_from(_generate_arguments, lazy=lazy)
+    gen.arguments_from(_adds("poolsight.ingest.cli", "add_generate_arguments"), lazy=lazy)
     gen.set_defaults(func=_lazy("poolsight.ingest.cli", "run_generate"))
     jobs = sub.add_parser("jobs", help="the streaming jobs: submit, list, cancel")
-    jobs.arguments_from(_jobs_arguments, lazy=lazy)
+    jobs.arguments_from(_adds("poolsight.flink_jobs.cli"), lazy=lazy)
     jobs.set_defaults(func=_lazy("poolsight.flink_jobs.cli", "run"))
     demo = sub.add_parser("demo", help="the main job live: stack, jobs, generator, a Trino summary every 10 s")
-    demo.arguments_from(_demo_arguments, lazy=lazy)
+    demo.arguments_from(_adds("poolsight.demo"), lazy=lazy)
     demo.set_defaults(func=_lazy("poolsight.demo", "run"))
     maint = sub.add_parser("maintain", help="Iceberg upkeep: compaction, snapshot expiry, orphan files")
-    maint.arguments_from(_maintain_arguments, lazy=lazy)
+    maint.arguments_from(_adds("poolsight.sql.maintain"), lazy=lazy)
     maint.set_defaults(func=_lazy("poolsight.sql.maintain", "run_cli"))
     hist = sub.add_parser("history", help="rollups and retention: one cycle now (the maintenance service loops)")
-    hist.arguments_from(_history_arguments, lazy=lazy)
+    hist.arguments_from(_adds("poolsight.sql.history"), lazy=lazy)
     hist.set_defaults(func=_lazy("poolsight.sql.history", "run_cli"))
     comp = sub.add_parser("compare", help="one pool over two time ranges, side by side (from Trino)")
-    comp.arguments_from(_compare_arguments, lazy=lazy)
+    comp.arguments_from(_adds("poolsight.sql.compare"), lazy=lazy)
     comp.set_defaults(func=_lazy("poolsight.sql.compare", "run_cli"))
     report = sub.add_parser(
         "report", help="the subsystem and its pools over one statistics interval, hour or day (from Trino)"
     )
-    report.arguments_from(_report_arguments, lazy=lazy)
+    report.arguments_from(_adds("poolsight.sql.report"), lazy=lazy)
     report.set_defaults(func=_lazy("poolsight.sql.report", "run_cli"))
     alerts = sub.add_parser("alerts", help="alerts on regressions: evaluate the rules once or for ever, list alerts")
-    alerts.arguments_from(_alerts_arguments, lazy=lazy)
+    alerts.arguments_from(_adds("poolsight.dashboards.alerts"), lazy=lazy)
     alerts.set_defaults(func=_lazy("poolsight.dashboards.alerts", "run_cli"))
     advise = sub.add_parser(
         "advise", help="advice with evidence: memory budget, object placement, thresholds, commands to run"
     )
-    advise.arguments_from(_advise_arguments, lazy=lazy)
+    advise.arguments_from(_adds("poolsight.advice.cli"), lazy=lazy)
     advise.set_defaults(func=_lazy("poolsight.advice.cli", "run"))
     return parser
 
