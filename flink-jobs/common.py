@@ -113,7 +113,13 @@ def kafka_source(
 
 def keyed_raw(t_env: StreamTableEnvironment, view: str) -> KeyedStream:
     """The raw records (k, v, topic, part, off) keyed by their Kafka key read as UTF-8 ("" for
-    none). CAST replaces invalid bytes as Python's decode(..., "replace") does (Flink 2.0)."""
+    none). Flink 2.0's CAST is Java's decoding: U+FFFD for invalid bytes, never an error; the
+    same string as Python's decode(..., "replace") but for encoded surrogates (fewer U+FFFD).
+    The planner adds a ConstraintEnforcer (the key is NOT NULL) where key_by had its Python
+    operator: the graph keeps its shape, so the source's and sinks' generated operator ids, and
+    a savepoint of the jobs before this change, still map (a job resumed from one: checked).
+    Those ids are positions in the graph: an operator more or fewer here moves them, and Flink
+    then refuses such a savepoint (it drops no state silently)."""
     # lazy: PyFlink, as above
     from pyflink.common.typeinfo import Types
 
