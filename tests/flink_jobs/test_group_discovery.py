@@ -46,9 +46,9 @@ def _feed(
             monkeypatch.setattr(f, "_read", lambda raw: table[raw])
         for r in f.process_element((KEY, raw, "topic", 0, i), ctx):
             if isinstance(r, tuple) and r[0] is GROUP_FEED:
-                key, (inner_key, raw) = r[1]  # keyed in the JVM by the first field (common.keyed)
+                key, (inner_key, routed) = r[1]  # keyed in the JVM by the first field (common.keyed)
                 assert inner_key == key
-                fed.append((key, raw))
+                fed.append((key, routed))
             elif not isinstance(r, tuple) and i not in emitted:
                 emitted.append(i)
     assert f is not None
