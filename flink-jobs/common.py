@@ -130,8 +130,9 @@ def keyed_raw(t_env: StreamTableEnvironment, view: str) -> KeyedStream:
         )
     )
     # Typed as key_by's rows are (a RowTypeInfo): PyFlink's keyed operator takes no other.
-    rows._j_data_stream.getTransformation().setOutputType(Types.ROW([Types.STRING(), raw_type()]).get_java_type_info())
-    return keyed(rows, raw_type())
+    record = raw_type()
+    rows._j_data_stream.getTransformation().setOutputType(Types.ROW([Types.STRING(), record]).get_java_type_info())
+    return keyed(rows, record)
 
 
 def keyed(rows: DataStream, value_type: TypeInformation) -> KeyedStream:
