@@ -854,12 +854,31 @@ def _assert_each_pane_once(member: str, truth: dict[str, int]) -> None:
         (member,),
     )
     assert dup == [[0]], dup
-    curve = _query(
-        "SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current AND pool_policy "
-        "GROUP BY pool",
-        (member,),
+    # Each table's committer commits a checkpoint on its own: sim_curve's commit of the last pane
+    # may land a moment after pool_pane's, which the caller waited for.
+    deadline = time.monotonic() + 60
+    while True:
+        curve = _query(
+            "SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current AND pool_policy "
+            "GROUP BY pool",
+            (member,),
+        )
+        got = {str(p): int(n) for p, n in curve}
+        if got == truth or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    assert got == truth, f"pool, pane, getpages, curve refs: {_curve_by_pane(member)}"
+
+
+def _curve_by_pane(member: str) -> list[Any]:
+    """Each pane's getpages beside its pool-policy curve's refs at the current size."""
+    return _query(
+        "SELECT p.pool, p.pane_start, p.getpages, c.refs FROM iceberg.poolsight.pool_pane p LEFT JOIN "
+        "(SELECT pool, pane_start, sum(refs) AS refs FROM iceberg.poolsight.sim_curve WHERE source = ? "
+        "AND is_current AND pool_policy GROUP BY pool, pane_start) c "
+        "ON c.pool = p.pool AND c.pane_start = p.pane_start WHERE p.source = ? ORDER BY 1, 2",
+        (member, member),
     )
-    assert {p: int(n) for p, n in curve} == truth
 
 
 def test_killed_taskmanager_loses_and_doubles_nothing(jobs: None, tmp_path: Path) -> None:
