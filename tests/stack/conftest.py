@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +31,42 @@ def query(sql: str, params: tuple[Any, ...] = (), user: str | None = None) -> li
     """The rows of one parameterised statement (as `user`, else the writer)."""
     s = load_settings()
     return trino_rows(s, sql, params, user=user)[1] if user else trino_rows(s, sql, params)[1]
+
+
+# What the simulation job has committed per pool, table by table: each sink has its own Iceberg
+# committer, so a checkpoint's rows land in one table a moment before the next. A test that waited
+# for pool_pane and then reads another of these tables waits for them all (wait_simulated).
+_SIMULATED = {
+    "pool_pane": "SELECT pool, sum(getpages) FROM iceberg.poolsight.pool_pane WHERE source = ? GROUP BY pool",
+    "object_pane": "SELECT pool, sum(getpages) FROM iceberg.poolsight.object_pane WHERE source = ? GROUP BY pool",
+    "sim_curve": "SELECT pool, sum(refs) FROM iceberg.poolsight.sim_curve WHERE source = ? AND is_current "
+    "AND pool_policy GROUP BY pool",
+}
+_PANES = {
+    "pool_pane": "SELECT pool, count(*) FROM iceberg.poolsight.pool_pane WHERE source = ? GROUP BY pool",
+    "sim_accuracy_pane": "SELECT pool, count(*) FROM iceberg.poolsight.sim_accuracy_pane WHERE source = ? "
+    "GROUP BY pool",
+}
+
+
+def wait_simulated(source: str, getpages: int | dict[str, int], timeout: float = 60, accuracy: bool = False) -> None:
+    """Until pool_pane, object_pane and the pool-policy curve at the current size each hold
+    `getpages` (a total, or per pool) and the same getpages per pool; with `accuracy`, also one
+    sim_accuracy_pane row per pool_pane row. Fails with what each table held."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = {t: {str(p): int(n) for p, n in query(sql, (source,))} for t, sql in _SIMULATED.items()}
+        panes = {t: {str(p): int(n) for p, n in query(sql, (source,))} for t, sql in _PANES.items()} if accuracy else {}
+        pools = got["pool_pane"]
+        total = pools == getpages if isinstance(getpages, dict) else sum(pools.values()) == getpages
+        if (
+            total
+            and all(v == pools for v in got.values())
+            and len({str(sorted(v.items())) for v in panes.values()}) <= 1
+        ):
+            return
+        assert time.monotonic() < deadline, f"getpages per pool, table by table: {got}; rows: {panes}; want {getpages}"
+        time.sleep(2)
 
 
 def properties_of(table: Table) -> dict[str, str]:

@@ -22,7 +22,7 @@ from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.names import TRINO_READER_USER
 from tests.advice.test_scenarios import SCENARIO
 from tests.conftest import poolsight
-from tests.stack.conftest import query
+from tests.stack.conftest import query, wait_simulated
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
 
@@ -58,6 +58,17 @@ def member(jobs: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, i
         time.sleep(3)
     assert seen == out["getpages"], f"{seen} of {out['getpages']} getpages in pool_pane"
     assert memory == out["intervals"], f"{memory} system_memory rows for {out['intervals']} intervals"
+    # What the advisor and these tests read lands table by table (a committer each): all of it first.
+    wait_simulated(name, out["getpages"])
+    pools = {p for [p] in query("SELECT DISTINCT pool FROM iceberg.poolsight.pool_pane WHERE source = ?", (name,))}
+    sql = "SELECT pool, count(DISTINCT interval_start) FROM iceberg.poolsight.pool_stats WHERE source = ? GROUP BY 1"
+    until = time.monotonic() + 60
+    while True:
+        stats = {str(p): int(n) for p, n in query(sql, (name,))}
+        if all(stats.get(p) == out["intervals"] for p in pools) or time.monotonic() > until:
+            break
+        time.sleep(2)
+    assert all(stats.get(p) == out["intervals"] for p in pools), f"pool_stats intervals per pool: {stats}"
     return name, out["intervals"], out["getpages"], work / "files"
 
 
