@@ -33,6 +33,16 @@ def query(sql: str, params: tuple[Any, ...] = (), user: str | None = None) -> li
     return trino_rows(s, sql, params, user=user)[1] if user else trino_rows(s, sql, params)[1]
 
 
+def wait_rows(sql: str, params: tuple[Any, ...], want: int) -> list[Any]:
+    """The statement's rows once it returns at least `want` (up to 120 s; what it returned then)."""
+    rows: list[Any] = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(rows) < want:
+        rows = query(sql, params)
+        time.sleep(1 if len(rows) < want else 0)
+    return rows
+
+
 # What the simulation job has committed per pool, table by table: each sink has its own Iceberg
 # committer, so a checkpoint's rows land in one table a moment before the next. A test that waited
 # for pool_pane and then reads another of these tables waits for them all (wait_simulated).

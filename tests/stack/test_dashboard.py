@@ -33,7 +33,7 @@ from poolsight.sql.named import QUERIES_DIR, load, queries, query
 from tests.conftest import TEST_VAR, poolsight
 from tests.stack import gbp_rows
 from tests.stack.conftest import query as _query
-from tests.stack.conftest import wait_simulated
+from tests.stack.conftest import wait_rows, wait_simulated
 
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
 
@@ -663,15 +663,6 @@ def _num(v: Any) -> float | None:
     return None if v in ("", None) else float(v)
 
 
-def _wait_rows(sql: str, params: tuple[Any, ...], want: int) -> list[Any]:
-    rows: list[Any] = []
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(rows) < want:
-        rows = _query(sql, params)
-        time.sleep(1 if len(rows) < want else 0)
-    return rows
-
-
 def test_statistics_pages_show_and_download_what_trino_holds(member: str, tab: Tab, tmp_path: Path) -> None:
     """Backups (seed 003's db2diag.log) and pureScale (seed 004's exports) through the collector and
     the statistics job, the host's memory written straight into system_memory, the mixed member's
@@ -696,7 +687,7 @@ def test_statistics_pages_show_and_download_what_trino_holds(member: str, tab: T
         for i in range(3)
     ]  # fmt: skip
     gbp_rows.insert("system_memory", memory)
-    backups = _wait_rows(
+    backups = wait_rows(
         "SELECT database, operation, elapsed_seconds, mbytes FROM iceberg.poolsight.backup_stats WHERE source = ?",
         (f"i{tag}/PERF",),
         2,
@@ -704,9 +695,9 @@ def test_statistics_pages_show_and_download_what_trino_holds(member: str, tab: T
     assert len(backups) == 2, backups
     # The thread lines land in backup_thread, committed apart from backup_stats: waited for too.
     lines = sum(1 for line in text.splitlines() if re.match(r"^\d{3}\s", line))
-    threads = _wait_rows("SELECT kind FROM iceberg.poolsight.backup_thread WHERE source = ?", (f"i{tag}/PERF",), lines)
+    threads = wait_rows("SELECT kind FROM iceberg.poolsight.backup_thread WHERE source = ?", (f"i{tag}/PERF",), lines)
     assert len(threads) == lines, threads
-    pools = _wait_rows(
+    pools = wait_rows(
         "SELECT pool, luw_lbp_hit_ratio, gbp_full_per_10k_commits FROM iceberg.poolsight.purescale_summary "
         "WHERE source = ? AND gbp_full_per_10k_commits IS NOT NULL",
         (f"{pure}/0",),

@@ -42,6 +42,7 @@ from tests.stack.conftest import (
     log_lines,
     metadata_files,
     properties_of,
+    wait_rows,
     wait_simulated,
 )
 from tests.stack.conftest import generate as _generate
@@ -591,29 +592,24 @@ def test_backup_statistics_land_per_thread_with_their_findings(jobs: None, tmp_p
     assert r.returncode == 0, r.stderr
     thread_lines = [line.split() for line in text.splitlines() if re.match(r"^\d{3}\s", line)]
     source = f"{instance}/PERF"
-    deadline = time.monotonic() + 120
-    rows: list[Any] = []
-    while time.monotonic() < deadline and len(rows) < len(thread_lines):
-        rows = _query(
-            "SELECT kind, thread, total_seconds, msgq_share, finding, operation FROM iceberg.poolsight.backup_thread "
-            "WHERE source = ? ORDER BY event_time, kind, thread",
-            (source,),
-        )
-        time.sleep(2)
+    rows = wait_rows(
+        "SELECT kind, thread, total_seconds, msgq_share, finding, operation FROM iceberg.poolsight.backup_thread "
+        "WHERE source = ? ORDER BY event_time, kind, thread",
+        (source,),
+        len(thread_lines),
+    )
     assert len(rows) == len(thread_lines), _diagnosis()
     kind, thread, total, msgq, finding, operation = rows[0]
     first = thread_lines[0]
     assert (kind, thread, operation) == ("BM", 0, "BACKUP") and total == float(first[1])
     assert msgq == pytest.approx(float(first[3]) / float(first[1]))
     assert finding.startswith("waits for buffers")
-    ops: list[Any] = []
-    while time.monotonic() < deadline + 60 and len(ops) < 2:  # committed apart from backup_thread
-        ops = _query(
-            "SELECT operation, findings, elapsed_seconds FROM iceberg.poolsight.backup_stats WHERE source = ? "
-            "ORDER BY event_time",
-            (source,),
-        )
-        time.sleep(0 if len(ops) >= 2 else 2)
+    ops = wait_rows(  # committed apart from backup_thread
+        "SELECT operation, findings, elapsed_seconds FROM iceberg.poolsight.backup_stats WHERE source = ? "
+        "ORDER BY event_time",
+        (source,),
+        2,
+    )
     assert [o[0] for o in ops] == ["BACKUP", "RESTORE"]
     assert "BM threads wait 89.6% of their time for buffers" in ops[0][1]
     assert ops[0][2] == pytest.approx(1422.570286)
