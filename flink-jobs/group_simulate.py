@@ -21,6 +21,7 @@ from pyflink.common.typeinfo import Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, TimeDomain
 from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
 
+from poolsight.flink_jobs.bundle_timing import untimed_bundles
 from poolsight.flink_jobs.caught_up import CaughtUp, ConsumerGroup, Offsets
 from poolsight.flink_jobs.common import row_type, to_row
 from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker
@@ -54,6 +55,7 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         self.pending = runtime_context.get_list_state(ListStateDescriptor("group_since", Types.PICKLED_BYTE_ARRAY()))
         self.trackers: dict[str, GroupTracker] = {}
         self.trim = HeapTrim()
+        untimed_bundles()  # bundle_timing.py: a bundle ends with its work
         self.since: dict[str, int] = {}
         self.last_seen: dict[str, float] = {}
         self.caught_up = CaughtUp(self.reads) if self.reads is not None else None

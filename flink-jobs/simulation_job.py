@@ -27,6 +27,7 @@ from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, 
 from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
 
 from poolsight.flink_jobs import group_simulate as group
+from poolsight.flink_jobs.bundle_timing import untimed_bundles
 from poolsight.flink_jobs.caught_up import CaughtUp, ConsumerGroup, Offsets
 from poolsight.flink_jobs.common import (
     Keyed,
@@ -104,6 +105,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self.targets: dict[str, Offsets] = {}  # a quiet key's: the end offsets the job must reach first
         self.waits_logged: dict[str, float] = {}
         self.trim = HeapTrim()
+        untimed_bundles()  # bundle_timing.py: a bundle ends with its work
         self.group_state = runtime_context.get_state(ValueStateDescriptor("group", Types.STRING()))
         self.key_group: dict[str, str | None] = {}  # the key's group, read from group_state once
         # A discovering key's getpages from before its first attributes record (_to_group),

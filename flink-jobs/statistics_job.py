@@ -15,6 +15,7 @@ from pyflink.common.typeinfo import Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext
 from pyflink.datastream.state import ValueStateDescriptor
 
+from poolsight.flink_jobs.bundle_timing import untimed_bundles
 from poolsight.flink_jobs.common import Keyed, dead_letter, environment, kafka_source, main, row_type, run_keyed, to_row
 from poolsight.flink_jobs.heap_trim import HeapTrim
 from poolsight.flink_jobs.io_panes import KINDS, IoPanes
@@ -74,6 +75,7 @@ class Statistics(KeyedProcessFunction):  # type: ignore[misc]
         self.attrs = runtime_context.get_state(ValueStateDescriptor("attributes", Types.PICKLED_BYTE_ARRAY()))
         self.io = runtime_context.get_state(ValueStateDescriptor("io_panes", Types.PICKLED_BYTE_ARRAY()))
         self.trim = HeapTrim()
+        untimed_bundles()  # bundle_timing.py: a bundle ends with its work
 
     def process_element(self, value: Any, ctx: Any) -> Any:
         self.trim.maybe()
