@@ -207,7 +207,8 @@ def test_a_paging_host_gets_no_growth(member: tuple[str, int, int, Path], tmp_pa
         [[n, paging]] = query(
             "SELECT count(*), max(pageins_per_second) FROM iceberg.poolsight.system_memory WHERE source = ?", (name,)
         )
-        time.sleep(2)
+        if paging != 40.0:
+            time.sleep(2)
     assert (n, paging) == (intervals, 40.0)  # the interval's new record replaced its first (table key)
     doc = _evaluate(name, tmp_path)
     assert doc["budget"]["allocation"] == {}
