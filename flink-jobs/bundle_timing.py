@@ -5,13 +5,15 @@ StateSampler for it: a thread that times which step runs, sleeping 2 ms, then 1.
 each wake up to 200 ms. The bundle's end stops the sampler and joins that thread, so it waits
 out the sleep in progress: 18-21 ms after a 100 ms bundle (`jobs submit --bundle-ms`), the
 TaskManager's operator blocked on the bundle's results meanwhile, and the worker idle. Nothing
-reads those timings: PyFlink passes only user metrics to Flink, and the samples feed Beam's
-per-step msecs counters and its lull log, neither of which a Flink job has.
+reads those timings: they feed Beam's per-step msecs counters, which Flink's side drops (its
+metric container keeps only beam:metric:user URNs), and Beam's lull log, which PyFlink's
+process mode does not run.
 
 `untimed_bundles()` keeps the sampler's bookkeeping (the current tracker, the steps' scoped
-states, started and finished) and drops its thread. Called from an operator's `open`, in the
-worker, before its first bundle starts; the sampler of a bundle processor made earlier picks it
-up too, as the methods are the class's.
+states, started and finished) and drops its thread. Called from an operator's `open`, which
+PyFlink runs while it builds the bundle processor, before that processor's first bundle. The
+methods are the class's: a processor made earlier takes them from its next bundle on (every
+Python operator of the jobs calls this, so none runs a bundle under the old ones).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ PATCHED = "_poolsight_untimed"
 
 
 def untimed_bundles() -> bool:
-    """Replace the sampler's start and stop (once per process); False when Beam has no such
+    """Replace the sampler's start and stop (the same functions whoever calls first); False when Beam has no such
     sampler (another version's layout), in which case its bundles keep the thread."""
     try:
         from apache_beam.runners.worker import statesampler
