@@ -28,6 +28,7 @@ def untimed_bundles() -> bool:
     """Replace the sampler's start and stop (the same functions whoever calls first); False when Beam has no such
     sampler (another version's layout), in which case its bundles keep the thread."""
     try:
+        # lazy: Beam comes with PyFlink; only the Python worker, which runs the operators, needs it
         from apache_beam.runners.worker import statesampler
     except ImportError:
         return False
