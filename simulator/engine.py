@@ -151,6 +151,18 @@ class Simulator:
 
     # ------------------------------------------------------------ input
 
+    def set_background(self, on: bool = True) -> None:
+        """Feeds run in a thread of the kernel's own: `feed` returns once its batch is copied and
+        queued (16 at most wait), so the caller's next batches are decoded while it runs. Every
+        other call waits for the queue to be run, so every answer equals a feed in the caller's
+        thread. A restored simulator starts with it off."""
+        self._kernel.set_background(on)
+
+    @property
+    def background(self) -> bool:
+        """Whether feeds run in the kernel's thread (set_background)."""
+        return self._kernel.background()
+
     def set_pool_size(self, pool: str, buffers: int) -> None:
         """The pool's current size (VPSIZE): the centre of the default ladder and the cost baseline."""
         self._meta.setdefault(pool, _PoolMeta()).size = int(buffers)

@@ -23,12 +23,15 @@ use mini::Policy;
 use pool::{Mode, PoolState, TYPES};
 use pyo3::buffer::{PyBuffer, ReadOnlyCell};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyTuple};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{mpsc, Mutex};
+use std::thread;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Config {
@@ -78,20 +81,43 @@ fn snapshot_bytes<'py, T: serde::Serialize>(
     })
 }
 
-type Cols<'a> = (
-    &'a [ReadOnlyCell<f64>],
-    &'a [ReadOnlyCell<u32>],
-    &'a [ReadOnlyCell<u64>],
-    &'a [ReadOnlyCell<u8>],
-    &'a [ReadOnlyCell<u8>],
-);
+/// A column's value: a Python buffer's cell (fed in the caller's thread) or a plain value (a
+/// batch copied for the background thread, `Kernel.set_background`).
+trait Get<T> {
+    fn get(&self) -> T;
+}
+
+impl<T: pyo3::buffer::Element + Copy> Get<T> for ReadOnlyCell<T> {
+    #[inline(always)]
+    fn get(&self) -> T {
+        ReadOnlyCell::get(self)
+    }
+}
+
+macro_rules! plain_get {
+    ($($t:ty),*) => {$(
+        impl Get<$t> for $t {
+            #[inline(always)]
+            fn get(&self) -> $t {
+                *self
+            }
+        }
+    )*};
+}
+plain_get!(f64, u32, u64, u8);
+
+/// Times, objects, pages, access types, functions.
+type Cols<'a, F, U, L, B> = (&'a [F], &'a [U], &'a [L], &'a [B], &'a [B]);
 
 /// One pool's run of events: staged (`PoolState::run_staged`) but for fixed-size SHARDS, whose
 /// events go one by one, two stages ahead: the page-table slots of the next FAR references are
 /// being loaded, and for the next NEAR (their slots loaded by now) the Olken bitmap line of the
 /// page's previous position. Hashes wait in a ring so each is computed once.
 #[inline(always)]
-fn run(state: &mut PoolState, (t, ob, pg, ac, fu): Cols<'_>) {
+fn run<F: Get<f64>, U: Get<u32>, L: Get<u64>, B: Get<u8>>(
+    state: &mut PoolState,
+    (t, ob, pg, ac, fu): Cols<'_, F, U, L, B>,
+) {
     if state.stages() {
         // Every column cut to the first one's length (feed checked they agree), so the
         // compiler drops their bounds checks.
@@ -137,7 +163,10 @@ fn run(state: &mut PoolState, (t, ob, pg, ac, fu): Cols<'_>) {
 /// build's bit tricks, and a getpage's pane is found with roundsd instead of a call to floor.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt,sse4.1")]
-unsafe fn run_popcnt(state: &mut PoolState, cols: Cols<'_>) {
+unsafe fn run_popcnt<F: Get<f64>, U: Get<u32>, L: Get<u64>, B: Get<u8>>(
+    state: &mut PoolState,
+    cols: Cols<'_, F, U, L, B>,
+) {
     run(state, cols)
 }
 
@@ -145,12 +174,15 @@ unsafe fn run_popcnt(state: &mut PoolState, cols: Cols<'_>) {
 /// sums in two vector operations instead of four, and BMI shifts; 1-3 % on bench-sim.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt,sse4.1,avx2,bmi1,bmi2,lzcnt")]
-unsafe fn run_avx2(state: &mut PoolState, cols: Cols<'_>) {
+unsafe fn run_avx2<F: Get<f64>, U: Get<u32>, L: Get<u64>, B: Get<u8>>(
+    state: &mut PoolState,
+    cols: Cols<'_, F, U, L, B>,
+) {
     run(state, cols)
 }
 
 /// The best build of `run` this CPU takes.
-fn run_best(state: &mut PoolState, cols: Cols<'_>) {
+fn run_best<F: Get<f64>, U: Get<u32>, L: Get<u64>, B: Get<u8>>(state: &mut PoolState, cols: Cols<'_, F, U, L, B>) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::is_x86_feature_detected as has;
@@ -170,8 +202,166 @@ fn run_best(state: &mut PoolState, cols: Cols<'_>) {
 /// Reuse-distance simulation of many buffer pools; feed getpage batches, read curves.
 #[pyclass(module = "poolsight._kernel")]
 struct Kernel {
+    /// None only while a batch runs in the background thread (or after that run failed).
+    core: Option<Core>,
+    behind: Option<Behind>,
+}
+
+/// What the simulation holds: the pools' states and the miniature caches asked for pools not
+/// yet seen.
+struct Core {
     state: State,
     minis: FxHashMap<u32, MiniSpec>,
+}
+
+/// One batch copied out of the caller's buffers, for the background thread.
+struct Batch {
+    t: Vec<f64>,
+    pl: Vec<u32>,
+    ob: Vec<u32>,
+    pg: Vec<u64>,
+    ac: Vec<u8>,
+    fu: Vec<u8>,
+}
+
+/// Batches a background feed may queue before `feed` waits (each copied, 26 bytes a getpage):
+/// enough for the caller to finish its bundle while the thread works on.
+const BEHIND_BATCHES: usize = 16;
+
+/// What the caller sends the background thread, in order.
+enum Job {
+    /// The state, when the first batch after a settle goes.
+    Take(Core),
+    Feed(Batch),
+    /// Send the state back once every batch before this is run.
+    Return,
+}
+
+/// The background thread of `Kernel.set_background`. The state goes to it with the first batch
+/// and stays while feeds follow (up to BEHIND_BATCHES queued); any other call asks for it back,
+/// so it reads the state after every batch fed before it.
+struct Behind {
+    jobs: mpsc::SyncSender<Job>,
+    back: Mutex<mpsc::Receiver<Result<Core, String>>>,
+    thread: Option<thread::JoinHandle<()>>,
+    failed: Option<String>,
+}
+
+impl Behind {
+    fn start() -> PyResult<Self> {
+        let (jobs, todo) = mpsc::sync_channel::<Job>(BEHIND_BATCHES);
+        let (done, back) = mpsc::channel();
+        let thread = thread::Builder::new()
+            .name("poolsight-feed".into())
+            .spawn(move || {
+                let mut core: Result<Option<Core>, String> = Ok(None);
+                for job in todo {
+                    match job {
+                        Job::Take(c) => core = Ok(Some(c)),
+                        Job::Feed(b) => {
+                            if let Ok(Some(c)) = core.as_mut() {
+                                let fed = panic::catch_unwind(AssertUnwindSafe(|| {
+                                    c.feed((&b.t, &b.pl, &b.ob, &b.pg, &b.ac, &b.fu))
+                                }));
+                                if let Err(e) = fed {
+                                    core = Err(panic_message(&*e)); // the state is half fed: dropped
+                                }
+                            }
+                        }
+                        Job::Return => {
+                            let state = std::mem::replace(&mut core, Ok(None));
+                            let reply = state.and_then(|c| c.ok_or_else(|| "no state was sent".to_string()));
+                            if done.send(reply).is_err() {
+                                return; // the Kernel is gone
+                            }
+                        }
+                    }
+                }
+            })
+            .map_err(|e| PyRuntimeError::new_err(format!("kernel: cannot start its background thread: {e}")))?;
+        Ok(Behind {
+            jobs,
+            back: Mutex::new(back),
+            thread: Some(thread),
+            failed: None,
+        })
+    }
+
+    /// Queue a job; with the queue full, wait for room without the GIL.
+    fn send(&self, py: Python<'_>, job: Job) -> PyResult<()> {
+        let job = match self.jobs.try_send(job) {
+            Ok(()) => return Ok(()),
+            Err(mpsc::TrySendError::Full(job)) => job,
+            Err(mpsc::TrySendError::Disconnected(_)) => return Err(ended()),
+        };
+        let jobs = &self.jobs;
+        py.detach(|| jobs.send(job).is_ok()).then_some(()).ok_or_else(ended)
+    }
+}
+
+fn ended() -> PyErr {
+    PyRuntimeError::new_err("kernel: its background thread has ended")
+}
+
+impl Drop for Behind {
+    fn drop(&mut self) {
+        // Closing the channel ends the thread after the batches queued.
+        let (closed, _) = mpsc::sync_channel(0);
+        self.jobs = closed;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn panic_message(e: &(dyn std::any::Any + Send)) -> String {
+    e.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| e.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
+}
+
+/// A feed's columns, checked to be of one length.
+type FeedCols<'a, F, U, L, B> = (&'a [F], &'a [U], &'a [U], &'a [L], &'a [B], &'a [B]);
+
+impl Core {
+    fn pool_mut(&mut self, pool: u32) -> &mut PoolState {
+        let cfg = &self.state.config;
+        let minis = &self.minis;
+        self.state.pools.entry(pool).or_insert_with(|| {
+            let mut p = PoolState::new(cfg.mode, cfg.rate, cfg.bits, cfg.seed, cfg.pane_seconds, cfg.keep_panes);
+            if let Some((policy, sizes, rate, vpseqt, vpseqts)) = minis.get(&pool) {
+                p.set_minis_at(*policy, sizes.clone(), *rate, *vpseqt, vpseqts);
+            }
+            p
+        })
+    }
+
+    fn pool(&self, pool: u32) -> PyResult<&PoolState> {
+        self.state
+            .pools
+            .get(&pool)
+            .ok_or_else(|| PyValueError::new_err(format!("pool {pool}: no getpages seen")))
+    }
+
+    fn feed<F: Get<f64>, U: Get<u32>, L: Get<u64>, B: Get<u8>>(
+        &mut self,
+        (t, pl, ob, pg, ac, fu): FeedCols<'_, F, U, L, B>,
+    ) {
+        let n = t.len();
+        let mut i = 0;
+        while i < n {
+            // Runs of one pool share one lookup.
+            let pool = pl[i].get();
+            let mut j = i + 1;
+            while j < n && pl[j].get() == pool {
+                j += 1;
+            }
+            let state = self.pool_mut(pool);
+            run_best(state, (&t[i..j], &ob[i..j], &pg[i..j], &ac[i..j], &fu[i..j]));
+            i = j;
+        }
+    }
 }
 
 fn slice<'a, T: pyo3::buffer::Element + Copy>(
@@ -231,20 +421,37 @@ impl Kernel {
         if pane_seconds.is_nan() || pane_seconds <= 0.0 {
             return Err(PyValueError::new_err("pane_seconds must be > 0"));
         }
-        Ok(Kernel {
-            state: State {
-                config: Config {
-                    mode,
-                    rate,
-                    bits: precision_bits,
-                    seed,
-                    pane_seconds,
-                    keep_panes: keep_panes.max(2),
-                },
-                pools: BTreeMap::new(),
+        let state = State {
+            config: Config {
+                mode,
+                rate,
+                bits: precision_bits,
+                seed,
+                pane_seconds,
+                keep_panes: keep_panes.max(2),
             },
-            minis: FxHashMap::default(),
-        })
+            pools: BTreeMap::new(),
+        };
+        Ok(Kernel::of(state))
+    }
+
+    /// With `on`, `feed` copies its batch, queues it for a thread of the kernel's own and returns:
+    /// the caller decodes its next batches (and the Flink job's operator finishes its bundle)
+    /// while the queued ones run. Any other call waits for the queue to be run first, so results
+    /// are those of feeding in the caller's thread. Off: feeds run in the caller's thread again.
+    fn set_background(&mut self, py: Python<'_>, on: bool) -> PyResult<()> {
+        self.core(py)?;
+        if on && self.behind.is_none() {
+            self.behind = Some(Behind::start()?);
+        } else if !on {
+            self.behind = None;
+        }
+        Ok(())
+    }
+
+    /// Whether feeds run in the background thread (`set_background`).
+    fn background(&self) -> bool {
+        self.behind.is_some()
     }
 
     /// Run miniature caches of `policy` for `pool`, one per size, on a stream sampled at `rate`;
@@ -255,6 +462,7 @@ impl Kernel {
     #[allow(clippy::too_many_arguments)]
     fn set_policy_sizes(
         &mut self,
+        py: Python<'_>,
         pool: u32,
         policy: &str,
         sizes: Vec<u64>,
@@ -267,9 +475,10 @@ impl Kernel {
         if !(rate > 0.0 && rate <= 1.0) {
             return Err(PyValueError::new_err(format!("rate {rate}: must be in (0, 1]")));
         }
-        let p = self.pool_mut(pool);
+        let core = self.core(py)?;
+        let p = core.pool_mut(pool);
         p.retarget_minis(policy, sizes.clone(), rate, vpseqt, &start_from, &vpseqts);
-        self.minis.insert(pool, (policy, sizes, rate, vpseqt, vpseqts));
+        core.minis.insert(pool, (policy, sizes, rate, vpseqt, vpseqts));
         Ok(())
     }
 
@@ -307,42 +516,64 @@ impl Kernel {
                 return Err(PyValueError::new_err(format!("{name} has {len} values, times has {n}")));
             }
         }
-        let mut i = 0;
-        while i < n {
-            // Runs of one pool share one lookup.
-            let pool = pl[i].get();
-            let mut j = i + 1;
-            while j < n && pl[j].get() == pool {
-                j += 1;
-            }
-            let state = self.pool_mut(pool);
-            run_best(state, (&t[i..j], &ob[i..j], &pg[i..j], &ac[i..j], &fu[i..j]));
-            i = j;
+        if self.behind.is_none() {
+            self.core(py)?.feed((t, pl, ob, pg, ac, fu));
+            return Ok(n as u64);
         }
+        let copy = |c: &[ReadOnlyCell<u8>]| c.iter().map(|x| x.get()).collect();
+        let batch = Batch {
+            t: t.iter().map(|x| x.get()).collect(),
+            pl: pl.iter().map(|x| x.get()).collect(),
+            ob: ob.iter().map(|x| x.get()).collect(),
+            pg: pg.iter().map(|x| x.get()).collect(),
+            ac: copy(ac),
+            fu: copy(fu),
+        };
+        let behind = self.behind.as_ref().expect("checked above");
+        if let Some(f) = &behind.failed {
+            return Err(PyRuntimeError::new_err(format!(
+                "kernel: a background feed failed: {f}"
+            )));
+        }
+        if let Some(core) = self.core.take() {
+            behind.send(py, Job::Take(core))?;
+        }
+        behind.send(py, Job::Feed(batch))?;
         Ok(n as u64)
     }
 
-    fn pools(&self) -> Vec<u32> {
-        self.state.pools.keys().copied().collect()
+    fn pools(&mut self, py: Python<'_>) -> PyResult<Vec<u32>> {
+        Ok(self.core(py)?.state.pools.keys().copied().collect())
     }
 
     /// Hits by access type at each size over the last `panes` panes (0: all kept panes).
     #[pyo3(signature = (pool, sizes, panes=0))]
-    fn curve(&self, pool: u32, sizes: Vec<u64>, panes: usize) -> PyResult<Vec<[f64; TYPES]>> {
-        Ok(self.pool(pool)?.curve(&sizes, panes))
+    fn curve(&mut self, py: Python<'_>, pool: u32, sizes: Vec<u64>, panes: usize) -> PyResult<Vec<[f64; TYPES]>> {
+        Ok(self.core(py)?.pool(pool)?.curve(&sizes, panes))
     }
 
     #[pyo3(signature = (pool, sizes, panes=0))]
-    fn object_curves(&self, pool: u32, sizes: Vec<u64>, panes: usize) -> PyResult<BTreeMap<u32, Vec<[f64; TYPES]>>> {
-        Ok(self.pool(pool)?.object_curves(&sizes, panes))
+    fn object_curves(
+        &mut self,
+        py: Python<'_>,
+        pool: u32,
+        sizes: Vec<u64>,
+        panes: usize,
+    ) -> PyResult<BTreeMap<u32, Vec<[f64; TYPES]>>> {
+        Ok(self.core(py)?.pool(pool)?.object_curves(&sizes, panes))
     }
 
     /// Per pane of the window: (pane id, counts) for the pool and per object, where counts is
     /// (refs[3], updates, cold[3], touched, latest, late).
     #[pyo3(signature = (pool, panes=0))]
     #[allow(clippy::type_complexity)]
-    fn panes(&self, pool: u32, panes: usize) -> PyResult<Vec<(i64, Counts, BTreeMap<u32, Counts>)>> {
-        let p = self.pool(pool)?;
+    fn panes(
+        &mut self,
+        py: Python<'_>,
+        pool: u32,
+        panes: usize,
+    ) -> PyResult<Vec<(i64, Counts, BTreeMap<u32, Counts>)>> {
+        let p = self.core(py)?.pool(pool)?;
         Ok(p.window(panes)
             .map(|pane| {
                 let objs = pane
@@ -360,11 +591,12 @@ impl Kernel {
     #[pyo3(signature = (pool, panes=0))]
     #[allow(clippy::type_complexity)]
     fn policy_curve(
-        &self,
+        &mut self,
+        py: Python<'_>,
         pool: u32,
         panes: usize,
     ) -> PyResult<Option<(String, Vec<u64>, f64, f64, Vec<[f64; 2 * TYPES]>)>> {
-        let p = self.pool(pool)?;
+        let p = self.core(py)?.pool(pool)?;
         let Some(m) = p.minis.as_ref() else { return Ok(None) };
         let mut acc = vec![[0.0f64; 2 * TYPES]; m.sizes.len()];
         for pane in p.window(panes) {
@@ -383,8 +615,8 @@ impl Kernel {
     }
 
     /// (rate now, pages tracked, first pane id, latest pane id, panes kept).
-    fn pool_info(&self, pool: u32) -> PyResult<PoolInfo> {
-        let p = self.pool(pool)?;
+    fn pool_info(&mut self, py: Python<'_>, pool: u32) -> PyResult<PoolInfo> {
+        let p = self.core(py)?.pool(pool)?;
         Ok((
             p.rate(),
             p.tracked_pages(),
@@ -395,14 +627,14 @@ impl Kernel {
     }
 
     /// Lower bound and width of each histogram bucket index (for exporting histograms).
-    fn bucket_range(&self, index: usize) -> (u64, u64) {
-        hist::Buckets::new(self.state.config.bits).range(index)
+    fn bucket_range(&mut self, py: Python<'_>, index: usize) -> PyResult<(u64, u64)> {
+        Ok(hist::Buckets::new(self.core(py)?.state.config.bits).range(index))
     }
 
     /// Histogram of the window for one access type: (bucket index, weight) pairs.
     #[pyo3(signature = (pool, access, panes=0))]
-    fn histogram(&self, pool: u32, access: usize, panes: usize) -> PyResult<Vec<(usize, f64)>> {
-        let p = self.pool(pool)?;
+    fn histogram(&mut self, py: Python<'_>, pool: u32, access: usize, panes: usize) -> PyResult<Vec<(usize, f64)>> {
+        let p = self.core(py)?.pool(pool)?;
         let a = access.min(TYPES - 1);
         let mut acc: Vec<f64> = Vec::new();
         for pane in p.window(panes) {
@@ -416,8 +648,9 @@ impl Kernel {
         Ok(acc.into_iter().enumerate().filter(|(_, v)| *v != 0.0).collect())
     }
 
-    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        snapshot_bytes(py, SNAPSHOT_MAGIC, &self.state)
+    fn snapshot<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let state = &self.core(py)?.state;
+        snapshot_bytes(py, SNAPSHOT_MAGIC, state)
     }
 
     #[staticmethod]
@@ -444,7 +677,10 @@ impl Kernel {
                     .map(|m| (*id, (m.policy, m.sizes.clone(), m.rate, m.vpseqt, Vec::new())))
             })
             .collect();
-        Ok(Kernel { state, minis })
+        Ok(Kernel {
+            core: Some(Core { state, minis }),
+            behind: None,
+        })
     }
 }
 
@@ -455,23 +691,47 @@ fn counts(c: &pool::Counts, late: u64) -> Counts {
 }
 
 impl Kernel {
-    fn pool_mut(&mut self, pool: u32) -> &mut PoolState {
-        let cfg = &self.state.config;
-        let minis = &self.minis;
-        self.state.pools.entry(pool).or_insert_with(|| {
-            let mut p = PoolState::new(cfg.mode, cfg.rate, cfg.bits, cfg.seed, cfg.pane_seconds, cfg.keep_panes);
-            if let Some((policy, sizes, rate, vpseqt, vpseqts)) = minis.get(&pool) {
-                p.set_minis_at(*policy, sizes.clone(), *rate, *vpseqt, vpseqts);
-            }
-            p
-        })
+    fn of(state: State) -> Self {
+        Kernel {
+            core: Some(Core {
+                state,
+                minis: FxHashMap::default(),
+            }),
+            behind: None,
+        }
     }
 
-    fn pool(&self, pool: u32) -> PyResult<&PoolState> {
-        self.state
-            .pools
-            .get(&pool)
-            .ok_or_else(|| PyValueError::new_err(format!("pool {pool}: no getpages seen")))
+    /// The core, back from the background thread once the batches queued are run (waited for
+    /// without the GIL).
+    fn core(&mut self, py: Python<'_>) -> PyResult<&mut Core> {
+        if self.core.is_none() {
+            let Some(behind) = self.behind.as_mut() else {
+                return Err(PyRuntimeError::new_err("kernel: no state (a background feed failed)"));
+            };
+            if let Some(why) = &behind.failed {
+                return Err(PyRuntimeError::new_err(format!(
+                    "kernel: a background feed failed: {why}"
+                )));
+            }
+            behind.send(py, Job::Return)?;
+            let back = &behind.back;
+            let got = py.detach(|| {
+                back.lock()
+                    .map_err(|_| "lock poisoned".to_string())?
+                    .recv()
+                    .map_err(|e| e.to_string())
+            });
+            match got.and_then(|r| r) {
+                Ok(core) => self.core = Some(core),
+                Err(why) => {
+                    behind.failed = Some(why.clone());
+                    return Err(PyRuntimeError::new_err(format!(
+                        "kernel: a background feed failed: {why}"
+                    )));
+                }
+            }
+        }
+        Ok(self.core.as_mut().expect("set above"))
     }
 }
 
