@@ -95,6 +95,8 @@ class PoolTracker:
         self.pool = pool
         self.pool_policy = pool_policy  # False: the LRU stack only, no miniature caches of the pool's policy
         self.sim = Simulator(config, costs)
+        # The kernel runs a batch while the worker decodes the next and its bundle ends.
+        self.sim.set_background()
         wp = self.sim.config.window_panes
         self.checks = Checks(wp, check_panes or wp)
         self.setting: Setting | None = None
@@ -537,6 +539,7 @@ class PoolTracker:
         sim = Simulator.restore(body[4 + n :])
         tr = cls(h["source"], h["pool"], sim.config, sim.costs, h.get("check_panes"), h.get("pool_policy", True))
         tr.sim = sim
+        sim.set_background()
         tr.pane_seconds = tr.sim.config.pane_seconds
         st = h.get("setting")  # the keys below are absent in snapshots before prediction checks
         tr.setting = None if st is None else Setting(**st)

@@ -105,6 +105,7 @@ def test_restore_from_an_emission_snapshot_continues_without_repeating() -> None
         t.feed(b, emitted)
     snap, i, resume = saved[2]  # a restart after the third emission
     again = PoolTracker.restore(snap)
+    assert t.sim.background and again.sim.background  # the job's trackers feed in the kernel's thread
     rest: list[Emission] = []
     again.feed(batches[i], lambda e, _r: rest.append(e), resume)
     for b in batches[i + 1 :]:
