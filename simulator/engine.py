@@ -153,9 +153,9 @@ class Simulator:
 
     def set_background(self, on: bool = True) -> None:
         """Feeds run in a thread of the kernel's own: `feed` returns once its batch is copied and
-        queued (16 at most wait), so the caller's next batches are decoded while it runs. Every
-        other call waits for the queue to be run, so every answer equals a feed in the caller's
-        thread. A restored simulator starts with it off."""
+        queued (16 wait at most besides the one running), so the caller's next batches are decoded
+        while they run. Every other call waits for the queue to be run, so every answer equals a
+        feed in the caller's thread. A restored simulator starts with it off."""
         self._kernel.set_background(on)
 
     @property

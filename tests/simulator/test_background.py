@@ -73,8 +73,8 @@ def test_a_refused_batch_leaves_the_state_as_it_was() -> None:
         here.feed(*batch)
         behind.feed(*batch)
     t, pools, objects, pages, access, function = batches[3]
-    with pytest.raises(ValueError, match="pages has 1999 values, times has 2000"):
-        behind.feed(t, pools, objects, pages[:-1], access, function)
+    with pytest.raises(ValueError, match="access has 1999 values, times has 2000"):  # the kernel's check
+        behind.feed(t, pools, objects, pages, access[:-1], function)
     for batch in batches[3:]:
         here.feed(*batch)
         behind.feed(*batch)
@@ -101,20 +101,21 @@ def test_the_batches_run_in_the_kernels_own_thread() -> None:
     sim = Simulator(CONFIG)
     sim.set_pool_policy("BP1", 20_000, "lru-vpseqt")
     sim.set_background()
-    (tid,) = set(_kernel_threads()) - set(before)
+    assert set(_kernel_threads()) == set(before)  # started by the first feed
     rng = random.Random(2)
     n = 400_000
     for _ in range(5):  # about a second of the caches' work, in that thread
         t = np.sort(np.array([rng.uniform(0, 50) for _ in range(n)]))
         pages = np.array([rng.randrange(60_000) for _ in range(n)], dtype=np.uint64)
         sim.feed(t, "BP1", "DB1.TS1", pages)
+    (tid,) = set(_kernel_threads()) - set(before)
     sim.results()
     assert _kernel_threads()[tid] >= 10  # ticks of 10 ms
     sim.set_background(False)
     assert tid not in _kernel_threads()
     sim.set_background()
-    (again,) = set(_kernel_threads()) - set(before)
     for _ in range(3):  # queued, not yet run, when the simulator goes
         sim.feed(t, "BP1", "DB1.TS1", pages)
+    (again,) = set(_kernel_threads()) - set(before)
     del sim
-    assert again not in _kernel_threads()  # ended after the queue
+    assert again not in _kernel_threads()  # ended, the queue dropped

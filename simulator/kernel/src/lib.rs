@@ -30,7 +30,8 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{mpsc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -204,6 +205,8 @@ fn run_best<F: Get<f64>, U: Get<u32>, L: Get<u64>, B: Get<u8>>(state: &mut PoolS
 struct Kernel {
     /// None only while a batch runs in the background thread (or after that run failed).
     core: Option<Core>,
+    /// Feeds go to the background thread (`set_background`), started at the first of them.
+    background: bool,
     behind: Option<Behind>,
 }
 
@@ -245,12 +248,16 @@ struct Behind {
     back: Mutex<mpsc::Receiver<Result<Core, String>>>,
     thread: Option<thread::JoinHandle<()>>,
     failed: Option<String>,
+    /// Set when the Kernel goes: the batches still queued are dropped, not run.
+    stop: Arc<AtomicBool>,
 }
 
 impl Behind {
     fn start() -> PyResult<Self> {
         let (jobs, todo) = mpsc::sync_channel::<Job>(BEHIND_BATCHES);
         let (done, back) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
         let thread = thread::Builder::new()
             .name("poolsight-feed".into())
             .spawn(move || {
@@ -258,6 +265,7 @@ impl Behind {
                 for job in todo {
                     match job {
                         Job::Take(c) => core = Ok(Some(c)),
+                        Job::Feed(_) if stopped.load(Ordering::Relaxed) => {}
                         Job::Feed(b) => {
                             if let Ok(Some(c)) = core.as_mut() {
                                 let fed = panic::catch_unwind(AssertUnwindSafe(|| {
@@ -284,6 +292,7 @@ impl Behind {
             back: Mutex::new(back),
             thread: Some(thread),
             failed: None,
+            stop,
         })
     }
 
@@ -305,7 +314,8 @@ fn ended() -> PyErr {
 
 impl Drop for Behind {
     fn drop(&mut self) {
-        // Closing the channel ends the thread after the batches queued.
+        // Closing the channel ends the thread once it has passed the batches queued.
+        self.stop.store(true, Ordering::Relaxed);
         let (closed, _) = mpsc::sync_channel(0);
         self.jobs = closed;
         if let Some(t) = self.thread.take() {
@@ -441,9 +451,8 @@ impl Kernel {
     /// are those of feeding in the caller's thread. Off: feeds run in the caller's thread again.
     fn set_background(&mut self, py: Python<'_>, on: bool) -> PyResult<()> {
         self.core(py)?;
-        if on && self.behind.is_none() {
-            self.behind = Some(Behind::start()?);
-        } else if !on {
+        self.background = on;
+        if !on {
             self.behind = None;
         }
         Ok(())
@@ -451,7 +460,7 @@ impl Kernel {
 
     /// Whether feeds run in the background thread (`set_background`).
     fn background(&self) -> bool {
-        self.behind.is_some()
+        self.background
     }
 
     /// Run miniature caches of `policy` for `pool`, one per size, on a stream sampled at `rate`;
@@ -516,7 +525,7 @@ impl Kernel {
                 return Err(PyValueError::new_err(format!("{name} has {len} values, times has {n}")));
             }
         }
-        if self.behind.is_none() {
+        if !self.background {
             self.core(py)?.feed((t, pl, ob, pg, ac, fu));
             return Ok(n as u64);
         }
@@ -529,7 +538,10 @@ impl Kernel {
             ac: copy(ac),
             fu: copy(fu),
         };
-        let behind = self.behind.as_ref().expect("checked above");
+        if self.behind.is_none() {
+            self.behind = Some(Behind::start()?);
+        }
+        let behind = self.behind.as_ref().expect("started above");
         if let Some(f) = &behind.failed {
             return Err(PyRuntimeError::new_err(format!(
                 "kernel: a background feed failed: {f}"
@@ -679,6 +691,7 @@ impl Kernel {
             .collect();
         Ok(Kernel {
             core: Some(Core { state, minis }),
+            background: false,
             behind: None,
         })
     }
@@ -697,6 +710,7 @@ impl Kernel {
                 state,
                 minis: FxHashMap::default(),
             }),
+            background: false,
             behind: None,
         }
     }
@@ -719,7 +733,7 @@ impl Kernel {
                 back.lock()
                     .map_err(|_| "lock poisoned".to_string())?
                     .recv()
-                    .map_err(|e| e.to_string())
+                    .map_err(|_| "its thread has ended".to_string())
             });
             match got.and_then(|r| r) {
                 Ok(core) => self.core = Some(core),
