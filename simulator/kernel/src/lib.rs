@@ -203,7 +203,8 @@ fn run_best<F: Get<f64>, U: Get<u32>, L: Get<u64>, B: Get<u8>>(state: &mut PoolS
 /// Reuse-distance simulation of many buffer pools; feed getpage batches, read curves.
 #[pyclass(module = "poolsight._kernel")]
 struct Kernel {
-    /// None only while a batch runs in the background thread (or after that run failed).
+    /// None while the background thread holds the state (from its first batch until another
+    /// call asks for it back), and after a batch there failed.
     core: Option<Core>,
     /// Feeds go to the background thread (`set_background`), started at the first of them.
     background: bool,
@@ -306,6 +307,15 @@ impl Behind {
         let jobs = &self.jobs;
         py.detach(|| jobs.send(job).is_ok()).then_some(()).ok_or_else(ended)
     }
+}
+
+/// A column copied out of its Python buffer.
+fn owned<T: pyo3::buffer::Element + Copy>(c: &[ReadOnlyCell<T>]) -> Vec<T> {
+    c.iter().map(ReadOnlyCell::get).collect()
+}
+
+fn failed(why: &str) -> PyErr {
+    PyRuntimeError::new_err(format!("kernel: a background feed failed: {why}"))
 }
 
 fn ended() -> PyErr {
@@ -442,7 +452,7 @@ impl Kernel {
             },
             pools: BTreeMap::new(),
         };
-        Ok(Kernel::of(state))
+        Ok(Kernel::of(state, FxHashMap::default()))
     }
 
     /// With `on`, `feed` copies its batch, queues it for a thread of the kernel's own and returns:
@@ -529,23 +539,20 @@ impl Kernel {
             self.core(py)?.feed((t, pl, ob, pg, ac, fu));
             return Ok(n as u64);
         }
-        let copy = |c: &[ReadOnlyCell<u8>]| c.iter().map(|x| x.get()).collect();
         let batch = Batch {
-            t: t.iter().map(|x| x.get()).collect(),
-            pl: pl.iter().map(|x| x.get()).collect(),
-            ob: ob.iter().map(|x| x.get()).collect(),
-            pg: pg.iter().map(|x| x.get()).collect(),
-            ac: copy(ac),
-            fu: copy(fu),
+            t: owned(t),
+            pl: owned(pl),
+            ob: owned(ob),
+            pg: owned(pg),
+            ac: owned(ac),
+            fu: owned(fu),
         };
         if self.behind.is_none() {
             self.behind = Some(Behind::start()?);
         }
         let behind = self.behind.as_ref().expect("started above");
         if let Some(f) = &behind.failed {
-            return Err(PyRuntimeError::new_err(format!(
-                "kernel: a background feed failed: {f}"
-            )));
+            return Err(failed(f));
         }
         if let Some(core) = self.core.take() {
             behind.send(py, Job::Take(core))?;
@@ -689,11 +696,7 @@ impl Kernel {
                     .map(|m| (*id, (m.policy, m.sizes.clone(), m.rate, m.vpseqt, Vec::new())))
             })
             .collect();
-        Ok(Kernel {
-            core: Some(Core { state, minis }),
-            background: false,
-            behind: None,
-        })
+        Ok(Kernel::of(state, minis))
     }
 }
 
@@ -704,12 +707,9 @@ fn counts(c: &pool::Counts, late: u64) -> Counts {
 }
 
 impl Kernel {
-    fn of(state: State) -> Self {
+    fn of(state: State, minis: FxHashMap<u32, MiniSpec>) -> Self {
         Kernel {
-            core: Some(Core {
-                state,
-                minis: FxHashMap::default(),
-            }),
+            core: Some(Core { state, minis }),
             background: false,
             behind: None,
         }
@@ -723,9 +723,7 @@ impl Kernel {
                 return Err(PyRuntimeError::new_err("kernel: no state (a background feed failed)"));
             };
             if let Some(why) = &behind.failed {
-                return Err(PyRuntimeError::new_err(format!(
-                    "kernel: a background feed failed: {why}"
-                )));
+                return Err(failed(why));
             }
             behind.send(py, Job::Return)?;
             let back = &behind.back;
@@ -738,10 +736,9 @@ impl Kernel {
             match got.and_then(|r| r) {
                 Ok(core) => self.core = Some(core),
                 Err(why) => {
-                    behind.failed = Some(why.clone());
-                    return Err(PyRuntimeError::new_err(format!(
-                        "kernel: a background feed failed: {why}"
-                    )));
+                    let err = failed(&why);
+                    behind.failed = Some(why);
+                    return Err(err);
                 }
             }
         }
