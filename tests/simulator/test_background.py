@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from poolsight.infra.process import stat_fields
 from poolsight.simulator import SimConfig, Simulator
 
 CONFIG = SimConfig(mode="exact", pane_seconds=60.0, window_panes=4)
@@ -88,7 +89,7 @@ def _kernel_threads() -> dict[int, int]:
         try:
             if (task / "comm").read_text().strip() != "poolsight-feed":
                 continue
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            fields = stat_fields((task / "stat").read_text())
         except FileNotFoundError:  # ended meanwhile
             continue
         out[int(task.name)] = int(fields[11]) + int(fields[12])  # utime, stime (stat fields 14, 15)
