@@ -88,13 +88,14 @@ def test_stop_many_signals_every_service_before_it_waits(tmp_path: Path) -> None
             run_dir=tmp_path,
         )
     deadline = time.monotonic() + 60  # a loaded machine starts Pythons slowly
-    while not all("ready" in (tmp_path / n).read_text() for n in ("slow", "quick")):
+    # Whole lines: the log's first line is the command, which holds the words too.
+    while not all("ready" in (tmp_path / n).read_text().splitlines() for n in ("slow", "quick")):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     t0 = time.monotonic()
     assert stop_many(tmp_path, ["slow", "quick", "never-started"], timeout=30) == ["slow", "quick"]
     # One after the other, `slow` would take the whole timeout and be killed without its clean exit.
-    assert time.monotonic() - t0 < 20 and "clean exit" in (tmp_path / "slow").read_text()
+    assert time.monotonic() - t0 < 20 and "clean exit" in (tmp_path / "slow").read_text().splitlines()
     assert read_started(tmp_path, "slow") is None and read_started(tmp_path, "quick") is None
 
 
