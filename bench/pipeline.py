@@ -22,7 +22,10 @@ then back), with the getpage batches decoded by
 fastavro instead of the compiled kernel (`jobs submit --no-kernel-decode`: the job as it was
 before the kernel decoded them), and with the simulation on the LRU stack only (`jobs submit
 --no-pool-policy`), and with the generator live in the window, so the cost of each is a
-ratio of two throughputs measured minutes apart.
+ratio of two throughputs measured minutes apart. `--rounds N` runs the configured job and the
+relaxed, fastavro and LRU-only peers N times in rotated order and prints medians (ratios: the
+median of each round's), `--warmup` one uncounted phase first: on a 2-core host single runs
+of one setting spread by a quarter or more.
 Each flat-out phase also prints where the CPU time went, per part of the stack (cpu_profile.py).
 """
 
@@ -231,6 +234,29 @@ class Phase:
         return _percentile(self.freshness, q, 1)
 
 
+def rotated(items: Sequence[str], r: int) -> list[str]:
+    """The phases of round r, in an order rotated by r: no phase always runs first after the
+    stack's idle minutes or always last."""
+    k = r % max(1, len(items))
+    return [*items[k:], *items[:k]]
+
+
+def median_rate(phases: Sequence[Phase]) -> float:
+    return float(np.median([x.rate() for x in phases]))
+
+
+def median_phase(phases: Sequence[Phase]) -> Phase:
+    """The round whose rate is the median (the lower middle of an even count): the CPU table
+    and saturated freshness printed are that round's."""
+    return sorted(phases, key=lambda x: x.rate())[(len(phases) - 1) // 2]
+
+
+def median_ratio(a: Sequence[Phase], b: Sequence[Phase]) -> float:
+    """The median over rounds of a's rate over b's in the same round (runs minutes apart in one
+    round share the host's mood; runs rounds apart less so)."""
+    return float(np.median([x.rate() / y.rate() for x, y in zip(a, b, strict=True)]))
+
+
 def _percentile(values: list[float], q: float, digits: int) -> float | None:
     return round(float(np.percentile(values, q)), digits) if values else None
 
@@ -426,6 +452,19 @@ def main() -> None:
     )
     p.add_argument("--skip-fastavro", action="store_true", help="skip the peer phase (fastavro decoding)")
     p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="flat-out rounds: each round runs the job as configured and the relaxed, fastavro and LRU-only "
+        "peers, in an order rotated each round; figures are medians over rounds, ratios the median of each "
+        "round's (the live, group and security peers run once, after them)",
+    )
+    p.add_argument(
+        "--warmup",
+        action="store_true",
+        help="one flat-out phase first, not counted: a stack just started runs its first phases slower",
+    )
+    p.add_argument(
         "--skip-security",
         action="store_true",
         help="skip the peer phase with the embedded Kafka's security flipped (plaintext against sasl_ssl)",
@@ -436,6 +475,8 @@ def main() -> None:
         help="skip the phase with the group simulation (scenarios with several members: data-sharing)",
     )
     a = p.parse_args()
+    if a.rounds < 1:
+        p.error("--rounds: at least 1")
     s = load_settings()
     up(s)
     jobs.cancel_all(s)
@@ -450,26 +491,12 @@ def main() -> None:
     producer = AvroProducer(kafka_access(s), registry_access(s), client_id="bench-pipeline")
     # Without the group simulation (the scenario's members name their group: not discovered here).
     without = SimulationOptions(registry_access(s), idle_flush_seconds=5.0, discover_groups=False)
-    _start_at_ends(s, job.group)
-    jid = jobs.submit(s, "simulation", job, without)
     ahead = 0 if a.live_generator else a.ahead_getpages
-    flat = _phase(sc, producer, a.seconds, a.event_rate, None, job_id=jid, ahead=ahead)
-    paced_rate = max(1000.0, flat.rate() * a.fresh_share)
-    # Paced: event time runs 10x wall time, so a 60 s pane closes every 6 s.
-    paced = _phase(
-        sc,
-        producer,
-        a.fresh_seconds,
-        paced_rate / 10,
-        paced_rate,
-        whole_panes=True,
-        job_id=jid,
-    )
-    jobs.cancel(s, jid)
 
-    def peer(
+    def flat_out(
         group: str | None = None, job_settings: dict[str, Any] | None = None, live: bool = False, **options: Any
     ) -> Phase:
+        """A flat-out phase on a job of its own (options as `jobs submit` takes them), cancelled after."""
         job = JobOptions(
             **{
                 "group": f"bench-{uuid.uuid4().hex[:8]}",
@@ -495,13 +522,44 @@ def main() -> None:
         finally:
             jobs.cancel(s, jid)
 
-    relaxed = None if a.skip_relaxed else peer(job_settings=RELAXED)
-    fastavro = None if a.skip_fastavro else peer(kernel_decode=False)
-    lru = None if a.skip_lru_only else peer(pool_policy=False)
+    kinds: dict[str, dict[str, Any]] = {
+        "configured": {},
+        "relaxed": {"job_settings": RELAXED},
+        "fastavro": {"kernel_decode": False},
+        "lru": {"pool_policy": False},
+    }
+    skipped = {"relaxed": a.skip_relaxed, "fastavro": a.skip_fastavro, "lru": a.skip_lru_only}
+    enabled = [k for k in kinds if not skipped.get(k, False)]
+    if a.warmup:
+        warm = flat_out()
+        print(f"warm-up (not counted): {warm.rate():,.0f} getpages/s", flush=True)
+    runs: dict[str, list[Phase]] = {k: [] for k in enabled}
+    for r in range(a.rounds):
+        for k in rotated(enabled, r):
+            runs[k].append(flat_out(**kinds[k]))
+            print(f"round {r + 1}/{a.rounds}: {k:10} {runs[k][-1].rate():,.0f} getpages/s", flush=True)
+    flat = median_phase(runs["configured"])
+    relaxed, fastavro, lru = (median_phase(runs[k]) if k in runs else None for k in ("relaxed", "fastavro", "lru"))
+    flat_rate = median_rate(runs["configured"])
+    paced_rate = max(1000.0, flat_rate * a.fresh_share)
+    _start_at_ends(s, job.group)
+    jid = jobs.submit(s, "simulation", job, without)
+    # Paced: event time runs 10x wall time, so a 60 s pane closes every 6 s.
+    paced = _phase(
+        sc,
+        producer,
+        a.fresh_seconds,
+        paced_rate / 10,
+        paced_rate,
+        whole_panes=True,
+        job_id=jid,
+    )
+    jobs.cancel(s, jid)
+
     # The generator running in the measured window, as before records were generated ahead.
-    live = None if a.skip_live or not ahead else peer(live=True)
+    live = None if a.skip_live or not ahead else flat_out(live=True)
     # The same stream with the members' pools also simulated together with their GBPs.
-    grouped = None if a.skip_group or len(sc.members) < 2 else peer(group=f"G{uuid.uuid4().hex[:5].upper()}")
+    grouped = None if a.skip_group or len(sc.members) < 2 else flat_out(group=f"G{uuid.uuid4().hex[:5].upper()}")
     secured = s.kafka_security
     other: Phase | None = None
     if not a.skip_security and "kafka" not in s.external:
@@ -509,7 +567,7 @@ def main() -> None:
         s = _kafka_security(s, "plaintext" if secured == "sasl_ssl" else "sasl_ssl")
         producer = AvroProducer(kafka_access(s), registry_access(s), client_id="bench-pipeline-security")
         try:
-            other = peer()
+            other = flat_out()
         finally:
             producer.flush()
             s = _kafka_security(s, secured)  # the stack as configured again
@@ -517,9 +575,14 @@ def main() -> None:
                 os.environ.pop("POOLSIGHT_KAFKA_SECURITY", None)
             else:
                 os.environ["POOLSIGHT_KAFKA_SECURITY"] = configured
-    rates = {secured: flat.rate()}
+    rates = {secured: flat_rate}
     if other is not None:
         rates["plaintext" if secured == "sasl_ssl" else "sasl_ssl"] = other.rate()
+
+    def ratio(peer: str) -> float | None:
+        """The configured job's rate over the peer's: the median of the rounds' ratios."""
+        return None if peer not in runs else round(median_ratio(runs["configured"], runs[peer]), 3)
+
     result = {
         "scenario": a.scenario,
         "checkpoint_seconds": a.checkpoint_seconds,
@@ -531,7 +594,10 @@ def main() -> None:
         "generated_ahead": flat.send_seconds is not None,
         "sender_getpages_per_s": None if flat.send_seconds is None else round(flat.produced / flat.send_seconds),
         "recorded_mb": None if flat.recorded_bytes is None else round(flat.recorded_bytes / 1e6, 1),
-        "pipeline_getpages_per_s": round(flat.rate()),
+        "pipeline_getpages_per_s": round(flat_rate),
+        "rounds": len(runs["configured"]),
+        "warmup": a.warmup,
+        "getpages_per_s_by_round": {k: [round(x.rate()) for x in v] for k, v in runs.items()},
         "saturated_freshness_p50_s": flat.pct(50),
         "saturated_freshness_p95_s": flat.pct(95),
         "paced_getpages_per_s": round(paced_rate),
@@ -544,16 +610,16 @@ def main() -> None:
         "bundle_ms": a.bundle_ms,
         "parallelism": a.parallelism,
         "relaxed_settings": RELAXED,
-        "relaxed_getpages_per_s": None if relaxed is None else round(relaxed.rate()),
-        "latency_settings_throughput_ratio": None if relaxed is None else round(flat.rate() / relaxed.rate(), 3),
-        "lru_only_getpages_per_s": None if lru is None else round(lru.rate()),
+        "relaxed_getpages_per_s": None if relaxed is None else round(median_rate(runs["relaxed"])),
+        "latency_settings_throughput_ratio": ratio("relaxed"),
+        "lru_only_getpages_per_s": None if lru is None else round(median_rate(runs["lru"])),
         "lru_only_visible_getpages": None if lru is None else lru.visible,
-        "pool_policy_throughput_ratio": None if lru is None else round(flat.rate() / lru.rate(), 3),
-        "fastavro_getpages_per_s": None if fastavro is None else round(fastavro.rate()),
-        "kernel_decode_throughput_ratio": None if fastavro is None else round(flat.rate() / fastavro.rate(), 3),
+        "pool_policy_throughput_ratio": ratio("lru"),
+        "fastavro_getpages_per_s": None if fastavro is None else round(median_rate(runs["fastavro"])),
+        "kernel_decode_throughput_ratio": ratio("fastavro"),
         "group_getpages_per_s": None if grouped is None else round(grouped.rate()),
         "group_visible_getpages": None if grouped is None else grouped.visible,
-        "group_throughput_ratio": None if grouped is None else round(grouped.rate() / flat.rate(), 3),
+        "group_throughput_ratio": None if grouped is None else round(grouped.rate() / flat_rate, 3),
         "kafka_security": secured,
         "plaintext_getpages_per_s": round(rates["plaintext"]) if "plaintext" in rates else None,
         "sasl_ssl_getpages_per_s": round(rates["sasl_ssl"]) if "sasl_ssl" in rates else None,
@@ -571,6 +637,12 @@ def main() -> None:
         f"{flat.wall_seconds:.1f} s: {result['pipeline_getpages_per_s']:,} getpages/s end to end "
         f"(freshness while saturated p50 {flat.pct(50)} s, p95 {flat.pct(95)} s)"
     )
+    if a.rounds > 1:
+        print(
+            f"  the median of {a.rounds} rounds{' after a warm-up' if a.warmup else ''} (getpages/s by round: "
+            + "; ".join(f"{k} {', '.join(f'{x:,}' for x in v)}" for k, v in result["getpages_per_s_by_round"].items())
+            + "); the figures and the CPU table below are the median round's"
+        )
     if flat.send_seconds is not None:
         print(
             f"  generated ahead ({result['recorded_mb']:,} MB encoded) and sent from memory in "
