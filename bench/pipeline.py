@@ -24,8 +24,8 @@ before the kernel decoded them), and with the simulation on the LRU stack only (
 --no-pool-policy`), and with the generator live in the window, so the cost of each is a
 ratio of two throughputs measured minutes apart. `--rounds N` runs the configured job and the
 relaxed, fastavro and LRU-only peers N times in rotated order and prints medians (ratios: the
-median of each round's), `--warmup` one uncounted phase first: on a 2-core host single runs
-of one setting spread by a quarter or more.
+median of each round's); one uncounted phase goes first (`--no-warmup`: none). On a 2-core host single
+runs of one setting spread by a quarter or more.
 Each flat-out phase also prints where the CPU time went, per part of the stack (cpu_profile.py).
 """
 
@@ -37,7 +37,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -461,8 +461,10 @@ def main() -> None:
     )
     p.add_argument(
         "--warmup",
-        action="store_true",
-        help="one flat-out phase first, not counted: a stack just started runs its first phases slower",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="one flat-out phase first, not counted: a stack just started runs its first phase slower (this "
+        "morning 668 k getpages/s, then 0.79-1.08 M in the rounds after it)",
     )
     p.add_argument(
         "--skip-security",
@@ -480,23 +482,20 @@ def main() -> None:
     s = load_settings()
     up(s)
     jobs.cancel_all(s)
-    job = JobOptions(
-        group=f"bench-{uuid.uuid4().hex[:8]}",
-        checkpoint_seconds=a.checkpoint_seconds,
-        start_from="latest",
-        bundle_ms=a.bundle_ms,
-        parallelism=a.parallelism,
-    )
     sc = load(a.scenario)
     producer = AvroProducer(kafka_access(s), registry_access(s), client_id="bench-pipeline")
-    # Without the group simulation (the scenario's members name their group: not discovered here).
-    without = SimulationOptions(registry_access(s), idle_flush_seconds=5.0, discover_groups=False)
     ahead = 0 if a.live_generator else a.ahead_getpages
 
     def flat_out(
-        group: str | None = None, job_settings: dict[str, Any] | None = None, live: bool = False, **options: Any
+        group: str | None = None,
+        job_settings: dict[str, Any] | None = None,
+        live: bool = False,
+        then: Callable[[str, Phase], None] | None = None,
+        **options: Any,
     ) -> Phase:
-        """A flat-out phase on a job of its own (options as `jobs submit` takes them), cancelled after."""
+        """A flat-out phase on a job of its own (options as `jobs submit` takes them; without the
+        group simulation unless `group`: the scenario's members name theirs, not discovered here),
+        then `then` on the same job, cancelled after."""
         job = JobOptions(
             **{
                 "group": f"bench-{uuid.uuid4().hex[:8]}",
@@ -516,9 +515,12 @@ def main() -> None:
         try:
             n = 0 if live else ahead
             cap = ahead if live else None  # as many getpages as the phases generated ahead
-            return _phase(
+            phase = _phase(
                 sc, producer, a.seconds, a.event_rate, None, members, group, job_id=jid, ahead=n, getpages=cap
             )
+            if then is not None:
+                then(jid, phase)
+            return phase
         finally:
             jobs.cancel(s, jid)
 
@@ -534,27 +536,24 @@ def main() -> None:
         warm = flat_out()
         print(f"warm-up (not counted): {warm.rate():,.0f} getpages/s", flush=True)
     runs: dict[str, list[Phase]] = {k: [] for k in enabled}
+    paced_runs: list[tuple[float, Phase]] = []
+
+    def paced_on(jid: str, last: Phase) -> None:
+        """Freshness on the job of the last configured round, warm from its flat-out phase as a
+        long-running job is: at --fresh-share of the configured rounds' median rate, event time
+        running 10x wall time (a 60 s pane closes every 6 s)."""
+        rate = max(1000.0, median_rate([*runs["configured"], last]) * a.fresh_share)
+        paced_runs.append((rate, _phase(sc, producer, a.fresh_seconds, rate / 10, rate, whole_panes=True, job_id=jid)))
+
     for r in range(a.rounds):
         for k in rotated(enabled, r):
-            runs[k].append(flat_out(**kinds[k]))
+            final = k == "configured" and r == a.rounds - 1
+            runs[k].append(flat_out(**kinds[k], then=paced_on if final else None))
             print(f"round {r + 1}/{a.rounds}: {k:10} {runs[k][-1].rate():,.0f} getpages/s", flush=True)
     flat = median_phase(runs["configured"])
     relaxed, fastavro, lru = (median_phase(runs[k]) if k in runs else None for k in ("relaxed", "fastavro", "lru"))
     flat_rate = median_rate(runs["configured"])
-    paced_rate = max(1000.0, flat_rate * a.fresh_share)
-    _start_at_ends(s, job.group)
-    jid = jobs.submit(s, "simulation", job, without)
-    # Paced: event time runs 10x wall time, so a 60 s pane closes every 6 s.
-    paced = _phase(
-        sc,
-        producer,
-        a.fresh_seconds,
-        paced_rate / 10,
-        paced_rate,
-        whole_panes=True,
-        job_id=jid,
-    )
-    jobs.cancel(s, jid)
+    [(paced_rate, paced)] = paced_runs
 
     # The generator running in the measured window, as before records were generated ahead.
     live = None if a.skip_live or not ahead else flat_out(live=True)
@@ -634,14 +633,15 @@ def main() -> None:
     print(
         f"flat out: produced {flat.produced:,} getpages in {flat.generator_seconds:.1f} s "
         f"({result['generator_getpages_per_s']:,}/s); {flat.visible:,} visible in Trino after "
-        f"{flat.wall_seconds:.1f} s: {result['pipeline_getpages_per_s']:,} getpages/s end to end "
+        f"{flat.wall_seconds:.1f} s: {round(flat.rate()):,} getpages/s end to end "
         f"(freshness while saturated p50 {flat.pct(50)} s, p95 {flat.pct(95)} s)"
     )
     if a.rounds > 1:
         print(
-            f"  the median of {a.rounds} rounds{' after a warm-up' if a.warmup else ''} (getpages/s by round: "
+            f"  {result['pipeline_getpages_per_s']:,} getpages/s, the median of {a.rounds} rounds"
+            f"{' after a warm-up' if a.warmup else ''} (by round: "
             + "; ".join(f"{k} {', '.join(f'{x:,}' for x in v)}" for k, v in result["getpages_per_s_by_round"].items())
-            + "); the figures and the CPU table below are the median round's"
+            + "); the line above and the CPU table below are the median round's (the lower middle of an even count)"
         )
     if flat.send_seconds is not None:
         print(
