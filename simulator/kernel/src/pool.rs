@@ -348,7 +348,7 @@ impl PoolState {
     }
 
     /// Index of the pane for pane id `pid`, opening new panes as event time advances.
-    #[inline]
+    #[inline(always)] // per event in the feed loop: the common case is one compare
     fn pane_index(&mut self, pid: i64) -> usize {
         if pid == self.cur.0 {
             return self.cur.1;
@@ -359,6 +359,8 @@ impl PoolState {
         idx
     }
 
+    #[cold]
+    #[inline(never)]
     fn pane_index_slow(&mut self, pid: i64) -> usize {
         let minis = self.minis.as_ref().map_or(0, |m| m.sizes.len());
         let Some(back) = self.panes.back().map(|p| p.id) else {
