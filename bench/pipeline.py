@@ -242,13 +242,34 @@ def rotated(items: Sequence[str], r: int) -> list[str]:
 
 
 def median_rate(phases: Sequence[Phase]) -> float:
-    return float(np.median([x.rate() for x in phases]))
+    """The median round's rate (the lower middle of an even count, so that it is the rate of the
+    round whose getpages, seconds and CPU are printed beside it)."""
+    return median_phase(phases).rate()
 
 
 def median_phase(phases: Sequence[Phase]) -> Phase:
     """The round whose rate is the median (the lower middle of an even count): the CPU table
     and saturated freshness printed are that round's."""
     return sorted(phases, key=lambda x: x.rate())[(len(phases) - 1) // 2]
+
+
+def play_rounds(
+    enabled: Sequence[str],
+    rounds: int,
+    run: Callable[[str, Callable[[str, Phase], None] | None], Phase],
+    paced: Callable[[str, list[Phase]], None],
+) -> dict[str, list[Phase]]:
+    """`rounds` rounds of one flat-out phase per enabled kind, in an order rotated each round:
+    `run(kind, then)` runs one, calling `then(job id, its phase)` on its job before cancelling it.
+    The last configured round's `then` is `paced(job id, every configured round's phase)`: the
+    paced phase on a job warm from its flat-out phase, at a rate from all the rounds."""
+    runs: dict[str, list[Phase]] = {k: [] for k in enabled}
+    for r in range(rounds):
+        for k in rotated(enabled, r):
+            final = k == "configured" and r == rounds - 1
+            runs[k].append(run(k, (lambda jid, last: paced(jid, [*runs["configured"], last])) if final else None))
+            print(f"round {r + 1}/{rounds}: {k:10} {runs[k][-1].rate():,.0f} getpages/s", flush=True)
+    return runs
 
 
 def median_ratio(a: Sequence[Phase], b: Sequence[Phase]) -> float:
@@ -456,15 +477,17 @@ def main() -> None:
         type=int,
         default=1,
         help="flat-out rounds: each round runs the job as configured and the relaxed, fastavro and LRU-only "
-        "peers, in an order rotated each round; figures are medians over rounds, ratios the median of each "
-        "round's (the live, group and security peers run once, after them)",
+        "peers, in an order rotated each round; each one's rate is its median round's (the lower middle of an "
+        "even count), whose getpages, seconds, saturated freshness and CPU are printed; ratios are the median "
+        "of the rounds' own; the live, group and security peers run once, after them (the security peer on "
+        "Kafka just restarted, unwarmed)",
     )
     p.add_argument(
         "--warmup",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="one flat-out phase first, not counted: a stack just started runs its first phase slower (this "
-        "morning 668 k getpages/s, then 0.79-1.08 M in the rounds after it)",
+        help="one flat-out phase first, not counted: a stack just started runs its first phase slower "
+        "(bench/README.md, rounds and a warm-up)",
     )
     p.add_argument(
         "--skip-security",
@@ -535,21 +558,15 @@ def main() -> None:
     if a.warmup:
         warm = flat_out()
         print(f"warm-up (not counted): {warm.rate():,.0f} getpages/s", flush=True)
-    runs: dict[str, list[Phase]] = {k: [] for k in enabled}
     paced_runs: list[tuple[float, Phase]] = []
 
-    def paced_on(jid: str, last: Phase) -> None:
-        """Freshness on the job of the last configured round, warm from its flat-out phase as a
-        long-running job is: at --fresh-share of the configured rounds' median rate, event time
-        running 10x wall time (a 60 s pane closes every 6 s)."""
-        rate = max(1000.0, median_rate([*runs["configured"], last]) * a.fresh_share)
+    def paced_on(jid: str, configured: list[Phase]) -> None:
+        """Freshness at --fresh-share of the configured rounds' median rate, event time running
+        10x wall time (a 60 s pane closes every 6 s)."""
+        rate = max(1000.0, median_rate(configured) * a.fresh_share)
         paced_runs.append((rate, _phase(sc, producer, a.fresh_seconds, rate / 10, rate, whole_panes=True, job_id=jid)))
 
-    for r in range(a.rounds):
-        for k in rotated(enabled, r):
-            final = k == "configured" and r == a.rounds - 1
-            runs[k].append(flat_out(**kinds[k], then=paced_on if final else None))
-            print(f"round {r + 1}/{a.rounds}: {k:10} {runs[k][-1].rate():,.0f} getpages/s", flush=True)
+    runs = play_rounds(enabled, a.rounds, lambda k, then: flat_out(**kinds[k], then=then), paced_on)
     flat = median_phase(runs["configured"])
     relaxed, fastavro, lru = (median_phase(runs[k]) if k in runs else None for k in ("relaxed", "fastavro", "lru"))
     flat_rate = median_rate(runs["configured"])
@@ -664,6 +681,7 @@ def main() -> None:
         f"  the poller asked Trino {flat.trino_polls} times flat out and {paced.trino_polls} times paced "
         f"(after each commit of pool_pane, else every {QUIET_SECONDS:g} s)"
     )
+    per_round = " (the median of the rounds' own ratios)" if a.rounds > 1 else ""
     print(f"\nwhere the CPU went, flat out (kernel decoding), over {flat.wall_seconds:.1f} s:")
     print(flat.cpu_table())
     if relaxed is not None:
@@ -671,21 +689,21 @@ def main() -> None:
             f"\nthe job relaxed for throughput ({RELAXED}): {relaxed.visible:,} of {relaxed.produced:,} visible "
             f"after {relaxed.wall_seconds:.1f} s: {result['relaxed_getpages_per_s']:,} getpages/s; this run's "
             f"settings (checkpoints every {a.checkpoint_seconds:g} s, {a.bundle_ms} ms bundles) run flat out at "
-            f"{result['latency_settings_throughput_ratio']:.2f}x of that"
+            f"{result['latency_settings_throughput_ratio']:.2f}x of that{per_round}"
         )
     if fastavro is not None:
         print(
             f"\nfastavro decoding (--no-kernel-decode, the job before the kernel decoded batches): "
             f"{fastavro.visible:,} of {fastavro.produced:,} visible after {fastavro.wall_seconds:.1f} s: "
             f"{result['fastavro_getpages_per_s']:,} getpages/s; the kernel's decoding runs at "
-            f"{result['kernel_decode_throughput_ratio']:.2f}x of that. Where the CPU went:"
+            f"{result['kernel_decode_throughput_ratio']:.2f}x of that{per_round}. Where the CPU went:"
         )
         print(fastavro.cpu_table())
     if lru is not None:
         print(
             f"LRU stack only (--no-pool-policy): {lru.visible:,} of {lru.produced:,} visible after "
             f"{lru.wall_seconds:.1f} s: {result['lru_only_getpages_per_s']:,} getpages/s; with each pool's "
-            f"own policy the pipeline runs at {result['pool_policy_throughput_ratio']:.2f}x of that. "
+            f"own policy the pipeline runs at {result['pool_policy_throughput_ratio']:.2f}x of that{per_round}. "
             "Where the CPU went:"
         )
         print(lru.cpu_table())
