@@ -241,15 +241,9 @@ def rotated(items: Sequence[str], r: int) -> list[str]:
     return [*items[k:], *items[:k]]
 
 
-def median_rate(phases: Sequence[Phase]) -> float:
-    """The median round's rate (the lower middle of an even count, so that it is the rate of the
-    round whose getpages, seconds and CPU are printed beside it)."""
-    return median_phase(phases).rate()
-
-
 def median_phase(phases: Sequence[Phase]) -> Phase:
-    """The round whose rate is the median (the lower middle of an even count): the CPU table
-    and saturated freshness printed are that round's."""
+    """The round whose rate is the median (the lower middle of an even count): its rate is the
+    figure reported, and its getpages, seconds, CPU table and saturated freshness are printed."""
     return sorted(phases, key=lambda x: x.rate())[(len(phases) - 1) // 2]
 
 
@@ -563,13 +557,12 @@ def main() -> None:
     def paced_on(jid: str, configured: list[Phase]) -> None:
         """Freshness at --fresh-share of the configured rounds' median rate, event time running
         10x wall time (a 60 s pane closes every 6 s)."""
-        rate = max(1000.0, median_rate(configured) * a.fresh_share)
+        rate = max(1000.0, median_phase(configured).rate() * a.fresh_share)
         paced_runs.append((rate, _phase(sc, producer, a.fresh_seconds, rate / 10, rate, whole_panes=True, job_id=jid)))
 
     runs = play_rounds(enabled, a.rounds, lambda k, then: flat_out(**kinds[k], then=then), paced_on)
     flat = median_phase(runs["configured"])
     relaxed, fastavro, lru = (median_phase(runs[k]) if k in runs else None for k in ("relaxed", "fastavro", "lru"))
-    flat_rate = median_rate(runs["configured"])
     [(paced_rate, paced)] = paced_runs
 
     # The generator running in the measured window, as before records were generated ahead.
@@ -591,7 +584,7 @@ def main() -> None:
                 os.environ.pop("POOLSIGHT_KAFKA_SECURITY", None)
             else:
                 os.environ["POOLSIGHT_KAFKA_SECURITY"] = configured
-    rates = {secured: flat_rate}
+    rates = {secured: flat.rate()}
     if other is not None:
         rates["plaintext" if secured == "sasl_ssl" else "sasl_ssl"] = other.rate()
 
@@ -610,7 +603,7 @@ def main() -> None:
         "generated_ahead": flat.send_seconds is not None,
         "sender_getpages_per_s": None if flat.send_seconds is None else round(flat.produced / flat.send_seconds),
         "recorded_mb": None if flat.recorded_bytes is None else round(flat.recorded_bytes / 1e6, 1),
-        "pipeline_getpages_per_s": round(flat_rate),
+        "pipeline_getpages_per_s": round(flat.rate()),
         "rounds": len(runs["configured"]),
         "warmup": a.warmup,
         "getpages_per_s_by_round": {k: [round(x.rate()) for x in v] for k, v in runs.items()},
@@ -626,16 +619,16 @@ def main() -> None:
         "bundle_ms": a.bundle_ms,
         "parallelism": a.parallelism,
         "relaxed_settings": RELAXED,
-        "relaxed_getpages_per_s": None if relaxed is None else round(median_rate(runs["relaxed"])),
+        "relaxed_getpages_per_s": None if relaxed is None else round(relaxed.rate()),
         "latency_settings_throughput_ratio": ratio("relaxed"),
-        "lru_only_getpages_per_s": None if lru is None else round(median_rate(runs["lru"])),
+        "lru_only_getpages_per_s": None if lru is None else round(lru.rate()),
         "lru_only_visible_getpages": None if lru is None else lru.visible,
         "pool_policy_throughput_ratio": ratio("lru"),
-        "fastavro_getpages_per_s": None if fastavro is None else round(median_rate(runs["fastavro"])),
+        "fastavro_getpages_per_s": None if fastavro is None else round(fastavro.rate()),
         "kernel_decode_throughput_ratio": ratio("fastavro"),
         "group_getpages_per_s": None if grouped is None else round(grouped.rate()),
         "group_visible_getpages": None if grouped is None else grouped.visible,
-        "group_throughput_ratio": None if grouped is None else round(grouped.rate() / flat_rate, 3),
+        "group_throughput_ratio": None if grouped is None else round(grouped.rate() / flat.rate(), 3),
         "kafka_security": secured,
         "plaintext_getpages_per_s": round(rates["plaintext"]) if "plaintext" in rates else None,
         "sasl_ssl_getpages_per_s": round(rates["sasl_ssl"]) if "sasl_ssl" in rates else None,

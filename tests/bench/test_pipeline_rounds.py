@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from bench.pipeline import Phase, median_phase, median_rate, median_ratio, play_rounds, rotated
+from bench.pipeline import Phase, median_phase, median_ratio, play_rounds, rotated
 
 
 def _phase(visible: int, seconds: float) -> Phase:
@@ -30,14 +30,14 @@ def test_the_median_round_is_the_middle_rate_not_the_middle_run() -> None:
     # Rates 900, 1,000 and 500 getpages/s in that order: the median is the first run.
     runs = [_phase(900, 1.0), _phase(2000, 2.0), _phase(1000, 2.0)]
     assert median_phase(runs) is runs[0]
-    assert median_rate(runs) == pytest.approx(900.0)
+    assert median_phase(runs).rate() == pytest.approx(900.0)
 
 
 def test_an_even_count_reports_the_lower_middle_round_whole() -> None:
     # Its rate is the rate of the round whose getpages and seconds are printed beside it.
     runs = [_phase(800, 1.0), _phase(1000, 1.0), _phase(600, 1.0), _phase(1200, 1.0)]
     assert median_phase(runs) is runs[0]  # 800: the lower of the middle two
-    assert median_rate(runs) == pytest.approx(800.0)
+    assert median_phase(runs).rate() == pytest.approx(800.0)
 
 
 def test_a_ratio_pairs_the_runs_of_one_round() -> None:
@@ -79,7 +79,7 @@ def test_rounds_rotate_and_the_paced_phase_follows_the_last_configured_round_on_
     assert [x.rate() for x in runs["lru"]] == [1500, 1400, 1600]
     # Once, on the fifth phase's job (round 3's configured one), with all three configured rounds.
     assert stack.paced == [("job-5", [900.0, 800.0, 1000.0])]
-    assert median_rate(runs["configured"]) == pytest.approx(900.0)
+    assert median_phase(runs["configured"]).rate() == pytest.approx(900.0)
 
 
 def test_one_round_paces_on_the_configured_job_whatever_follows() -> None:
