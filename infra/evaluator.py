@@ -120,8 +120,25 @@ def run_loop(ev: Evaluator, s: Settings, every: float, cycles: int | None = None
             time.sleep(max(0.0, every - (time.monotonic() - started)))
 
 
-def serve(name: str, make: Callable[[Settings], Evaluator], argv: Sequence[str] | None = None) -> int:
-    """The evaluator service's command line, the same for each: `--every SECONDS`, `--cycles N`."""
+def yield_cores(idle: bool) -> None:
+    """Every thread of this process (a client made in `make` may have started some; threads
+    started later inherit it) at nice +BACKGROUND_NICE, and with `idle` also SCHED_IDLE: run only
+    on cores nothing else wants. Nice +10 still left an advice evaluation half a core of a 2-core
+    machine's flat-out pipeline (bench/README.md, background services)."""
+    for tid in [int(t) for t in os.listdir("/proc/self/task")]:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + BACKGROUND_NICE))
+            if idle:
+                os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+        except ProcessLookupError:  # the thread ended meanwhile
+            continue
+
+
+def serve(
+    name: str, make: Callable[[Settings], Evaluator], argv: Sequence[str] | None = None, idle: bool = False
+) -> int:
+    """The evaluator service's command line, the same for each: `--every SECONDS`, `--cycles N`.
+    `idle`: batch work whose results can wait (yield_cores)."""
     p = UsageParser(prog=f"poolsight {name} service", description=f"the {name} evaluator, in a loop")
     p.add_argument("--every", type=SECONDS, default=None, metavar="SECONDS", help="seconds between evaluations")
     p.add_argument("--cycles", type=POSITIVE_COUNT, default=None, help="stop after this many (default: for ever)")
@@ -136,7 +153,7 @@ def serve(name: str, make: Callable[[Settings], Evaluator], argv: Sequence[str] 
         return 2
     # Periodic batch work yields the cores to the pipeline and the pages people wait on: an
     # advice evaluation (15-20 s of CPU every 5 minutes) landed on panes' freshness.
-    os.nice(BACKGROUND_NICE)
+    yield_cores(idle)
     try:
         run_loop(ev, s, every, a.cycles)
     except KeyboardInterrupt:

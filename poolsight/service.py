@@ -38,6 +38,9 @@ EVALUATORS: dict[str, Callable[[Settings], Evaluator]] = {
     "maintenance": _maintenance,
 }
 assert set(EVALUATORS) == set(EVERY_SECONDS)
+# Run only on cores the pipeline and the pages leave idle (SCHED_IDLE): their results can wait
+# a backlog out. Alerts keep a share (nice +10 alone): what pages a person should not wait.
+IDLE = frozenset({"advice", "maintenance"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] not in EVALUATORS:
         print(f"usage: python -m poolsight.service {{{','.join(EVALUATORS)}}} [--every SECONDS]", file=sys.stderr)
         return 2
-    return serve(args[0], EVALUATORS[args[0]], args[1:])
+    return serve(args[0], EVALUATORS[args[0]], args[1:], idle=args[0] in IDLE)
 
 
 if __name__ == "__main__":
