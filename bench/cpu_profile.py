@@ -91,6 +91,14 @@ def snapshot(run_dir: Path, proc: Path = Path("/proc"), own_pid: int | None = No
     return out
 
 
+def machine_busy(proc: Path = Path("/proc")) -> float:
+    """CPU seconds the whole machine has been busy since boot, every process and the kernel's own
+    work (/proc/stat's first line: all but idle and iowait). Beside the parts' sum it shows what
+    ran that is not the stack's, and whether the cores were saturated."""
+    fields = [int(v) for v in (proc / "stat").read_text().splitlines()[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / TICK  # user .. steal; guest is in user already
+
+
 def part_pid(run_dir: Path, part: str) -> int | None:
     """The process of the stack's part (e.g. "trino"), if it runs."""
     return next((pid for pid, (p, _) in snapshot(run_dir).items() if p == part), None)

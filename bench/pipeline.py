@@ -215,13 +215,25 @@ class Phase:
     trino_polls: int  # the poller's queries: the bench's own load on Trino
     send_seconds: float | None = None  # records generated ahead: the seconds sending them took
     recorded_bytes: int | None = None  # and their encoded size
+    machine_cpu: float = 0.0  # CPU seconds of the whole machine over the phase (cpu_profile.machine_busy)
+    jit_cpu: float = 0.0  # of the TaskManager's, its JIT compiler threads' (cpu_profile.jvm_used)
 
     def stage_pcts(self) -> dict[str, dict[str, float | None]]:
         return {k: {f"p{q}": _percentile(v, q, 2) for q in (50, 95)} for k, v in self.stages.items()}
 
     def cpu_table(self) -> str:
-        """Where the CPU went over the phase, per part (cpu_profile.table)."""
-        return cpu_profile.table(self.cpu, self.visible, self.wall_seconds)
+        """Where the CPU went over the phase, per part (cpu_profile.table), then the whole
+        machine's busy cores beside the parts' and the TaskManager's JIT compiling."""
+        per_m = 1e6 / max(self.visible, 1)
+        return (
+            f"{cpu_profile.table(self.cpu, self.visible, self.wall_seconds)}\n"
+            f"machine: {self.machine_cores():.2f} of {os.cpu_count()} cores busy (every process and the kernel; "
+            f"the parts above {sum(self.cpu.values()) / max(self.wall_seconds, 1e-9):.2f}); the TaskManager's JIT "
+            f"compilers {self.jit_cpu:.1f} CPU s ({self.jit_cpu * per_m:.3f} s/M getpages), in its row above"
+        )
+
+    def machine_cores(self) -> float:
+        return self.machine_cpu / max(self.wall_seconds, 1e-9)
 
     def profile(self) -> dict[str, float]:
         """CPU seconds per million visible getpages, per part."""
@@ -353,7 +365,11 @@ def _phase(
 
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
-    before = cpu_profile.snapshot(load_settings().run_dir)
+    run_dir = load_settings().run_dir
+    tm = cpu_profile.part_pid(run_dir, "flink taskmanager (JVM)")
+    tm_before = cpu_profile.jvm_threads(tm) if tm else {}
+    busy_before = cpu_profile.machine_busy()
+    before = cpu_profile.snapshot(run_dir)
     t0 = time.time()
     send_seconds = None
     if recorder is not None:
@@ -369,7 +385,9 @@ def _phase(
     last_pane = (max(k[1] for k in counts) + 1) * PANE_SECONDS if counts else 0.0
     while group and time.time() < deadline and (group_end[0] or 0.0) < last_pane:
         time.sleep(1)
-    after = cpu_profile.snapshot(load_settings().run_dir)
+    after = cpu_profile.snapshot(run_dir)
+    busy = cpu_profile.machine_busy() - busy_before
+    jit = cpu_profile.jvm_used(tm_before, cpu_profile.jvm_threads(tm))[1] if tm else 0.0
     stop.set()
     poller.join()
     watch.close()
@@ -397,6 +415,8 @@ def _phase(
         polls[0],
         send_seconds,
         None if recorder is None else recorder.bytes,
+        busy,
+        jit,
     )
 
 
@@ -634,9 +654,12 @@ def main() -> None:
         "sasl_ssl_getpages_per_s": round(rates["sasl_ssl"]) if "sasl_ssl" in rates else None,
         "sasl_ssl_throughput_ratio": round(rates["sasl_ssl"] / rates["plaintext"], 3) if len(rates) == 2 else None,
         "cpu_s_per_m_getpages": flat.profile(),
+        "machine_cores_busy": round(flat.machine_cores(), 2),
+        "taskmanager_jit_s_per_m_getpages": round(flat.jit_cpu / max(flat.visible, 1) * 1e6, 3),
         "trino_polls": {"flat_out": flat.trino_polls, "paced": paced.trino_polls},
         "fastavro_cpu_s_per_m_getpages": None if fastavro is None else fastavro.profile(),
         "lru_only_cpu_s_per_m_getpages": None if lru is None else lru.profile(),
+        "lru_only_machine_cores_busy": None if lru is None else round(lru.machine_cores(), 2),
         "live_generator_getpages_per_s": None if live is None else round(live.rate()),
         "live_generator_cpu_s_per_m_getpages": None if live is None else live.profile(),
     }

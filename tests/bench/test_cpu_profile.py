@@ -88,3 +88,9 @@ def test_a_compiler_thread_that_ended_between_two_snapshots_takes_nothing_away(t
     _thread(proc, 20, 23, "dispatcher-quer", (13 * tick, 0))
     _thread(proc, 20, 30, "C1 CompilerThre", (2 * tick, 0))  # a compiler thread started in between
     assert cp.jvm_used(before, cp.jvm_threads(20, proc)) == (5.0, 2.0)
+
+
+def test_machine_busy_is_all_but_idle_and_iowait(tmp_path: Path) -> None:
+    # user nice system idle iowait irq softirq steal guest guest_nice, in ticks (guest is inside user)
+    (tmp_path / "stat").write_text("cpu  1000 20 300 5000 70 4 6 10 500 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n")
+    assert cp.machine_busy(tmp_path) == (1000 + 20 + 300 + 4 + 6 + 10) / cp.TICK
