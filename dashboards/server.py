@@ -28,7 +28,7 @@ from typing import Any
 from poolsight.argtypes import UsageParser, whole
 from poolsight.infra.config import ConfigError, Settings, load_settings
 from poolsight.infra.install import dashboard_assets
-from poolsight.infra.trino import trino_rows
+from poolsight.infra.trino import client_source, trino_rows
 from poolsight.names import TRINO_READER_USER
 from poolsight.sql.compare import compare, workload_change
 from poolsight.sql.retention import retention_from
@@ -347,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=whole(1, 65535, noun="a TCP port"), default=settings.ports["dashboard"])
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    client_source("poolsight-dashboard")
     try:
         server = serve(settings, a.host, a.port)
     except ConfigError as exc:

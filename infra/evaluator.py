@@ -26,6 +26,7 @@ from typing import Protocol
 from poolsight.argtypes import POSITIVE_COUNT, SECONDS, UsageParser
 from poolsight.infra.config import ConfigError, Settings, load_settings
 from poolsight.infra.settings_schema import EVERY_SECONDS as EVERY_SECONDS
+from poolsight.infra.trino import client_source
 
 MIN_EVERY = 5.0
 BACKGROUND_NICE = 10  # added to the launcher's niceness (CFS: about a tenth of a core's share against nice 0)
@@ -144,6 +145,7 @@ def serve(
     p.add_argument("--cycles", type=POSITIVE_COUNT, default=None, help="stop after this many (default: for ever)")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    client_source(f"poolsight-{name}")
     try:
         s = load_settings()
         every = max(MIN_EVERY, a.every) if a.every is not None else evaluator_every(name)

@@ -42,6 +42,17 @@ QueryError = trino.exceptions.TrinoQueryError
 UserError = trino.exceptions.TrinoUserError
 
 
+# Each statement's `source` as Trino's query list (system.runtime.queries, its web UI) shows it:
+# the process that sent it, so whoever watches Trino sees which service loads it. Set once at
+# start by the process's entry (client_source); "poolsight" for the command line.
+_SOURCE = ["poolsight"]
+
+
+def client_source(name: str) -> None:
+    """Name this process's statements for Trino (e.g. poolsight-advice)."""
+    _SOURCE[0] = name
+
+
 class Rows(NamedTuple):
     """A statement's answer: (name, Trino type) per column, and the rows."""
 
@@ -93,6 +104,7 @@ def trino_connection(s: Settings, *, schema: str | None = None, user: str | None
         auth=trino.auth.BasicAuthentication(name, password) if password else None,
         http_session=_session(verify),
         user=name,
+        source=_SOURCE[0],
         catalog="iceberg",
         schema=schema,
         request_timeout=s.connect_timeout,
