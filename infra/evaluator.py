@@ -125,7 +125,7 @@ def yield_cores(idle: bool) -> None:
     """Every thread of this process (a client made in `make` may have started some; threads
     started later inherit it) at nice +BACKGROUND_NICE, and with `idle` also SCHED_IDLE: run only
     on cores nothing else wants. Nice +10 still left an advice evaluation half a core of a 2-core
-    machine's flat-out pipeline (bench/README.md, background services)."""
+    machine's flat-out pipeline (bench/README.md, where a flat-out phase's cores go)."""
     for tid in [int(t) for t in os.listdir("/proc/self/task")]:
         try:
             os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + BACKGROUND_NICE))
