@@ -31,6 +31,19 @@ def stat_fields(stat: str) -> list[str]:
     return stat[stat.rindex(")") + 2 :].split()
 
 
+def thread_priorities(pid: int) -> set[tuple[int, int]]:
+    """(nice, scheduling policy) of each of pid's threads: what the evaluator services lower
+    (evaluator.yield_cores)."""
+    out = set()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            fields = stat_fields(Path(f"/proc/{pid}/task/{tid}/stat").read_text())
+        except OSError:
+            continue  # the thread ended meanwhile
+        out.add((int(fields[16]), int(fields[38])))  # fields 19 and 41: nice, policy
+    return out
+
+
 def read_stat(pid: int) -> list[str] | None:
     """stat_fields of pid; None when it has ended."""
     try:

@@ -13,7 +13,7 @@ import pytest
 _CHILD = """
 import json, os, sys, threading
 from poolsight.infra.evaluator import yield_cores
-from poolsight.infra.process import stat_fields
+from poolsight.infra.process import thread_priorities
 
 hold = threading.Event()
 before = threading.Thread(target=hold.wait)
@@ -21,13 +21,10 @@ before.start()
 yield_cores(sys.argv[1] == "idle")
 after = threading.Thread(target=hold.wait)
 after.start()
-seen = []
-for tid in os.listdir("/proc/self/task"):
-    with open(f"/proc/self/task/{tid}/stat") as fh:
-        f = stat_fields(fh.read())
-    seen.append([int(f[16]), int(f[38])])  # fields 19 and 41: nice, policy
+threads = len(os.listdir("/proc/self/task"))
+seen = thread_priorities(os.getpid())
 hold.set()
-print(json.dumps({"threads": len(seen), "priorities": sorted(set(map(tuple, seen)))}))
+print(json.dumps({"threads": threads, "priorities": sorted(seen)}))
 """
 
 

@@ -21,7 +21,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from poolsight.infra.config import load_settings
 from poolsight.infra.flinksql import run_sql
 from poolsight.infra.kafka_access import kafka_access
-from poolsight.infra.process import port_in_use, read_stat, stat_fields
+from poolsight.infra.process import port_in_use, read_stat, thread_priorities
 from poolsight.infra.services import SERVICES
 from poolsight.infra.trino import trino_connection
 from poolsight.names import NAMESPACE, TOPICS
@@ -277,16 +277,6 @@ def _niceness(pid: int) -> int:
     return int(fields[16])  # field 19: nice
 
 
-def _thread_priorities(pid: int) -> set[tuple[int, int]]:
-    """(nice, scheduling policy) of each of pid's threads."""
-    out = set()
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{tid}/stat") as fh:
-            fields = stat_fields(fh.read())
-        out.add((int(fields[16]), int(fields[38])))  # fields 19 and 41: nice, policy
-    return out
-
-
 def test_the_periodic_services_yield_the_cores_to_the_pipeline_and_the_pages() -> None:
     rows = _status()
     base = os.nice(0)  # the launcher's, inherited from this session
@@ -294,7 +284,7 @@ def test_the_periodic_services_yield_the_cores_to_the_pipeline_and_the_pages() -
     low = min(19, base + 10)
     assert got == {"alerts": low, "advice": low, "maintenance": low, "dashboard": base, "trino": base}
     # Every thread: advice and maintenance run only on idle cores, alerts keep their share.
-    threads = {name: _thread_priorities(rows[name]["pid"]) for name in ("alerts", "advice", "maintenance")}
+    threads = {name: thread_priorities(rows[name]["pid"]) for name in ("alerts", "advice", "maintenance")}
     assert threads == {
         "alerts": {(low, os.SCHED_OTHER)},
         "advice": {(low, os.SCHED_IDLE)},
