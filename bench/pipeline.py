@@ -366,10 +366,10 @@ def _phase(
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     run_dir = load_settings().run_dir
-    tm = cpu_profile.part_pid(run_dir, "flink taskmanager (JVM)")
+    before = cpu_profile.snapshot(run_dir)
+    tm = next((pid for pid, (part, _) in before.items() if part == "flink taskmanager (JVM)"), None)
     tm_before = cpu_profile.jvm_threads(tm) if tm else {}
     busy_before = cpu_profile.machine_busy()
-    before = cpu_profile.snapshot(run_dir)
     t0 = time.time()
     send_seconds = None
     if recorder is not None:
