@@ -38,7 +38,7 @@ from poolsight.advice.model import (
     workload_similarity,
 )
 from poolsight.advice.placement import Rules, Verifier, propose
-from poolsight.advice.recent import recent_trace
+from poolsight.advice.recent import RecentGetpages
 from poolsight.advice.settings import Thresholds
 from poolsight.advice.table import ADVICE, COLUMNS, LATEST
 from poolsight.infra.config import Settings, load_settings
@@ -257,13 +257,14 @@ def _fifo_candidate(p: PoolState) -> bool:
 
 
 def replayed(
-    s: Settings, states: list[PoolState], t: Thresholds, c: Costs
+    s: Settings, states: list[PoolState], t: Thresholds, c: Costs, recent: RecentGetpages | None = None
 ) -> tuple[dict[str, list[Advice]], Reverify | None]:
     """Placements, merges and moves into existing pools, and FIFO, verified on the pools' recent
     getpages read back from Kafka (advice/recent.py): the same replay as `poolsight advise DIR`.
     Sets the FIFO numbers on the states; returns the placement advice per pool (the best verified
     proposal) and the merges and moves (advice/consolidation.py, keyed by the pool the advice is
-    for), and how to verify a placement again at another size (advice/combine.py)."""
+    for), and how to verify a placement again at another size (advice/combine.py). `recent`: the getpages
+    kept from the evaluation before (the advice service's), else read afresh."""
     rules = Rules()
     merging = ConsolidationRules()
     proposals = {}
@@ -287,7 +288,7 @@ def replayed(
         return {}, None
     wanted = [p for p, _, _ in proposals.values()] + [by_key[k] for k in sorted(merge_pools) if k not in proposals]
     windows = {(p.source, p.pool): (p.window_start, p.window_end) for p in wanted}
-    trace = recent_trace(s, windows, replay_lookback())
+    trace = (recent or RecentGetpages(s)).trace(windows, replay_lookback())
     out: dict[str, list[Advice]] = {}
     if trace is None:
         return out, None
@@ -338,6 +339,7 @@ def evaluate(
     thresholds: Thresholds | None = None,
     costs: Costs | None = None,
     write: bool = True,
+    recent: RecentGetpages | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """One evaluation: the rows written to `advice` (one per piece of advice; a source with none gets
     a `none` row, so advice_latest never shows advice that no longer holds), and the pools read."""
@@ -354,7 +356,7 @@ def evaluate(
     again: Reverify | None = None
     try:
         if states:
-            placements, again = replayed(s, states, t, c)
+            placements, again = replayed(s, states, t, c, recent)
     except Exception as exc:  # Kafka or the registry unreachable: the rest of the advice still holds
         log.warning("placements and FIFO not replayed: %s: %s", type(exc).__name__, exc)
     now = datetime.now(UTC)
@@ -510,8 +512,12 @@ class AdviceEvaluator:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        # Kept between evaluations: each reads back only the getpages written since the last.
+        self.recent = RecentGetpages(settings)
 
     def evaluate(self) -> Report:
-        rows, pools = evaluate(self.settings, budget_from_env())
+        before = self.recent.reads
+        rows, pools = evaluate(self.settings, budget_from_env(), recent=self.recent)
         log.info("%d pools, %d rows of advice", pools, len(rows))
-        return Report({"pools": pools, "advice": sum(r["kind"] != "none" for r in rows)})
+        read = self.recent.reads - before
+        return Report({"pools": pools, "advice": sum(r["kind"] != "none" for r in rows), "getpage_records_read": read})

@@ -7,11 +7,20 @@ bounded whatever the traffic: the getpages are kept as codes (about 34 bytes eac
 than `max_getpages` would be kept, the trace becomes a spatial sample (SHARDS-style, as the
 miniature caches sample): a page is kept when its hash is below the rate, the rate halves each
 time the sample outgrows the bound, and the replay runs the pools at that share of their size
-(advice/replay.py `Trace.rate`). Every getpage of a kept page is kept, so reuse is exact for it."""
+(advice/replay.py `Trace.rate`). Every getpage of a kept page is kept, so reuse is exact for it.
+
+The advice service keeps its `RecentGetpages` between evaluations: the next one reads only the
+records written since the last (from where that read ended, partition by partition) and drops the
+getpages its windows have left, instead of the whole look-back again. Each getpage is counted per
+minute of event time (`COUNT_SECONDS`), so a window's start may move on by whole minutes and its
+counts stay exact; windows that do not start and end on a whole minute are read afresh."""
 
 from __future__ import annotations
 
+import logging
+import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -23,11 +32,14 @@ from poolsight.advice.replay import Trace
 from poolsight.infra.config import Settings
 from poolsight.infra.kafka_access import kafka_access
 from poolsight.infra.registry_access import registry_access
-from poolsight.ingest.kafka_io import read_since
+from poolsight.ingest.kafka_io import read_from
 from poolsight.names import GETPAGE_TOPIC
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.wire import AvroDecoder, DecodeError, UnusableBatch
 
+LOG = logging.getLogger(__name__)
+COUNT_SECONDS = 60  # getpages are counted by minute of event time
+COUNT_ROWS = 1_000_000  # count rows added before they are summed (32 bytes each)
 MAX_GETPAGES = 2_000_000  # kept over every pool asked for: ~70 MB, twice that while a trace is built
 
 U64 = npt.NDArray[np.uint64]
@@ -51,21 +63,29 @@ def _below(h: U64, rate: float) -> npt.NDArray[np.bool_]:
 
 @dataclass
 class Sample:
-    """The getpages kept so far, at most `cap`: columns in arrival order, with each one's hash."""
+    """The getpages kept so far, at most `cap`: columns in arrival order, with each one's hash, and
+    every getpage counted, kept or not, by minute: rows (minute, pool, object * 3 + access type, getpages)."""
 
     cap: int
     rate: float = 1.0
     parts: list[tuple[Any, ...]] = field(default_factory=list)
     kept: int = 0
-    # Every getpage counted, kept or not: (pool, object, access type) -> getpages.
-    counts: dict[tuple[int, int, int], int] = field(default_factory=dict)
+    counted: list[npt.NDArray[np.int64]] = field(default_factory=list)
+    counted_rows: int = 0
 
     def add(self, pool: int, t: Any, obj: Any, pages: U64, access: Any, function: Any) -> None:
         gp = function == 0
-        key = obj[gp].astype(np.int64) * 3 + np.minimum(access[gp], 2)
-        values, n = np.unique(key, return_counts=True)
-        for k, c in zip(values.tolist(), n.tolist(), strict=True):
-            self.counts[(pool, k // 3, k % 3)] = self.counts.get((pool, k // 3, k % 3), 0) + c
+        if gp.any():
+            minute = np.floor(t[gp] / COUNT_SECONDS).astype(np.int64)
+            code = obj[gp].astype(np.int64) * 3 + np.minimum(access[gp], 2)
+            first, span = int(minute.min()), int(code.max()) + 1
+            values, n = np.unique((minute - first) * span + code, return_counts=True)
+            self.counted.append(
+                np.stack([values // span + first, np.full(len(values), pool), values % span, n], axis=1)
+            )
+            self.counted_rows += len(values)
+            if self.counted_rows > COUNT_ROWS:  # a row per batch and minute: summed, one per (minute, pool, key)
+                self._join_counts()
         h = page_hash(obj, pages)
         keep = _below(h, self.rate)
         if not keep.any():
@@ -78,66 +98,169 @@ class Sample:
             self.parts = [tuple(c[_below(part[6], self.rate)] for c in part) for part in self.parts]
             self.kept = sum(len(part[0]) for part in self.parts)
 
-    def trace(self, pools: list[str], objects: list[str]) -> Trace:
-        cols = [np.concatenate([part[i] for part in self.parts]) for i in range(6)]
+    def trim(self, since: float) -> None:
+        """Drop the getpages before `since` (a whole minute: their counts go by minute), and join
+        what is left into one part, so that the parts do not grow in number from one read to the next."""
+        parts = [tuple(c[part[0] >= since] for c in part) for part in self.parts]
+        self.parts = [tuple(np.concatenate(c) for c in zip(*parts, strict=True))] if parts else []
+        self.kept = len(self.parts[0][0]) if parts else 0
+        self._join_counts()
+        if self.counted:
+            rows = self.counted[0]
+            self.counted = [rows[rows[:, 0] * COUNT_SECONDS >= since]]
+            self.counted_rows = len(self.counted[0])
+
+    def _join_counts(self) -> None:
+        if not self.counted:
+            return
+        rows = np.concatenate(self.counted)
+        keys, where = np.unique(rows[:, :3], axis=0, return_inverse=True)
+        sums = np.bincount(where.ravel(), weights=rows[:, 3], minlength=len(keys)).astype(np.int64)
+        self.counted = [np.column_stack([keys, sums])]
+        self.counted_rows = len(keys)
+
+    def trace(
+        self, pools: list[str], objects: list[str], windows: dict[int, tuple[float, float]] | None = None
+    ) -> Trace | None:
+        """The trace of the pools (by code) in `windows` ((start, end) in epoch seconds, all by
+        default), None if no getpage is in one. A window cuts counts by minute: either it starts
+        and ends on whole minutes, or every getpage added was already inside it."""
+        cols = [np.concatenate([part[i] for part in self.parts]) for i in range(6)] if self.parts else []
+        rows = np.concatenate(self.counted) if self.counted else np.zeros((0, 4), dtype=np.int64)
+        if windows is not None and cols:
+            inside = np.zeros(len(cols[0]), dtype=np.bool_)
+            counted = np.zeros(len(rows), dtype=np.bool_)
+            at = rows[:, 0] * COUNT_SECONDS
+            for pool, (lo, hi) in windows.items():
+                inside |= (cols[1] == pool) & (cols[0] >= lo) & (cols[0] < hi)
+                counted |= (rows[:, 1] == pool) & (at + COUNT_SECONDS > lo) & (at < hi)
+            cols, rows = [c[inside] for c in cols], rows[counted]
+        if not cols or not len(cols[0]):
+            return None
         order = np.argsort(cols[0], kind="stable")
         t, p, o, pg, a, f = (c[order] for c in cols)
         present, p = np.unique(p, return_inverse=True)  # the pools with getpages only
-        code = {int(c): i for i, c in enumerate(present)}
         exact = np.zeros((len(present), len(objects), 3), dtype=np.int64)
-        for (pool, obj, acc), n in self.counts.items():
-            if pool in code:
-                exact[code[pool], obj, acc] = n
+        lut = np.full(int(max(present.max(), rows[:, 1].max(initial=0))) + 1, -1, dtype=np.int64)
+        lut[present] = np.arange(len(present))
+        mine = lut[rows[:, 1]]
+        rows, mine = rows[mine >= 0], mine[mine >= 0]
+        np.add.at(exact, (mine, rows[:, 2] // 3, rows[:, 2] % 3), rows[:, 3])
         trace = Trace(t, p.astype(np.int32), o, pg, a, f, [pools[i] for i in present], objects, rate=self.rate)
         trace.exact = exact if self.rate < 1.0 else None
         return trace
 
 
-def recent_trace(
-    s: Settings,
-    windows: dict[tuple[str, str], tuple[datetime | None, datetime | None]],
-    lookback: float,
-    max_getpages: int = MAX_GETPAGES,
-) -> Trace | None:
-    """A trace of the pools' getpages in their windows ((source, pool) -> (start, end)); None if
-    none. More than `max_getpages` in all: a spatial sample (`Trace.rate`)."""
-    keys = {f"{src}|{pool}": (src, pool) for src, pool in windows}
-    codes = {k: i for i, k in enumerate(keys)}
-    bounds = {
-        k: (w[0].timestamp() if w[0] else -np.inf, w[1].timestamp() if w[1] else np.inf)
-        for k, w in ((k, windows[v]) for k, v in keys.items())
-    }
-    decoder = AvroDecoder(registry_access(s))
-    objects: dict[str, int] = {}
-    sample = Sample(max_getpages)
+Window = tuple[datetime | None, datetime | None]
 
-    def handle(msg: Any) -> None:
-        key = (msg.key() or b"").decode(errors="replace")
-        if key not in keys:
-            return
+
+class RecentGetpages:
+    """The recent getpages of the pools asked for, kept between evaluations (see the module's doc).
+
+    `trace` reads the records written since its last read, when it holds the pools asked for and
+    their windows start and end on whole minutes; otherwise it starts again from the look-back,
+    collecting the pools asked for and those asked for the time before. A read that fails leaves
+    it empty: the next starts again."""
+
+    def __init__(self, s: Settings, max_getpages: int = MAX_GETPAGES) -> None:
+        self.s = s
+        self.max_getpages = max_getpages
+        self.decoder: AvroDecoder | None = None  # made at the first read: the service starts without the registry
+        self.keys: dict[str, int] = {}  # "source|pool" collected -> its code in the sample
+        self.asked: set[str] = set()  # the keys the last trace was asked for
+        self.offsets: dict[int, int] | None = None  # where the last read ended, by partition
+        self.sample = Sample(max_getpages)
+        self.objects: dict[str, int] = {}
+        self.reads = 0  # records read, all reads
+        self.fresh = 0  # reads from the look-back
+
+    def trace(self, windows: Mapping[tuple[str, str], Window], lookback: float) -> Trace | None:
+        """A trace of the pools' getpages in their windows ((source, pool) -> (start, end)); None if
+        none. More than `max_getpages` in all: a spatial sample (`Trace.rate`)."""
+        if not windows:
+            return None
+        wanted = {f"{src}|{pool}": _bounds(w) for (src, pool), w in windows.items()}
+        since = min(lo for lo, _ in wanted.values())
+        # A window with no start would keep its counts for ever: such a read is not kept.
+        whole = since > -math.inf and all(_on_minute(b) for lo_hi in wanted.values() for b in lo_hi)
+        again = (
+            self.offsets is None
+            or not whole
+            or not wanted.keys() <= self.keys.keys()
+            or (self.sample.rate < 1.0 and self.sample.kept < self.max_getpages // 4)  # traffic fell: a finer sample
+        )
+        if again:
+            self._empty({*wanted, *(self.asked if whole else ())})
+        self.asked = set(wanted)
         try:
-            # The kernel decodes a v1 batch into numpy columns, as the simulation job does:
-            # fastavro's dicts and from_record cost some 50 s of a core per 30,000 batches.
-            _, b = decoder.read(msg.value())
-        except (DecodeError, UnusableBatch):
-            return  # the simulation job sent it to dead_letter: it is not in the curves either
-        if not isinstance(b, GetpageBatch):
-            return
-        t = b.times()
-        lo, hi = bounds[key]
-        keep = (t >= lo) & (t < hi)
-        if keep.any():
-            lut = np.array([objects.setdefault(str(n), len(objects)) for n in b.object_names], dtype=np.int32)
-            sample.add(
-                codes[key],
-                t[keep],
-                lut[b.objects[keep]],
-                b.pages[keep].astype(np.uint64),
-                b.access_codes()[keep],
-                b.function_codes()[keep],
-            )
+            # Not on whole minutes: only the windows' getpages are kept (counted exactly), and not kept after.
+            self._read(lookback, {k: self.keys[k] for k in wanted} if not whole else {}, wanted, since)
+        except Exception:
+            self._empty(set())
+            raise
+        if whole:
+            self.sample.trim(since)
+        code_windows = {self.keys[k]: lohi for k, lohi in wanted.items()}
+        names = [k.replace("|", "/", 1) for k in self.keys]
+        out = self.sample.trace(names, list(self.objects), code_windows)
+        if not whole:
+            self._empty(set())
+        return out
 
-    read_since(kafka_access(s), GETPAGE_TOPIC.name, int((time.time() - lookback) * 1000), handle)
-    if not sample.parts:
-        return None
-    return sample.trace([f"{src}/{pool}" for src, pool in keys.values()], list(objects))
+    def _empty(self, keys: set[str]) -> None:
+        self.keys = {k: i for i, k in enumerate(sorted(keys))}
+        self.offsets, self.sample, self.objects = None, Sample(self.max_getpages), {}
+
+    def _read(
+        self, lookback: float, exact: dict[str, int], wanted: dict[str, tuple[float, float]], since: float
+    ) -> None:
+        """Read on from the last read's end (or the look-back), keeping the collected keys'
+        getpages from `since` on (a key asked for: from its window's start; in `exact`: inside it)."""
+        keys, sample, objects = self.keys, self.sample, self.objects
+        if self.decoder is None:
+            self.decoder = AvroDecoder(registry_access(self.s))
+        decoder = self.decoder
+        lower = {k: wanted[k][0] if k in wanted else since for k in keys}
+        upper = {k: wanted[k][1] if k in exact else math.inf for k in keys}
+
+        def handle(msg: Any) -> None:
+            key = (msg.key() or b"").decode(errors="replace")
+            if key not in keys:
+                return
+            try:
+                # The kernel decodes a v1 batch into numpy columns, as the simulation job does:
+                # fastavro's dicts and from_record cost some 50 s of a core per 30,000 batches.
+                _, b = decoder.read(msg.value())
+            except (DecodeError, UnusableBatch):
+                return  # the simulation job sent it to dead_letter: it is not in the curves either
+            if not isinstance(b, GetpageBatch):
+                return
+            t = b.times()
+            keep = (t >= lower[key]) & (t < upper[key])
+            if keep.any():
+                lut = np.array([objects.setdefault(str(n), len(objects)) for n in b.object_names], dtype=np.int32)
+                sample.add(
+                    keys[key],
+                    t[keep],
+                    lut[b.objects[keep]],
+                    b.pages[keep].astype(np.uint64),
+                    b.access_codes()[keep],
+                    b.function_codes()[keep],
+                )
+
+        fresh = self.offsets is None
+        since_ms = int((time.time() - lookback) * 1000)
+        read, self.offsets = read_from(kafka_access(self.s), GETPAGE_TOPIC.name, since_ms, handle, self.offsets)
+        self.reads += read
+        self.fresh += fresh
+        LOG.info(
+            "%s records of the getpage topic read back%s", read, " from the look-back" if fresh else " since the last"
+        )
+
+
+def _bounds(w: Window) -> tuple[float, float]:
+    return (w[0].timestamp() if w[0] else -math.inf, w[1].timestamp() if w[1] else math.inf)
+
+
+def _on_minute(b: float) -> bool:
+    return math.isinf(b) or b % COUNT_SECONDS == 0

@@ -7,7 +7,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -254,6 +254,20 @@ def read_since(
 ) -> int:
     """Every record of `topic` written since `since_ms` (broker time, epoch ms) up to the end as it is
     when called, all partitions, without a consumer group's commits; returns records read."""
+    return read_from(kafka, topic, since_ms, handle, None, timeout)[0]
+
+
+def read_from(
+    kafka: KafkaAccess,
+    topic: str,
+    since_ms: int,
+    handle: Callable[[Message], None],
+    starts: Mapping[int, int] | None = None,
+    timeout: float = 300.0,
+) -> tuple[int, dict[int, int]]:
+    """As read_since, but a partition in `starts` is read from that offset (where an earlier read
+    ended) instead of from `since_ms`; one retention removed since, from its oldest record kept.
+    Returns the records read and each partition's next offset (its end as it was when called)."""
     consumer = Consumer(
         kafka.client_config(
             **{
@@ -266,15 +280,19 @@ def read_since(
     )
     try:
         meta = consumer.list_topics(topic, timeout=10).topics[topic]
-        parts = [TopicPartition(topic, p, since_ms) for p in sorted(meta.partitions)]
-        starts = consumer.offsets_for_times(parts, timeout=10)
+        known = starts or {}
+        by_time = [TopicPartition(topic, p, since_ms) for p in sorted(meta.partitions) if p not in known]
+        found = consumer.offsets_for_times(by_time, timeout=10) if by_time else []
+        firsts = {tp.partition: tp.offset for tp in found} | {p: o for p, o in known.items() if p in meta.partitions}
         todo: dict[int, int] = {}
+        ends: dict[int, int] = {}
         assign = []
-        for tp in starts:
-            _, high = consumer.get_watermark_offsets(TopicPartition(topic, tp.partition), timeout=10)
-            if tp.offset >= 0 and tp.offset < high:  # -1: nothing written since
-                todo[tp.partition] = high
-                assign.append(TopicPartition(topic, tp.partition, tp.offset))
+        for part, first in sorted(firsts.items()):
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, part), timeout=10)
+            ends[part] = high
+            if 0 <= first < high:  # -1: nothing written since
+                todo[part] = high
+                assign.append(TopicPartition(topic, part, first))
         consumer.assign(assign)
         seen = 0
         deadline = time.monotonic() + timeout
@@ -300,6 +318,6 @@ def read_since(
                     consumer.pause([TopicPartition(topic, p)])  # done: its new records are not wanted
         if todo:
             raise RuntimeError(f"{topic}: partitions {sorted(todo)} not read to their end within {timeout:.0f} s")
-        return seen
+        return seen, ends
     finally:
         consumer.close()

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import numpy as np
 import pytest
 
 from poolsight.advice.recent import Sample, page_hash
-from poolsight.advice.replay import PoolRun, at_size
+from poolsight.advice.replay import PoolRun, Trace, at_size
 from poolsight.schemas.getpage import GetpageBatch
 from tests.flink_jobs.generated import generate
 
@@ -39,9 +40,11 @@ def test_a_sample_stays_under_its_bound_and_its_replay_near_the_whole_trace() ->
     whole, objects = _sample(10**9)
     assert whole.rate == 1.0
     full = whole.trace(["S/BP1"], objects)
+    assert full is not None
     s, _ = _sample(200_000)
     assert s.kept <= 200_000 and s.rate == 0.125  # 1.7 M getpages, halved three times
     sampled = s.trace(["S/BP1"], objects)
+    assert sampled is not None
     kept = page_hash(full.obj, full.pages) < np.uint64(int(s.rate * 2.0**64))
     assert len(sampled.times) == int(kept.sum())  # every getpage of a kept page, nothing else
     for size in (10_000, 30_000, 60_000):
@@ -75,3 +78,65 @@ print(s.rate, s.kept, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base
     rate, kept, grown_mb = out.stdout.split()
     assert float(rate) <= 0.03125 and int(kept) <= 500_000
     assert int(grown_mb) < 120, out.stdout  # 500 k kept x 34 bytes, twice while the trace is built
+
+
+Minute = tuple[int, Any, Any, Any, Any, Any]  # pool code, t, obj, pages, access, function
+START = 1_700_000_040  # a whole minute
+
+
+def _minutes(n: int, seed: int) -> list[Minute]:
+    """n minutes of getpages of two pools (codes 0 and 1), a batch per pool and minute."""
+    rng = np.random.default_rng(seed)
+    out: list[Minute] = []
+    for m in range(n):
+        for pool in (0, 1):
+            k = 3000
+            t = START + 60 * m + np.sort(rng.random(k)) * 60
+            fn = (rng.random(k) < 0.1).astype(np.uint8)  # some set-write-intents: kept, not counted
+            obj, pages = rng.integers(0, 4, k).astype(np.int32), rng.integers(0, 5000, k).astype(np.uint64)
+            out.append((pool, t, obj, pages, rng.integers(0, 3, k).astype(np.uint8), fn))
+    return out
+
+
+def _same(a: Trace | None, b: Trace | None) -> None:
+    assert a is not None and b is not None
+    for f in ("times", "pool", "obj", "pages", "access", "function"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    assert (a.pools, a.objects, a.rate) == (b.pools, b.objects, b.rate)
+    assert (a.exact is None) == (b.exact is None)
+    if a.exact is not None and b.exact is not None:
+        assert np.array_equal(a.exact, b.exact)
+
+
+@pytest.mark.parametrize("cap", [10**9, 9_000])
+def test_a_sample_trimmed_by_whole_minutes_gives_the_trace_of_its_windows_alone(cap: int) -> None:
+    """What the advice service keeps between evaluations: ten minutes added, the first three
+    trimmed, a window on whole minutes per pool: the same trace as a sample fed only each window's
+    getpages (at the rate the whole stream came to), and, sampled, counts equal to every getpage
+    of the window counted here."""
+    parts = _minutes(10, 3)
+    windows = {0: (START + 180.0, START + 480.0), 1: (START + 240.0, START + 600.0)}
+    names, objects = ["S/BP1", "S/BP2"], ["A", "B", "C", "D"]
+    kept = Sample(cap)
+    for pool, t, o, p, a, f in parts:
+        kept.add(pool, t, o, p, a, f)
+    kept.trim(START + 180.0)
+    assert len(kept.parts) == 1 and len(kept.counted) == 1  # joined: no part per batch kept on
+    assert kept.parts[0][0].min() >= START + 180.0 and kept.counted[0][:, 0].min() * 60 == START + 180
+    want = Sample(cap, rate=kept.rate)
+    truth = np.zeros((2, 4, 3), dtype=np.int64)
+    for pool, t, o, p, a, f in parts:
+        lo, hi = windows[pool]
+        keep = (t >= lo) & (t < hi)
+        want.add(pool, t[keep], o[keep], p[keep], a[keep], f[keep])
+        gp = keep & (f == 0)
+        np.add.at(truth, (pool, o[gp], np.minimum(a[gp], 2)), 1)
+    got = kept.trace(names, objects, windows)
+    _same(got, want.trace(names, objects))
+    assert got is not None
+    if cap < 10**9:
+        assert kept.rate == 0.125 and got.exact is not None
+        assert np.array_equal(got.exact, truth)
+    else:
+        assert kept.rate == 1.0 and got.exact is None
+        assert len(got.times) == sum(int(((t >= windows[p][0]) & (t < windows[p][1])).sum()) for p, t, *_ in parts)

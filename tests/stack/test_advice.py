@@ -9,6 +9,7 @@ import json
 import re
 import time
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +217,75 @@ def test_a_paging_host_gets_no_growth(member: tuple[str, int, int, Path], tmp_pa
     assert not [a for a in doc["advice"] if a["kind"] in ("budget", "pgfix")]
     kinds = {k for (k,) in query("SELECT kind FROM iceberg.poolsight.advice_latest WHERE source = ?", (name,))}
     assert "budget" not in kinds and kinds  # the earlier growth advice is no longer the latest
+
+
+def test_recent_getpages_read_on_from_where_the_last_read_ended() -> None:
+    """The advice service's reader of recent getpages (advice/recent.py) on the real broker: a
+    second evaluation reads only the records written since the first, its windows moved on by
+    whole minutes; each trace holds exactly the getpages produced here inside its windows, and
+    equals what a reader reading the whole look-back afresh gives."""
+    import numpy as np
+
+    from poolsight.advice.recent import RecentGetpages
+    from poolsight.ingest.batching import make_batch
+
+    s = load_settings()
+    source = f"RG{uuid.uuid4().hex[:6].upper()}"
+    producer = AvroProducer(kafka_access(s), s.registry_url)
+    rng = np.random.default_rng(5)
+    start = (int(time.time()) // 60 - 15) * 60  # a whole minute of event time
+    made: list[tuple[str, Any, Any, Any]] = []  # pool, times, objects, pages
+
+    def send(minutes: range) -> None:
+        for m in minutes:
+            for pool in ("BP1", "BP2"):
+                n = 2000
+                t = start + 60 * m + np.sort(rng.integers(0, 60_000_000, n)) / 1e6  # whole µs, as the wire holds them
+                obj, pages = rng.integers(0, 3, n), rng.integers(0, 4000, n).astype(np.uint64)
+                access = rng.integers(0, 3, n).astype(np.uint8)
+                producer.send_batch(
+                    make_batch(source, pool, m, t, obj, pages, access, np.zeros(n, np.uint8), names=["X", "Y", "Z"])
+                )
+                made.append((pool, t, obj, pages))
+        producer.flush()
+
+    def expected(windows: dict[tuple[str, str], tuple[datetime, datetime]]) -> list[tuple[str, int, int]]:
+        out = []
+        for pool, t, _, pages in made:
+            if (source, pool) not in windows:
+                continue
+            lo, hi = (w.timestamp() for w in windows[(source, pool)])
+            keep = (t >= lo) & (t < hi)
+            out += [(f"{source}/{pool}", round(x * 1e6), int(p)) for x, p in zip(t[keep], pages[keep], strict=True)]
+        return sorted(out)
+
+    def got(trace: Any) -> list[tuple[str, int, int]]:
+        return sorted(
+            (trace.pools[p], round(x * 1e6), int(pg))
+            for p, x, pg in zip(trace.pool, trace.times, trace.pages, strict=True)
+        )
+
+    def at(m: int) -> datetime:
+        return datetime.fromtimestamp(start + 60 * m, UTC)
+
+    send(range(5))
+    reader = RecentGetpages(s)
+    first = {(source, "BP1"): (at(1), at(4)), (source, "BP2"): (at(0), at(5))}
+    trace = reader.trace(first, 600)
+    assert got(trace) == expected(first) and reader.fresh == 1
+    fresh = RecentGetpages(s).trace(first, 600)
+    assert fresh is not None and got(fresh) == got(trace)
+    send(range(5, 8))
+    before = reader.reads
+    second = {(source, "BP1"): (at(3), at(7)), (source, "BP2"): (at(2), at(8))}
+    trace = reader.trace(second, 600)
+    assert reader.fresh == 1 and reader.reads - before == 6  # the 6 batches sent since, nothing else
+    assert got(trace) == expected(second)
+    assert reader.sample.parts[0][0].min() >= at(2).timestamp()  # what the windows left is gone
+    again = RecentGetpages(s).trace(second, 600)
+    assert again is not None and got(again) == got(trace)
+    assert reader.offsets is not None
+    # A window off the minute: read afresh, and not kept.
+    odd = {(source, "BP1"): (at(3) + timedelta(seconds=30), at(6))}
+    trace = reader.trace(odd, 600)
+    assert got(trace) == expected(odd) and reader.fresh == 2 and reader.offsets is None
