@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -40,6 +40,7 @@ from poolsight.schemas.wire import AvroDecoder, DecodeError, UnusableBatch
 LOG = logging.getLogger(__name__)
 COUNT_SECONDS = 60  # getpages are counted by minute of event time
 COUNT_ROWS = 1_000_000  # count rows added before they are summed (32 bytes each)
+MAX_SEEN = 100_000  # keys whose partitions are remembered, beyond which they are forgotten at a fresh read
 MAX_GETPAGES = 2_000_000  # kept over every pool asked for: ~70 MB, twice that while a trace is built
 
 U64 = npt.NDArray[np.uint64]
@@ -157,8 +158,10 @@ Window = tuple[datetime | None, datetime | None]
 class RecentGetpages:
     """The recent getpages of the pools asked for, kept between evaluations (see the module's doc).
 
-    `trace` reads the records written since its last read, when it holds the pools asked for and
-    their windows start and end on whole minutes; otherwise it starts again from the look-back,
+    `trace` reads the records written since its last read, when its windows start and end on
+    whole minutes. A pool asked for that it did not collect is read from the look-back first, in
+    the partitions its records were seen in (a pool's key keeps it in one); a pool never seen, a
+    window off the minute, or a sample whose traffic fell starts it again from the look-back,
     collecting the pools asked for and those asked for the time before. A read that fails leaves
     it empty: the next starts again."""
 
@@ -169,10 +172,13 @@ class RecentGetpages:
         self.keys: dict[str, int] = {}  # "source|pool" collected -> its code in the sample
         self.asked: set[str] = set()  # the keys the last trace was asked for
         self.offsets: dict[int, int] | None = None  # where the last read ended, by partition
+        self.floor = -math.inf  # what the sample holds starts here (trimmed)
+        self.seen: dict[str, set[int]] = {}  # every key read, collected or not -> its partitions
         self.sample = Sample(max_getpages)
         self.objects: dict[str, int] = {}
         self.reads = 0  # records read, all reads
-        self.fresh = 0  # reads from the look-back
+        self.fresh = 0  # reads of every partition from the look-back
+        self.caught_up = 0  # reads of some partitions from the look-back, for pools newly asked for
 
     def trace(self, windows: Mapping[tuple[str, str], Window], lookback: float) -> Trace | None:
         """A trace of the pools' getpages in their windows ((source, pool) -> (start, end)); None if
@@ -183,23 +189,29 @@ class RecentGetpages:
         since = min(lo for lo, _ in wanted.values())
         # A window with no start would keep its counts for ever: such a read is not kept.
         whole = since > -math.inf and all(_on_minute(b) for lo_hi in wanted.values() for b in lo_hi)
-        again = (
+        new = sorted(wanted.keys() - self.keys.keys())
+        if (
             self.offsets is None
             or not whole
-            or not wanted.keys() <= self.keys.keys()
+            or any(lo < self.floor for k, (lo, _) in wanted.items() if k in self.keys)  # trimmed already
+            or not all(k in self.seen for k in new)
             or (self.sample.rate < 1.0 and self.sample.kept < self.max_getpages // 4)  # traffic fell: a finer sample
-        )
-        if again:
+        ):
             self._empty({*wanted, *(self.asked if whole else ())})
+            new = []
         self.asked = set(wanted)
         try:
+            if new:
+                self.keys |= {k: len(self.keys) + i for i, k in enumerate(new)}
+                self._catch_up(lookback, new, wanted)
             # Not on whole minutes: only the windows' getpages are kept (counted exactly), and not kept after.
-            self._read(lookback, {k: self.keys[k] for k in wanted} if not whole else {}, wanted, since)
+            self._read(lookback, set(wanted) if not whole else set(), wanted, since)
         except Exception:
             self._empty(set())
             raise
         if whole:
             self.sample.trim(since)
+            self.floor = since
         code_windows = {self.keys[k]: lohi for k, lohi in wanted.items()}
         names = [k.replace("|", "/", 1) for k in self.keys]
         out = self.sample.trace(names, list(self.objects), code_windows)
@@ -208,24 +220,49 @@ class RecentGetpages:
         return out
 
     def _empty(self, keys: set[str]) -> None:
-        self.keys = {k: i for i, k in enumerate(sorted(keys))}
+        self.keys, self.floor = {k: i for i, k in enumerate(sorted(keys))}, -math.inf
         self.offsets, self.sample, self.objects = None, Sample(self.max_getpages), {}
+        if len(self.seen) > MAX_SEEN:
+            self.seen = {}
 
-    def _read(
-        self, lookback: float, exact: dict[str, int], wanted: dict[str, tuple[float, float]], since: float
-    ) -> None:
+    def _catch_up(self, lookback: float, new: list[str], wanted: dict[str, tuple[float, float]]) -> None:
+        """The look-back of the partitions that hold the keys `new`, up to where the last read ended."""
+        assert self.offsets is not None
+        parts = set().union(*(self.seen[k] for k in new))
+        until = {p: o for p, o in self.offsets.items() if p in parts}
+        keep = self._handler({k: wanted[k][0] for k in new}, {})
+        since_ms = int((time.time() - lookback) * 1000)
+        read, _ = read_from(kafka_access(self.s), GETPAGE_TOPIC.name, since_ms, keep, until=until)
+        self.reads += read
+        self.caught_up += 1
+        LOG.info("%s records of partitions %s read back from the look-back for %s", read, sorted(until), new)
+
+    def _read(self, lookback: float, exact: set[str], wanted: dict[str, tuple[float, float]], since: float) -> None:
         """Read on from the last read's end (or the look-back), keeping the collected keys'
         getpages from `since` on (a key asked for: from its window's start; in `exact`: inside it)."""
-        keys, sample, objects = self.keys, self.sample, self.objects
+        lower = {k: wanted[k][0] if k in wanted else since for k in self.keys}
+        fresh = self.offsets is None
+        since_ms = int((time.time() - lookback) * 1000)
+        handle = self._handler(lower, {k: wanted[k][1] for k in exact})
+        read, self.offsets = read_from(kafka_access(self.s), GETPAGE_TOPIC.name, since_ms, handle, self.offsets)
+        self.reads += read
+        self.fresh += fresh
+        LOG.info(
+            "%s records of the getpage topic read back%s", read, " from the look-back" if fresh else " since the last"
+        )
+
+    def _handler(self, lower: dict[str, float], upper: dict[str, float]) -> Callable[[Any], None]:
+        """What a read does with each record: notes its key's partition, and adds the getpages of
+        a key in `lower` at or after its bound (and before its bound in `upper`) to the sample."""
+        sample, objects, codes, seen = self.sample, self.objects, self.keys, self.seen
         if self.decoder is None:
             self.decoder = AvroDecoder(registry_access(self.s))
         decoder = self.decoder
-        lower = {k: wanted[k][0] if k in wanted else since for k in keys}
-        upper = {k: wanted[k][1] if k in exact else math.inf for k in keys}
 
         def handle(msg: Any) -> None:
             key = (msg.key() or b"").decode(errors="replace")
-            if key not in keys:
+            seen.setdefault(key, set()).add(msg.partition())
+            if key not in lower:
                 return
             try:
                 # The kernel decodes a v1 batch into numpy columns, as the simulation job does:
@@ -236,11 +273,11 @@ class RecentGetpages:
             if not isinstance(b, GetpageBatch):
                 return
             t = b.times()
-            keep = (t >= lower[key]) & (t < upper[key])
+            keep = (t >= lower[key]) & (t < upper.get(key, math.inf))
             if keep.any():
                 lut = np.array([objects.setdefault(str(n), len(objects)) for n in b.object_names], dtype=np.int32)
                 sample.add(
-                    keys[key],
+                    codes[key],
                     t[keep],
                     lut[b.objects[keep]],
                     b.pages[keep].astype(np.uint64),
@@ -248,14 +285,7 @@ class RecentGetpages:
                     b.function_codes()[keep],
                 )
 
-        fresh = self.offsets is None
-        since_ms = int((time.time() - lookback) * 1000)
-        read, self.offsets = read_from(kafka_access(self.s), GETPAGE_TOPIC.name, since_ms, handle, self.offsets)
-        self.reads += read
-        self.fresh += fresh
-        LOG.info(
-            "%s records of the getpage topic read back%s", read, " from the look-back" if fresh else " since the last"
-        )
+        return handle
 
 
 def _bounds(w: Window) -> tuple[float, float]:

@@ -264,9 +264,11 @@ def read_from(
     handle: Callable[[Message], None],
     starts: Mapping[int, int] | None = None,
     timeout: float = 300.0,
+    until: Mapping[int, int] | None = None,
 ) -> tuple[int, dict[int, int]]:
     """As read_since, but a partition in `starts` is read from that offset (where an earlier read
     ended) instead of from `since_ms`; one retention removed since, from its oldest record kept.
+    With `until`, only its partitions are read, each up to its offset there (not past its end).
     Returns the records read and each partition's next offset (its end as it was when called)."""
     consumer = Consumer(
         kafka.client_config(
@@ -281,14 +283,16 @@ def read_from(
     try:
         meta = consumer.list_topics(topic, timeout=10).topics[topic]
         known = starts or {}
-        by_time = [TopicPartition(topic, p, since_ms) for p in sorted(meta.partitions) if p not in known]
+        wanted = sorted(p for p in meta.partitions if until is None or p in until)
+        by_time = [TopicPartition(topic, p, since_ms) for p in wanted if p not in known]
         found = consumer.offsets_for_times(by_time, timeout=10) if by_time else []
-        firsts = {tp.partition: tp.offset for tp in found} | {p: o for p, o in known.items() if p in meta.partitions}
+        firsts = {tp.partition: tp.offset for tp in found} | {p: o for p, o in known.items() if p in wanted}
         todo: dict[int, int] = {}
         ends: dict[int, int] = {}
         assign = []
         for part, first in sorted(firsts.items()):
             _, high = consumer.get_watermark_offsets(TopicPartition(topic, part), timeout=10)
+            high = high if until is None else min(high, until[part])
             ends[part] = high
             if 0 <= first < high:  # -1: nothing written since
                 todo[part] = high

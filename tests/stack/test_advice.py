@@ -236,9 +236,9 @@ def test_recent_getpages_read_on_from_where_the_last_read_ended() -> None:
     start = (int(time.time()) // 60 - 15) * 60  # a whole minute of event time
     made: list[tuple[str, Any, Any, Any]] = []  # pool, times, objects, pages
 
-    def send(minutes: range) -> None:
+    def send(minutes: range, pools: tuple[str, ...] = ("BP1", "BP2")) -> None:
         for m in minutes:
-            for pool in ("BP1", "BP2"):
+            for pool in pools:
                 n = 2000
                 t = start + 60 * m + np.sort(rng.integers(0, 60_000_000, n)) / 1e6  # whole µs, as the wire holds them
                 obj, pages = rng.integers(0, 3, n), rng.integers(0, 4000, n).astype(np.uint64)
@@ -268,7 +268,7 @@ def test_recent_getpages_read_on_from_where_the_last_read_ended() -> None:
     def at(m: int) -> datetime:
         return datetime.fromtimestamp(start + 60 * m, UTC)
 
-    send(range(5))
+    send(range(5), ("BP1", "BP2", "BP3"))
     reader = RecentGetpages(s)
     first = {(source, "BP1"): (at(1), at(4)), (source, "BP2"): (at(0), at(5))}
     trace = reader.trace(first, 600)
@@ -285,7 +285,20 @@ def test_recent_getpages_read_on_from_where_the_last_read_ended() -> None:
     again = RecentGetpages(s).trace(second, 600)
     assert again is not None and got(again) == got(trace)
     assert reader.offsets is not None
+    # A pool asked for now, seen before: its partitions from the look-back, then on from the last read.
+    send(range(8, 9), ("BP1", "BP2", "BP3"))
+    before = reader.reads
+    third = second | {(source, "BP3"): (at(0), at(9))}
+    trace = reader.trace(third, 600)
+    assert (reader.fresh, reader.caught_up) == (1, 1)
+    assert (
+        reader.reads - before >= 3 + 5
+    )  # the 3 batches sent since, then BP3's 5 before them (its partition's others too)
+    assert got(trace) == expected(third)
+    again = RecentGetpages(s).trace(third, 600)
+    assert again is not None and got(again) == got(trace)
     # A window off the minute: read afresh, and not kept.
     odd = {(source, "BP1"): (at(3) + timedelta(seconds=30), at(6))}
     trace = reader.trace(odd, 600)
     assert got(trace) == expected(odd) and reader.fresh == 2 and reader.offsets is None
+    assert reader.caught_up == 1
