@@ -160,10 +160,10 @@ class RecentGetpages:
 
     `trace` reads the records written since its last read, when its windows start and end on
     whole minutes. A pool asked for that it did not collect is read from the look-back first, in
-    the partitions its records were seen in (a pool's key keeps it in one); a pool never seen, a
-    window off the minute, or a sample whose traffic fell starts it again from the look-back,
-    collecting the pools asked for and those asked for the time before. A read that fails leaves
-    it empty: the next starts again."""
+    the partitions its records were seen in (a pool's key keeps it in one), unless it was never
+    seen (then all of it comes after); a window off the minute or before what was kept, or a
+    sample whose traffic fell starts it again from the look-back, collecting the pools asked for
+    and those asked for the time before. A read that fails leaves it empty: the next starts again."""
 
     def __init__(self, s: Settings, max_getpages: int = MAX_GETPAGES) -> None:
         self.s = s
@@ -178,7 +178,7 @@ class RecentGetpages:
         self.objects: dict[str, int] = {}
         self.reads = 0  # records read, all reads
         self.fresh = 0  # reads of every partition from the look-back
-        self.caught_up = 0  # reads of some partitions from the look-back, for pools newly asked for
+        self.caught_up = 0  # pools newly asked for, read from the look-back in their partitions
 
     def trace(self, windows: Mapping[tuple[str, str], Window], lookback: float) -> Trace | None:
         """A trace of the pools' getpages in their windows ((source, pool) -> (start, end)); None if
@@ -194,16 +194,17 @@ class RecentGetpages:
             self.offsets is None
             or not whole
             or any(lo < self.floor for k, (lo, _) in wanted.items() if k in self.keys)  # trimmed already
-            or not all(k in self.seen for k in new)
             or (self.sample.rate < 1.0 and self.sample.kept < self.max_getpages // 4)  # traffic fell: a finer sample
         ):
             self._empty({*wanted, *(self.asked if whole else ())})
             new = []
         self.asked = set(wanted)
         try:
-            if new:
-                self.keys |= {k: len(self.keys) + i for i, k in enumerate(new)}
-                self._catch_up(lookback, new, wanted)
+            self.keys |= {k: len(self.keys) + i for i, k in enumerate(new)}
+            # Every record since the look-back's start was read and its key noted: a pool not seen
+            # has nothing before where the last read ended, and the read on from there gets it all.
+            if behind := [k for k in new if k in self.seen]:
+                self._catch_up(lookback, behind, wanted)
             # Not on whole minutes: only the windows' getpages are kept (counted exactly), and not kept after.
             self._read(lookback, set(wanted) if not whole else set(), wanted, since)
         except Exception:
@@ -234,7 +235,7 @@ class RecentGetpages:
         since_ms = int((time.time() - lookback) * 1000)
         read, _ = read_from(kafka_access(self.s), GETPAGE_TOPIC.name, since_ms, keep, until=until)
         self.reads += read
-        self.caught_up += 1
+        self.caught_up += len(new)
         LOG.info("%s records of partitions %s read back from the look-back for %s", read, sorted(until), new)
 
     def _read(self, lookback: float, exact: set[str], wanted: dict[str, tuple[float, float]], since: float) -> None:

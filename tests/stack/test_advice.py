@@ -285,15 +285,15 @@ def test_recent_getpages_read_on_from_where_the_last_read_ended() -> None:
     again = RecentGetpages(s).trace(second, 600)
     assert again is not None and got(again) == got(trace)
     assert reader.offsets is not None
-    # A pool asked for now, seen before: its partitions from the look-back, then on from the last read.
-    send(range(8, 9), ("BP1", "BP2", "BP3"))
+    # Pools asked for now: BP3, seen before, from the look-back in its partition, then on from the
+    # last read's end; BP4, never seen (its first records came after that end), from there alone.
+    send(range(8, 9), ("BP1", "BP2", "BP3", "BP4"))
     before = reader.reads
-    third = second | {(source, "BP3"): (at(0), at(9))}
+    third = second | {(source, "BP3"): (at(0), at(9)), (source, "BP4"): (at(0), at(9))}
     trace = reader.trace(third, 600)
-    assert (reader.fresh, reader.caught_up) == (1, 1)
-    assert (
-        reader.reads - before >= 3 + 5
-    )  # the 3 batches sent since, then BP3's 5 before them (its partition's others too)
+    assert (reader.fresh, reader.caught_up) == (1, 1)  # BP3 alone read back
+    # The 4 batches sent since, and BP3's 5 before them (with the others in its partition).
+    assert reader.reads - before >= 4 + 5
     assert got(trace) == expected(third)
     again = RecentGetpages(s).trace(third, 600)
     assert again is not None and got(again) == got(trace)
