@@ -128,13 +128,6 @@ def flink_conf_entries(s: Settings) -> dict[str, object]:
         "execution.checkpointing.incremental": True,
         "execution.checkpointing.dir": (state / "checkpoints").as_uri(),
         "execution.checkpointing.savepoint-dir": (state / "savepoints").as_uri(),
-        # Iceberg's files through Hadoop's raw local file system, not its checksummed wrapper: every
-        # file Hadoop creates gets its permissions from a forked `chmod` (no native library here),
-        # 3-3.5 ms each on this machine, and the wrapper creates a `.crc` beside each, a second
-        # fork. Flat out the TaskManager forked 15.6 times a second (bench/README.md). The catalog
-        # commits by a row update in PostgreSQL (or the REST catalog), never by a rename, and Trino
-        # reads the files without the `.crc`.
-        "flink.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
         # A checkpoint that fails on a busy 2-core machine is retried, not a job restart.
         "execution.checkpointing.tolerable-failed-checkpoints": 3,
         # A JobManager killed and started again at the same address is not an RPC failure to the
