@@ -232,24 +232,33 @@ class RecentGetpages:
         parts = set().union(*(self.seen[k] for k in new))
         until = {p: o for p, o in self.offsets.items() if p in parts}
         keep = self._handler({k: wanted[k][0] for k in new}, {})
-        since_ms = int((time.time() - lookback) * 1000)
+        since_ms, began = int((time.time() - lookback) * 1000), time.monotonic()
         read, _ = read_from(kafka_access(self.s), GETPAGE_TOPIC.name, since_ms, keep, until=until)
         self.reads += read
         self.caught_up += len(new)
-        LOG.info("%s records of partitions %s read back from the look-back for %s", read, sorted(until), new)
+        LOG.info(
+            "%s records of partitions %s read back from the look-back for %s in %.1f s",
+            read,
+            sorted(until),
+            new,
+            time.monotonic() - began,
+        )
 
     def _read(self, lookback: float, exact: set[str], wanted: dict[str, tuple[float, float]], since: float) -> None:
         """Read on from the last read's end (or the look-back), keeping the collected keys'
         getpages from `since` on (a key asked for: from its window's start; in `exact`: inside it)."""
         lower = {k: wanted[k][0] if k in wanted else since for k in self.keys}
         fresh = self.offsets is None
-        since_ms = int((time.time() - lookback) * 1000)
+        since_ms, began = int((time.time() - lookback) * 1000), time.monotonic()
         handle = self._handler(lower, {k: wanted[k][1] for k in exact})
         read, self.offsets = read_from(kafka_access(self.s), GETPAGE_TOPIC.name, since_ms, handle, self.offsets)
         self.reads += read
         self.fresh += fresh
         LOG.info(
-            "%s records of the getpage topic read back%s", read, " from the look-back" if fresh else " since the last"
+            "%s records of the getpage topic read back %s in %.1f s",
+            read,
+            "from the look-back" if fresh else "since the last read",
+            time.monotonic() - began,
         )
 
     def _handler(self, lower: dict[str, float], upper: dict[str, float]) -> Callable[[Any], None]:
