@@ -40,7 +40,8 @@ from poolsight.schemas.wire import AvroDecoder, DecodeError, UnusableBatch
 LOG = logging.getLogger(__name__)
 COUNT_SECONDS = 60  # getpages are counted by minute of event time
 COUNT_ROWS = 1_000_000  # count rows added before they are summed (32 bytes each)
-MAX_SEEN = 100_000  # keys whose partitions are remembered, beyond which they are forgotten at a fresh read
+MAX_SEEN = 100_000  # keys whose partitions are remembered; beyond, the next read starts again from the look-back
+MAX_OBJECTS = 200_000  # object names kept between reads; beyond, the next read starts afresh
 MAX_GETPAGES = 2_000_000  # kept over every pool asked for: ~70 MB, twice that while a trace is built
 
 U64 = npt.NDArray[np.uint64]
@@ -111,6 +112,13 @@ class Sample:
             self.counted = [rows[rows[:, 0] * COUNT_SECONDS >= since]]
             self.counted_rows = len(self.counted[0])
 
+    def drop(self, pools: set[int]) -> None:
+        """Forget the getpages of these pool codes (pools no longer asked for)."""
+        self.parts = [tuple(c[~np.isin(part[1], list(pools))] for c in part) for part in self.parts]
+        self.kept = sum(len(part[0]) for part in self.parts)
+        self.counted = [rows[~np.isin(rows[:, 1], list(pools))] for rows in self.counted]
+        self.counted_rows = sum(len(rows) for rows in self.counted)
+
     def _join_counts(self) -> None:
         if not self.counted:
             return
@@ -141,6 +149,13 @@ class Sample:
         order = np.argsort(cols[0], kind="stable")
         t, p, o, pg, a, f = (c[order] for c in cols)
         present, p = np.unique(p, return_inverse=True)  # the pools with getpages only
+        # Only the objects the trace holds or counts (the names outlive pools no longer asked for).
+        held = np.unique(np.concatenate([o, rows[:, 2] // 3]).astype(np.int64))
+        recode = np.full(int(held.max()) + 1, -1, dtype=np.int64)
+        recode[held] = np.arange(len(held))
+        o = recode[o].astype(np.int32)
+        rows = np.column_stack([rows[:, :2], recode[rows[:, 2] // 3] * 3 + rows[:, 2] % 3, rows[:, 3]])
+        objects = [objects[int(i)] for i in held]
         exact = np.zeros((len(present), len(objects), 3), dtype=np.int64)
         lut = np.full(int(max(present.max(), rows[:, 1].max(initial=0))) + 1, -1, dtype=np.int64)
         lut[present] = np.arange(len(present))
@@ -163,7 +178,8 @@ class RecentGetpages:
     the partitions its records were seen in (a pool's key keeps it in one), unless it was never
     seen (then all of it comes after); a window off the minute or before what was kept, or a
     sample whose traffic fell starts it again from the look-back, collecting the pools asked for
-    and those asked for the time before. A read that fails leaves it empty: the next starts again."""
+    and those asked for the time before; a pool asked for neither now nor the time before is
+    dropped. A read that fails leaves it empty: the next starts again."""
 
     def __init__(self, s: Settings, max_getpages: int = MAX_GETPAGES) -> None:
         self.s = s
@@ -172,7 +188,9 @@ class RecentGetpages:
         self.keys: dict[str, int] = {}  # "source|pool" collected -> its code in the sample
         self.asked: set[str] = set()  # the keys the last trace was asked for
         self.offsets: dict[int, int] | None = None  # where the last read ended, by partition
-        self.floor = -math.inf  # what the sample holds starts here (trimmed)
+        # Per key collected, the time its getpages are held from: the highest of the lower bounds
+        # its reads kept from and the trims since. A window starting before it must read afresh.
+        self.floors: dict[str, float] = {}
         self.seen: dict[str, set[int]] = {}  # every key read, collected or not -> its partitions
         self.sample = Sample(max_getpages)
         self.objects: dict[str, int] = {}
@@ -193,14 +211,25 @@ class RecentGetpages:
         if (
             self.offsets is None
             or not whole
-            or any(lo < self.floor for k, (lo, _) in wanted.items() if k in self.keys)  # trimmed already
+            or any(lo < self.floors.get(k, -math.inf) for k, (lo, _) in wanted.items() if k in self.keys)
             or (self.sample.rate < 1.0 and self.sample.kept < self.max_getpages // 4)  # traffic fell: a finer sample
+            or len(self.seen) > MAX_SEEN  # forgetting keys seen needs a read that sees them again
+            or len(self.objects) > MAX_OBJECTS  # names of pools no longer collected, among them
         ):
             self._empty({*wanted, *(self.asked if whole else ())})
             new = []
+        # A pool asked for neither now nor the time before is no longer collected.
+        gone = {k: c for k, c in self.keys.items() if k not in wanted and k not in self.asked}
+        if gone:
+            self.sample.drop(set(gone.values()))
+            self.keys = {k: c for k, c in self.keys.items() if k not in gone}
+            self.floors = {k: f for k, f in self.floors.items() if k not in gone}
         self.asked = set(wanted)
+        if whole:  # what the windows have left goes before the read, so it does not halve the rate
+            self._trim(since)
         try:
-            self.keys |= {k: len(self.keys) + i for i, k in enumerate(new)}
+            first = max(self.keys.values(), default=-1) + 1  # codes stay: the sample holds them
+            self.keys |= {k: first + i for i, k in enumerate(new)}
             # Every record since the look-back's start was read and its key noted: a pool not seen
             # has nothing before where the last read ended, and the read on from there gets it all.
             if behind := [k for k in new if k in self.seen]:
@@ -211,20 +240,23 @@ class RecentGetpages:
             self._empty(set())
             raise
         if whole:
-            self.sample.trim(since)
-            self.floor = since
+            self._trim(since)
         code_windows = {self.keys[k]: lohi for k, lohi in wanted.items()}
-        names = [k.replace("|", "/", 1) for k in self.keys]
+        names = [""] * (max(self.keys.values()) + 1)
+        for k, c in self.keys.items():
+            names[c] = k.replace("|", "/", 1)
         out = self.sample.trace(names, list(self.objects), code_windows)
         if not whole:
             self._empty(set())
         return out
 
+    def _trim(self, since: float) -> None:
+        self.sample.trim(since)
+        self.floors = {k: max(f, since) for k, f in self.floors.items()}
+
     def _empty(self, keys: set[str]) -> None:
-        self.keys, self.floor = {k: i for i, k in enumerate(sorted(keys))}, -math.inf
-        self.offsets, self.sample, self.objects = None, Sample(self.max_getpages), {}
-        if len(self.seen) > MAX_SEEN:
-            self.seen = {}
+        self.keys, self.floors = {k: i for i, k in enumerate(sorted(keys))}, {}
+        self.offsets, self.sample, self.objects, self.seen = None, Sample(self.max_getpages), {}, {}
 
     def _catch_up(self, lookback: float, new: list[str], wanted: dict[str, tuple[float, float]]) -> None:
         """The look-back of the partitions that hold the keys `new`, up to where the last read ended."""
@@ -265,6 +297,8 @@ class RecentGetpages:
         """What a read does with each record: notes its key's partition, and adds the getpages of
         a key in `lower` at or after its bound (and before its bound in `upper`) to the sample."""
         sample, objects, codes, seen = self.sample, self.objects, self.keys, self.seen
+        for k, lo in lower.items():
+            self.floors[k] = max(self.floors.get(k, -math.inf), lo)
         if self.decoder is None:
             self.decoder = AvroDecoder(registry_access(self.s))
         decoder = self.decoder

@@ -284,16 +284,22 @@ def read_from(
         meta = consumer.list_topics(topic, timeout=10).topics[topic]
         known = starts or {}
         wanted = sorted(p for p in meta.partitions if until is None or p in until)
+        # Each end before the start by time: a record written between the two is then read now
+        # or, past the end, by the next read on from it, never skipped.
+        ends: dict[int, int] = {}
+        for part in wanted:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, part), timeout=10)
+            ends[part] = high if until is None else min(high, until[part])
         by_time = [TopicPartition(topic, p, since_ms) for p in wanted if p not in known]
         found = consumer.offsets_for_times(by_time, timeout=10) if by_time else []
+        for tp in found:
+            if tp.error is not None:  # not "nothing since" (-1): the broker could not say
+                raise RuntimeError(f"{topic}: partition {tp.partition}'s offset at {since_ms} ms: {tp.error}")
         firsts = {tp.partition: tp.offset for tp in found} | {p: o for p, o in known.items() if p in wanted}
         todo: dict[int, int] = {}
-        ends: dict[int, int] = {}
         assign = []
         for part, first in sorted(firsts.items()):
-            _, high = consumer.get_watermark_offsets(TopicPartition(topic, part), timeout=10)
-            high = high if until is None else min(high, until[part])
-            ends[part] = high
+            high = ends[part]
             if 0 <= first < high:  # -1: nothing written since
                 todo[part] = high
                 assign.append(TopicPartition(topic, part, first))
@@ -314,6 +320,10 @@ def read_from(
                     raise RuntimeError(str(err))
                 p, offset = msg.partition(), msg.offset()
                 if p is None or offset is None or p not in todo:
+                    continue
+                if offset >= todo[p]:  # past the end (the one before it a marker): the next read's
+                    del todo[p]
+                    consumer.pause([TopicPartition(topic, p)])
                     continue
                 handle(msg)
                 seen += 1

@@ -140,3 +140,21 @@ def test_a_sample_trimmed_by_whole_minutes_gives_the_trace_of_its_windows_alone(
     else:
         assert kept.rate == 1.0 and got.exact is None
         assert len(got.times) == sum(int(((t >= windows[p][0]) & (t < windows[p][1])).sum()) for p, t, *_ in parts)
+
+
+def test_a_pool_dropped_from_a_sample_leaves_the_others_as_a_sample_of_them_alone() -> None:
+    """A pool no longer asked for is dropped (RecentGetpages): the trace and the counts are then
+    those of a sample fed the other pool alone (at the same rate)."""
+    parts = _minutes(4, 9)
+    names, objects = ["S/BP1", "S/BP2"], ["A", "B", "C", "D"]
+    both, alone = Sample(6_000), Sample(6_000)
+    for pool, t, o, p, a, f in parts:
+        both.add(pool, t, o, p, a, f)
+    both.drop({0})
+    assert 0 not in np.concatenate([part[1] for part in both.parts]) and 0 not in np.concatenate(both.counted)[:, 1]
+    alone.rate = both.rate
+    for pool, t, o, p, a, f in parts:
+        if pool == 1:
+            alone.add(pool, t, o, p, a, f)
+    assert both.rate == 0.125 and both.kept == alone.kept
+    _same(both.trace(names, objects), alone.trace(names, objects))

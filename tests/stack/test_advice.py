@@ -297,8 +297,19 @@ def test_recent_getpages_read_on_from_where_the_last_read_ended() -> None:
     assert got(trace) == expected(third)
     again = RecentGetpages(s).trace(third, 600)
     assert again is not None and got(again) == got(trace)
+    # A window starting before what BP1's reads kept (from its window's start, 3): read afresh.
+    back = third | {(source, "BP1"): (at(2), at(7))}
+    trace = reader.trace(back, 600)
+    assert reader.fresh == 2 and got(trace) == expected(back)
+    # Pools asked for neither now nor the time before are no longer collected; the rest go on.
+    fourth = {(source, "BP3"): (at(0), at(9)), (source, "BP4"): (at(0), at(9))}
+    reader.trace(fourth, 600)
+    assert set(reader.keys) == {f"{source}|BP{i}" for i in (1, 2, 3, 4)}  # BP1 and BP2 were asked the time before
+    trace = reader.trace(fourth, 600)
+    assert set(reader.keys) == {f"{source}|BP3", f"{source}|BP4"} and reader.fresh == 2
+    assert got(trace) == expected(fourth)
     # A window off the minute: read afresh, and not kept.
     odd = {(source, "BP1"): (at(3) + timedelta(seconds=30), at(6))}
     trace = reader.trace(odd, 600)
-    assert got(trace) == expected(odd) and reader.fresh == 2 and reader.offsets is None
+    assert got(trace) == expected(odd) and reader.fresh == 3 and reader.offsets is None
     assert reader.caught_up == 1
