@@ -249,14 +249,6 @@ def consume(
     return seen
 
 
-def read_since(
-    kafka: KafkaAccess, topic: str, since_ms: int, handle: Callable[[Message], None], timeout: float = 300.0
-) -> int:
-    """Every record of `topic` written since `since_ms` (broker time, epoch ms) up to the end as it is
-    when called, all partitions, without a consumer group's commits; returns records read."""
-    return read_from(kafka, topic, since_ms, handle, None, timeout)[0]
-
-
 def read_from(
     kafka: KafkaAccess,
     topic: str,
@@ -266,8 +258,10 @@ def read_from(
     timeout: float = 300.0,
     until: Mapping[int, int] | None = None,
 ) -> tuple[int, dict[int, int]]:
-    """As read_since, but a partition in `starts` is read from that offset (where an earlier read
-    ended) instead of from `since_ms`; one retention removed since, from its oldest record kept.
+    """Every record of `topic` written since `since_ms` (broker time, epoch ms) up to the end as it is
+    when called, all partitions, without a consumer group's commits; but a partition in `starts` is
+    read from that offset (where an earlier read ended), one retention removed since from its oldest
+    record kept.
     With `until`, only its partitions are read, each up to its offset there (not past its end).
     Returns the records read and each partition's next offset (its end as it was when called)."""
     consumer = Consumer(
