@@ -149,19 +149,14 @@ class Sample:
         order = np.argsort(cols[0], kind="stable")
         t, p, o, pg, a, f = (c[order] for c in cols)
         present, p = np.unique(p, return_inverse=True)  # the pools with getpages only
+        rows = rows[np.isin(rows[:, 1], present)]
         # Only the objects the trace holds or counts (the names outlive pools no longer asked for).
         held = np.unique(np.concatenate([o, rows[:, 2] // 3]).astype(np.int64))
-        recode = np.full(int(held.max()) + 1, -1, dtype=np.int64)
-        recode[held] = np.arange(len(held))
-        o = recode[o].astype(np.int32)
-        rows = np.column_stack([rows[:, :2], recode[rows[:, 2] // 3] * 3 + rows[:, 2] % 3, rows[:, 3]])
+        obj = np.searchsorted(held, rows[:, 2] // 3)
+        exact = np.zeros((len(present), len(held), 3), dtype=np.int64)
+        np.add.at(exact, (np.searchsorted(present, rows[:, 1]), obj, rows[:, 2] % 3), rows[:, 3])
+        o = np.searchsorted(held, o).astype(np.int32)
         objects = [objects[int(i)] for i in held]
-        exact = np.zeros((len(present), len(objects), 3), dtype=np.int64)
-        lut = np.full(int(max(present.max(), rows[:, 1].max(initial=0))) + 1, -1, dtype=np.int64)
-        lut[present] = np.arange(len(present))
-        mine = lut[rows[:, 1]]
-        rows, mine = rows[mine >= 0], mine[mine >= 0]
-        np.add.at(exact, (mine, rows[:, 2] // 3, rows[:, 2] % 3), rows[:, 3])
         trace = Trace(t, p.astype(np.int32), o, pg, a, f, [pools[i] for i in present], objects, rate=self.rate)
         trace.exact = exact if self.rate < 1.0 else None
         return trace
@@ -263,17 +258,10 @@ class RecentGetpages:
         assert self.offsets is not None
         parts = set().union(*(self.seen[k] for k in new))
         until = {p: o for p, o in self.offsets.items() if p in parts}
-        keep = self._handler({k: wanted[k][0] for k in new}, {})
-        since_ms, began = int((time.time() - lookback) * 1000), time.monotonic()
-        read, _ = read_from(kafka_access(self.s), GETPAGE_TOPIC.name, since_ms, keep, until=until)
-        self.reads += read
+        read, _, took = self._read_back(lookback, self._handler({k: wanted[k][0] for k in new}), until=until)
         self.caught_up += len(new)
         LOG.info(
-            "%s records of partitions %s read back from the look-back for %s in %.1f s",
-            read,
-            sorted(until),
-            new,
-            time.monotonic() - began,
+            "%s records of partitions %s read back from the look-back for %s in %.1f s", read, sorted(until), new, took
         )
 
     def _read(self, lookback: float, exact: set[str], wanted: dict[str, tuple[float, float]], since: float) -> None:
@@ -281,22 +269,30 @@ class RecentGetpages:
         getpages from `since` on (a key asked for: from its window's start; in `exact`: inside it)."""
         lower = {k: wanted[k][0] if k in wanted else since for k in self.keys}
         fresh = self.offsets is None
-        since_ms, began = int((time.time() - lookback) * 1000), time.monotonic()
         handle = self._handler(lower, {k: wanted[k][1] for k in exact})
-        read, self.offsets = read_from(kafka_access(self.s), GETPAGE_TOPIC.name, since_ms, handle, self.offsets)
-        self.reads += read
+        read, self.offsets, took = self._read_back(lookback, handle, starts=self.offsets)
         self.fresh += fresh
-        LOG.info(
-            "%s records of the getpage topic read back %s in %.1f s",
-            read,
-            "from the look-back" if fresh else "since the last read",
-            time.monotonic() - began,
-        )
+        where = "from the look-back" if fresh else "since the last read"
+        LOG.info("%s records of the getpage topic read back %s in %.1f s", read, where, took)
 
-    def _handler(self, lower: dict[str, float], upper: dict[str, float]) -> Callable[[Any], None]:
+    def _read_back(
+        self,
+        lookback: float,
+        handle: Callable[[Any], None],
+        starts: dict[int, int] | None = None,
+        until: dict[int, int] | None = None,
+    ) -> tuple[int, dict[int, int], float]:
+        """`read_from` the getpage topic (from the look-back where `starts` has no offset): records
+        read, each partition's end, seconds taken."""
+        since_ms, began = int((time.time() - lookback) * 1000), time.monotonic()
+        read, ends = read_from(kafka_access(self.s), GETPAGE_TOPIC.name, since_ms, handle, starts, until=until)
+        self.reads += read
+        return read, ends, time.monotonic() - began
+
+    def _handler(self, lower: dict[str, float], upper: dict[str, float] | None = None) -> Callable[[Any], None]:
         """What a read does with each record: notes its key's partition, and adds the getpages of
         a key in `lower` at or after its bound (and before its bound in `upper`) to the sample."""
-        sample, objects, codes, seen = self.sample, self.objects, self.keys, self.seen
+        sample, objects, codes, seen, above = self.sample, self.objects, self.keys, self.seen, upper or {}
         for k, lo in lower.items():
             self.floors[k] = max(self.floors.get(k, -math.inf), lo)
         if self.decoder is None:
@@ -317,7 +313,7 @@ class RecentGetpages:
             if not isinstance(b, GetpageBatch):
                 return
             t = b.times()
-            keep = (t >= lower[key]) & (t < upper.get(key, math.inf))
+            keep = (t >= lower[key]) & (t < above.get(key, math.inf))
             if keep.any():
                 lut = np.array([objects.setdefault(str(n), len(objects)) for n in b.object_names], dtype=np.int32)
                 sample.add(

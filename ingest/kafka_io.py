@@ -315,12 +315,9 @@ def read_from(
                 p, offset = msg.partition(), msg.offset()
                 if p is None or offset is None or p not in todo:
                     continue
-                if offset >= todo[p]:  # past the end (the one before it a marker): the next read's
-                    del todo[p]
-                    consumer.pause([TopicPartition(topic, p)])
-                    continue
-                handle(msg)
-                seen += 1
+                if offset < todo[p]:  # one past the end (the one before it a marker) is the next read's
+                    handle(msg)
+                    seen += 1
                 if offset + 1 >= todo[p]:
                     del todo[p]
                     consumer.pause([TopicPartition(topic, p)])  # done: its new records are not wanted
