@@ -223,16 +223,17 @@ def test_snapshot_restore_mid_stream_gives_identical_results() -> None:
         assert a.results() == b.results(), config
 
 
-@pytest.mark.parametrize("older", [b"PSKERN01", b"PSKERN02", b"PSKERN03"])
+@pytest.mark.parametrize("older", [b"PSKERN01", b"PSKERN02", b"PSKERN03", b"PSKERN04"])
 def test_a_snapshot_of_an_older_kernel_format_is_refused_by_name(older: bytes) -> None:
     """The kernel's snapshot format changed (PSKERN01 -> 02 -> 03, the 16-byte page-table slots,
-    -> 04, the miniature caches' queues of uses): an old one fails clearly, not as corrupt."""
+    -> 04, the miniature caches' queues of uses, -> 05, the LRU ones on one LRU stack): an old one
+    fails clearly, not as corrupt."""
     sim = Simulator(EXACT)
     feed(sim, _trace("random", random.Random(3), 500), [0.0] * 500)
     magic, hlen, header, kernel = sim.snapshot_parts()
-    assert kernel[:8] == b"PSKERN04"
+    assert kernel[:8] == b"PSKERN05"
     old = b"".join([magic, hlen, header, older + kernel[8:]])
-    with pytest.raises(ValueError, match=rf"older format \({older.decode()}\).*reads PSKERN04"):
+    with pytest.raises(ValueError, match=rf"older format \({older.decode()}\).*reads PSKERN05"):
         Simulator.restore(old)
 
 

@@ -9,8 +9,10 @@ pub mod getpage_avro;
 pub mod getpage_encode;
 pub mod group;
 pub mod hist;
+pub mod lru_stack;
 pub mod mapped;
 pub mod mini;
+pub mod mini_set;
 pub mod olken;
 pub mod pool;
 pub mod prefetch;
@@ -58,8 +60,9 @@ type MiniSpec = (Policy, Vec<u64>, f64, f64, Vec<f64>);
 // 02: panes keep one object's histogram once; miniature caches share one page index.
 // 03: the page table's 16-byte slots (object and page in one word, the pane as 32 bits).
 // 04: the miniature caches' queues of uses and entry rows of whole cache lines.
-const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN04";
-const OLD_SNAPSHOT_MAGICS: [&[u8; 8]; 3] = [b"PSKERN01", b"PSKERN02", b"PSKERN03"];
+// 05: the LRU miniature caches on one LRU stack (mini_set.rs).
+const SNAPSHOT_MAGIC: &[u8; 8] = b"PSKERN05";
+const OLD_SNAPSHOT_MAGICS: [&[u8; 8]; 4] = [b"PSKERN01", b"PSKERN02", b"PSKERN03", b"PSKERN04"];
 
 /// `magic` then `value` in bincode, written straight into the Python bytes object: its size is
 /// counted first, so the state (tens of MB for a pool's miniature caches) is not also built in a

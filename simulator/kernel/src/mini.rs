@@ -218,7 +218,7 @@ fn prefetch(rows: &[u32], at: usize) {
     }
 }
 
-fn seq_limit(policy: Policy, cap: usize, vpseqt_pct: f64) -> usize {
+pub(crate) fn seq_limit(policy: Policy, cap: usize, vpseqt_pct: f64) -> usize {
     match policy {
         Policy::LruVpseqt => ((cap as f64) * vpseqt_pct.clamp(0.0, 100.0) / 100.0).floor() as usize,
         _ => cap,
@@ -417,25 +417,7 @@ impl Caches {
     #[inline]
     pub fn access(&mut self, key: Key, sequential: bool, mut hit: impl FnMut(usize, bool)) {
         let (nk, stride) = (self.caches.len(), self.stride);
-        let (i, present) = self.index.entry(key.0, key.1);
-        let e = if present {
-            self.index.slot_mut(i).pos
-        } else {
-            let e = match self.free.pop() {
-                Some(e) => e,
-                None => {
-                    let e = self.entries() as u32;
-                    self.rows.resize(self.rows.len() + stride / 16, Line([NIL; 16]));
-                    e
-                }
-            };
-            let at = e as usize * stride + nk;
-            let row = flat_mut(&mut self.rows);
-            row[at] = 0;
-            put_key(row, at, key);
-            self.index.slot_mut(i).pos = e;
-            e
-        };
+        let e = self.entry(key);
         let chain = sequential as u8;
         let fifo = self.policy == Policy::Fifo;
         let at = e as usize * stride;
@@ -468,6 +450,81 @@ impl Caches {
         if rows[at + nk] == 0 {
             Self::release(&mut self.index, &mut self.free, rows, at + nk, e);
         }
+    }
+
+    /// The entry of `key`, a new one (held by no cache yet) when the index has none.
+    #[inline(always)]
+    fn entry(&mut self, key: Key) -> u32 {
+        let (nk, stride) = (self.caches.len(), self.stride);
+        let (i, present) = self.index.entry(key.0, key.1);
+        if present {
+            return self.index.slot_mut(i).pos;
+        }
+        let e = match self.free.pop() {
+            Some(e) => e,
+            None => {
+                let e = self.entries() as u32;
+                self.rows.resize(self.rows.len() + stride / 16, Line([NIL; 16]));
+                e
+            }
+        };
+        let at = e as usize * stride + nk;
+        let row = flat_mut(&mut self.rows);
+        row[at] = 0;
+        put_key(row, at, key);
+        self.index.slot_mut(i).pos = e;
+        e
+    }
+
+    /// Caches of `policy`, one per (buffers, VPSEQT %) in `specs`, cache k holding the pages of
+    /// `lists[k]` (least recently used first, each with whether a sequential getpage used it
+    /// last; no page twice in a list), cut down to its size by the steal rule: what the cache
+    /// would hold had those been its references. A FIFO cache puts every page on its one chain.
+    pub fn filled(policy: Policy, specs: &[(usize, f64)], lists: &[Vec<(Key, bool)>]) -> Caches {
+        let mut out = Caches::new(policy, specs);
+        let (nk, stride) = (specs.len(), out.stride);
+        for (k, list) in lists.iter().enumerate().take(nk) {
+            for &(key, sequential) in list {
+                let e = out.entry(key);
+                let at = e as usize * stride;
+                let rows = flat_mut(&mut out.rows);
+                if rows[at + k] != NIL {
+                    continue; // listed twice: the first place stands
+                }
+                let chain = if policy == Policy::Fifo { 0 } else { sequential as u8 };
+                rows[at + k] = out.caches[k].use_entry(e, NIL, chain, rows, stride, k);
+                rows[at + nk] += 1;
+            }
+            let rows = flat_mut(&mut out.rows);
+            let c = &mut out.caches[k];
+            while c.len > c.cap {
+                let Some(ve) = c.steal(rows, stride, k) else { break };
+                let vat = ve as usize * stride;
+                rows[vat + k] = NIL;
+                rows[vat + nk] -= 1;
+                if rows[vat + nk] == 0 {
+                    Self::release(&mut out.index, &mut out.free, rows, vat + nk, ve);
+                }
+            }
+        }
+        out
+    }
+
+    /// What cache `k` holds, least recently used first (in insertion order for FIFO), each page
+    /// with whether it is on the sequential chain: a list `filled` takes.
+    pub fn contents(&self, k: usize) -> Vec<(Key, bool)> {
+        let rows = flat(&self.rows);
+        let mut uses: Vec<Use> = self.caches[k]
+            .queues
+            .iter()
+            .flatten()
+            .filter(|u| rows[u.entry as usize * self.stride + k] == u.mark)
+            .copied()
+            .collect();
+        uses.sort_unstable_by_key(|u| u.mark & !SEQ_BIT);
+        uses.iter()
+            .map(|u| (self.key(u.entry as usize), u.mark & SEQ_BIT != 0))
+            .collect()
     }
 
     /// Entry `e`, held by no cache, out of the index (`at`: its count's place in the row).

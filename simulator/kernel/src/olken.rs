@@ -371,6 +371,12 @@ impl Olken {
         }
     }
 
+    /// After the caller kept `live` pages, renumbered to positions 0..live in their order, with
+    /// room for `room` references more.
+    pub fn renumbered(&mut self, live: usize, room: usize) {
+        *self = Self::with_capacity(live, live + room.max(1));
+    }
+
     /// After the caller renumbered its `live` pages to positions 0..live
     /// (keeping their order), rebuild with room to grow.
     pub fn compacted(&mut self) {

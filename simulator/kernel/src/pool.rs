@@ -3,7 +3,8 @@
 //! sets, and optional miniature caches for non-stack policies.
 
 use crate::hist::Buckets;
-use crate::mini::{Caches, Key, Policy};
+use crate::mini::{Key, Policy};
+use crate::mini_set::CacheSet;
 use crate::olken::Olken;
 use crate::table::PageTable;
 use rustc_hash::FxHashMap;
@@ -128,7 +129,7 @@ pub struct Minis {
     pub rate: f64,
     threshold: u64,
     pub sizes: Vec<u64>,
-    caches: Caches, // one per size, over one page index
+    caches: CacheSet, // one per size: the LRU ones on one stack, the rest over one page index
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -235,7 +236,7 @@ impl PoolState {
                 (((s as f64) * rate).round() as usize, pct)
             })
             .collect();
-        let caches = Caches::new(policy, &specs);
+        let caches = CacheSet::new(policy, &specs);
         for p in self.panes.iter_mut() {
             p.mini = vec![[0.0; 2 * TYPES]; sizes.len()];
         }

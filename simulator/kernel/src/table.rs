@@ -40,6 +40,12 @@ fn word(obj: u32, page: u64) -> u64 {
     ((obj as u64) << PAGE_BITS) | page
 }
 
+/// The (object, page) a packed word holds.
+#[inline]
+fn unword(key: u64) -> (u32, u64) {
+    ((key >> PAGE_BITS) as u32, key & ((1u64 << PAGE_BITS) - 1))
+}
+
 /// (object, page) in one word, when both fit.
 #[inline]
 fn pack(obj: u32, page: u64) -> Option<u64> {
@@ -265,6 +271,16 @@ impl PageTable {
             }
             self.slots[q] = s;
         }
+    }
+
+    /// Every occupied slot with its page.
+    pub fn entries(&self) -> impl Iterator<Item = ((u32, u64), &Slot)> {
+        let over = self.over_slots.iter().map(|(k, s)| (*k, s));
+        self.slots
+            .iter()
+            .filter(|s| s.pos != EMPTY)
+            .map(|s| (unword(s.key), s))
+            .chain(over)
     }
 
     /// Every occupied slot, for compaction.
