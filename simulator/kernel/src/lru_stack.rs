@@ -37,6 +37,10 @@ impl LruStack {
         self.depth = depth.max(1);
     }
 
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
     /// Pages held (some may be deeper than `depth`, not dropped yet).
     pub fn len(&self) -> usize {
         self.pages.len()
@@ -79,7 +83,9 @@ impl LruStack {
     }
 
     /// Number the pages again from 0 in their order, the ones deeper than `depth` dropped, with
-    /// room for twice `depth` references before the next time.
+    /// room for twice as many references as pages kept (at least 512, at most twice `depth`)
+    /// before the next time: each renumbering's pass is paid for by the references since, and
+    /// the positions never outgrow the pages held.
     #[cold]
     fn renumber(&mut self) {
         let live = self.pages.len();
@@ -100,7 +106,8 @@ impl LruStack {
         for key in gone {
             self.pages.remove(key.0, key.1);
         }
-        self.olken.renumbered(self.pages.len(), 2 * self.depth.max(512));
+        let kept = self.pages.len();
+        self.olken.renumbered(kept, 2 * kept.clamp(512, self.depth.max(512)));
     }
 
     /// The `n` most recent pages (fewer when the stack holds fewer), least recent first, each
@@ -122,7 +129,7 @@ impl LruStack {
     /// A stack holding `pages` (least recent first, none twice) and nothing else.
     fn of(depth: usize, pages: &[(Key, bool)]) -> Result<LruStack, String> {
         let mut s = LruStack::new(depth);
-        s.olken.renumbered(0, pages.len() + 2 * s.depth.max(512));
+        s.olken.renumbered(0, pages.len() + 512);
         for &(key, seq) in pages {
             if s.access(key, seq) != NOT_HELD {
                 return Err(format!("LRU stack's snapshot: page {key:?} twice"));
@@ -143,7 +150,7 @@ impl Serialize for LruStack {
 impl<'de> Deserialize<'de> for LruStack {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let (depth, pages): (u64, Vec<(Key, bool)>) = Deserialize::deserialize(d)?;
-        if depth == 0 || pages.len() as u64 > depth {
+        if depth == 0 || depth > u64::from(u32::MAX / 4) || pages.len() as u64 > depth {
             return Err(serde::de::Error::custom(format!(
                 "LRU stack's snapshot: {} pages at depth {depth}",
                 pages.len()

@@ -8,8 +8,9 @@
 //! getpage, each built from the stack's most recent pages (what it holds then), and run on
 //! their own from there. A cache at VPSEQT 100, or of a plain LRU pool, steals the least
 //! recently used buffer of either chain whatever they hold: always LRU, it stays on the stack.
-//! FIFO is no stack algorithm: its caches never use it. Every cache sees the hits and misses it
-//! would on its own; the tests compare the two.
+//! FIFO is no stack algorithm: its caches never use it. An -ALTER (`retargeted`) puts every
+//! cache on its own: a copy cut down by the steal rule need not be the top of one order. Every
+//! cache sees the hits and misses it would on its own; the tests compare the two.
 
 use crate::lru_stack::LruStack;
 use crate::mini::{seq_limit, Caches, Key, Policy};
@@ -71,6 +72,13 @@ impl TryFrom<Stored> for CacheSet {
         if fifo || leaving != s.leaving || (leaving && !s.chained.is_empty()) {
             return bad("caches on the stack that cannot be there".into());
         }
+        if s.stack.depth() != depth(&s.stacked) {
+            return bad(format!(
+                "a stack {} deep for caches up to {}",
+                s.stack.depth(),
+                depth(&s.stacked)
+            ));
+        }
         Ok(CacheSet {
             policy: s.policy,
             specs: s.specs,
@@ -119,23 +127,39 @@ impl CacheSet {
         }
     }
 
-    /// The same caches, every one on its own (what `new` and the references so far give).
+    /// The same caches, every one on its own (what `new` and the references so far give). With
+    /// none on the stack, they are `caches` as they are: one retargeted keeps the steal limit
+    /// `Caches::retargeted` gave it (a plain LRU cache stays one), which its spec may not say.
     fn all_chained(&self) -> Caches {
-        let lists: Vec<Vec<(Key, bool)>> = (0..self.specs.len()).map(|k| self.contents(k)).collect();
+        if self.stacked.is_empty() && self.chained.iter().enumerate().all(|(j, &k)| j == k) {
+            return self.caches.clone();
+        }
+        // Caches on the stack exist only in a set `new` made, whose specs give every limit.
+        let recent = self.stack.recent(depth(&self.stacked));
+        let lists: Vec<Vec<(Key, bool)>> = (0..self.specs.len())
+            .map(|k| match self.stacked.iter().find(|&&(c, _)| c == k) {
+                Some(&(_, cap)) => recent[recent.len().saturating_sub(cap as usize)..].to_vec(),
+                None => self.caches.contents(self.position(k)),
+            })
+            .collect();
         Caches::filled(self.policy, &self.specs, &lists)
     }
 
+    /// Where chained cache `k` is in `caches`.
+    fn position(&self, k: usize) -> usize {
+        self.chained
+            .iter()
+            .position(|&c| c == k)
+            .expect("a cache is stacked or chained")
+    }
+
     /// What cache `k` holds, least recently used first (`Caches::contents`).
+    #[cfg(test)]
     fn contents(&self, k: usize) -> Vec<(Key, bool)> {
         if let Some(&(_, cap)) = self.stacked.iter().find(|&&(c, _)| c == k) {
             return self.stack.recent(cap as usize);
         }
-        let j = self
-            .chained
-            .iter()
-            .position(|&c| c == k)
-            .expect("a cache is stacked or chained");
-        self.caches.contents(j)
+        self.caches.contents(self.position(k))
     }
 
     pub fn policy(&self) -> Policy {
@@ -146,7 +170,7 @@ impl CacheSet {
     pub fn len(&self, k: usize) -> usize {
         match self.stacked.iter().find(|&&(c, _)| c == k) {
             Some(&(_, cap)) => self.stack.len().min(cap as usize),
-            None => self.caches.len(self.chained.iter().position(|&c| c == k).unwrap_or(0)),
+            None => self.caches.len(self.position(k)),
         }
     }
 
@@ -337,6 +361,10 @@ mod tests {
         fifo.caches = Caches::new(Policy::Fifo, &[]);
         let err = reread(&fifo).unwrap_err().to_string();
         assert!(err.contains("cannot be there"), "{err}");
+        let mut shallow = ok.clone();
+        shallow.stack.set_depth(300);
+        let err = reread(&shallow).unwrap_err().to_string();
+        assert!(err.contains("a stack 300 deep for caches up to 4000"), "{err}");
         let mut size = ok;
         size.stacked[2].1 = 61;
         let err = reread(&size).unwrap_err().to_string();
@@ -363,7 +391,19 @@ mod tests {
                 for cut in [false, true] {
                     let mut set = set.retargeted(&new, |k| !cut || keep(k));
                     let mut alone = alone.retargeted(&new, |k| !cut || keep(k));
-                    same(&mut set, &mut alone, rest, &format!("{policy:?} at {at}, cut {cut}"));
+                    let (middle, last) = rest.split_at(rest.len() / 2);
+                    same(&mut set, &mut alone, middle, &format!("{policy:?} at {at}, cut {cut}"));
+                    // Altered again: a cache at VPSEQT 100 altered to another VPSEQT stays plain
+                    // LRU in `Caches::retargeted` (as a cache on its own does); so here.
+                    let again = [(Some(4), 5000, 0.0), (Some(0), 40, 100.0), (Some(2), 70, 30.0)];
+                    let mut set = set.retargeted(&again, |_| true);
+                    let mut alone = alone.retargeted(&again, |_| true);
+                    same(
+                        &mut set,
+                        &mut alone,
+                        last,
+                        &format!("{policy:?} at {at}, cut {cut}, again"),
+                    );
                 }
             }
         }
