@@ -97,6 +97,11 @@ fn always_lru(policy: Policy, (cap, pct): (usize, f64)) -> bool {
     policy != Policy::Fifo && seq_limit(policy, cap, pct) >= cap
 }
 
+/// What an LRU cache of `cap` buffers holds of the stack's `recent` pages (least recent first).
+fn top(recent: &[(Key, bool)], cap: u64) -> Vec<(Key, bool)> {
+    recent[recent.len().saturating_sub(cap as usize)..].to_vec()
+}
+
 fn depth(stacked: &[(usize, u64)]) -> usize {
     stacked.iter().map(|&(_, cap)| cap as usize).max().unwrap_or(1)
 }
@@ -138,7 +143,7 @@ impl CacheSet {
         let recent = self.stack.recent(depth(&self.stacked));
         let lists: Vec<Vec<(Key, bool)>> = (0..self.specs.len())
             .map(|k| match self.stacked.iter().find(|&&(c, _)| c == k) {
-                Some(&(_, cap)) => recent[recent.len().saturating_sub(cap as usize)..].to_vec(),
+                Some(&(_, cap)) => top(&recent, cap),
                 None => self.caches.contents(self.position(k)),
             })
             .collect();
@@ -219,10 +224,7 @@ impl CacheSet {
             .iter()
             .partition(|&&(k, _)| always_lru(self.policy, self.specs[k]));
         let recent = self.stack.recent(depth(&leave));
-        let lists: Vec<Vec<(Key, bool)>> = leave
-            .iter()
-            .map(|&(_, cap)| recent[recent.len().saturating_sub(cap as usize)..].to_vec())
-            .collect();
+        let lists: Vec<Vec<(Key, bool)>> = leave.iter().map(|&(_, cap)| top(&recent, cap)).collect();
         let specs: Vec<(usize, f64)> = leave.iter().map(|&(k, _)| self.specs[k]).collect();
         self.caches = Caches::filled(self.policy, &specs, &lists);
         self.chained = leave.iter().map(|&(k, _)| k).collect();
