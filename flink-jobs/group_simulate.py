@@ -24,6 +24,7 @@ from pyflink.datastream.state import ListStateDescriptor, ValueStateDescriptor
 from poolsight.flink_jobs.bundle_timing import untimed_bundles
 from poolsight.flink_jobs.caught_up import CaughtUp, ConsumerGroup, Offsets
 from poolsight.flink_jobs.common import row_type, to_row
+from poolsight.flink_jobs.compressed import Records
 from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker
 from poolsight.flink_jobs.heap_trim import HeapTrim
 from poolsight.flink_jobs.options import SimulationOptions
@@ -53,6 +54,7 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         self.decoder = AvroDecoder(self.o.registry, kernel=self.o.kernel_decode)
         self.snap = runtime_context.get_state(ValueStateDescriptor("group_tracker", Types.PICKLED_BYTE_ARRAY()))
         self.pending = runtime_context.get_list_state(ListStateDescriptor("group_since", Types.PICKLED_BYTE_ARRAY()))
+        self.kept = Records()  # what `pending` holds of each record: compressed.py
         self.trackers: dict[str, GroupTracker] = {}
         self.trim = HeapTrim()
         untimed_bundles()  # bundle_timing.py: a bundle ends with its work
@@ -81,8 +83,8 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
             members = tuple(self.o.groups.get(group, ()))
             tr = GroupTracker(group, members, pool, pane, sample=self.o.group_sample)
         replay: list[GroupEmission] = []
-        for raw in self.pending.get():
-            full, rec = self.decoder.read(raw)
+        for kept in self.pending.get():
+            full, rec = self.decoder.read(self.kept.unpack(kept))
             self._apply(tr, full, rec, replay)
         if replay:
             raise RuntimeError("replaying the records since the group snapshot emitted a pane")
@@ -127,7 +129,7 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         if out:
             self._save(key, tr)  # the snapshot holds this record: nothing to replay
         else:
-            self.pending.add(raw)
+            self.pending.add(self.kept.pack(raw))
             self.since[key] = self.since.get(key, 0) + fed
             if self.since[key] >= self.o.snapshot_getpages:
                 self._save(key, tr)

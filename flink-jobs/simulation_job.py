@@ -6,7 +6,7 @@ late_getpages (tracker.py): nothing usable is turned away.
 
 State: the tracker lives in the Python worker's memory while the job runs; keyed
 state holds its latest snapshot plus the raw records fed since (with where to
-resume inside the last one). A snapshot is taken whenever a pane is emitted
+resume inside the last one), each compressed (compressed.py `Records`). A snapshot is taken whenever a pane is emitted
 (so replaying the records since never emits a pane twice) and when the records
 since reach `snapshot_getpages`. After a failure the worker rebuilds the tracker
 from that state, and Kafka offsets and the Iceberg commits of the same checkpoint
@@ -41,6 +41,7 @@ from poolsight.flink_jobs.common import (
     run_keyed,
     to_row,
 )
+from poolsight.flink_jobs.compressed import Records
 from poolsight.flink_jobs.group_routes import GroupRoutes
 from poolsight.flink_jobs.group_simulate import GroupSimulate
 from poolsight.flink_jobs.heap_trim import HeapTrim
@@ -96,6 +97,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self.decoder = AvroDecoder(self.o.registry, kernel=self.o.kernel_decode)
         self.snap = runtime_context.get_state(ValueStateDescriptor("tracker", Types.PICKLED_BYTE_ARRAY()))
         self.pending = runtime_context.get_list_state(ListStateDescriptor("since_snapshot", Types.PICKLED_BYTE_ARRAY()))
+        self.kept = Records()  # what `pending` holds of each record: compressed.py
         self.trackers: dict[str, PoolTracker] = {}
         self.since: dict[str, int] = {}  # getpages fed since the key's snapshot
         self.last_seen: dict[str, float] = {}
@@ -138,8 +140,8 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
                 source, pool, self.o.config_for(pool), self.o.costs(), self.o.check_panes, self.o.pool_policy
             )
         replayed = 0
-        for raw, start in self.pending.get():
-            _, rec = self._read(raw)
+        for kept, start in self.pending.get():
+            _, rec = self._read(self.kept.unpack(kept))
             replayed += self._apply(tr, rec, start, self._no_emission)
         self.trackers[key] = tr
         self.young[key] = data is None
@@ -210,7 +212,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         resume = out[-1][1] if out else 0
         n = item.events if isinstance(item, GetpageBatch) else 1
         if resume < n:
-            self.pending.add((raw, resume))
+            self.pending.add((self.kept.pack(raw), resume))
         self.since[key] = self.since.get(key, 0) + fed
         if self.since[key] >= self.o.snapshot_getpages:
             self._save(key, tr)
@@ -228,7 +230,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         failover would rebuild it."""
         since = list(self.pending.get())
         old, replayed = self.trackers.pop(key), self.since.get(key, 0)
-        self._pending([(raw, 0), *since])
+        self._pending([(self.kept.pack(raw), 0), *since])
         try:
             self._tracker(key)
         except (ValueError, KeyError, TypeError):  # the record goes to dead_letter; the pool as it was
