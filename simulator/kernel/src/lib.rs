@@ -690,6 +690,10 @@ impl Kernel {
         }
         let state: State =
             bincode::deserialize(&data[8..]).map_err(|e| PyValueError::new_err(format!("corrupt snapshot: {e}")))?;
+        for (id, p) in &state.pools {
+            p.check()
+                .map_err(|e| PyValueError::new_err(format!("corrupt snapshot: pool {id}: {e}")))?;
+        }
         let minis = state
             .pools
             .iter()

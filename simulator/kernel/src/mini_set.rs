@@ -171,6 +171,11 @@ impl CacheSet {
         self.policy
     }
 
+    /// Caches in the set, on the stack or not.
+    pub fn count(&self) -> usize {
+        self.specs.len()
+    }
+
     /// Buffers cache `k` holds.
     pub fn len(&self, k: usize) -> usize {
         match self.stacked.iter().find(|&&(c, _)| c == k) {

@@ -331,6 +331,27 @@ impl PoolState {
         }
     }
 
+    /// What a restored pool must hold for its getpages to be counted without a panic: a row
+    /// per miniature cache in every pane, and a cache per size (a snapshot's layout is checked
+    /// by bincode, these lengths are not).
+    pub fn check(&self) -> Result<(), String> {
+        let (want, caches) = self
+            .minis
+            .as_ref()
+            .map_or((0, 0), |m| (m.sizes.len(), m.caches.count()));
+        if caches != want {
+            return Err(format!("{caches} miniature caches for {want} sizes"));
+        }
+        match self.panes.iter().find(|p| p.mini.len() != want) {
+            Some(p) => Err(format!(
+                "pane {} has {} miniature cache rows, not {want}",
+                p.id,
+                p.mini.len()
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// Current sampling rate (1 in exact mode).
     pub fn rate(&self) -> f64 {
         match self.mode {
@@ -1337,5 +1358,20 @@ mod tests {
             q.panes.iter().map(|x| x.mini.clone()).collect::<Vec<_>>()
         );
         assert_eq!((p.tracked_pages(), p.rate()), (q.tracked_pages(), q.rate()));
+    }
+
+    #[test]
+    fn a_restored_pool_whose_panes_miss_a_cache_row_is_refused() {
+        let mut p = PoolState::new(Mode::FixedRate, 0.3, 12, 3, 60.0, 15);
+        p.set_minis(Policy::LruVpseqt, vec![200, 800], 0.3, 40.0);
+        feed(&mut p, &trace(36, 5_000, 6000));
+        assert_eq!(p.check(), Ok(()));
+        let mut q: PoolState = bincode::deserialize(&bincode::serialize(&p).unwrap()).unwrap();
+        let last = q.panes.back().map(|x| x.id).unwrap();
+        q.panes.back_mut().unwrap().mini.pop(); // fed on, it would index past the row (a panic)
+        assert_eq!(q.check(), Err(format!("pane {last} has 1 miniature cache rows, not 2")));
+        let mut r = p.clone();
+        r.minis.as_mut().unwrap().sizes.push(1600);
+        assert_eq!(r.check(), Err("2 miniature caches for 3 sizes".to_string()));
     }
 }
