@@ -47,7 +47,7 @@ from poolsight.flink_jobs.group_simulate import GroupSimulate
 from poolsight.flink_jobs.heap_trim import HeapTrim
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
 from poolsight.flink_jobs.quiet_keys import forget_quiet, restore_for_timer
-from poolsight.flink_jobs.timers import wake_at
+from poolsight.flink_jobs.timers import Registered
 from poolsight.flink_jobs.tracker import Emission, PoolTracker
 from poolsight.infra.kafka_access import kafka_access
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC
@@ -106,6 +106,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             self.caught_up.open()
         self.targets: dict[str, Offsets] = {}  # a quiet key's: the end offsets the job must reach first
         self.waits_logged: dict[str, float] = {}
+        self.asked = Registered()  # timers.py: a timer asked for again is not sent again
         self.trim = HeapTrim()
         untimed_bundles()  # bundle_timing.py: a bundle ends with its work
         self.group_state = runtime_context.get_state(ValueStateDescriptor("group", Types.STRING()))
@@ -218,7 +219,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             self._save(key, tr)
         end = tr.pane_end_seconds()
         if end is not None:
-            ctx.timer_service().register_event_time_timer(int((end + self.o.lateness_seconds) * 1000))
+            self.asked.event(ctx, key, int((end + self.o.lateness_seconds) * 1000))
         self._idle_timer(key, ctx)
         for e, _ in out:
             yield from self._rows(e)
@@ -284,7 +285,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         # Whole seconds, so a burst of records shares one timer per key.
         if due is None:
             due = self.last_seen.get(key, time.time()) + self.o.idle_flush_seconds
-        wake_at(ctx, due)
+        self.asked.wake_at(ctx, key, due)
 
     def _read_all(self, key: str) -> bool:
         """Whether the job has read every record produced up to some moment after the key went
@@ -306,6 +307,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
 
     def on_timer(self, timestamp: int, ctx: Any) -> Any:
         key = ctx.get_current_key()
+        self.asked.fired(key)
         if ctx.time_domain() == TimeDomain.PROCESSING_TIME and key not in self.trackers and self._gone(key, ctx):
             return
         tr = self._tracker(key)
@@ -352,7 +354,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             self.o.state_ttl_seconds,
             self.last_seen,
             (self.snap, self.pending, self.group_state, self.unrouted),
-            (self.trackers, self.since, self.targets, self.key_group, self.waits_logged, self.young),
+            (self.trackers, self.since, self.targets, self.key_group, self.waits_logged, self.young, self.asked.keys),
         )
 
     @staticmethod

@@ -1,0 +1,95 @@
+"""A worker asks Flink for each timer once until a timer of its key fires (timers.py
+`Registered`): the timers Flink holds are those it held when every record asked for them."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from pyflink.datastream import TimeDomain
+
+from poolsight.flink_jobs import timers
+from poolsight.flink_jobs.options import SimulationOptions
+from poolsight.flink_jobs.simulation_job import GETPAGE, Simulate
+from poolsight.flink_jobs.timers import Registered
+from poolsight.infra.registry_access import RegistryAccess
+
+from .test_quiet_pools import Runtime
+from .test_tracker import _batches, _trace
+
+
+class Asked:
+    """A timer service that notes every timer asked for, in order, with its domain."""
+
+    def __init__(self, key: str = "S|BP1") -> None:
+        self.key, self.asked, self.domain = key, list[tuple[str, int]](), TimeDomain.PROCESSING_TIME
+
+    def get_current_key(self) -> str:
+        return self.key
+
+    def timer_service(self) -> Asked:
+        return self
+
+    def register_processing_time_timer(self, t: int) -> None:
+        self.asked.append(("processing", t))
+
+    def register_event_time_timer(self, t: int) -> None:
+        self.asked.append(("event", t))
+
+    def time_domain(self) -> Any:
+        return self.domain
+
+
+def test_a_timer_is_asked_for_once_until_one_of_its_key_fires() -> None:
+    r, ctx = Registered(), Asked()
+    r.event(ctx, "A", 60_000)
+    r.event(ctx, "A", 60_000)
+    r.event(ctx, "B", 60_000)  # another key's
+    r.wake_at(ctx, "A", 1_000.2)
+    r.wake_at(ctx, "A", 1_000.9)  # the same whole second, the same backstop
+    plain = Asked()
+    timers.wake_at(plain, 1_000.2)
+    assert ctx.asked == [("event", 60_000), ("event", 60_000), *plain.asked]
+    r.fired("A")
+    r.event(ctx, "A", 60_000)  # asked again after a timer of the key fired
+    r.event(ctx, "B", 60_000)  # not: B's did not fire
+    assert ctx.asked[len(plain.asked) + 2 :] == [("event", 60_000)]
+
+
+def test_a_key_asking_for_many_times_forgets_them_and_asks_again() -> None:
+    r, ctx = Registered(), Asked()
+    for ms in range(Registered.LIMIT + 1):
+        r.event(ctx, "A", ms)
+    r.event(ctx, "A", 1)  # forgotten when the limit was reached: asked again
+    assert len(r.keys["A"]) == 2 and ctx.asked[-1] == ("event", 1)
+    assert len(ctx.asked) == Registered.LIMIT + 2
+
+
+def _asked(monkeypatch: pytest.MonkeyPatch, every_time: bool) -> list[tuple[str, int]]:
+    """The timers Simulate asks for over a pool's batches, the clock moving 50 ms a
+    batch, with a timer firing (the idle flush, not yet quiet) every tenth batch."""
+    clock = [1_000_000.0]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    batches = [(f"gp{i}".encode(), b) for i, b in enumerate(_batches(_trace(30_000, seed=3), size=500))]
+    table = {raw: (GETPAGE, b) for raw, b in batches}
+    f = Simulate(SimulationOptions(RegistryAccess("http://127.0.0.1:1"), idle_flush_seconds=10.0))
+    f.open(Runtime())
+    monkeypatch.setattr(f, "_read", lambda raw: table[raw])
+    if every_time:
+        monkeypatch.setattr(f.asked, "_new", lambda key, timer: True)
+    ctx = Asked()
+    for i, (raw, _) in enumerate(batches):
+        list(f.process_element((ctx.key, raw, "topic", 0, i), ctx))
+        clock[0] += 0.05
+        if i % 10 == 9:
+            list(f.on_timer(int(clock[0] * 1000), ctx))
+    return ctx.asked
+
+
+def test_the_timers_flink_holds_are_those_asked_for_by_every_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    every = _asked(monkeypatch, every_time=True)
+    once = _asked(monkeypatch, every_time=False)
+    assert set(once) == set(every)  # Flink keeps one timer per (key, time): the same timers
+    assert len(every) == 3 * 60 + 2 * 6  # three a record, the idle flush and its backstop again at each timer
+    assert len(once) < len(every) // 4
