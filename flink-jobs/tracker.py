@@ -276,16 +276,20 @@ class PoolTracker:
         if hit is None:
             return
         self.observed_reported = True
-        gp = cols["function"][seg] == Function.GETPAGE
-        obj = cols["object"][seg][gp]
-        h = hit[seg][gp]
-        hits = np.bincount(obj, weights=h, minlength=len(names))
-        refs = np.bincount(obj, minlength=len(names))
-        self.observed_sync += int(((h == 0) & (cols["access"][seg][gp] == Access.RANDOM)).sum())
-        for i in np.flatnonzero(refs):
-            o = self.observed.setdefault(names[i], [0, 0])
-            o[0] += int(hits[i])
-            o[1] += int(refs[i] - hits[i])
+        fun = cols["function"][seg]
+        obj, h, acc = cols["object"][seg], hit[seg], cols["access"][seg]
+        if not (fun == Function.GETPAGE).all():  # most batches are getpages only: no copies for them
+            gp = fun == Function.GETPAGE
+            obj, h, acc = obj[gp], h[gp], acc[gp]
+        missed = h == 0
+        self.observed_sync += int(np.count_nonzero(missed & (acc == Access.RANDOM)))
+        # One count per (object, missed): the batch's few objects' hits and misses in one pass.
+        counts = np.bincount(obj * 2 + missed, minlength=2 * len(names)).reshape(-1, 2)
+        for i, (hits, misses) in enumerate(counts.tolist()):
+            if hits or misses:
+                o = self.observed.setdefault(names[i], [0, 0])
+                o[0] += hits
+                o[1] += misses
 
     # ------------------------------------------------------------ output
 
