@@ -584,13 +584,10 @@ impl Caches {
                     c.len -= 1;
                 }
             }
-            let plain_lru = c.seq_limit >= c.cap; // an LRU cache keeps no sequential limit
             c.cap = cap.max(1);
-            c.seq_limit = if plain_lru {
-                c.cap
-            } else {
-                ((c.cap as f64) * pct.clamp(0.0, 100.0) / 100.0).floor() as usize
-            };
+            // The new VPSEQT's limit, as a new cache's (plain LRU keeps none): a pool altered
+            // from VPSEQT 100 to 50 steals from its sequential chain from then on.
+            c.seq_limit = seq_limit(self.policy, c.cap, pct);
             while c.len > c.cap {
                 let Some(ve) = c.steal(rows, stride, k) else { break };
                 rows[ve as usize * stride + k] = NIL;
@@ -701,16 +698,18 @@ pub enum Cache {
 pub struct Lru2 {
     cap: usize,
     seq_limit: usize, // buffers the sequential chain may hold before it is stolen from first
+    plain: bool,      // PGSTEAL LRU without VPSEQT: the limit is always the size
     chains: Chains<Key>,
     at: FxHashMap<Key, u32>,
 }
 
 #[cfg(test)]
 impl Lru2 {
-    fn new(cap: usize, seq_limit: usize) -> Self {
+    fn new(cap: usize, seq_limit: usize, plain: bool) -> Self {
         Lru2 {
             cap,
             seq_limit,
+            plain,
             chains: Chains::with_capacity(0),
             at: FxHashMap::default(),
         }
@@ -754,7 +753,11 @@ impl Cache {
                 } else {
                     vpseqt_pct.clamp(0.0, 100.0)
                 };
-                Cache::Chains(Lru2::new(cap, ((cap as f64) * pct / 100.0).floor() as usize))
+                Cache::Chains(Lru2::new(
+                    cap,
+                    ((cap as f64) * pct / 100.0).floor() as usize,
+                    policy == Policy::Lru,
+                ))
             }
         }
     }
@@ -813,9 +816,8 @@ impl Cache {
                 }
             }
             Cache::Chains(c) => {
-                let plain_lru = c.seq_limit >= c.cap; // an LRU cache keeps no sequential limit
                 c.cap = cap;
-                c.seq_limit = if plain_lru {
+                c.seq_limit = if c.plain {
                     cap
                 } else {
                     ((cap as f64) * vpseqt_pct.clamp(0.0, 100.0) / 100.0).floor() as usize
@@ -1103,6 +1105,27 @@ mod tests {
                 same(&mut shared, &mut alone, rest, &format!("{policy:?} after, cut {cut}"));
             }
         }
+    }
+
+    #[test]
+    fn a_vpseqt_altered_from_100_limits_the_sequential_chain_from_then_on() {
+        // -ALTER BUFFERPOOL VPSEQT(20) on a pool at 100, its size kept: the cache holds what it
+        // held and from then on steals as a cache at 20 does. The reference's limit is set by
+        // hand here (not by `resized`); a cache left at 100 hits differently on this trace.
+        let r = mixed(34, 24_000, 1800, 12);
+        let (first, rest) = r.split_at(12_000);
+        let mut shared = Caches::new(Policy::LruVpseqt, &[(800, 100.0)]);
+        let mut alone = separate(Policy::LruVpseqt, &[(800, 100.0)]);
+        same(&mut shared, &mut alone, first, "at VPSEQT 100");
+        let mut left = alone[0].clone();
+        if let Cache::Chains(c) = &mut alone[0] {
+            c.seq_limit = 160;
+        }
+        let mut altered = shared.retargeted(&[(Some(0), 800, 20.0)], |_| true);
+        let at_20 = hits(&mut alone[0].clone(), rest);
+        same(&mut altered, &mut alone, rest, "altered to VPSEQT 20");
+        assert_ne!(hits(&mut left, rest), at_20);
+        assert_eq!(alone[0].clone().resized(800, 20.0).len(), alone[0].len());
     }
 
     #[test]

@@ -133,8 +133,7 @@ impl CacheSet {
     }
 
     /// The same caches, every one on its own (what `new` and the references so far give). With
-    /// none on the stack, they are `caches` as they are: one retargeted keeps the steal limit
-    /// `Caches::retargeted` gave it (a plain LRU cache stays one), which its spec may not say.
+    /// none on the stack, they are `caches` as they are (nothing to rebuild).
     fn all_chained(&self) -> Caches {
         if self.stacked.is_empty() && self.chained.iter().enumerate().all(|(j, &k)| j == k) {
             return self.caches.clone();
