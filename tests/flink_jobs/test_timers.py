@@ -24,6 +24,7 @@ class Asked:
 
     def __init__(self, key: str = "S|BP1") -> None:
         self.key, self.asked, self.domain = key, list[tuple[str, int]](), TimeDomain.PROCESSING_TIME
+        self.by_key = list[tuple[str, str, int]]()  # the same, with the key current when asked
 
     def get_current_key(self) -> str:
         return self.key
@@ -33,9 +34,11 @@ class Asked:
 
     def register_processing_time_timer(self, t: int) -> None:
         self.asked.append(("processing", t))
+        self.by_key.append((self.key, "processing", t))
 
     def register_event_time_timer(self, t: int) -> None:
         self.asked.append(("event", t))
+        self.by_key.append((self.key, "event", t))
 
     def time_domain(self) -> Any:
         return self.domain
@@ -66,9 +69,10 @@ def test_a_key_asking_for_many_times_forgets_them_and_asks_again() -> None:
     assert len(ctx.asked) == Registered.LIMIT + 2
 
 
-def _asked(monkeypatch: pytest.MonkeyPatch, every_time: bool) -> list[tuple[str, int]]:
-    """The timers Simulate asks for over a pool's batches, the clock moving 50 ms a
-    batch, with a timer firing (the idle flush, not yet quiet) every tenth batch."""
+def _asked(monkeypatch: pytest.MonkeyPatch, every_time: bool) -> list[tuple[str, str, int]]:
+    """The timers Simulate asks for over two pools' batches (each batch to both: the same times
+    for two keys), the clock moving 50 ms a batch, with a timer of each key firing (the idle
+    flush, not yet quiet) every tenth batch."""
     clock = [1_000_000.0]
     monkeypatch.setattr(time, "time", lambda: clock[0])
     batches = [(f"gp{i}".encode(), b) for i, b in enumerate(_batches(_trace(30_000, seed=3), size=500))]
@@ -80,16 +84,23 @@ def _asked(monkeypatch: pytest.MonkeyPatch, every_time: bool) -> list[tuple[str,
         monkeypatch.setattr(f.asked, "_new", lambda key, timer: True)
     ctx = Asked()
     for i, (raw, _) in enumerate(batches):
-        list(f.process_element((ctx.key, raw, "topic", 0, i), ctx))
+        for key in ("S|BP1", "S|BP2"):
+            ctx.key = key
+            list(f.process_element((key, raw, "topic", 0, i), ctx))
         clock[0] += 0.05
         if i % 10 == 9:
-            list(f.on_timer(int(clock[0] * 1000), ctx))
-    return ctx.asked
+            for key in ("S|BP1", "S|BP2"):
+                ctx.key = key
+                list(f.on_timer(int(clock[0] * 1000), ctx))
+    return ctx.by_key
 
 
 def test_the_timers_flink_holds_are_those_asked_for_by_every_record(monkeypatch: pytest.MonkeyPatch) -> None:
     every = _asked(monkeypatch, every_time=True)
     once = _asked(monkeypatch, every_time=False)
-    assert set(once) == set(every)  # Flink keeps one timer per (key, time): the same timers
-    assert len(every) == 3 * 60 + 2 * 6  # three a record, the idle flush and its backstop again at each timer
+    # Flink keeps one timer per (key, time): the same timers, for each key (the two keys ask
+    # for the same times: a worker that kept them by time alone would lose the second key's).
+    assert set(once) == set(every)
+    assert {k for k, _, _ in every} == {"S|BP1", "S|BP2"}
+    assert len(every) >= 2 * 3 * 60  # three a record at least, for each key
     assert len(once) < len(every) // 4

@@ -539,11 +539,24 @@ impl Caches {
     /// pool), in their order, cut down to size by the steal rule as access() does (growing
     /// keeps everything), or an empty cache when `from` is None. What a pool resized by -ALTER
     /// BUFFERPOOL holds at that moment.
-    pub fn retargeted(&self, specs: &[(Option<usize>, usize, f64)], keep: impl Fn(&Key) -> bool) -> Caches {
+    ///
+    /// `policy` may differ from the caches' own only between LRU and LRU with VPSEQT (a pool
+    /// altered across VPSEQT 100): both keep every page on the chain of its last getpage, so the
+    /// caches go on warm, stealing at the new policy's limit.
+    pub fn retargeted(
+        &self,
+        policy: Policy,
+        specs: &[(Option<usize>, usize, f64)],
+        keep: impl Fn(&Key) -> bool,
+    ) -> Caches {
+        assert!(
+            policy == self.policy || (policy != Policy::Fifo && self.policy != Policy::Fifo),
+            "FIFO caches are not retargeted to another policy"
+        );
         let (nk, n) = (specs.len(), self.entries());
         let (stride, old_stride) = (stride_for(nk), self.stride);
         let mut out = Caches {
-            policy: self.policy,
+            policy,
             index: self.index.clone(),
             rows: vec![Line([NIL; 16]); n * stride / 16],
             stride,
@@ -565,7 +578,7 @@ impl Caches {
         }
         for (k, &(from, cap, pct)) in specs.iter().enumerate() {
             let Some(i) = from else {
-                out.caches.push(One::new(self.policy, cap, pct));
+                out.caches.push(One::new(policy, cap, pct));
                 continue;
             };
             let rows = flat_mut(&mut out.rows);
@@ -587,7 +600,7 @@ impl Caches {
             c.cap = cap.max(1);
             // The new VPSEQT's limit, as a new cache's (plain LRU keeps none): a pool altered
             // from VPSEQT 100 to 50 steals from its sequential chain from then on.
-            c.seq_limit = seq_limit(self.policy, c.cap, pct);
+            c.seq_limit = seq_limit(policy, c.cap, pct);
             while c.len > c.cap {
                 let Some(ve) = c.steal(rows, stride, k) else { break };
                 rows[ve as usize * stride + k] = NIL;
@@ -1087,7 +1100,7 @@ mod tests {
                 (Some(3), 10, 0.0),
             ];
             for cut in [false, true] {
-                let mut shared = shared.retargeted(&new, |k| !cut || keep(k));
+                let mut shared = shared.retargeted(policy, &new, |k| !cut || keep(k));
                 shared.check();
                 let mut alone: Vec<Cache> = new
                     .iter()
@@ -1121,11 +1134,38 @@ mod tests {
         if let Cache::Chains(c) = &mut alone[0] {
             c.seq_limit = 160;
         }
-        let mut altered = shared.retargeted(&[(Some(0), 800, 20.0)], |_| true);
+        let mut altered = shared.retargeted(Policy::LruVpseqt, &[(Some(0), 800, 20.0)], |_| true);
         let at_20 = hits(&mut alone[0].clone(), rest);
         same(&mut altered, &mut alone, rest, "altered to VPSEQT 20");
         assert_ne!(hits(&mut left, rest), at_20);
-        assert_eq!(alone[0].clone().resized(800, 20.0).len(), alone[0].len());
+    }
+
+    #[test]
+    fn lru_and_lru_with_vpseqt_go_on_from_each_other() {
+        // A pool altered across VPSEQT 100 changes policy (at 100 it is plain LRU): the caches
+        // keep their chains and steal at the new policy's limit, as the references do with
+        // their limit set by hand.
+        let r = mixed(35, 24_000, 1800, 12);
+        let (first, rest) = r.split_at(12_000);
+        for (from, to, limit) in [
+            (Policy::Lru, Policy::LruVpseqt, 160),
+            (Policy::LruVpseqt, Policy::Lru, 800),
+        ] {
+            let mut shared = Caches::new(from, &[(800, 20.0)]);
+            let mut alone = separate(from, &[(800, 20.0)]);
+            same(&mut shared, &mut alone, first, &format!("{from:?}"));
+            let before = hits(&mut alone[0].clone(), rest);
+            if let Cache::Chains(c) = &mut alone[0] {
+                (c.seq_limit, c.plain) = (limit, to == Policy::Lru);
+            }
+            let mut altered = shared.retargeted(to, &[(Some(0), 800, 20.0)], |_| true);
+            assert_ne!(
+                hits(&mut alone[0].clone(), rest),
+                before,
+                "{from:?} to {to:?}: the limit matters here"
+            );
+            same(&mut altered, &mut alone, rest, &format!("{from:?} to {to:?}"));
+        }
     }
 
     #[test]

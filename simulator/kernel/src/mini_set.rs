@@ -244,10 +244,15 @@ impl CacheSet {
     /// New caches of this policy, one per (from, buffers, VPSEQT %) in `specs`, as
     /// `Caches::retargeted` makes them from these: each on its own (a copy cut down by the
     /// steal rule holds what it holds, not the top of one order).
-    pub fn retargeted(&self, specs: &[(Option<usize>, usize, f64)], keep: impl Fn(&Key) -> bool) -> CacheSet {
-        let caches = self.all_chained().retargeted(specs, keep);
+    pub fn retargeted(
+        &self,
+        policy: Policy,
+        specs: &[(Option<usize>, usize, f64)],
+        keep: impl Fn(&Key) -> bool,
+    ) -> CacheSet {
+        let caches = self.all_chained().retargeted(policy, specs, keep);
         CacheSet {
-            policy: self.policy,
+            policy,
             specs: specs.iter().map(|&(_, cap, pct)| (cap, pct)).collect(),
             stacked: Vec::new(),
             leaving: false,
@@ -395,15 +400,14 @@ mod tests {
                 let mut alone = Caches::new(policy, &SPECS);
                 same(&mut set, &mut alone, first, "first part");
                 for cut in [false, true] {
-                    let mut set = set.retargeted(&new, |k| !cut || keep(k));
-                    let mut alone = alone.retargeted(&new, |k| !cut || keep(k));
+                    let mut set = set.retargeted(policy, &new, |k| !cut || keep(k));
+                    let mut alone = alone.retargeted(policy, &new, |k| !cut || keep(k));
                     let (middle, last) = rest.split_at(rest.len() / 2);
                     same(&mut set, &mut alone, middle, &format!("{policy:?} at {at}, cut {cut}"));
-                    // Altered again: a cache at VPSEQT 100 altered to another VPSEQT stays plain
-                    // LRU in `Caches::retargeted` (as a cache on its own does); so here.
+                    // Altered again: the set off the stack goes on as the caches on their own.
                     let again = [(Some(4), 5000, 0.0), (Some(0), 40, 100.0), (Some(2), 70, 30.0)];
-                    let mut set = set.retargeted(&again, |_| true);
-                    let mut alone = alone.retargeted(&again, |_| true);
+                    let mut set = set.retargeted(policy, &again, |_| true);
+                    let mut alone = alone.retargeted(policy, &again, |_| true);
                     same(
                         &mut set,
                         &mut alone,

@@ -257,7 +257,8 @@ impl PoolState {
     /// without a cold start. At a lower sampling rate (the largest size grew past the caches'
     /// budget) each old cache keeps only the pages the new rate samples, in their order: what a
     /// cache run at the new rate would hold, to within the sample's noise; at a higher rate the
-    /// pages the old rate did not sample come in cold. A different policy starts cold. Panes' counts are cleared
+    /// pages the old rate did not sample come in cold. LRU and LRU with VPSEQT go on from each other
+    /// (a pool altered across VPSEQT 100, which is plain LRU); FIFO from or to them starts cold. Panes' counts are cleared
     /// (curves are ratios over what follows), but for the pool's own cache in the latest pane:
     /// the cache at the new size named by `from` (the pool's, at the pool's VPSEQT) goes on from
     /// the counts of the old one of that size, so the pane across a change counts its first part
@@ -272,7 +273,14 @@ impl PoolState {
         vpseqts: &[f64],
     ) {
         let carry = self.own_counts(&sizes, vpseqt, from, vpseqts);
-        let Some(old) = self.minis.as_ref().filter(|m| m.policy == policy) else {
+        // LRU and LRU with VPSEQT go on warm from each other (a pool altered across VPSEQT 100,
+        // which is plain LRU); FIFO and LRU keep different chains: a change between them starts cold.
+        let lru = |p: Policy| p != Policy::Fifo;
+        let Some(old) = self
+            .minis
+            .as_ref()
+            .filter(|m| m.policy == policy || (lru(m.policy) && lru(policy)))
+        else {
             self.set_minis_at(policy, sizes, rate, vpseqt, vpseqts);
             return self.put_back(carry);
         };
@@ -295,9 +303,9 @@ impl PoolState {
                 (from, cap, pct)
             })
             .collect();
-        let caches = old
-            .caches
-            .retargeted(&specs, |k| below >= old.threshold || page_hash(*k, seed) < below);
+        let caches = old.caches.retargeted(policy, &specs, |k| {
+            below >= old.threshold || page_hash(*k, seed) < below
+        });
         self.set_minis_at(policy, sizes, rate, vpseqt, vpseqts);
         if let Some(m) = self.minis.as_mut() {
             m.caches = caches;
@@ -1247,7 +1255,13 @@ mod tests {
         }
         feed(&mut q, rest);
         assert_eq!(p.panes[0].mini, q.panes[0].mini);
-        // Another policy starts cold.
+        // LRU with VPSEQT (a pool altered from VPSEQT 100 to 80) goes on warm: what LRU held.
+        p.retarget_minis(Policy::LruVpseqt, vec![800], 1.0, 80.0, &[], &[]);
+        assert_eq!(
+            p.minis.as_ref().map(|m| (m.policy, m.caches.len(0))),
+            Some((Policy::LruVpseqt, 800))
+        );
+        // FIFO keeps another order: it starts cold.
         p.retarget_minis(Policy::Fifo, vec![600], 1.0, 80.0, &[], &[]);
         assert_eq!(p.minis.as_ref().map(|m| m.caches.len(0)), Some(0));
     }
