@@ -34,6 +34,15 @@ pub enum Policy {
     LruVpseqt,
 }
 
+impl Policy {
+    /// Whether caches of `self` can go on from caches of `other` (`Caches::retargeted`): the
+    /// same policy, or LRU and LRU with VPSEQT, which both keep every page on the chain of its
+    /// last getpage; FIFO keeps another order.
+    pub fn goes_on_from(self, other: Policy) -> bool {
+        self == other || (self != Policy::Fifo && other != Policy::Fifo)
+    }
+}
+
 /// A buffer's place in one cache, as its entry's row holds it: the chain in the top bit, the
 /// cache's tick at its last use below; NIL when the cache does not hold the page.
 type Mark = u32;
@@ -550,7 +559,7 @@ impl Caches {
         keep: impl Fn(&Key) -> bool,
     ) -> Caches {
         assert!(
-            policy == self.policy || (policy != Policy::Fifo && self.policy != Policy::Fifo),
+            policy.goes_on_from(self.policy),
             "FIFO caches are not retargeted to another policy"
         );
         let (nk, n) = (specs.len(), self.entries());

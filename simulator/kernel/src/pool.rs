@@ -273,14 +273,8 @@ impl PoolState {
         vpseqts: &[f64],
     ) {
         let carry = self.own_counts(&sizes, vpseqt, from, vpseqts);
-        // LRU and LRU with VPSEQT go on warm from each other (a pool altered across VPSEQT 100,
-        // which is plain LRU); FIFO and LRU keep different chains: a change between them starts cold.
-        let lru = |p: Policy| p != Policy::Fifo;
-        let Some(old) = self
-            .minis
-            .as_ref()
-            .filter(|m| m.policy == policy || (lru(m.policy) && lru(policy)))
-        else {
+        // A pool altered across VPSEQT 100 (plain LRU there) goes on warm; to or from FIFO, cold.
+        let Some(old) = self.minis.as_ref().filter(|m| policy.goes_on_from(m.policy)) else {
             self.set_minis_at(policy, sizes, rate, vpseqt, vpseqts);
             return self.put_back(carry);
         };
