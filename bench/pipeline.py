@@ -4,8 +4,10 @@ Two phases, each a new member from the generator in this process; a sink wrapper
 notes when the last batch of each (pool, pane) left, a poller asks Trino which panes
 are visible whenever pool_pane's metadata file in the catalog changed (looked up
 every 0.1 s in PostgreSQL: a Trino query costs the pipeline a tenth of a core-second).
-Flat out: the generator first records --ahead-getpages (at most --seconds of its wall
-time) into memory, encoded as it would send them (replay.py); the measured window starts
+Flat out: the generator first records --ahead-getpages, on to the end of the pane of event
+time they reach into (at most --seconds of its wall time), into memory, encoded as it
+would send them (replay.py): the last pane closes on the generator's progress mark, not on
+the job's idle flush, which would add its quiet seconds to the window; the measured window starts
 when they are sent, as fast as the producer takes them, so the generator's CPU is not
 in it (`--live-generator`: generated while measured, as before); throughput = getpages
 visible in Iceberg over the wall time from the first send to the last pane visible.
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import threading
 import time
@@ -288,6 +291,14 @@ def _percentile(values: list[float], q: float, digits: int) -> float | None:
     return round(float(np.percentile(values, q)), digits) if values else None
 
 
+def flat_out_span(getpages: int, event_rate: float) -> float | None:
+    """Seconds of event time from a pane's start through the end of the pane that `getpages`
+    getpages at `event_rate` reach into (None for no count: the wall clock ends the run)."""
+    if getpages <= 0:
+        return None
+    return math.ceil(getpages / event_rate / PANE_SECONDS) * PANE_SECONDS
+
+
 def _phase(
     sc: Any,
     producer: AvroProducer,
@@ -308,15 +319,20 @@ def _phase(
     cut mid-pane leaves that pane to the job's idle flush). With `ahead` (flat out), the generator
     first records up to that many getpages (for `seconds` of wall time at most) and the measured
     window starts when they are sent from memory (replay.py); else flat out stops at `getpages`
-    too, when given."""
+    too, when given. Flat out with `whole_panes`, those counts run on to the end of the pane of
+    event time they reach into."""
     members = members or members_for(sc)
     sc = type(sc)(**{**sc.__dict__, "members": members})
     recorder = Recorder(producer) if ahead and not rate else None
     sink = TimedSink(recorder or producer, PANE_SECONDS)
     start = float(int(time.time()) // 60 * 60)
     gen = Generator(sc, seed=11, event_rate=event_rate, start_time=start)
+    # Flat out, the last pane closes on the generator's progress mark, as a stream that goes on
+    # closes it with its next records; a stream cut mid-pane waits for the job's idle flush
+    # (5 s of quiet, then the consumer group's next commit), seconds that are not throughput.
+    span = flat_out_span(ahead or getpages or 0, event_rate) if whole_panes and not rate else None
     if recorder is not None:
-        totals = gen.run(sink, getpages=ahead, duration=seconds * 1000, wall_limit=seconds)
+        totals = gen.run(sink, getpages=None if span else ahead, duration=span or seconds * 1000, wall_limit=seconds)
     seen: dict[tuple[str, int], float] = {}
     counts: dict[tuple[str, int], int] = {}
     emitted: dict[tuple[str, int], float] = {}
@@ -378,7 +394,11 @@ def _phase(
         panes = max(1, round(seconds * rate / event_rate / PANE_SECONDS))
         totals = gen.run(sink, duration=panes * PANE_SECONDS, rate=rate, wall_limit=2 * seconds)
     else:
-        totals = gen.run(sink, getpages=getpages, duration=seconds * 1000, rate=rate, wall_limit=seconds)
+        totals = gen.run(
+            sink, getpages=None if span else getpages, duration=span or seconds * 1000, rate=rate, wall_limit=seconds
+        )
+    if span and gen.t < start + span - 1e-6:
+        print("  the generator stopped at --seconds before its last pane's end: that pane waits for the idle flush")
     deadline = time.time() + 600
     while time.time() < deadline and sum(counts.values()) < totals.getpages:
         time.sleep(1)
@@ -467,9 +487,17 @@ def main() -> None:
         "--ahead-getpages",
         type=int,
         default=40_000_000,
-        help="flat-out phases: the generator records up to this many getpages (or --seconds of them) before "
-        "the measured window, which starts when they are sent from memory (about 12 bytes each, held until "
-        "the phase ends; the producer's queue copies up to 512 MB more while sending)",
+        help="flat-out phases: the generator records this many getpages and on to the end of the pane of event "
+        "time they reach into (or --seconds of them) before the measured window, which starts when they are "
+        "sent from memory (about 12 bytes each, held until the phase ends; the producer's queue copies up to "
+        "512 MB more while sending)",
+    )
+    p.add_argument(
+        "--cut-mid-pane",
+        action="store_true",
+        help="flat-out phases end at --ahead-getpages, mid-pane, as before: that pane then closes only by the "
+        "job's idle flush (5 s of quiet, then the consumer group's next commit), inside the measured window "
+        "(by default they run on to the end of that pane of event time and its progress mark closes it)",
     )
     p.add_argument(
         "--live-generator",
@@ -553,7 +581,17 @@ def main() -> None:
             n = 0 if live else ahead
             cap = ahead if live else None  # as many getpages as the phases generated ahead
             phase = _phase(
-                sc, producer, a.seconds, a.event_rate, None, members, group, job_id=jid, ahead=n, getpages=cap
+                sc,
+                producer,
+                a.seconds,
+                a.event_rate,
+                None,
+                members,
+                group,
+                whole_panes=not a.cut_mid_pane,
+                job_id=jid,
+                ahead=n,
+                getpages=cap,
             )
             if then is not None:
                 then(jid, phase)
@@ -621,6 +659,7 @@ def main() -> None:
         "wall_seconds": round(flat.wall_seconds, 1),
         "generator_getpages_per_s": round(flat.produced / flat.generator_seconds),
         "generated_ahead": flat.send_seconds is not None,
+        "whole_panes": not a.cut_mid_pane,
         "sender_getpages_per_s": None if flat.send_seconds is None else round(flat.produced / flat.send_seconds),
         "recorded_mb": None if flat.recorded_bytes is None else round(flat.recorded_bytes / 1e6, 1),
         "pipeline_getpages_per_s": round(flat.rate()),
@@ -668,6 +707,12 @@ def main() -> None:
         f"({result['generator_getpages_per_s']:,}/s); {flat.visible:,} visible in Trino after "
         f"{flat.wall_seconds:.1f} s: {round(flat.rate()):,} getpages/s end to end "
         f"(freshness while saturated p50 {flat.pct(50)} s, p95 {flat.pct(95)} s)"
+    )
+    print(
+        "  the stream cut mid-pane (--cut-mid-pane): its last pane closed by the job's idle flush, in the window"
+        if a.cut_mid_pane
+        else "  whole panes of event time: the last closed by the generator's progress mark, as a stream going on "
+        "closes it (--cut-mid-pane: by the idle flush)"
     )
     if a.rounds > 1:
         print(

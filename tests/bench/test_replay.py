@@ -4,10 +4,11 @@ each pane's send time is stamped when its last batch goes out, not when it was g
 
 from __future__ import annotations
 
+import math
 import pickle
 from typing import Any
 
-from bench.pipeline import TimedSink
+from bench.pipeline import TimedSink, flat_out_span
 from bench.replay import Recorder, replay
 from poolsight.ingest.generator import Generator
 from poolsight.ingest.kafka_io import AvroProducer
@@ -79,3 +80,45 @@ def test_replay_sends_what_the_live_generator_sends_in_order_and_stamps_panes_wh
     assert ahead_sink.log == live_sink.log
     assert len(live_sink.log) >= 2 and len(out.sent) > 2 * len(live_sink.log)
     assert set(ahead_sink.sent) == set(live_sink.sent)
+
+
+def _last_marks(sent: list[Sent]) -> dict[str, GetpageBatch]:
+    marks: dict[str, GetpageBatch] = {}
+    for schema, _, value, _, _ in sent:
+        b = pickle.loads(value) if schema == "getpage_batch" else None
+        if isinstance(b, GetpageBatch) and b.is_mark:
+            marks[b.key] = b
+    return marks
+
+
+def _last_event_panes(sent: list[Sent]) -> dict[str, int]:
+    last: dict[str, int] = {}
+    for schema, _, value, _, _ in sent:
+        b = pickle.loads(value) if schema == "getpage_batch" else None
+        if isinstance(b, GetpageBatch) and not b.is_mark:
+            last[b.key] = max(last.get(b.key, 0), int(b.times().max() // 60))
+    return last
+
+
+def test_a_flat_out_phase_runs_to_its_last_panes_end_so_the_progress_mark_closes_it() -> None:
+    """130,000 getpages at 1,000 a second of event time reach into the third pane: the phase
+    runs on to its end, and each pool's last progress mark closes its last pane by the tracker's
+    rule (a mark at t closes the panes before floor(t / 60)). Stopped at the count, as before,
+    the marks leave that pane open for the job's idle flush."""
+    start = 1_700_000_040.0  # a pane's start
+    span = flat_out_span(130_000, 1_000.0)
+    assert span == 180.0 and flat_out_span(0, 1_000.0) is None
+    for whole in (True, False):
+        out = _ListProducer()
+        gen = Generator(load("day-posting"), seed=3, event_rate=1_000.0, start_time=start)
+        sink = TimedSink(out, 60.0)
+        totals = gen.run(sink, getpages=None, duration=span) if whole else gen.run(sink, getpages=130_000)
+        last, marks = _last_event_panes(out.sent), _last_marks(out.sent)
+        assert last and set(marks) == set(last)
+        closed = {k: math.floor(m.end_time / 1e6 / 60) > last[k] for k, m in marks.items()}
+        if whole:
+            assert totals.getpages > 170_000  # 180 s of events, some of them not getpages
+            assert set(last.values()) == {int(start // 60) + 2}  # every pool's last getpage in the third pane
+            assert all(closed.values()), closed
+        else:
+            assert 130_000 <= totals.getpages < 131_000 and not any(closed.values()), closed
