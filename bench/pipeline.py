@@ -23,11 +23,12 @@ The peers in the same run: the flat-out phase again with the job relaxed for thr
 then back), with the getpage batches decoded by
 fastavro instead of the compiled kernel (`jobs submit --no-kernel-decode`: the job as it was
 before the kernel decoded them), and with the simulation on the LRU stack only (`jobs submit
---no-pool-policy`), and with the generator live in the window, so the cost of each is a
-ratio of two throughputs measured minutes apart. `--rounds N` runs the configured job and the
-relaxed, fastavro and LRU-only peers N times in rotated order and prints medians (ratios: the
-median of each round's); one uncounted phase goes first (`--no-warmup`: none). On a 2-core host single
-runs of one setting spread by a quarter or more.
+--no-pool-policy`), with the stream cut mid-pane (the measure before whole panes: the last
+pane waits for the idle flush inside the window), and with the generator live in the window, so
+the cost of each is a ratio of two throughputs measured minutes apart. `--rounds N` runs the
+configured job and the relaxed, fastavro, LRU-only and cut peers N times in rotated order and
+prints medians (ratios: the median of each round's); one uncounted phase goes first
+(`--no-warmup`: none). On a 2-core host single runs of one setting spread by a quarter or more.
 Each flat-out phase also prints where the CPU time went, per part of the stack (cpu_profile.py).
 """
 
@@ -508,6 +509,12 @@ def main() -> None:
     p.add_argument("--parallelism", type=int, default=1, help="the simulation job's parallelism (slots)")
     p.add_argument("--skip-lru-only", action="store_true", help="skip the peer phase (LRU stack only)")
     p.add_argument(
+        "--skip-cut",
+        action="store_true",
+        help="skip the peer phase whose stream is cut mid-pane (--cut-mid-pane's measure: the last pane waits "
+        "for the idle flush, in the window)",
+    )
+    p.add_argument(
         "--skip-relaxed",
         action="store_true",
         help="skip the peer phase with the job's settings relaxed for throughput (checkpoints every 5 s, "
@@ -518,7 +525,7 @@ def main() -> None:
         "--rounds",
         type=int,
         default=1,
-        help="flat-out rounds: each round runs the job as configured and the relaxed, fastavro and LRU-only "
+        help="flat-out rounds: each round runs the job as configured and the relaxed, fastavro, LRU-only and cut "
         "peers, in an order rotated each round; each one's rate is its median round's (the lower middle of an "
         "even count), whose getpages, seconds, saturated freshness and CPU are printed; ratios are the median "
         "of the rounds' own; the live, group and security peers run once, after them (the security peer on "
@@ -555,6 +562,7 @@ def main() -> None:
         group: str | None = None,
         job_settings: dict[str, Any] | None = None,
         live: bool = False,
+        cut: bool = False,
         then: Callable[[str, Phase], None] | None = None,
         **options: Any,
     ) -> Phase:
@@ -588,7 +596,7 @@ def main() -> None:
                 None,
                 members,
                 group,
-                whole_panes=not a.cut_mid_pane,
+                whole_panes=not (cut or a.cut_mid_pane),
                 job_id=jid,
                 ahead=n,
                 getpages=cap,
@@ -604,8 +612,14 @@ def main() -> None:
         "relaxed": {"job_settings": RELAXED},
         "fastavro": {"kernel_decode": False},
         "lru": {"pool_policy": False},
+        "cut": {"cut": True},
     }
-    skipped = {"relaxed": a.skip_relaxed, "fastavro": a.skip_fastavro, "lru": a.skip_lru_only}
+    skipped = {
+        "relaxed": a.skip_relaxed,
+        "fastavro": a.skip_fastavro,
+        "lru": a.skip_lru_only,
+        "cut": a.skip_cut or a.cut_mid_pane,  # with --cut-mid-pane the configured phase is cut
+    }
     enabled = [k for k in kinds if not skipped.get(k, False)]
     if a.warmup:
         warm = flat_out()
@@ -620,7 +634,9 @@ def main() -> None:
 
     runs = play_rounds(enabled, a.rounds, lambda k, then: flat_out(**kinds[k], then=then), paced_on)
     flat = median_phase(runs["configured"])
-    relaxed, fastavro, lru = (median_phase(runs[k]) if k in runs else None for k in ("relaxed", "fastavro", "lru"))
+    relaxed, fastavro, lru, cut = (
+        median_phase(runs[k]) if k in runs else None for k in ("relaxed", "fastavro", "lru", "cut")
+    )
     [(paced_rate, paced)] = paced_runs
 
     # The generator running in the measured window, as before records were generated ahead.
@@ -683,6 +699,8 @@ def main() -> None:
         "lru_only_getpages_per_s": None if lru is None else round(lru.rate()),
         "lru_only_visible_getpages": None if lru is None else lru.visible,
         "pool_policy_throughput_ratio": ratio("lru"),
+        "cut_mid_pane_getpages_per_s": None if cut is None else round(cut.rate()),
+        "whole_panes_throughput_ratio": ratio("cut"),
         "fastavro_getpages_per_s": None if fastavro is None else round(fastavro.rate()),
         "kernel_decode_throughput_ratio": ratio("fastavro"),
         "group_getpages_per_s": None if grouped is None else round(grouped.rate()),
@@ -768,6 +786,13 @@ def main() -> None:
             "Where the CPU went:"
         )
         print(lru.cpu_table())
+    if cut is not None:
+        print(
+            f"the stream cut mid-pane (--cut-mid-pane, the measure before: its last pane closed by the job's idle "
+            f"flush inside the window): {cut.visible:,} visible after {cut.wall_seconds:.1f} s: "
+            f"{result['cut_mid_pane_getpages_per_s']:,} getpages/s; whole panes measure "
+            f"{result['whole_panes_throughput_ratio']:.2f}x that{per_round}"
+        )
     if live is not None:
         print(
             f"generator live in the window (--live-generator, as before): {live.visible:,} visible after "
