@@ -82,22 +82,12 @@ def test_replay_sends_what_the_live_generator_sends_in_order_and_stamps_panes_wh
     assert set(ahead_sink.sent) == set(live_sink.sent)
 
 
-def _last_marks(sent: list[Sent]) -> dict[str, GetpageBatch]:
-    marks: dict[str, GetpageBatch] = {}
-    for schema, _, value, _, _ in sent:
-        b = pickle.loads(value) if schema == "getpage_batch" else None
-        if isinstance(b, GetpageBatch) and b.is_mark:
-            marks[b.key] = b
-    return marks
-
-
-def _last_event_panes(sent: list[Sent]) -> dict[str, int]:
-    last: dict[str, int] = {}
-    for schema, _, value, _, _ in sent:
-        b = pickle.loads(value) if schema == "getpage_batch" else None
-        if isinstance(b, GetpageBatch) and not b.is_mark:
-            last[b.key] = max(last.get(b.key, 0), int(b.times().max() // 60))
-    return last
+def _batches(sent: list[Sent]) -> list[GetpageBatch]:
+    return [
+        b
+        for schema, _, value, _, _ in sent
+        if schema == "getpage_batch" and isinstance(b := pickle.loads(value), GetpageBatch)
+    ]
 
 
 def test_a_flat_out_phase_runs_to_its_last_panes_end_so_the_progress_mark_closes_it() -> None:
@@ -113,7 +103,13 @@ def test_a_flat_out_phase_runs_to_its_last_panes_end_so_the_progress_mark_closes
         gen = Generator(load("day-posting"), seed=3, event_rate=1_000.0, start_time=start)
         sink = TimedSink(out, 60.0)
         totals = gen.run(sink, getpages=None, duration=span) if whole else gen.run(sink, getpages=130_000)
-        last, marks = _last_event_panes(out.sent), _last_marks(out.sent)
+        last: dict[str, int] = {}  # each pool's last getpage's pane, and its last progress mark
+        marks: dict[str, GetpageBatch] = {}
+        for b in _batches(out.sent):
+            if b.is_mark:
+                marks[b.key] = b
+            else:
+                last[b.key] = max(last.get(b.key, 0), int(b.times().max() // 60))
         assert last and set(marks) == set(last)
         closed = {k: math.floor(m.end_time / 1e6 / 60) > last[k] for k, m in marks.items()}
         if whole:
