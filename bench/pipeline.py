@@ -167,7 +167,7 @@ def stages(
 ) -> dict[str, float] | None:
     """Where a pane's freshness went: `close` from its last batch sent to the job emitting it
     (the batch's way through Kafka and the Python bundle to the tracker, which emits the pane at
-    its pool's next getpage or progress mark; else the watermark or the idle flush), `commit`
+    its pool's next getpage or progress mark; else the idle flush), `commit`
     from there to the Iceberg commit that made it visible, `visible` from that commit to Trino
     showing it (metadata caching, this poller's interval and its query). With the checkpoints
     (trigger, completed), `commit` splits into `checkpoint_wait` (to the next checkpoint's

@@ -1,8 +1,8 @@
 """Whether a job has read everything its topics held at some moment: the condition for
 closing a quiet pool's pane on wall-clock time.
 
-A pane closes on event time when a later getpage or the watermark passes it. When a
-pool simply stops, neither comes, so a quiet pool's pane is closed on wall-clock time;
+A pane closes on event time when a later getpage of its pool or the pool's progress mark
+passes it. When a pool simply stops, neither comes, so a quiet pool's pane is closed on wall-clock time;
 but a pool looks quiet too while the broker is down or unreachable, while the job is
 behind on a backlog, or while it restores after a failover. Closing then would turn
 what follows away as late. So the quiet pane waits until the job is known to be caught

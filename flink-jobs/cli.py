@@ -45,7 +45,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="checkpoint interval: results become queryable at each checkpoint",
     )
     s.add_argument(
-        "--out-of-orderness", type=SECONDS_OR_ZERO, default=5.0, help="watermark delay, seconds of event time"
+        "--out-of-orderness",
+        type=SECONDS_OR_ZERO,
+        default=5.0,
+        help="watermark delay, seconds of event time (the watermark moves a data-sharing group's "
+        "simulation past a quiet member; it closes no pool's pane)",
     )
     s.add_argument(
         "--bundle-ms",
@@ -61,9 +65,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="mark a Kafka partition idle after this many wall-clock seconds without records, so an "
         "empty one does not hold the watermark back (0: never). Idleness is wall-clock time: "
         "while a job catches up on a backlog a busy partition can look idle, the watermark jumps "
-        "and panes close early (their rest counts as late in the next pane): use it only when every "
-        "partition is live. Without it panes close when their pool's next pane begins or after "
-        "--idle-flush",
+        "and a data-sharing group's simulation moves past its members' records still to come: use "
+        "it only when every partition is live. A pool's panes close on its own time whatever the "
+        "watermark: its next pane's getpages, its progress mark, or --idle-flush",
     )
     s.add_argument(
         "--from",
@@ -111,7 +115,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--lateness",
         type=SECONDS_OR_ZERO,
         default=0.0,
-        help="seconds a pane waits after the watermark (I/O panes: the pool's latest I/O event) passes",
+        help="seconds a data-sharing group's pane waits after the watermark passes it (I/O panes: after the "
+        "pool's latest I/O event does); a pool's pane closes on its own getpages, progress mark or --idle-flush",
     )
     m.add_argument(
         "--idle-flush",

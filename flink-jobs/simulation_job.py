@@ -4,6 +4,11 @@ working_set, reuse_distance; undecodable records into dead_letter. Getpages that
 after their pane was written are simulated in the pane still open and counted in its
 late_getpages (tracker.py): nothing usable is turned away.
 
+A pool's pane closes on the pool's own time: a getpage of a later pane, its progress mark,
+or, once it is quiet and the job caught up, the idle flush. Never on the watermark: the job
+has one for all sources, so a live source's later event time would close the panes of a
+trace replayed beside it while their getpages still come (those would count as late).
+
 State: the tracker lives in the Python worker's memory while the job runs; keyed
 state holds its latest snapshot plus the raw records fed since (with where to
 resume inside the last one), each compressed (compressed.py `Records`). A snapshot is taken whenever a pane is emitted
@@ -18,7 +23,6 @@ emitted and no snapshot taken (tracker.py `starts_over`).
 from __future__ import annotations
 
 import logging
-import math
 import time
 from typing import Any
 
@@ -217,9 +221,6 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         self.since[key] = self.since.get(key, 0) + fed
         if self.since[key] >= self.o.snapshot_getpages:
             self._save(key, tr)
-        end = tr.pane_end_seconds()
-        if end is not None:
-            self.asked.event(ctx, key, int((end + self.o.lateness_seconds) * 1000))
         self._idle_timer(key, ctx)
         for e, _ in out:
             yield from self._rows(e)
@@ -308,7 +309,9 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
     def on_timer(self, timestamp: int, ctx: Any) -> Any:
         key = ctx.get_current_key()
         self.asked.fired(key)
-        if ctx.time_domain() == TimeDomain.PROCESSING_TIME and key not in self.trackers and self._gone(key, ctx):
+        if ctx.time_domain() == TimeDomain.EVENT_TIME:
+            return  # a savepoint's from when the watermark closed panes (the module's doc): no longer
+        if key not in self.trackers and self._gone(key, ctx):
             return
         tr = self._tracker(key)
         out: list[Emission] = []
@@ -318,12 +321,7 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
             self._save(key, tr)
 
         quiet = time.time() - self.last_seen.get(key, 0.0) >= self.o.idle_flush_seconds - 1e-3
-        if ctx.time_domain() == TimeDomain.EVENT_TIME:
-            before = math.floor((timestamp / 1000 - self.o.lateness_seconds) / tr.pane_seconds)
-            tr.flush(before, emitted)
-            if quiet and tr.open_pane is None:  # restored for this timer: out of memory again
-                self._quiet(key, ctx)
-        elif quiet:
+        if quiet:
             if tr.open_pane is not None:
                 if self._read_all(key):
                     self.targets.pop(key, None)

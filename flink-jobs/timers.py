@@ -28,30 +28,27 @@ class Registered:
     """The timers a worker has asked for, per key, since a timer of that key last fired. Flink
     keeps one timer per (key, time) however often it is asked, but each asking is a timer row
     through the worker's output and a look into the TaskManager's timer queue (in RocksDB): flat
-    out, three per record (the pane's end, the idle flush, its backstop) were 5 % of the worker's
-    thread, for timers asked for already. A key's timer firing forgets all of that key's (asking
-    again is harmless); a new worker starts with none (a restored job's timers are its state)."""
+    out, asked at every record, they were 5 % of the worker's thread (then three a record: the
+    pane's end too), for timers asked for already. A key's timer firing forgets all of that
+    key's (asking again is harmless); a new worker starts with none (a restored job's timers
+    are its state)."""
 
     LIMIT = 64  # times kept per key before they are forgotten and asked for again
 
     def __init__(self) -> None:
-        self.keys: dict[str, set[tuple[bool, int]]] = {}
-
-    def event(self, ctx: Any, key: str, ms: int) -> None:
-        if self._new(key, (True, ms)):
-            ctx.timer_service().register_event_time_timer(ms)
+        self.keys: dict[str, set[int]] = {}
 
     def wake_at(self, ctx: Any, key: str, due: float) -> None:
         """As the module's wake_at, asking only for the timers not asked for yet."""
         timers = ctx.timer_service()
         for ms in (math.ceil(due) * 1000, (math.floor(due / BACKSTOP_SECONDS) + 2) * BACKSTOP_SECONDS * 1000):
-            if self._new(key, (False, ms)):
+            if self._new(key, ms):
                 timers.register_processing_time_timer(ms)
 
     def fired(self, key: str) -> None:
         self.keys.pop(key, None)
 
-    def _new(self, key: str, timer: tuple[bool, int]) -> bool:
+    def _new(self, key: str, timer: int) -> bool:
         asked = self.keys.setdefault(key, set())
         if timer in asked:
             return False

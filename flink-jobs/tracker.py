@@ -2,8 +2,8 @@
 
 A PoolTracker takes GetpageBatch records of one (source, pool) in order, feeds
 the simulator, and closes panes: a pane is emitted when a getpage of a later
-pane arrives (so its content depends on the data only), or when the job says
-event time has passed it (watermark) or the pool has gone quiet. Getpages of a
+pane arrives (so its content depends on the data only), when the pool's progress
+mark passes it, or when the job says the pool has gone quiet. Getpages of a
 pane already emitted are late: they are simulated in the pane still open (or the
 one after the last emitted) at its start, and counted in its late_getpages, so
 totals stay whole and the cache state follows every getpage. A batch
