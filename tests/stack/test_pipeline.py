@@ -6,6 +6,7 @@ row by row and simulated offline by `poolsight simulate`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import signal
 import subprocess
 import time
 import uuid
+import zlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -779,6 +781,18 @@ def _batch(source: str, sequence: int, start_us: int, n: int) -> dict[str, Any]:
     }
 
 
+def _bp1_panes(member: str, getpages: int) -> list[list[Any]]:
+    """(pane start in epoch s, getpages, late getpages) of the member's BP1 panes, once they hold
+    `getpages`."""
+    want = {"BP1": getpages}
+    assert _wait_getpages(member, want, timeout=120) == want, _diagnosis()
+    return _query(
+        "SELECT to_unixtime(pane_start), getpages, late_getpages FROM iceberg.poolsight.pool_pane WHERE source = ? "
+        "ORDER BY pane_start",
+        (member,),
+    )
+
+
 def test_a_late_batch_is_simulated_in_the_open_pane_and_counted_late(jobs: None) -> None:
     """Getpages of a pane already written are not turned away: they count in the pane still
     open, in its late_getpages, and nothing goes to dead_letter."""
@@ -791,19 +805,83 @@ def test_a_late_batch_is_simulated_in_the_open_pane_and_counted_late(jobs: None)
     producer.send("getpage_batch", key, _batch(member, 2, t0 + 150_000_000, 7), getpages=7)  # writes pane 0
     producer.send("getpage_batch", key, _batch(member, 3, t0 + 2_000_000, 3), getpages=3)  # pane 0 again: late
     producer.flush()
-    want = {"BP1": 15}
-    assert _wait_getpages(member, want, timeout=120) == want, _diagnosis()
-    rows = _query(
-        "SELECT to_unixtime(pane_start), getpages, late_getpages FROM iceberg.poolsight.pool_pane WHERE source = ? "
-        "ORDER BY pane_start",
-        (member,),
-    )
-    # Pane 0 as it was; the late 3 in the pane open when they came (pane 2, or pane 3 if a
-    # watermark closed pane 2 first).
-    assert rows[0] == [t0 / 1e6, 5, 0] and len(rows) in (2, 3), rows
-    assert sum(r[1] for r in rows) == 15 and sum(r[2] for r in rows) == 3 and rows[-1][2] == 3, rows
+    rows = _bp1_panes(member, 15)
+    # Pane 0 as it was; the late 3 in the pane open when they came, pane 2.
+    assert rows == [[t0 / 1e6, 5, 0], [t0 / 1e6 + 120, 10, 3]], rows
     dead = _query("SELECT count(*) FROM iceberg.poolsight.dead_letter WHERE source LIKE ?", (f"{member}%",))
     assert dead == [[0]]
+
+
+def _keys_on_every_partition(source: str, partitions: int) -> list[str]:
+    """A key of `source` on each partition: the producer's default partitioner (librdkafka's
+    consistent_random) puts a keyed record at CRC-32 of its key modulo the partitions."""
+    keys: dict[int, str] = {}
+    for i in itertools.count():
+        key = f"{source}|P{i}"
+        keys.setdefault(zlib.crc32(key.encode()) % partitions, key)
+        if len(keys) == partitions:
+            return [keys[p] for p in range(partitions)]
+    raise AssertionError("unreachable")
+
+
+def test_a_replays_pane_is_closed_by_its_own_getpages_not_by_a_live_sources_watermark(jobs: None) -> None:
+    """A trace replayed while a live source streams: the live source's later event time moves the
+    job's watermark past the replay's panes (the watermark is one for all sources), yet the
+    replay's pane closes on its own getpages and holds all of them, none late."""
+    tag = uuid.uuid4().hex[:6].upper()
+    replay, live = f"R{tag}", f"V{tag}"
+    s = load_settings()
+    producer = AvroProducer(kafka_access(s), s.registry_url)
+    t0 = 1_577_836_800_000_000  # 2020-01-01T00:00:00Z, a pane start: behind every other test's time
+    key = f"{replay}|BP1"
+    producer.send("getpage_batch", key, _batch(replay, 1, t0 + 1_000_000, 5), getpages=5)  # pane 0 opens
+    producer.flush()
+    # The live source now, on every partition the job reads: the watermark, the least of theirs,
+    # moves past the replay's pane 0 (to now) after the job read that pane's first batch.
+    before = {p: end for p, _, end in _offsets("poolsight-simulation", (GETPAGE_TOPIC, ATTRIBUTES_TOPIC))}
+    now_us = int(time.time()) * 1_000_000
+    for i, k in enumerate(_keys_on_every_partition(live, GETPAGE_TOPIC.partitions)):
+        b = _batch(live, 1, now_us + i, 1) | {"pool": k.partition("|")[2]}
+        producer.send("getpage_batch", k, b, getpages=1)
+    producer.send("pool_attributes", f"{live}|P0", _attributes(live, "P0", now_us))
+    producer.flush()
+    after = {p: end for p, _, end in _offsets("poolsight-simulation", (GETPAGE_TOPIC, ATTRIBUTES_TOPIC))}
+    assert all(after[p] > before[p] for p in after), (before, after)  # the premise: every partition
+    # The job read them all (its group committed past them at a checkpoint): the watermark moved.
+    deadline = time.monotonic() + 60
+    while any(c < after[p] for p, c, _ in _offsets("poolsight-simulation", (GETPAGE_TOPIC, ATTRIBUTES_TOPIC))):
+        assert time.monotonic() < deadline, _diagnosis()
+        time.sleep(0.5)
+    producer.send("getpage_batch", key, _batch(replay, 2, t0 + 2_000_000, 3), getpages=3)  # pane 0 still
+    producer.send("getpage_batch", key, _batch(replay, 3, t0 + 150_000_000, 7), getpages=7)  # closes pane 0
+    producer.flush()
+    rows = _bp1_panes(replay, 15)
+    assert rows == [[t0 / 1e6, 8, 0], [t0 / 1e6 + 120, 7, 0]], rows
+
+
+def _attributes(source: str, pool: str, at_us: int) -> dict[str, Any]:
+    """A pool attributes record (-DISPLAY BUFFERPOOL's settings) of `source` at `at_us`."""
+    return {
+        "source": source,
+        "pool": pool,
+        "event_time": at_us,
+        "vpsize": 1000,
+        "page_size": 4096,
+        "vpseqt": 80.0,
+        "vpxseqt": None,
+        "dwqt": 30.0,
+        "vdwqt": 5.0,
+        "vdwqt_buffers": None,
+        "pgsteal": "LRU",
+        "pgfix": False,
+        "frame_size": None,
+        "spsize": None,
+        "spseqt": None,
+        "group_name": None,
+        "gbp_data_entries": None,
+        "gbp_ratio": None,
+        "gbp_gbpoolt": None,
+    }
 
 
 def _jobs() -> list[dict[str, Any]]:
