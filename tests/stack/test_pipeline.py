@@ -28,6 +28,7 @@ from poolsight.infra.config import MANIFESTS_LEFT_BELOW, load_settings
 from poolsight.infra.kafka_access import kafka_access
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, Topic
+from poolsight.schemas.getpage import GetpageBatch
 from poolsight.simulator.similarity import similarity
 from poolsight.sql.catalog import BY_NAME
 from poolsight.sql.history import cycle
@@ -804,6 +805,7 @@ def test_a_late_batch_is_simulated_in_the_open_pane_and_counted_late(jobs: None)
     producer.send("getpage_batch", key, _batch(member, 1, t0 + 1_000_000, 5), getpages=5)
     producer.send("getpage_batch", key, _batch(member, 2, t0 + 150_000_000, 7), getpages=7)  # writes pane 0
     producer.send("getpage_batch", key, _batch(member, 3, t0 + 2_000_000, 3), getpages=3)  # pane 0 again: late
+    producer.send_batch(GetpageBatch.mark(member, "BP1", 4, t0 + 180_000_000))  # closes pane 2, no idle wait
     producer.flush()
     rows = _bp1_panes(member, 15)
     # Pane 0 as it was; the late 3 in the pane open when they came, pane 2.
@@ -854,6 +856,7 @@ def test_a_replays_pane_is_closed_by_its_own_getpages_not_by_a_live_sources_wate
         time.sleep(0.5)
     producer.send("getpage_batch", key, _batch(replay, 2, t0 + 2_000_000, 3), getpages=3)  # pane 0 still
     producer.send("getpage_batch", key, _batch(replay, 3, t0 + 150_000_000, 7), getpages=7)  # closes pane 0
+    producer.send_batch(GetpageBatch.mark(replay, "BP1", 4, t0 + 180_000_000))  # closes pane 2, no idle wait
     producer.flush()
     rows = _bp1_panes(replay, 15)
     assert rows == [[t0 / 1e6, 8, 0], [t0 / 1e6 + 120, 7, 0]], rows
