@@ -300,9 +300,6 @@ class PoolTracker:
         on_emit(self._emit(), 0)
         return True
 
-    def pane_end_seconds(self) -> float | None:
-        return None if self.open_pane is None else (self.open_pane + 1) * self.pane_seconds
-
     def _emit(self) -> Emission:
         pane = self.open_pane
         assert pane is not None
