@@ -29,8 +29,9 @@ def pack(magic: bytes, parts: Sequence[bytes]) -> bytes:
 
 
 def unpack(magic: bytes, data: bytes, what: str = "snapshot") -> bytes | None:
-    """The parts joined, when data starts with magic; None otherwise (an older, plain snapshot).
-    A frame that does not decompress raises ValueError, as a plain snapshot's bad layout does."""
+    """The parts joined, when data starts with magic; None otherwise: older, plain bytes (a
+    snapshot or a kept record from before compression; `what` names which, for the error). A
+    frame that does not decompress raises ValueError, as a plain snapshot's bad layout does."""
     if data[: len(magic)] != magic:
         return None
     try:
