@@ -851,7 +851,7 @@ def test_a_replays_pane_is_closed_by_its_own_getpages_not_by_a_live_sources_wate
     assert all(after[p] > before[p] for p in after), (before, after)  # the premise: every partition
     # The job read them all (its group committed past them at a checkpoint): the watermark moved.
     deadline = time.monotonic() + 60
-    while any(c < after[p] for p, c, _ in _offsets("poolsight-simulation", (GETPAGE_TOPIC, ATTRIBUTES_TOPIC))):
+    while not _all_committed("poolsight-simulation", (GETPAGE_TOPIC, ATTRIBUTES_TOPIC)):
         assert time.monotonic() < deadline, _diagnosis()
         time.sleep(0.5)
     producer.send("getpage_batch", key, _batch(replay, 2, t0 + 2_000_000, 3), getpages=3)  # pane 0 still
