@@ -48,8 +48,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--out-of-orderness",
         type=SECONDS_OR_ZERO,
         default=5.0,
-        help="watermark delay, seconds of event time (the watermark moves a data-sharing group's "
-        "simulation past a quiet member; it closes no pool's pane)",
+        help="watermark delay, seconds of event time (the sources' watermarks, as Flink's web UI shows them; "
+        "no pane waits on the watermark: a pool's and a data-sharing group's close on their own time)",
     )
     s.add_argument(
         "--bundle-ms",
@@ -63,11 +63,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=SECONDS_OR_ZERO,
         default=0.0,
         help="mark a Kafka partition idle after this many wall-clock seconds without records, so an "
-        "empty one does not hold the watermark back (0: never). Idleness is wall-clock time: "
-        "while a job catches up on a backlog a busy partition can look idle, the watermark jumps "
-        "and a data-sharing group's simulation moves past its members' records still to come: use "
-        "it only when every partition is live. A pool's panes close on its own time whatever the "
-        "watermark: its next pane's getpages, its progress mark, or --idle-flush",
+        "empty one does not hold the watermark back (0: never). No pane waits on the watermark: a "
+        "pool's close on its next pane's getpages, its progress mark or --idle-flush, a data-sharing "
+        "group's on its members' progress or --idle-flush",
     )
     s.add_argument(
         "--from",
@@ -115,8 +113,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--lateness",
         type=SECONDS_OR_ZERO,
         default=0.0,
-        help="seconds a data-sharing group's pane waits after the watermark passes it (I/O panes: after the "
-        "pool's latest I/O event does); a pool's pane closes on its own getpages, progress mark or --idle-flush",
+        help="seconds an I/O pane waits after the pool's latest I/O event passes its end; a pool's or a "
+        "data-sharing group's pane closes on its own getpages, progress marks or --idle-flush",
     )
     m.add_argument(
         "--idle-flush",

@@ -5,6 +5,14 @@ to gbp_curve, gbp_member and lbp_curve. A group's members are the settings' (`jo
 --data-sharing-group`, [groups]) in their order, else those whose records came, in the order
 they came (a member that joins restarts the group's simulation: its rows say warmup).
 
+Its panes close on the members' own time, as Simulate's do, never on the job's watermark (one
+for every source: a live source's later event time would close the panes of a group replayed
+beside it while its members still sent). The group is fed as far as every member has passed
+(a later getpage or the member's progress mark); a member silent for `--idle-flush` s, once the
+job is caught up (caught_up.py), is quiet and holds the group back no more until its next record
+(a member stopped or down while the others run); the whole group silent is flushed. An
+event-time timer left in a savepoint from before does nothing.
+
 State as Simulate keeps it: the tracker's snapshot (at every emission, and when the records
 since reach `snapshot_getpages`) plus the raw records since, replayed into a restored tracker;
 the Iceberg commits and the Kafka offsets of one checkpoint make the rows exactly once (the
@@ -29,7 +37,7 @@ from poolsight.flink_jobs.group_tracker import GroupEmission, GroupTracker
 from poolsight.flink_jobs.heap_trim import HeapTrim
 from poolsight.flink_jobs.options import SimulationOptions
 from poolsight.flink_jobs.quiet_keys import forget_quiet, restore_for_timer
-from poolsight.flink_jobs.timers import wake_at
+from poolsight.flink_jobs.timers import Registered, wake_at
 from poolsight.schemas.getpage import GetpageBatch
 from poolsight.schemas.tables import BY_NAME
 from poolsight.schemas.wire import AvroDecoder, DecodeError, UnusableBatch
@@ -64,6 +72,13 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         if self.caught_up is not None:
             self.caught_up.open()
         self.targets: dict[str, Offsets] = {}
+        # Per key, when each member's last getpage batch came (wall time; a member not heard from
+        # counts from when this worker first saw the key), and the caught-up target a silent
+        # member waits for (`_members_quiet`).
+        self.member_seen: dict[str, dict[str, float]] = {}
+        self.member_targets: dict[str, tuple[tuple[str, ...], Offsets]] = {}
+        self.lone_since: dict[str, float] = {}  # a learned group with one member: since when (go_alone)
+        self.asked = Registered()  # the member timers asked for (one a second at most while a member sends)
 
     def close(self) -> None:
         if self.caught_up is not None:
@@ -118,8 +133,11 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         except (DecodeError, UnusableBatch):
             return  # Simulate reads the same record and dead-letters it, once
         tr = self._tracker(key)
-        self.last_seen[key] = time.time()
+        now = self.last_seen[key] = time.time()
         self.targets.pop(key, None)
+        if full == GETPAGE and isinstance(item, GetpageBatch):
+            self._seen(key, tr)[item.source] = now
+            self.lone_since.setdefault(key, now)
         out: list[GroupEmission] = []
         try:
             fed = self._apply(tr, full, item, out)
@@ -133,11 +151,66 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
             self.since[key] = self.since.get(key, 0) + fed
             if self.since[key] >= self.o.snapshot_getpages:
                 self._save(key, tr)
-        if tr.open_pane is not None:
-            end = (tr.open_pane + 1) * tr.pane_seconds + self.o.lateness_seconds
-            ctx.timer_service().register_event_time_timer(int(end * 1000))
         self._idle_timer(key, ctx)
+        self._member_timer(key, tr, ctx)
         yield from _rows(out)
+
+    def _seen(self, key: str, tr: GroupTracker) -> dict[str, float]:
+        seen = self.member_seen.setdefault(key, {})
+        for m in tr.members:
+            seen.setdefault(m, time.time())
+        return seen
+
+    @staticmethod
+    def _lone(tr: GroupTracker) -> bool:
+        """A learned group that has heard from one member only, not yet fed alone."""
+        return not tr.configured and not tr.alone and len(tr.members) == 1
+
+    def _silent(self, key: str, tr: GroupTracker) -> list[str]:
+        """The members not quiet yet that have sent nothing for the idle flush."""
+        seen, now = self._seen(key, tr), time.time()
+        return [
+            m for m in tr.members if not tr.member_state[m].quiet and now - seen[m] >= self.o.idle_flush_seconds - 1e-3
+        ]
+
+    def _member_timer(self, key: str, tr: GroupTracker, ctx: Any) -> None:
+        """While events wait for a member, a timer for when the first of those not quiet will
+        have been silent for the idle flush (the key's own idle timer is later while another
+        member sends)."""
+        if not tr.buffer:
+            return
+        if self._lone(tr):
+            self.asked.wake_at(ctx, key, self.lone_since.get(key, time.time()) + self.o.idle_flush_seconds)
+            return
+        seen = self._seen(key, tr)
+        waits = [seen[m] for m in tr.members if not tr.member_state[m].quiet]
+        if waits:
+            self.asked.wake_at(ctx, key, min(waits) + self.o.idle_flush_seconds)
+
+    def _members_quiet(self, key: str, tr: GroupTracker, out: list[GroupEmission], ctx: Any) -> None:
+        """Members silent for the idle flush while another sends: quiet once the job has read
+        everything produced since the last of them was heard (else asked again shortly)."""
+        if self._lone(tr) and tr.buffer:
+            if time.time() - self.lone_since.setdefault(key, time.time()) >= self.o.idle_flush_seconds - 1e-3:
+                tr.go_alone(out)
+            return
+        silent = self._silent(key, tr)
+        if not silent or not tr.buffer:
+            return
+        if self.caught_up is not None:
+            waiting, target = self.member_targets.get(key, ((), None))
+            if target is None or waiting != tuple(silent):  # the same members wait for the same target
+                target = self.caught_up.target(since=max(self._seen(key, tr)[m] for m in silent))
+                if target is None:
+                    self._idle_timer(key, ctx, time.time() + RECHECK_SECONDS)
+                    return
+                self.member_targets[key] = (tuple(silent), target)
+            if not self.caught_up.reached(target):
+                self._idle_timer(key, ctx, time.time() + RECHECK_SECONDS)
+                return
+            self.member_targets.pop(key, None)
+        for m in silent:
+            tr.member_quiet(m, out)
 
     def _idle_timer(self, key: str, ctx: Any, due: float | None = None) -> None:
         if due is None:
@@ -156,23 +229,27 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         return self.caught_up.reached(target)
 
     def on_timer(self, timestamp: int, ctx: Any) -> Any:
+        if ctx.time_domain() == TimeDomain.EVENT_TIME:
+            return  # a savepoint's from before panes stopped closing on the watermark
         key = ctx.get_current_key()
-        if ctx.time_domain() == TimeDomain.PROCESSING_TIME and key not in self.trackers and self._gone(key, ctx):
+        self.asked.fired(key)
+        if key not in self.trackers and self._gone(key, ctx):
             return
         tr = self._tracker(key)
         out: list[GroupEmission] = []
         quiet = time.time() - self.last_seen.get(key, 0.0) >= self.o.idle_flush_seconds - 1e-3
-        if ctx.time_domain() == TimeDomain.EVENT_TIME:
-            tr.advance(timestamp / 1000 - self.o.lateness_seconds, out)
-        elif quiet:
+        if quiet:
             if tr.open_pane is not None or tr.buffer:
                 if self._read_all(key):
                     self.targets.pop(key, None)
                     tr.flush(out)
                 else:
                     self._idle_timer(key, ctx, time.time() + RECHECK_SECONDS)
-        elif tr.open_pane is not None or tr.buffer:
-            self._idle_timer(key, ctx)
+        else:
+            self._members_quiet(key, tr, out, ctx)
+            if tr.open_pane is not None or tr.buffer:
+                self._idle_timer(key, ctx)
+                self._member_timer(key, tr, ctx)
         if out:
             self._save(key, tr)
         if quiet and tr.open_pane is None and not tr.buffer:  # also after a timer restored it
@@ -194,7 +271,15 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
             self.o.state_ttl_seconds,
             self.last_seen,
             (self.snap, self.pending),
-            (self.trackers, self.since, self.targets),
+            (
+                self.trackers,
+                self.since,
+                self.targets,
+                self.member_seen,
+                self.member_targets,
+                self.lone_since,
+                self.asked.keys,
+            ),
         )
 
 

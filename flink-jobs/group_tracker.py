@@ -3,14 +3,17 @@ one event-time order and fed to one GroupSimulator (simulator/group.py), its pan
 rows of gbp_curve, gbp_member and lbp_curve.
 
 Members' batches arrive on their own Kafka partitions, each in its own time order, so events
-wait in a buffer until every member of the group has passed them (`add`), the watermark has
-(`advance`) or the stream went quiet (`flush`), and until every member's VPSIZE came (the
-attributes topic may be read behind the getpages'); they are then sorted by (time, member order,
-arrival) and fed. The buffer is bounded by that wait: the members' skew and the watermark's
-out-of-orderness, not the pane. An event older than what was already fed (a member far
-behind, a replay) is fed at once and counted in the open pane's late_getpages. The buffer holds
-object codes into the tracker's own name table (about 21 bytes an event), and at most
-`max_buffer` events: when one member's partition runs far ahead of another's (a Kafka source
+wait in a buffer until every member of the group has passed them (`add`: a later getpage or the
+member's progress mark), until the members that have not are quiet (`member_quiet`: silent for
+the idle flush with the job caught up, GroupSimulate) or the whole stream went quiet (`flush`),
+and until every member's VPSIZE came (the attributes topic may be read behind the getpages');
+they are then sorted by (time, member order, arrival) and fed. Never on the job's watermark: it
+is one for every source, so a live source's later event time would feed a group replayed beside
+it before its members had sent (simulation_job.py's panes close on their own time likewise).
+The buffer is bounded by that wait: the members' skew, not the pane. An event older than what
+was already fed (a member far behind, a replay) is fed at once and counted in the open pane's
+late_getpages. The buffer holds object codes into the tracker's own name table (about 21 bytes
+an event), and at most `max_buffer` events: when one member's partition runs far ahead of another's (a Kafka source
 reads its partitions unevenly under load), the oldest half is fed, and what the lagging member
 then sends before that time is late.
 
@@ -95,6 +98,9 @@ class _Member:
     vpsize: int | None = None
     page_size: int = 4096
     latest: float | None = None  # the latest event time received (seconds)
+    # Silent for the idle flush while the job caught up (member_quiet): it has sent what it has
+    # and holds the group back no more, until its next record.
+    quiet: bool = False
 
 
 @dataclass
@@ -125,6 +131,7 @@ class GroupTracker:
     sample: float | None = None  # spatial sampling rate; None: auto_sample at the simulator's start
     max_buffer: int = MAX_BUFFER
     configured: bool | None = None  # members given (the settings); else learned from their records
+    alone: bool = False  # learned, one member, no second came for the idle flush: fed alone (go_alone)
     member_state: dict[str, _Member] = field(default_factory=dict)
     gbp: GbpSetting | None = None  # the current setting, from the attributes
     gbpoolt: float = 30.0
@@ -232,13 +239,39 @@ class GroupTracker:
     def _passed(self, member: str, latest: float, emit: list[GroupEmission]) -> None:
         """The member's stream has reached `latest`: feed what every member has passed."""
         ms = self.member_state[member]
-        ms.latest = max(latest, ms.latest or -math.inf)
-        # Every member must have passed a time before it is fed: one not heard from yet holds
-        # the group back until the watermark (or the quiet flush) moves it on. A group learned
-        # from its records waits for a second member the same way (the first alone is no group).
-        passed = [s.latest for m, s in self.member_state.items() if m in self.members]
-        if all(p is not None for p in passed) and (self.configured or len(passed) > 1):
-            self.advance(min(p for p in passed if p is not None), emit, inclusive=False)
+        ms.latest = latest if ms.latest is None else max(latest, ms.latest)
+        ms.quiet = False
+        self._feed_passed(emit)
+
+    def member_quiet(self, member: str, emit: list[GroupEmission]) -> None:
+        """The member has sent nothing for the idle flush and the job has read everything produced
+        since (GroupSimulate says so): it has sent all it has, and the group goes on without it
+        until its next record. What it sends later from before then is late."""
+        ms = self.member_state.get(member)
+        if ms is None or ms.quiet or member not in self.members:
+            return
+        ms.quiet = True
+        self._feed_passed(emit)
+
+    def go_alone(self, emit: list[GroupEmission]) -> None:
+        """A learned group whose one member has sent for the idle flush with no second member:
+        fed on that member's progress (a member that joins later restarts the simulation)."""
+        if not self.alone:
+            self.alone = True
+            self._feed_passed(emit)
+
+    def _feed_passed(self, emit: list[GroupEmission]) -> None:
+        """Feed what every member not quiet has passed. One not heard from yet holds the group back
+        until it is quiet too; a group learned from its records waits for a second member (the
+        first alone is no group)."""
+        known = [s for m, s in self.member_state.items() if m in self.members]
+        if not (self.configured or self.alone or len(known) > 1):
+            return
+        if any(s.latest is None and not s.quiet for s in known):
+            return
+        passed = [s.latest for s in known if s.latest is not None and not s.quiet]
+        if passed:
+            self.advance(min(passed), emit, inclusive=False)
 
     def _code(self, name: str) -> int:
         code = self.object_codes.get(name)
@@ -500,6 +533,7 @@ class GroupTracker:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state.setdefault("configured", True)  # before groups were learned, every group was configured
+        state.setdefault("alone", False)
         if "object_names" not in state:  # a snapshot from before the buffer held codes: same answers
             names: dict[str, int] = {}
             for c in state.get("buffer", []):

@@ -464,3 +464,55 @@ def test_every_members_progress_mark_closes_the_last_pane_as_the_quiet_flush_wou
     t.add("DB2B", GetpageBatch.mark("DB2B", "BP1", 100, end_us), marked)
     assert len(marked) == open_panes + 1
     assert _curve(marked) == _curve(flushed)
+
+
+def _silent_after(tr: dict[str, Any], member: int, t: float) -> dict[str, Any]:
+    """The trace without one member's events from time `t` on (it stopped there)."""
+    keep = (tr["m"] != member) | (tr["t"] < t)
+    return {k: v[keep] for k, v in tr.items()}
+
+
+def test_a_quiet_member_holds_the_group_back_no_more_until_its_next_record() -> None:
+    """DB2B stops at T0 + 100 s while DB2A goes on: the group waits for DB2B (it may still send)
+    until it is called quiet, then goes on with DB2A alone, the rows the one-time-order simulation
+    of what was sent; DB2B's next record makes it hold the group back again."""
+    members = ("DB2A", "DB2B")
+    tr = _silent_after(_trace(members, seed=13), 1, T0 + 100)
+    t, out = _fed(members, _interleaved(_batches(tr, members), 5))
+    assert [e.pane for e in out] == [int(T0 // 60)]  # DB2B passed T0 + 99 s only: pane 1 waits
+    t.member_quiet("DB2B", out)
+    assert [e.pane for e in out] == [int(T0 // 60) + k for k in range(4)]  # as far as DB2A has passed
+    assert t.late == 0
+    t.flush(out)
+    got, want = _curve(out), _direct(tr, members)
+    assert [(r["pane"], r["data_entries"], r["ratio"]) for r in got] == [
+        (r["pane"], r["data_entries"], r["ratio"]) for r in want
+    ]
+    for g, w in zip(got, want, strict=True):
+        assert g == pytest.approx(w), (g["pane"], g["data_entries"], g["ratio"])
+
+    t, out = _fed(members, _interleaved(_batches(tr, members), 5))
+    t.member_quiet("DB2B", out)
+    fed = t.fed_until
+    t.add("DB2B", GetpageBatch.mark("DB2B", "BP1", 99, round((T0 + 310) * 1e6)), out)  # heard again
+    t.add("DB2A", GetpageBatch.mark("DB2A", "BP1", 99, round((T0 + 400) * 1e6)), out)
+    assert t.fed_until == T0 + 310 and fed is not None and fed < T0 + 310  # DB2B's time holds it again
+
+
+def test_a_learned_group_with_one_member_is_fed_alone_once_told_to() -> None:
+    """No members given and only DB2A has come: its batches wait for a second member, until the
+    operator says none came for the idle flush (go_alone); then the group is DB2A alone."""
+    tr = _trace(("DB2A",), seed=17)
+    learned = GroupTracker("DSG1", (), "BP1", 60.0)
+    learned.set_attributes("DB2A", _attrs("DB2A"))
+    given = _tracker(("DB2A",))
+    got: list[GroupEmission] = []
+    want: list[GroupEmission] = []
+    for b in _batches(tr, ("DB2A",)):
+        learned.add(b.source, b, got)
+        given.add(b.source, b, want)
+    assert got == [] and len(want) == 4
+    learned.go_alone(got)
+    assert _curve(got) == _curve(want)
+    restored = GroupTracker.restore(learned.snapshot())
+    assert restored.alone is True
