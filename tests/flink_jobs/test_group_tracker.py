@@ -140,6 +140,15 @@ def _curve(ems: list[GroupEmission]) -> list[dict[str, float]]:
     return out
 
 
+def _same_rows(got: list[dict[str, float]], want: list[dict[str, float]]) -> None:
+    """The same panes and grid points, each row's counters equal to rounding."""
+    assert [(r["pane"], r["data_entries"], r["ratio"]) for r in got] == [
+        (r["pane"], r["data_entries"], r["ratio"]) for r in want
+    ]
+    for g, w in zip(got, want, strict=True):
+        assert g == pytest.approx(w), (g["pane"], g["data_entries"], g["ratio"])
+
+
 def test_group_specs_and_gbp_names() -> None:
     assert parse_groups(["DSG1=DB2A, DB2B", "DSG2=DB2C"]) == {"DSG1": ("DB2A", "DB2B"), "DSG2": ("DB2C",)}
     with pytest.raises(ValueError, match="already in group DSG1"):
@@ -169,12 +178,7 @@ def test_members_interleaved_at_random_give_the_one_time_order_simulation(seed: 
     for b in _interleaved(_batches(tr, members), seed):
         assert t.add(b.source, b, ems) == 0
     t.flush(ems)
-    got, want = _curve(ems), _direct(tr, members)
-    assert [(r["pane"], r["data_entries"], r["ratio"]) for r in got] == [
-        (r["pane"], r["data_entries"], r["ratio"]) for r in want
-    ]
-    for g, w in zip(got, want, strict=True):
-        assert g == pytest.approx(w), (g["pane"], g["data_entries"], g["ratio"])
+    _same_rows(_curve(ems), _direct(tr, members))
     # Each point's members add up to its total, and the current point is marked.
     first = ems[0].rows
     current = [r for r in first["gbp_curve"] if r["is_current"]]
@@ -484,12 +488,7 @@ def test_a_quiet_member_holds_the_group_back_no_more_until_its_next_record() -> 
     assert [e.pane for e in out] == [int(T0 // 60) + k for k in range(4)]  # as far as DB2A has passed
     assert t.late == 0
     t.flush(out)
-    got, want = _curve(out), _direct(tr, members)
-    assert [(r["pane"], r["data_entries"], r["ratio"]) for r in got] == [
-        (r["pane"], r["data_entries"], r["ratio"]) for r in want
-    ]
-    for g, w in zip(got, want, strict=True):
-        assert g == pytest.approx(w), (g["pane"], g["data_entries"], g["ratio"])
+    _same_rows(_curve(out), _direct(tr, members))
 
     t, out = _fed(members, _interleaved(_batches(tr, members), 5))
     t.member_quiet("DB2B", out)
