@@ -13,9 +13,9 @@ it before its members had sent (simulation_job.py's panes close on their own tim
 The buffer is bounded by that wait: the members' skew, not the pane. An event older than what
 was already fed (a member far behind, a replay) is fed at once and counted in the open pane's
 late_getpages. The buffer holds object codes into the tracker's own name table (about 21 bytes
-an event), and at most `max_buffer` events: when one member's partition runs far ahead of another's (a Kafka source
-reads its partitions unevenly under load), the oldest half is fed, and what the lagging member
-then sends before that time is late.
+an event), and at most `max_buffer` events: when one member's partition runs far ahead of
+another's (a Kafka source reads its partitions unevenly under load), the oldest half is fed, and
+what the lagging member then sends before that time is late.
 
 A large group is simulated on a spatial sample of its pages (`sample`; None: `auto_sample`,
 which bounds the pages holding state to GROUP_AUTO_PAGES), as the pools' miniature caches are;
