@@ -79,6 +79,19 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def free_ports(n: int) -> list[int]:
+    """`n` different loopback ports nothing listens on: each held until all are picked (one
+    free_port after another may hand out the same port twice)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
+
+
 def poolsight(*args: str, env: dict[str, str] | None = None, timeout: float = 1200) -> subprocess.CompletedProcess[str]:
     """Run the real CLI, as a user would."""
     return subprocess.run(

@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, free_port
+from tests.conftest import ROOT, free_port, free_ports
 
 STATS = str(ROOT / "tests" / "ingest" / "corpus" / "omegamon" / "seed000_part1.txt")
 TIMEOUT = 3
 
 
 def _run(args: list[str], down: str, tmp_path: Path) -> tuple[int, list[str], float]:
-    ports = {name: free_port() for name in ("KAFKA", "REGISTRY", "TRINO")}
+    names = ("KAFKA", "REGISTRY", "TRINO")
+    ports = dict(zip(names, free_ports(len(names)), strict=True))
     env = {f"POOLSIGHT_{name}_PORT": str(port) for name, port in ports.items()}
     env["POOLSIGHT_CONNECT_TIMEOUT"] = str(TIMEOUT)
     t0 = time.monotonic()
