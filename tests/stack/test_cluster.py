@@ -45,8 +45,9 @@ KAFKA_HOST, FLINK_HOST = "127.0.0.2", "127.0.0.3"
 KAFKA_PORTS = {"KAFKA": 31092, "KAFKA_CONTROLLER": 31093, "KAFKA_INTERNAL": 31094}
 FLINK_PORTS = {"FLINK_REST": 31082, "FLINK_RPC": 30123}
 # Seconds of event time (8000 events/s), getpages/s: a 50 s stream. The kill comes at the jobs' first
-# committed offsets, a few seconds in; the broker is back some 30 s later.
-DURATION, RATE = 75, 12000
+# committed offsets, a few seconds in; the broker is back some 30 s later. A whole pane: the
+# generator's last progress mark closes it (no idle flush to wait for).
+DURATION, RATE = 60, 9600
 DOWN_SECONDS = 15  # longer than the controller's broker session timeout (9 s): leaders move
 
 

@@ -55,6 +55,8 @@ from tests.stack.conftest import truth as _truth
 pytestmark = [pytest.mark.stack, pytest.mark.usefixtures("stack")]
 # Collected before the session's jobs are submitted: what they wrote since, and only that.
 SESSION_START = time.time()
+# The paced streams (_stream): whole panes of 60 s, so the last closes on the generator's last mark.
+STREAM_SECONDS = 120
 
 
 def _wait_getpages(member: str, want: dict[str, int], timeout: float = 300) -> dict[str, int]:
@@ -425,19 +427,20 @@ def test_every_bundled_scenario_is_simulated_within_two_percent_at_the_current_s
         if path.stem == "data-sharing":  # the group the jobs learn from the members' pool attributes
             assert len(members) == len(GROUP_MEMBERS)
             members = list(GROUP_MEMBERS)
-        # The group runs 250 s and rebuilds GBP2 at RATIO 10 at 120 s: its prediction is checked.
+        # The group runs 240 s and rebuilds GBP2 at RATIO 10 at 120 s: its prediction is checked.
+        # Whole panes: each source's last progress mark closes its last pane (no idle flush).
         extra = (
-            ["--duration", "250", "--alter", f"GBP2:RATIO=10@{GBP2_REBUILT_AT}", "--group", GROUP]
+            ["--duration", "240", "--alter", f"GBP2:RATIO=10@{GBP2_REBUILT_AT}", "--group", GROUP]
             if members == list(GROUP_MEMBERS)
             else []
         )
         r = poolsight(
-            "generate", path.stem, "--members", ",".join(members), "--seed", "5", "--duration", "130",
+            "generate", path.stem, "--members", ",".join(members), "--seed", "5", "--duration", "120",
             "--event-rate", "8000", *extra,
         )  # fmt: skip
         assert r.returncode == 0, r.stderr
         expected.update({(m, p): sc.pools[p].vpsize for m in members for p in sc.pools})
-        panes_of.update({m: 5 if extra else 3 for m in members})
+        panes_of.update({m: 4 if extra else 2 for m in members})
     sources = sorted({m for m, _ in expected})
     marks = ",".join("?" * len(sources))
     deadline = time.monotonic() + 600  # a slow machine: four members' backlog
@@ -904,10 +907,12 @@ def _taskmanager_pid() -> int:
 
 def _stream(member: str, tmp_path: Path, rate: int, *extra: str) -> tuple[dict[str, int], subprocess.Popen[bytes]]:
     """The getpages per pool a paced day-posting stream of `member` will hold (its trace written
-    first, same seed), and the generator sending it to Kafka at `rate` getpages/s."""
-    _generate(member, tmp_path, *extra)
+    first, same seed), and the generator sending it to Kafka at `rate` getpages/s. Two whole
+    panes: the generator's last progress mark closes the last one (no idle flush to wait for)."""
+    _generate(member, tmp_path, *extra, duration=STREAM_SECONDS)
     gen = subprocess.Popen(
-        [*POOLSIGHT, "generate", "day-posting", "--members", member, "--seed", "7", "--duration", "150",
+        [*POOLSIGHT, "generate", "day-posting", "--members", member, "--seed", "7",
+         "--duration", str(STREAM_SECONDS),
          "--event-rate", "8000", "--rate", str(rate), *extra],
         cwd=ROOT,
     )  # fmt: skip
@@ -951,7 +956,7 @@ def _assert_each_pane_once(member: str, truth: dict[str, int]) -> None:
 
 def test_killed_taskmanager_loses_and_doubles_nothing(jobs: None, tmp_path: Path) -> None:
     member = f"K{uuid.uuid4().hex[:6].upper()}"
-    truth, gen = _stream(member, tmp_path, 40000)
+    truth, gen = _stream(member, tmp_path, 32000)  # 30 s
     # Some panes are committed, the rest is still in flight: kill -9 the TaskManager.
     _wait_panes(member, 0, "before the kill")
     assert gen.poll() is None, "the generator finished before the kill: not the middle of the stream"
@@ -971,7 +976,7 @@ def test_jobs_stopped_and_submitted_again_mid_stream_lose_and_double_nothing(job
     cycles with a 14-day pane retention keep its panes, and the hours hold every getpage once."""
     member = f"R{uuid.uuid4().hex[:6].upper()}"
     hour = int(time.time() - 60 * 86400) // 3600 * 3600
-    truth, gen = _stream(member, tmp_path, 25000, "--start-time", str(hour - 60))  # 48 s: stopped mid-stream
+    truth, gen = _stream(member, tmp_path, 20000, "--start-time", str(hour - 60))  # 48 s: stopped mid-stream
     by_hour = _truth_by_hour(tmp_path / "trace.csv")
     assert len({h for _, h in by_hour}) == 2, by_hour
     panes = 0
@@ -1003,7 +1008,7 @@ def test_a_paused_broker_delays_panes_and_loses_nothing(jobs: None, tmp_path: Pa
     """A broker that stops answering for longer than the idle flush (SIGSTOP: a hung host, a long
     pause) delays the panes and closes none early: nothing late, nothing dead-lettered."""
     member = f"P{uuid.uuid4().hex[:6].upper()}"
-    truth, gen = _stream(member, tmp_path, 40000)
+    truth, gen = _stream(member, tmp_path, 32000)  # 30 s
     _wait_panes(member, 0, "before the pause")
     assert gen.poll() is None, "the generator finished before the pause: not the middle of the stream"
     group = os.getpgid(_service_pid("kafka"))  # the broker's JVM and anything it started
@@ -1081,9 +1086,10 @@ def test_a_second_job_on_a_new_group_rewrites_panes_and_doubles_nothing(jobs: No
     topics = (GETPAGE_TOPIC, ATTRIBUTES_TOPIC)
     before = _offsets("poolsight-simulation", topics)  # end offsets: where the source will begin
     member = f"S{uuid.uuid4().hex[:6].upper()}"
-    _generate(member, tmp_path, duration=90)
+    # Whole panes: the last closes on the generator's last progress mark, in both runs.
+    _generate(member, tmp_path, duration=120)
     truth = _truth(tmp_path / "trace.csv")
-    _generate(member, None, duration=90)
+    _generate(member, None, duration=120)
     assert _wait_getpages(member, truth) == truth, _diagnosis()
     wait_simulated(member, truth)  # object_pane's last pane too: its count is the baseline
     panes = _query("SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ?", (member,))[0][0]
@@ -1102,7 +1108,7 @@ def test_a_second_job_on_a_new_group_rewrites_panes_and_doubles_nothing(jobs: No
         r = poolsight(*SUBMIT, "simulation", "--group", group, "--fresh", timeout=600)
         assert r.returncode == 0, r.stderr
         deadline = time.monotonic() + 300
-        # Every pane written again (emitted after the replay began), the last by the idle flush.
+        # Every pane written again (emitted after the replay began), the last by the replayed mark.
         while (
             _query(
                 "SELECT count(*) FROM iceberg.poolsight.pool_pane WHERE source = ? AND emitted_at >= from_unixtime(?)",
