@@ -87,6 +87,16 @@ class CaughtUp:
             return False
         return all(self._committed_past(tp, end, committed) for tp, end in target.items())
 
+    def passed(self, target: Offsets | None, since: float) -> tuple[bool, Offsets | None]:
+        """Whether the group has committed everything produced up to some moment at or after wall
+        time `since`, with the target to keep for the next ask: `target` if given (kept from an
+        earlier ask), else a new one; (False, None) while no answer since then exists."""
+        if target is None:
+            target = self.target(since)
+            if target is None:
+                return False, None
+        return self.reached(target), target
+
     def behind(self, target: Offsets) -> dict[str, tuple[int | None, int]]:
         """The partitions the group has not committed up to `target`: "topic/partition" ->
         (committed or None, target), for the log line of a pane that waits."""

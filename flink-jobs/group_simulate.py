@@ -198,14 +198,12 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
         if not silent or not tr.buffer:
             return
         if self.caught_up is not None:
-            waiting, target = self.member_targets.get(key, ((), None))
-            if target is None or waiting != tuple(silent):  # the same members wait for the same target
-                target = self.caught_up.target(since=max(self._seen(key, tr)[m] for m in silent))
-                if target is None:
-                    self._idle_timer(key, ctx, time.time() + RECHECK_SECONDS)
-                    return
-                self.member_targets[key] = (tuple(silent), target)
-            if not self.caught_up.reached(target):
+            waiting, kept = self.member_targets.get(key, ((), None))
+            kept = kept if waiting == tuple(silent) else None  # the same members wait for the same target
+            done, target = self.caught_up.passed(kept, max(self._seen(key, tr)[m] for m in silent))
+            if not done:
+                if target is not None:
+                    self.member_targets[key] = (tuple(silent), target)
                 self._idle_timer(key, ctx, time.time() + RECHECK_SECONDS)
                 return
             self.member_targets.pop(key, None)
@@ -220,13 +218,10 @@ class GroupSimulate(KeyedProcessFunction):  # type: ignore[misc]
     def _read_all(self, key: str) -> bool:
         if self.caught_up is None:
             return True
-        target = self.targets.get(key)
-        if target is None:
-            target = self.caught_up.target(since=self.last_seen.get(key, time.time()))
-            if target is None:
-                return False
+        done, target = self.caught_up.passed(self.targets.get(key), self.last_seen.get(key, time.time()))
+        if target is not None:
             self.targets[key] = target
-        return self.caught_up.reached(target)
+        return done
 
     def on_timer(self, timestamp: int, ctx: Any) -> Any:
         if ctx.time_domain() == TimeDomain.EVENT_TIME:

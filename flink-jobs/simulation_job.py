@@ -293,13 +293,11 @@ class Simulate(KeyedProcessFunction):  # type: ignore[misc]
         quiet (caught_up.py): only then may wall-clock quiet close its pane."""
         if self.caught_up is None:
             return True
-        target = self.targets.get(key)
+        done, target = self.caught_up.passed(self.targets.get(key), self.last_seen.get(key, time.time()))
         if target is None:
-            target = self.caught_up.target(since=self.last_seen.get(key, time.time()))
-            if target is None:
-                return False  # no answer since the key went quiet: a pause is not the end of its stream
-            self.targets[key] = target
-        if self.caught_up.reached(target):
+            return False  # no answer since the key went quiet: a pause is not the end of its stream
+        self.targets[key] = target
+        if done:
             return True
         if time.time() - self.waits_logged.get(key, 0.0) >= WAIT_LOG_SECONDS:  # why a pane waits, now and then
             self.waits_logged[key] = time.time()

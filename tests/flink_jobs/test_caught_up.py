@@ -67,3 +67,16 @@ def test_a_partition_never_committed_counts_as_read_only_for_a_group_started_at_
     earliest._baseline = {("t", 1): 7}
     assert not earliest._committed_past(("t", 1), 7, committed)
     assert latest._committed_past(("t", 0), 10, committed) and not latest._committed_past(("t", 0), 11, committed)
+
+
+def test_passed_keeps_the_target_it_was_given_or_asks_for_one_after_since() -> None:
+    """A kept target is judged as it is (the later answer's higher end offsets do not move it);
+    without one, only an answer asked at or after `since` gives one, and none yet is not passed."""
+    c = CaughtUp(ConsumerGroup(KafkaAccess("unused:1"), "g", ("t",)))
+    assert c.passed(None, since=0.0) == (False, None)  # no answer yet
+    c._ends, c._committed = (100.0, {("t", 0): 9}), {("t", 0): 7}
+    assert c.passed(None, since=100.5) == (False, None)  # asked before `since`: no target
+    assert c.passed(None, since=99.0) == (False, {("t", 0): 9})  # a target, not reached
+    assert c.passed({("t", 0): 7}, since=100.5) == (True, {("t", 0): 7})  # the kept one, reached
+    c._committed = {("t", 0): 9}
+    assert c.passed({("t", 0): 9}, since=0.0) == (True, {("t", 0): 9})
