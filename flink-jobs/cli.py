@@ -249,7 +249,6 @@ def run(a: argparse.Namespace) -> int:
                 pool_sim=per_pool,
                 cpu_us_per_sync_read=a.cpu_us_per_sync_read,
                 sync_io_ms=a.sync_io_ms,
-                lateness_seconds=a.lateness,
                 idle_flush_seconds=a.idle_flush,
                 check_panes=a.check_panes,
                 pool_policy=a.pool_policy,

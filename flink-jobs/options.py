@@ -48,7 +48,6 @@ class SimulationOptions:
     pool_sim: dict[str, dict[str, Any]] = field(default_factory=dict)  # per pool name: SimConfig fields
     cpu_us_per_sync_read: float = 30.0
     sync_io_ms: float | None = None  # average sync read I/O time, for elapsed-time savings
-    lateness_seconds: float = 0.0  # unused since group panes stopped closing on the watermark (kept: --lateness)
     idle_flush_seconds: float = 10.0  # a pool's open pane is emitted after this much wall-clock quiet
     snapshot_getpages: int = 2_000_000  # a tracker snapshot at least this often, in getpages fed
     check_panes: int | None = None  # whole panes measured after a pool is altered (default: the window)

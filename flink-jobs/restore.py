@@ -22,6 +22,7 @@ import json
 import re
 import shutil
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,13 @@ class ResumeError(RuntimeError):
     """The job this one replaces cannot be resumed safely (see the module's doc)."""
 
 
+def current(recorded: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """A record's options without the fields the options no longer have (`names`: theirs now):
+    a field retired since the record was written changes nothing any more."""
+    keep = set(names)
+    return {k: v for k, v in recorded.items() if k in keep}
+
+
 def resume_point(
     s: Settings, name: str, group: str, options: dict[str, Any], cluster: dict[str, Any] | None = None
 ) -> Path | None:
@@ -123,8 +131,9 @@ def resume_point(
     rec = read_record(s, name, group)
     if not rec.get("job_id"):
         return None
-    if rec.get("options") not in (None, options):
-        changed = sorted(k for k in {**rec["options"], **options} if rec["options"].get(k) != options.get(k))
+    old = None if rec.get("options") is None else current(rec["options"], options)
+    if old not in (None, options):
+        changed = sorted(k for k in {**old, **options} if old.get(k) != options.get(k))
         raise ResumeError(
             f"{name}: options changed since job {rec['job_id']} ({', '.join(changed)}); its pools would keep "
             "the old ones: submit with the old options, or with --fresh to start over"

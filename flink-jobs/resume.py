@@ -13,6 +13,7 @@ failed is for the operator to see.
 from __future__ import annotations
 
 import sys
+from dataclasses import fields
 from typing import Any
 
 from poolsight.infra.config import Settings
@@ -41,6 +42,12 @@ def forgotten(records: dict[str, list[dict[str, Any]]], known: set[str]) -> dict
     return out
 
 
+def options_of(kind: str, recorded: dict[str, Any]) -> SimulationOptions | StatisticsOptions:
+    """A job's options as its record holds them; a field retired since it was written is passed over."""
+    cls = OPTIONS[kind]
+    return cls(**restore.current(recorded, (f.name for f in fields(cls))))
+
+
 def resume_forgotten(s: Settings) -> tuple[list[str], list[str]]:
     """Submit again the jobs the cluster forgot (see the module's doc); returns the kinds resumed
     and those that could not be. A job that cannot be resumed is reported and skipped: `up`
@@ -58,7 +65,7 @@ def resume_forgotten(s: Settings) -> tuple[list[str], list[str]]:
         groups[kind] = rec.get("group")
         try:
             job = JobOptions(**{**rec["job"], "restore_from": None})
-            subs.append(jobs.Submission(kind, job, OPTIONS[kind](**rec["options"])))
+            subs.append(jobs.Submission(kind, job, options_of(kind, rec["options"])))
         except Exception as exc:  # a record from another version: say so, go on
             failed[kind] = exc
     # A refused resume, a timeout: said below; the other job is resumed still, and `up` goes on.

@@ -43,6 +43,11 @@ def test_resumes_from_the_newest_of_savepoint_and_retained_checkpoint(tmp_path: 
     assert restore.resume_point(s, NAME, "other", OPTS) is None  # a new group starts without state
     with pytest.raises(restore.ResumeError, match="pane_seconds"):
         restore.resume_point(s, NAME, "g", {"pane_seconds": 10.0})
+    # A field the options no longer have (retired since the record was written) changes nothing.
+    restore.write_record(s, NAME, "g", options={**OPTS, "lateness_seconds": 5.0})
+    assert restore.resume_point(s, NAME, "g", OPTS) == sp
+    with pytest.raises(restore.ResumeError, match="idle_flush_seconds"):  # one they gained still counts
+        restore.resume_point(s, NAME, "g", {**OPTS, "idle_flush_seconds": 10.0})
 
 
 def test_a_job_that_never_checkpointed_resumes_from_what_it_resumed_from(tmp_path: Path) -> None:

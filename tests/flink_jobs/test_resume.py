@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from poolsight.flink_jobs import restore
-from poolsight.flink_jobs.resume import forgotten
+from poolsight.flink_jobs.options import SimulationOptions, StatisticsOptions
+from poolsight.flink_jobs.resume import forgotten, options_of
 from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.registry_access import RegistryAccess
 
 JOB = {"group": "g", "checkpoint_seconds": 2.0, "restore_from": None}
 
@@ -48,3 +51,15 @@ def test_records_of_a_name_are_read_across_groups_and_cancellation_clears_runnin
     recs = restore.records(s, "poolsight-simulation")
     assert sorted((r["job_id"], r["group"], r["running"]) for r in recs) == [("x", "g1", True), ("y", "g/2", False)]
     assert forgotten({"simulation": recs}, known=set()) == {}
+
+
+def test_a_record_with_an_option_retired_since_is_submitted_with_the_options_of_now() -> None:
+    """SimulationOptions lost lateness_seconds (panes stopped closing on the watermark); a record
+    from before still has it. The statistics job keeps its own lateness_seconds."""
+    now = SimulationOptions(RegistryAccess("http://127.0.0.1:1"), idle_flush_seconds=15.0)
+    recorded = {**asdict(now), "lateness_seconds": 5.0}
+    assert options_of("simulation", recorded) == now
+    stats = StatisticsOptions(RegistryAccess("http://127.0.0.1:1"), lateness_seconds=5.0)
+    assert options_of("statistics", asdict(stats)) == stats
+    with pytest.raises(TypeError):  # a field missing from the record is not made up
+        options_of("simulation", {"idle_flush_seconds": 15.0})
