@@ -74,9 +74,7 @@ POOLSIGHT = [sys.executable, "-m", "poolsight.cli"]
 
 def free_port() -> int:
     """A loopback port nothing listens on (bound, then closed again on return)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1)[0]
 
 
 def free_ports(n: int) -> list[int]:
