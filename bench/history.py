@@ -14,7 +14,7 @@ stats, curve) loaded the same way. Then the manifests the loads' commits added (
 --reuse run's) rewritten by the product's `tidy_manifests`, as the maintenance service does every
 15 minutes (timed, reported). Then the dashboard's pool page over 24 h, 7 d, 90 d and 1 y,
 its objects page over a day and `compare` of two consecutive weeks, after --trino-warmup loads of
-the six pages in turn (60 by default; their own p50 / p95 printed), each --runs times (after
+the six pages in turn (300 by default; their own p50 / p95 printed), each --runs times (after
 --warmup runs that are not counted, one by default), a different pool each run, each load after
 a commit its answer must show it read (Committer); p50 / p95 per query with Trino's CPU per
 load and its JIT's share, the data on disk; the last line is JSON (query_p95_s: the worst
@@ -808,8 +808,10 @@ class Committer:
         self.checked += 1
 
 
-# Page loads before the cases (--trino-warmup): ten of each of the six pages.
-TRINO_WARMUP = 60
+# Page loads before the cases (--trino-warmup): fifty of each of the six pages. After 60 loads the
+# JIT compiler threads still took 16-32 % of Trino's CPU a load (1.50-1.74 s); after 300, 3-7 %
+# (0.83-1.27 s), as on a Trino that has served the dashboard and the services for a while.
+TRINO_WARMUP = 300
 
 
 def run_queries(
