@@ -1005,8 +1005,10 @@ def main(argv: list[str] | None = None) -> int:
     root = home() / "var" / "bench-history"
     os.environ.update(bench_env(root))
 
+    # A bench stack an earlier --keep left running is stopped, --reuse or not: every run's warm-up
+    # meets a Trino it started (a kept one had served the earlier run's loads, already compiled).
+    poolsight_cli("down")
     if not a.reuse:
-        poolsight_cli("down")  # a bench stack an earlier --keep left running
         shutil.rmtree(root / "data", ignore_errors=True)
     say(f"bench-history: its own stack (PostgreSQL :25433, Trino :28080) in {root}")
     poolsight_cli("up", "trino")
