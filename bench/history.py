@@ -809,8 +809,8 @@ class Committer:
 
 
 # Page loads before the cases (--trino-warmup): fifty of each of the six pages. After 60 loads the
-# JIT compiler threads still took 16-32 % of Trino's CPU a load (1.50-1.74 s); after 300, 3-7 %
-# (0.83-1.27 s), as on a Trino that has served the dashboard and the services for a while.
+# JIT compiler threads still took 16-32 % of Trino's CPU a load (1.04-1.74 s); after 300, 3-16 %
+# (0.83-1.41 s), nearer a Trino that has served the dashboard and the services for a while.
 TRINO_WARMUP = 300
 
 
