@@ -52,17 +52,17 @@ from bench import cpu_profile
 from bench.replay import PaneKey, Recorder, replay
 from poolsight.flink_jobs import submit as jobs
 from poolsight.flink_jobs.options import JobOptions, SimulationOptions
-from poolsight.infra.config import CATALOG_NAME, Settings, load_settings
+from poolsight.infra.commit_watch import CommitWatch
+from poolsight.infra.config import Settings, load_settings
 from poolsight.infra.kafka_access import kafka_access
 from poolsight.infra.process import stop_many
 from poolsight.infra.registry_access import registry_access
-from poolsight.infra.services import pg_connect
 from poolsight.infra.trino import trino_rows
 from poolsight.ingest.generator import Chunk, Generator, KafkaSink
 from poolsight.ingest.kafka_io import AvroProducer
 from poolsight.ingest.scenario import load
 from poolsight.launcher import up
-from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC, NAMESPACE
+from poolsight.names import ATTRIBUTES_TOPIC, GETPAGE_TOPIC
 from poolsight.schemas.tables import GBP_CURVE, POOL_PANE
 
 PANE_SECONDS = 60.0  # the job's default pane
@@ -118,32 +118,6 @@ def _visible(members: list[str], since: float) -> dict[tuple[str, int], tuple[in
         (*members, since),
     )
     return {(f"{s}/{p}", round(float(t)) // int(PANE_SECONDS)): (int(n), float(e)) for s, p, t, n, e in rows}
-
-
-class CommitWatch:
-    """The current metadata files of some tables, from the JDBC catalog's own table in PostgreSQL:
-    a new one is a new commit. `version()` is None when the catalog cannot say (a REST catalog)."""
-
-    def __init__(self, s: Settings, tables: Sequence[str]) -> None:
-        self.tables = tuple(tables)
-        self.conn = None if s.catalog_is_rest else pg_connect(s)
-
-    def version(self) -> tuple[str, ...] | None:
-        if self.conn is None:
-            return None
-        try:
-            rows = self.conn.execute(
-                "SELECT table_name, metadata_location FROM iceberg_tables WHERE catalog_name = %s "
-                "AND table_namespace = %s AND table_name = ANY(%s) ORDER BY table_name",
-                (CATALOG_NAME, NAMESPACE, list(self.tables)),
-            ).fetchall()
-        except Exception:  # PostgreSQL busy or restarted: Trino is asked instead
-            return None
-        return tuple(str(location) for _, location in rows)
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
 
 
 def _commits(since: float) -> list[float]:
