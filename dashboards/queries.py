@@ -18,6 +18,7 @@ from typing import Any
 from poolsight.sql.curve import WINDOW_MINUTES
 from poolsight.sql.grain import grain_for
 from poolsight.sql.named import query
+from poolsight.sql.pages import RECENT_GUESS, WINDOW_S, page_since
 from poolsight.sql.retention import Retention
 
 from .cache import ResultCache
@@ -52,8 +53,7 @@ def since_rolled(rolled_until: datetime | None) -> datetime:
 
 
 # A live pool's pages guess where its recent panes start instead of asking first (a statement
-# less in a row): this long before the wall clock, kept when the rollups reach past it.
-RECENT_GUESS = timedelta(days=2)
+# less in a row): RECENT_GUESS before the wall clock, kept when the rollups reach past it.
 
 
 def newest_pane(
@@ -150,17 +150,20 @@ def pool(
     With a cache, everything but the attributes is read again only when the pool has a new pane.
 
     Trino's cost is per statement (planning and scheduling, sql/README.md), so the page makes
-    few: pool_anchor (attributes, rolled panes, settings, the measured point over the curve's
-    window and the accuracy; its panes from RECENT_GUESS before `now`, read again from a day
-    before the newest rolled-up hour when that is earlier), then the rest at once; the access mix
-    is added up from the series' rows."""
-    # On an hour: an hour of the rollups counted before `since` holds no pane counted after it.
-    since = ((now or datetime.now(UTC)) - RECENT_GUESS).replace(minute=0, second=0, microsecond=0)
-    window_s = WINDOW_MINUTES * 60  # sim_curve_latest's window, over which the measured point is read
-    anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since, window_s=window_s)[0]
+    few: the pool's row of the page table pool_page (sql/pages.py), else pool_anchor (attributes,
+    rolled panes, settings, the measured point over the curve's window and the accuracy; its
+    panes from RECENT_GUESS before `now`, read again from a day before the newest rolled-up hour
+    when that is earlier), then the rest at once, the curve from curve_page where the row came
+    from pool_page; the access mix is added up from the series' rows. `page_tables` says whether
+    the page tables answered."""
+    since = page_since(now)
+    anchor = page_row(run, source, pool_name, since)
+    from_page = anchor is not None
+    if anchor is None:
+        anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since, window_s=WINDOW_S)[0]
     if since > since_rolled(anchor["rolled_until"]):  # panes before the guess not all rolled up yet
-        since = since_rolled(anchor["rolled_until"])
-        anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since, window_s=window_s)[0]
+        since, from_page = since_rolled(anchor["rolled_until"]), False
+        anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since, window_s=WINDOW_S)[0]
     measured_point = {k: anchor[f"measured_{k}"] for k in MEASURED}
     accuracy = {k: anchor[f"accuracy_{k}"] for k in ACCURACY} if anchor["accuracy_window_end"] is not None else None
     attributes = {k: anchor[k] for k in ATTRIBUTES}
@@ -194,8 +197,8 @@ def pool(
         curve = none
         if newest is not None:
             # sim_curve_latest's window for this pool: the curve's one definition (sql/curve.py).
-            w = {"window_start": newest - timedelta(seconds=window_s), "window_end": newest}
-            curve = ex.submit(ask, run, "pool_curve", source=source, pool=pool_name, **w)
+            w = {"window_start": newest - timedelta(seconds=WINDOW_S), "window_end": newest}
+            curve = ex.submit(page_curve if from_page else ask_curve, run, source, pool_name, w)
         series = ex.submit(ask, run, series_q, **rng)
         stats = ex.submit(ask, run, stats_q, **rng)
         # DB2's simulated pool beside the simulation: only a pool with an SPSIZE has any.
@@ -219,7 +222,33 @@ def pool(
         "spsize_check": spsize.result(),
         "groups": groups.result(),
         "settings": settings,
+        "page_tables": from_page,
     }
+
+
+def page_row(run: Run, source: str, pool_name: str, since: datetime) -> dict[str, Any] | None:
+    """The pool's pool_page row read from `since` (the page table the maintenance service keeps,
+    sql/pages.py), or None where the pool has a pane the row has not (or no row): pool_anchor then."""
+    rows = ask(run, "pool_page_row", source=source, pool=pool_name, since=since)
+    if not rows:
+        return None
+    row = rows[0]
+    if (row["live_pane_end"], row["live_panes"]) != (row["latest_pane_end"], row["panes"]):
+        return None
+    return row
+
+
+def ask_curve(run: Run, source: str, pool_name: str, w: dict[str, datetime]) -> list[dict[str, Any]]:
+    return ask(run, "pool_curve", source=source, pool=pool_name, **w)
+
+
+def page_curve(run: Run, source: str, pool_name: str, w: dict[str, datetime]) -> list[dict[str, Any]]:
+    """The pool's curve from curve_page when its window is the page's (a refresh may have replaced
+    pool_page and not yet curve_page, or curve_page since), else from pool_curve."""
+    rows = ask(run, "pool_curve_page", source=source, pool=pool_name)
+    if rows and all(r["window_start"] == w["window_start"] and r["window_end"] == w["window_end"] for r in rows):
+        return rows
+    return ask_curve(run, source, pool_name, w)
 
 
 def groups(run: Run) -> list[dict[str, Any]]:

@@ -281,6 +281,12 @@ SETTINGS: tuple[Setting, ...] = (
         doc="seconds between an evaluator service's cycles (at least 5)",
     ),
     Setting(
+        env="POOLSIGHT_PAGE_REFRESH_EVERY",
+        type="seconds",
+        default="`30`",
+        doc="the maintenance service's page tables (sql/pages.py): at most one refresh this often, `0` none",
+    ),
+    Setting(
         env="POOLSIGHT_ADVICE_BUDGET_GB",
         type="GB",
         default="unset: memory only moves between pools",

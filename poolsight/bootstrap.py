@@ -27,6 +27,8 @@ from poolsight.sql.catalog import (
     missing_columns,
     properties_ddl,
 )
+from poolsight.sql.named import query
+from poolsight.sql.pages import PAGE_TABLES, REFRESH_STATEMENTS, refresh
 from poolsight.sql.retention import adopt_sql
 from poolsight.sql.rollups import GRAINS, ROLLUPS
 from poolsight.sql.views import view_statements
@@ -124,6 +126,8 @@ def setup_mark() -> str:
         h.update(properties_ddl(table).encode())
     for _, statement in view_statements():
         h.update(statement.encode())
+    for name in REFRESH_STATEMENTS:
+        h.update(query(name).sql.encode())
     return f"poolsight setup {h.hexdigest()[:24]}"
 
 
@@ -165,6 +169,10 @@ def bootstrap_trino(s: Settings) -> None:
         _backfill(cur)
         if upgrade:
             _create_views(cur)
+        if upgrade or any(name not in before for name in PAGE_TABLES):
+            # The page tables as this version makes them (the maintenance service keeps them after).
+            refresh(cur)
+        if upgrade:
             _run(cur, f"COMMENT ON TABLE {PROBE} IS '{mark}'")  # a hash of ours: nothing to escape
 
 

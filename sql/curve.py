@@ -8,7 +8,11 @@ does not read the view with a filter: the view's `win` finds every pool's newest
 whole of pool_pane before any filter applies (sql/README.md: the curve through sim_curve_latest
 was the slow part of the page), so the page's variant gives the window as constants and adds the
 source, pool and time filters to each scan itself, keeping partition pruning to the window.
-Both variants run the same CTEs and the same arithmetic, so they cannot drift apart.
+`recent` is the body of the page table curve_page (queries/maintenance.sql refresh_curve_page,
+`${curve_recent}`; sql/pages.py): every pool with a pane since :since, over the window before its
+newest pane since then (the pool page's window when the page reads from :since), each scan
+filtered on its time so that Iceberg reads the days since :since only.
+The variants run the same CTEs and the same arithmetic, so they cannot drift apart.
 """
 
 from __future__ import annotations
@@ -28,6 +32,16 @@ _FILLS: dict[str, dict[str, str]] = {
         "io_only": "",
         "stats_only": "",
         "curve_only": "",
+    },
+    "recent": {
+        "window": (
+            f"SELECT source, pool, max(pane_end) - INTERVAL '{WINDOW_MINUTES}' MINUTE AS window_start, "
+            "max(pane_end) AS window_end\n  FROM ${schema}.pool_pane WHERE pane_start >= :since GROUP BY source, pool"
+        ),
+        # the windows start at most WINDOW_MINUTES before :since (a newest pane just after it)
+        "io_only": f"\n    AND i.pane_end > :since - INTERVAL '{WINDOW_MINUTES}' MINUTE",
+        "stats_only": f"\n    AND s.interval_end > :since - INTERVAL '{WINDOW_MINUTES}' MINUTE",
+        "curve_only": f"\n    AND c.pane_end > :since - INTERVAL '{WINDOW_MINUTES}' MINUTE",
     },
     "window": {
         "window": (
@@ -51,7 +65,7 @@ _FILLS: dict[str, dict[str, str]] = {
 }
 
 
-def curve_sql(kind: Literal["latest", "window"]) -> str:
+def curve_sql(kind: Literal["latest", "window", "recent"]) -> str:
     """curve.sql's statement for one window, without its comment lines; `${schema}` left for the
     caller (views.py, named.py) to fill."""
     text = "\n".join(line for line in CURVE_SQL.read_text().splitlines() if not line.lstrip().startswith("--"))

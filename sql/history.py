@@ -5,8 +5,10 @@ Every cycle rolls up what the pane tables gained (sql/rollup.py) and then remove
 grain keeps no longer (sql/retention.py); every `compact_every` seconds it also compacts,
 expires snapshots and removes orphan files (sql/maintain.py, guarded by sql/guard.py), and every
 `manifests_every` seconds it rewrites the manifests the commits since have added, where a
-writer did not merge them itself (sql/maintain.py rewrite_manifests). After
-each cycle it writes a heartbeat that `poolsight status` reads.
+writer did not merge them itself (sql/maintain.py rewrite_manifests). Beside the cycles, a
+thread keeps the page tables the pool pages read first (sql/pages.py), refreshed within seconds
+of a commit, at most every POOLSIGHT_PAGE_REFRESH_EVERY seconds (0: not kept). After each cycle
+it writes a heartbeat that `poolsight status` reads, the page tables' refreshes in it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -21,12 +24,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from poolsight.argtypes import SECONDS, UsageParser
-from poolsight.infra.config import Settings, load_settings
+from poolsight.infra.config import ConfigError, Settings, load_settings
 from poolsight.infra.evaluator import JSONValue, Report, run_loop
 from poolsight.infra.trino import fetch, trino_connection
 from poolsight.sql.catalog import TABLES
 from poolsight.sql.maintain import maintain, tidy_manifests
 from poolsight.sql.named import query
+from poolsight.sql.pages import REFRESH_EVERY, PageKeeper
 from poolsight.sql.retention import Retention, apply_retention, retention_from
 from poolsight.sql.rollup import rollup_of, run_rollups
 
@@ -72,6 +76,10 @@ class MaintenanceEvaluator:
         self.manifests_every = manifests_every
         self.last_compact = time.monotonic()  # not at start: a restart loop must not compact again and again
         self.last_manifests = time.monotonic()
+        every = page_refresh_every()
+        self.pages = PageKeeper(settings, every) if every > 0 else None
+        if self.pages is not None:
+            self.pages.start()
 
     def evaluate(self) -> Report:
         out = cycle(self.settings, self.retention)
@@ -80,6 +88,13 @@ class MaintenanceEvaluator:
             "removed_rows": sum(x.get("rows", 0) for x in out["retention"]),
             "gbp_checks": out["gbp_checks"],
         }
+        if self.pages is not None:
+            kept = self.pages.state
+            summary["page_refreshes"] = kept.refreshes
+            summary["page_refresh_s"] = kept.last_refresh_s
+            summary["page_refreshed_at"] = kept.last_refresh_at
+            if kept.error:
+                summary["page_error"] = kept.error
         warnings = sorted({x["note"] for x in out["rollups"] if x["note"]})
         if warnings:  # a degraded rollup (sql/rollup.py Changes): working, but slower
             summary["warnings"] = list(warnings)
@@ -99,6 +114,16 @@ class MaintenanceEvaluator:
                 summary["manifests_refused"] = refused
             self.last_manifests = time.monotonic()
         return Report(summary)
+
+
+def page_refresh_every() -> float:
+    """POOLSIGHT_PAGE_REFRESH_EVERY: seconds between the page tables' refreshes at most (0: the
+    pages read the panes only)."""
+    raw = os.environ.get("POOLSIGHT_PAGE_REFRESH_EVERY", "")
+    try:
+        return max(0.0, float(raw)) if raw else REFRESH_EVERY
+    except ValueError:
+        raise ConfigError(f"POOLSIGHT_PAGE_REFRESH_EVERY={raw!r} is not a number of seconds") from None
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

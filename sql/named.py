@@ -19,7 +19,8 @@ Identifiers that vary are template variables with a fixed set of values, never a
 `-- grains: hour, day` header makes one query per rollup grain, `name@hour` and `name@day`, with
 `${grain}` the grain (pool_hour) and `${grainly}` its views' suffix (pool_hourly). `${curve_window}`
 is the simulated curve of one pool over a given window, from the one definition sim_curve_latest
-is also made from (sql/curve.py).
+is also made from (sql/curve.py), `${curve_recent}` that curve for every pool; `${anchor_pool}` and
+`${anchor_all}` the pool page's anchor for one pool and for every pool (sql/anchor.py).
 
 A `-- sorted by: column, ...` header stands for a final ORDER BY the statement leaves out: in Trino
 that is two stages (a partial sort and a merge), 30-50 ms of CPU for a page's few thousand
@@ -35,8 +36,18 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from poolsight.sql.anchor import anchor_sql
 from poolsight.sql.curve import curve_sql
 from poolsight.sql.views import GRAIN_VIEWS, SCHEMA
+
+# Statements written once and filled in several queries: the pool page's anchor and curve, for one
+# pool (the page) and for every pool (the page tables the maintenance service keeps).
+TEMPLATES = {
+    "anchor_pool": anchor_sql("pool"),
+    "anchor_all": anchor_sql("all"),
+    "curve_window": curve_sql("window"),
+    "curve_recent": curve_sql("recent"),
+}
 
 QUERIES_DIR = Path(__file__).resolve().parent / "queries"
 NAME = re.compile(r"[a-z][a-z0-9_]*")
@@ -227,12 +238,12 @@ def parse(text: str, origin: str = "<text>", shared: Mapping[str, str] | None = 
             raise QueryError(f"{origin}: query {name} has no statement")
         if [c for c in order if not re.search(rf"\b{c}\b", body)]:
             raise QueryError(f"{origin}: query {name}: sorted by {', '.join(order)} names a column it does not select")
-        base = {**frags, "schema": SCHEMA, "curve_window": curve_sql("window")}
+        base = {**frags, "schema": SCHEMA, **TEMPLATES}
         variants = [(f"{name}@{g}", {"grain": g, "grainly": GRAIN_VIEWS[g]}) for g in grains] or [(name, {})]
         for qname, extra in variants:
             if qname in out:
                 raise QueryError(f"{origin}: query {qname} defined twice")
-            # The curve's template is filled first: it holds ${schema} and named parameters of its own.
+            # The templates are filled first: they hold ${schema} and named parameters of their own.
             filled = _fill(qname, _fill(qname, body, {**base, **extra}), {**base, **extra})
             sql, params = to_qmark(qname, filled)
             if order and _final_order_by(sql):

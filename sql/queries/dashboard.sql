@@ -100,69 +100,36 @@ FROM ${schema}.pool_pane
 WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start < :end
 
 -- name: pool_anchor
--- What the rest of a pool's page hangs on, in one statement: its settings at its newest pane and
--- its panes since :since, the panes before :since as the hourly rollups counted them (the panes may
--- be gone by retention) and its newest rolled-up hour (a :since later than a day before it is too
--- late: dashboards/queries.py asks again), and the settings of its newest statistics interval since
--- :since (none: pool_settings reads them from all its intervals). Beside them, what needs only the
--- newest pane (a statement less each, Trino's cost being per statement): measured and simulated
--- sync reads over the curve's window, the :window_s seconds before the newest pane (`measured_`),
--- and the newest trace-measured row of sim_accuracy, from its table (`accuracy_`; the view adds
--- statistics intervals through a join over every pool). pool_pane is scanned once: the newest
--- pane's end comes beside each row (a window over the pool's rows), not from a join of the table
--- with an aggregate of itself (three scans, about a third of the statement's CPU, sql/README.md).
-WITH p AS (
-  -- from the window's length twice before :since: a newest pane just after it still has its window
-  SELECT *, pane_start >= :since AS recent,
-         max(CASE WHEN pane_start >= :since THEN pane_end END) OVER () AS newest
+-- What the rest of a pool's page hangs on, in one statement (sql/anchor.sql says what): its
+-- attributes at its newest pane and its panes since :since, the rolled-up panes before it, its
+-- settings, the measured point over the curve's window and its newest accuracy row.
+${anchor_pool}
+
+-- name: pool_page_row
+-- One pool's row of the page table pool_page (pool_anchor's answer for every pool, kept by the
+-- maintenance service, sql/pages.py) read from :since, beside the pool's newest pane and its panes
+-- since :since as pool_pane has them now: the page uses the row only when they are the row's own
+-- (none since the refresh), else it asks pool_anchor.
+SELECT g.*, n.live_pane_end, n.live_panes
+FROM ${schema}.pool_page g
+CROSS JOIN (
+  SELECT max(pane_end) AS live_pane_end, count(*) AS live_panes
   FROM ${schema}.pool_pane
-  WHERE source = :source AND pool = :pool AND pane_start >= date_add('second', -2 * :window_s, :since)
-), w AS (
-  SELECT *, pane_end > date_add('second', -:window_s, newest) AND pane_start < newest AS in_window FROM p
-), a AS (
-  SELECT max_by(current_size, pane_start) FILTER (WHERE recent) AS vpsize,
-         max_by(vpseqt, pane_start) FILTER (WHERE recent) AS vpseqt,
-         max_by(model, pane_start) FILTER (WHERE recent) AS model,
-         max_by(model_sampling_rate, pane_start) FILTER (WHERE recent) AS model_sampling_rate,
-         max_by(mode, pane_start) FILTER (WHERE recent) AS mode,
-         max_by(sampling_rate, pane_start) FILTER (WHERE recent) AS sampling_rate,
-         max_by(window_panes, pane_start) FILTER (WHERE recent) AS window_panes,
-         max_by(cpu_us_per_sync_read, pane_start) FILTER (WHERE recent) AS cpu_us_per_sync_read,
-         max(pane_end) FILTER (WHERE recent) AS latest_pane_end,
-         min(pane_start) FILTER (WHERE recent) AS first_pane_start,
-         count(*) FILTER (WHERE recent) AS panes,
-         sum(observed_sync_reads) FILTER (WHERE in_window) / nullif(sum(seconds) FILTER (WHERE in_window), 0)
-           AS measured_measured_sync_reads_per_s,
-         sum(sim_sync_reads) FILTER (WHERE in_window) / nullif(sum(seconds) FILTER (WHERE in_window), 0)
-           AS measured_simulated_sync_reads_per_s,
-         sum(observed_sync_reads) FILTER (WHERE in_window) AS measured_measured_sync_reads,
-         sum(seconds) FILTER (WHERE in_window) AS measured_seconds
-  FROM w
-), h AS (
-  SELECT min(period_start) FILTER (WHERE period_start < :since) AS rolled_first_pane_start,
-         sum(source_rows) FILTER (WHERE period_start < :since) AS rolled_panes,
-         max(period_start) AS rolled_until
-  FROM ${schema}.pool_hour
-  WHERE source = :source AND pool = :pool
-), st AS (
-  SELECT max_by(pgsteal, interval_end) AS pgsteal, max_by(pgfix, interval_end) AS pgfix,
-         max_by(dwqt, interval_end) AS dwqt, max_by(vdwqt, interval_end) AS vdwqt,
-         max_by(page_size, interval_end) AS page_size, max_by(frame_size, interval_end) AS frame_size,
-         max_by(spsize, interval_end) AS spsize, max(interval_end) AS settings_at
-  FROM ${schema}.pool_stats
-  WHERE source = :source AND pool = :pool AND interval_end >= :since
-), acc AS (
-  SELECT window_start AS accuracy_window_start, window_end AS accuracy_window_end,
-         size_pages AS accuracy_size_pages, model AS accuracy_model,
-         simulated_sync_reads_per_s AS accuracy_simulated_sync_reads_per_s,
-         measured_sync_reads_per_s AS accuracy_measured_sync_reads_per_s, error_ratio AS accuracy_error_ratio,
-         measured_from AS accuracy_measured_from, panes AS accuracy_panes, getpages AS accuracy_getpages
-  FROM ${schema}.sim_accuracy_pane
-  WHERE source = :source AND pool = :pool
-  ORDER BY window_end DESC
-  LIMIT 1
-)
-SELECT a.*, h.*, st.*, acc.* FROM a CROSS JOIN h CROSS JOIN st LEFT JOIN acc ON true
+  WHERE source = :source AND pool = :pool AND pane_start >= :since
+) n
+WHERE g.source = :source AND g.pool = :pool AND g.since = :since
+
+-- name: pool_curve_page
+-- One pool's rows of the page table curve_page (pool_curve for every pool over its window before
+-- its newest pane, kept with pool_page): the page uses them when their window ends at the newest
+-- pane of the pool_page row it used, else it asks pool_curve.
+-- sorted by: size_pages
+SELECT size_pages, size_factor, is_current, window_start, window_end, panes, hit_ratio, sync_reads_per_s,
+       prefetch_pages_per_s, avoided_sync_reads_per_s, cpu_seconds_saved_per_24h,
+       elapsed_seconds_saved_per_24h, sync_read_ms, sync_read_ms_from,
+       cpu_us_per_sync_read, cpu_seconds_per_24h, delay_seconds_per_24h
+FROM ${schema}.curve_page
+WHERE source = :source AND pool = :pool
 
 -- name: pool_settings
 -- One pool's settings as its newest statistics interval carries them (the attributes the collectors

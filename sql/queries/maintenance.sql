@@ -17,3 +17,23 @@ FROM ${schema}.gbp_prediction_check v
 WHERE NOT EXISTS (
   SELECT 1 FROM ${schema}.prediction_check p
   WHERE p.source = v.source AND p.pool = v.pool AND p.changed_at = v.changed_at AND p.setting = v.setting)
+
+-- name: refresh_curve_page
+-- The page table curve_page: every pool's simulated curve over the window before its newest pane
+-- since :since (sql/curve.sql's one definition), replaced whole in one commit (sql/pages.py).
+CREATE OR REPLACE TABLE ${schema}.curve_page AS
+${curve_recent}
+
+-- name: refresh_pool_page
+-- The page table pool_page: pool_anchor's answer for every pool read from :since (sql/anchor.sql's
+-- one definition), replaced whole in one commit after curve_page (sql/pages.py).
+CREATE OR REPLACE TABLE ${schema}.pool_page AS
+${anchor_all}
+
+-- name: expire_pool_page
+-- The page tables' replaced versions: each refresh is a snapshot whose files the next one replaces.
+ALTER TABLE ${schema}.pool_page EXECUTE expire_snapshots(retention_threshold => '1h')
+
+-- name: expire_curve_page
+-- As expire_pool_page, for curve_page.
+ALTER TABLE ${schema}.curve_page EXECUTE expire_snapshots(retention_threshold => '1h')

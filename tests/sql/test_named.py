@@ -29,6 +29,7 @@ from poolsight.sql.named import (
     query,
     to_qmark,
 )
+from poolsight.sql.pages import PAGE_TABLES, RECENT_GUESS
 from poolsight.sql.views import GRAIN_VIEWS, SCHEMA, VIEWS, view_statements
 
 T0 = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
@@ -152,7 +153,7 @@ def test_every_file_loads_and_every_query_is_named_once_across_files() -> None:
 
 
 def test_every_query_has_a_doc_snake_case_parameters_and_names_no_unknown_table() -> None:
-    known = set(BY_NAME) | set(VIEWS)
+    known = set(BY_NAME) | set(VIEWS) | set(PAGE_TABLES)
     for q in queries().values():
         assert q.doc and all(NAME.fullmatch(p) for p in q.params), q.name
         assert q.sql.count("?") == len(q.params), q.name
@@ -215,7 +216,8 @@ def test_the_view_and_the_pool_page_run_the_same_curve_definition() -> None:
 class FakeRun:
     """A dashboard `run` that knows each named query by its text and answers one plain row."""
 
-    def __init__(self, **row: Any) -> None:
+    def __init__(self, page_row: dict[str, Any] | None = None, **row: Any) -> None:
+        self.page_row = page_row  # pool_page_row's row (None: the page table has none)
         self.by_sql = {q.sql: q for q in queries().values()}
         self.names: list[str] = []
         self.row = row  # values of this run's rows in place of the plain ones
@@ -237,6 +239,8 @@ class FakeRun:
         row |= dict.fromkeys([f"measured_{k}" for k in dq.MEASURED] + [f"accuracy_{k}" for k in dq.ACCURACY])
         if q.name == "advice_latest":
             row = dict.fromkeys(COLUMNS) | {"source": "S"}
+        if q.name == "pool_page_row":
+            return [] if self.page_row is None else [row | self.row | self.page_row]
         return [row | self.row]
 
 
@@ -271,20 +275,53 @@ def test_a_live_pools_page_is_one_statement_then_the_rest_at_once() -> None:
     now = T0 + timedelta(days=30)
     run = FakeRun(rolled_until=now - timedelta(hours=1), settings_at=now, spsize=5000, latest_pane_end=now)
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
-    assert run.names[0] == "pool_anchor" and run.names.count("pool_anchor") == 1
-    assert sorted(run.names[1:]) == sorted(
+    assert run.names[:2] == ["pool_page_row", "pool_anchor"] and run.names.count("pool_anchor") == 1
+    assert sorted(run.names[2:]) == sorted(
         ["pool_curve", "pool_series", "pool_stats_series", "pool_spsize_check", "pool_groups"]
     )  # fmt: skip
     assert page["settings"]["spsize"] == 5000 and page["attributes"]["latest_pane_end"] == now
     # The guess is on an hour, a clock off the hour or not (the rolled hours before it end by it).
     run = FakeRun(rolled_until=now - timedelta(hours=1), settings_at=now, latest_pane_end=now)
     dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now + timedelta(minutes=37))
-    assert run.params["pool_anchor"][query("pool_anchor").params.index("since")] == now - dq.RECENT_GUESS
+    assert run.params["pool_anchor"][query("pool_anchor").params.index("since")] == now - RECENT_GUESS
     # A pool with no pane over a range given (a member's rows of its group only): no curve asked.
     run = FakeRun(rolled_until=now - timedelta(hours=1), settings_at=now, latest_pane_end=None)
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, now), now=now)
     assert page["curve"] == [] and page["measured_at_current"] is None
     assert "pool_curve" not in run.names and "pool_series" in run.names
+
+
+def test_a_pools_page_reads_the_page_tables_where_they_hold_its_newest_pane() -> None:
+    """A pool_page row whose newest pane and panes are the pool's now stands in for pool_anchor,
+    and curve_page for pool_curve where its window is the page's; a row behind the pool's panes,
+    or a curve of another window, sends the page to the statements (sql/pages.py)."""
+    now = T0 + timedelta(days=30)
+    given = {"rolled_until": now - timedelta(hours=1), "settings_at": now, "latest_pane_end": now, "panes": 60}
+    window = {"window_start": now - timedelta(minutes=WINDOW_MINUTES), "window_end": now}
+    live = {"live_pane_end": now, "live_panes": 60}
+    run = FakeRun(page_row=live, **given, **window)
+    page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
+    assert page["page_tables"] is True and page["attributes"]["latest_pane_end"] == now
+    assert run.names[0] == "pool_page_row" and "pool_anchor" not in run.names
+    assert sorted(run.names[1:]) == sorted(["pool_curve_page", "pool_series", "pool_stats_series", "pool_groups"])
+    assert run.params["pool_page_row"][query("pool_page_row").params.index("since")] == now - RECENT_GUESS
+    # The curve table holds another window (replaced since, or not yet): the page asks pool_curve.
+    run = FakeRun(page_row=live, **given, window_start=now - timedelta(hours=1), window_end=now)
+    dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
+    assert run.names.index("pool_curve") > run.names.index("pool_curve_page") and "pool_anchor" not in run.names
+    # A pane (or a pane's count) the row has not: pool_anchor, pool_curve.
+    for behind in (
+        {"live_pane_end": now + timedelta(minutes=1), "live_panes": 61},
+        {"live_pane_end": now, "live_panes": 59},
+    ):
+        run = FakeRun(page_row=behind, **given, **window)
+        page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
+        assert page["page_tables"] is False and run.names[:2] == ["pool_page_row", "pool_anchor"]
+        assert "pool_curve" in run.names and "pool_curve_page" not in run.names
+    # A row whose rollups lag the guess: pool_anchor from a day before the newest rolled hour.
+    run = FakeRun(page_row=live, **(given | {"rolled_until": now - timedelta(days=3)}), **window)
+    page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
+    assert page["page_tables"] is False and run.names.count("pool_anchor") == 1 and "pool_curve_page" not in run.names
 
 
 def test_compare_and_the_advice_service_bind_their_named_queries(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,12 +24,20 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_playwright
 
+from poolsight.dashboards import queries as dq
+from poolsight.dashboards.server import Reader
+from poolsight.dashboards.timerange import TimeRange
 from poolsight.infra.config import load_settings
 from poolsight.infra.install import chromium
-from poolsight.infra.trino import credentials, trino_rows
+from poolsight.infra.trino import credentials, fetch, trino_connection, trino_rows
 from poolsight.names import TRINO_READER_USER, TRINO_WRITER_USER
+from poolsight.schemas.tables import POOL_PANE
+from poolsight.sql import pages
 from poolsight.sql.curve import WINDOW_MINUTES
 from poolsight.sql.named import QUERIES_DIR, load, queries, query
+from poolsight.sql.pages import RECENT_GUESS, WINDOW_S, page_since
+from poolsight.sql.rollup import run_rollups
+from poolsight.sql.rollups import POOL
 from tests.conftest import TEST_VAR, poolsight
 from tests.stack import gbp_rows
 from tests.stack.conftest import query as _query
@@ -946,3 +954,100 @@ def test_named_queries_answer_what_the_loaded_data_holds(member: str) -> None:
     q = query("table_freshness")
     fresh = {r[0]: r for r in _query(q.sql, q.bind(), user=TRINO_READER_USER)}
     assert fresh["pool_pane"][2] >= all_panes > 0
+
+
+def _pool_page(member: str, pool: str, since: datetime, read: Any) -> dict[str, Any]:
+    return dq.pool(read, member, pool, TimeRange(timedelta(hours=1), None, None), now=since + RECENT_GUESS)
+
+
+def test_the_page_tables_are_what_the_pool_pages_statements_answer(member: str) -> None:
+    """The maintenance service's page tables (sql/pages.py), refreshed here, hold for each pool
+    what pool_anchor and pool_curve answer it, column for column, and a page that reads them
+    equals the page read from the panes; a pane committed after the refresh sends the page back
+    to the panes (and it shows that pane)."""
+    s = load_settings()
+    read: Any = Reader(s).run
+
+    def panes_only(sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        return [] if sql == query("pool_page_row").sql else read(sql, params)  # no page table: the statements
+
+    # A page reads from its guess only where the hourly rollups reach a day past it (else from
+    # a day before the newest rolled hour, and the page tables do not hold that): roll the pools up.
+    with trino_connection(s) as conn:
+        run_rollups(conn.cursor(), rollups=(POOL,))
+    since = page_since()
+    for _ in range(10):  # the jobs may commit between the refresh and the reads: refresh until none did
+        with trino_connection(s) as conn:
+            pages.refresh(conn.cursor())
+        rows = {p: dq.page_row(read, member, p, since) for p in ("BP1", "BP2")}
+        anchors = {p: dq.ask(read, "pool_anchor", source=member, pool=p, since=since, window_s=WINDOW_S) for p in rows}
+        if all(rows.values()) and rows == {p: dq.page_row(read, member, p, since) for p in rows}:
+            break
+        time.sleep(3)
+    for pool, row in rows.items():
+        assert row is not None, pool
+        anchor = anchors[pool][0]
+        diff = {k: (row[k], v) for k, v in anchor.items() if not _same(row[k], v)}
+        assert not diff, (pool, diff)
+        assert row["since"] == since and row["latest_pane_end"] is not None and row["panes"] >= 7
+        end = row["latest_pane_end"]
+        w = {"window_start": end - timedelta(seconds=WINDOW_S), "window_end": end}
+        table = dq.ask(read, "pool_curve_page", source=member, pool=pool)
+        asked = dq.ask(read, "pool_curve", source=member, pool=pool, **w)
+        assert [r["size_pages"] for r in table] == [r["size_pages"] for r in asked] and len(table) >= 3
+        for t, a in zip(table, asked, strict=True):
+            diff = {k: (x, a[k]) for k, x in t.items() if not _same(x, a[k])}
+            assert not diff, (pool, t["size_pages"], diff)
+        fast, slow = _pool_page(member, pool, since, read), _pool_page(member, pool, since, panes_only)
+        assert fast["page_tables"] is True and slow["page_tables"] is False
+        for key in ("attributes", "settings", "curve", "measured_at_current", "accuracy", "series", "mix"):
+            assert fast[key] == slow[key] or _deep_same(fast[key], slow[key]), (pool, key)
+
+    # A pane after the refresh (a copy of the newest, a minute later, as bench-history commits):
+    # the row is behind it, so the page reads the panes and shows it.
+    end = rows["BP1"]["latest_pane_end"]  # type: ignore[index]
+    _copy_pane(member, "BP1", end)
+    assert dq.page_row(read, member, "BP1", since) is None
+    page = _pool_page(member, "BP1", since, read)
+    assert page["page_tables"] is False and page["attributes"]["latest_pane_end"] == end + timedelta(minutes=1)
+
+    # The maintenance service's keeper refreshes when it starts, and again when it sees a commit in
+    # the JDBC catalog: the row holds each new pane, and the page reads it.
+    keeper = pages.PageKeeper(s, every=0)
+    keeper.start()
+    try:
+        for newest in (end + timedelta(minutes=1), end + timedelta(minutes=2)):
+            if newest > end + timedelta(minutes=1):
+                _copy_pane(member, "BP1", newest - timedelta(minutes=1))
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline:
+                row = dq.page_row(read, member, "BP1", since)
+                if row is not None and row["latest_pane_end"] == newest:
+                    break
+                time.sleep(1)
+            assert row is not None and row["latest_pane_end"] == newest, (newest, keeper.state)
+            assert _pool_page(member, "BP1", since, read)["page_tables"] is True
+    finally:
+        keeper.stop()
+    assert keeper.state.refreshes >= 2 and keeper.state.error is None, keeper.state
+
+
+def _copy_pane(member: str, pool: str, end: datetime) -> None:
+    """A copy of the pool's pane ending at `end`, a minute later, committed to pool_pane."""
+    cols = list(POOL_PANE.column_names())
+    shifted = [f"{c} + INTERVAL '1' MINUTE" if c in ("pane_start", "pane_end") else c for c in cols]
+    with trino_connection(load_settings()) as conn:
+        fetch(
+            conn.cursor(),
+            f"INSERT INTO {POOL_PANE.qualified} ({', '.join(cols)}) SELECT {', '.join(shifted)} "
+            f"FROM {POOL_PANE.qualified} WHERE source = ? AND pool = ? AND pane_end = ?",
+            (member, pool, end),
+        )
+
+
+def _deep_same(a: Any, b: Any) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_deep_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_deep_same(x, y) for x, y in zip(a, b, strict=True))
+    return _same(a, b)

@@ -1,0 +1,62 @@
+"""The pool page's anchor's one definition (anchor.sql), for one pool or for every pool.
+
+`pool` is the body of the page's `pool_anchor` (queries/dashboard.sql, `${anchor_pool}`): one
+source and pool, named parameters :source, :pool, :since, :window_s, one row even for a pool with
+no pane. `all` is the body of the page table pool_page (queries/maintenance.sql refresh_pool_page,
+`${anchor_all}`): a row per source and pool with a pane since twice the window before :since,
+each led by its source, pool and the :since it was read from (the page uses a row only for its
+own :since) and when it was read. Both run the same CTEs and the same arithmetic, so the page
+table cannot drift from what the page would ask itself (tests/stack/test_page_tables.py compares
+them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+ANCHOR_SQL = Path(__file__).resolve().parent / "anchor.sql"
+
+_FILLS: dict[str, dict[str, str]] = {
+    "pool": {
+        "of_pool": "source = :source AND pool = :pool",
+        "partition": "",
+        "group": "",
+        "key_a": "",
+        "key_h": "",
+        "key_st": "",
+        "key_acc": "",
+        "top_accuracy": "\n  ORDER BY window_end DESC\n  LIMIT 1",
+        "joined": "SELECT a.*, h.*, st.*, acc.* FROM a CROSS JOIN h CROSS JOIN st LEFT JOIN acc ON true",
+    },
+    "all": {
+        "of_pool": "true",
+        "partition": "PARTITION BY source, pool",
+        "group": "\n  GROUP BY source, pool",
+        "key_a": (
+            "source, pool, CAST(:since AS timestamp(6) with time zone) AS since,\n"
+            "         current_timestamp AS refreshed_at,\n         "
+        ),
+        "key_h": "source AS h_source, pool AS h_pool, ",
+        "key_st": "source AS st_source, pool AS st_pool, ",
+        "key_acc": (
+            "source AS acc_source, pool AS acc_pool,\n"
+            "         row_number() OVER (PARTITION BY source, pool ORDER BY window_end DESC) AS acc_rank,\n         "
+        ),
+        "top_accuracy": "",
+        "joined": (
+            "SELECT a.*, h.*, st.*, acc.*\nFROM a\n"
+            "LEFT JOIN h ON h.h_source = a.source AND h.h_pool = a.pool\n"
+            "LEFT JOIN st ON st.st_source = a.source AND st.st_pool = a.pool\n"
+            "LEFT JOIN acc ON acc.acc_source = a.source AND acc.acc_pool = a.pool AND acc.acc_rank = 1"
+        ),
+    },
+}
+
+
+def anchor_sql(kind: Literal["pool", "all"]) -> str:
+    """anchor.sql's statement for one pool or all, without its comment lines; `${schema}` left
+    for named.py to fill."""
+    text = "\n".join(line for line in ANCHOR_SQL.read_text().splitlines() if not line.lstrip().startswith("--"))
+    for key, value in _FILLS[kind].items():
+        text = text.replace("${" + key + "}", value)
+    return text.strip()
