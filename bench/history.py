@@ -16,7 +16,8 @@ stats, curve) loaded the same way. Then the manifests the loads' commits added (
 its objects page over a day and `compare` of two consecutive weeks, after --trino-warmup loads of
 the six pages in turn (300 by default; their own p50 / p95 printed), each --runs times (after
 --warmup runs that are not counted, one by default), a different pool each run, each load after
-a commit its answer must show it read (Committer); p50 / p95 per query with Trino's CPU per
+a commit its answer must show it read (Committer) and, after a pane, the page tables refreshed as
+the maintenance service does (sql/pages.py; not timed in the load, reported); p50 / p95 per query with Trino's CPU per
 load and its JIT's share, the data on disk; the last line is JSON (query_p95_s: the worst
 query's p95, rows: rows loaded, commits_read: the loads checked).
 """
@@ -51,6 +52,7 @@ from poolsight.infra.config import home, load_settings
 from poolsight.infra.trino import trino_connection
 from poolsight.names import NAMESPACE, TRINO_CATALOG, TRINO_READER_USER
 from poolsight.schemas.tables import SIZES_CURVE, Table
+from poolsight.sql import pages
 from poolsight.sql.catalog import BY_NAME, TABLES
 from poolsight.sql.compare import compare, workload_change
 from poolsight.sql.maintain import tidy_manifests
@@ -762,6 +764,10 @@ class Committer:
         self.cur = cur
         self.commits = 0
         self.checked = 0
+        # The page tables refreshed after every `refresh_every`-th pane, as the maintenance service
+        # does seconds after a commit (sql/pages.py); how long each refresh took.
+        self.refresh_every = 1
+        self.refreshes: list[float] = []
 
     def _q(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         self.cur.execute(sql, params)
@@ -784,6 +790,8 @@ class Committer:
             (SOURCE, pool, newest),
         )
         self.commits += 1
+        if self.commits % self.refresh_every == 0:
+            self.refreshes.append(pages.refresh(self.cur).seconds)
         return newest + 2 * timedelta(minutes=1)  # the copy's end: its start plus the pane's minute
 
     def hour(self, pool: str, at: datetime) -> int:
@@ -877,6 +885,9 @@ def run_queries(
     trino = cpu_profile.part_pid(load_settings().run_dir, "trino")
     warm: dict[str, float] = {"loads": trino_warmup}
     if trino_warmup:
+        # A refresh (about 4 s) after every fifth commit only: the warm-up's pages read the page
+        # tables and the panes both, as a live dashboard's do between refreshes.
+        committer.refresh_every = 5
         walls, names = [], list(cases)
         for i in range(trino_warmup):
             name = names[i % len(names)]
@@ -887,6 +898,7 @@ def run_queries(
             res = fn(pool)
             walls.append(time.perf_counter() - t0)
             committer.saw(name, *saw(res, mark))
+        committer.refresh_every = 1
         warm |= {"p50_s": round(statistics.median(walls), 3), "p95_s": round(percentile(walls, 0.95), 3)}
         warm["max_s"] = round(max(walls), 3)
         say(
@@ -894,8 +906,10 @@ def run_queries(
             f" (a Trino just started, any page): p50 {warm['p50_s']:.3f} s   p95 {warm['p95_s']:.3f} s"
             f"   max {warm['max_s']:.3f} s"
         )
+    committer.refreshes.clear()
     for name, (fn, commit, saw) in cases.items():
         times, cpu, jit = [], [], 0.0
+        from_tables = 0
         detail = ""
         for i in range(warmup + runs):
             pool = f"BP{i % plan.pools}"
@@ -914,19 +928,31 @@ def run_queries(
             times.append(took)
             cpu.append(load_cpu)
             jit += load_jit
+            from_tables += isinstance(res, dict) and bool(res.get("page_tables"))
         out[name] = {
             "p50_s": round(statistics.median(times), 3),
             "p95_s": round(percentile(times, 0.95), 3),
             "max_s": round(max(times), 3),
             "trino_cpu_s": round(statistics.median(cpu), 3),  # per load, median
             "trino_jit_share": round(jit / sum(cpu), 3) if sum(cpu) else 0.0,
+            "page_tables": from_tables,  # loads the page tables answered (the pool pages)
         }
         o = out[name]
+        tables = f"   page tables {from_tables}/{runs}" if name.startswith("pool_") else ""
         say(
             f"  {name:16} p50 {o['p50_s']:6.3f} s   p95 {o['p95_s']:6.3f} s   Trino CPU {o['trino_cpu_s']:5.2f} s"
-            f" (JIT {o['trino_jit_share']:4.0%})   {detail}"
+            f" (JIT {o['trino_jit_share']:4.0%}){tables}   {detail}"
         )
     say(f"  {committer.commits} commits, each read by the load after it ({committer.checked} answers checked)")
+    r = committer.refreshes
+    warm["page_refresh_p50_s"] = round(statistics.median(r), 3) if r else 0.0
+    warm["page_refresh_p95_s"] = round(percentile(r, 0.95), 3) if r else 0.0
+    say(
+        f"  page tables refreshed after each pane commit, as the maintenance service does (sql/pages.py), not"
+        f" timed in the load: {len(r)} refreshes, p50 {warm['page_refresh_p50_s']:.2f} s,"
+        f" p95 {warm['page_refresh_p95_s']:.2f} s (the service's lag after a commit: this, plus up to its"
+        f" {pages.REFRESH_EVERY:.0f} s between refreshes; a page whose pool has a newer pane reads the panes)"
+    )
     return out, warm
 
 
