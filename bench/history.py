@@ -12,9 +12,10 @@ pane with probability 0.1, io_pane with the sync reads of each object pane, pool
 run_rollups (timed), and 13 months of hourly and daily rollups before the panes (pool, object,
 stats, curve) loaded the same way. Then the manifests the loads' commits added (and an earlier
 --reuse run's) rewritten by the product's `tidy_manifests`, as the maintenance service does every
-15 minutes (timed, reported). Then the dashboard's pool page over 24 h, 7 d, 90 d and 1 y,
+15 minutes (timed, reported). Then the dashboard's pool page over 24 h, 7 d, 90 d and 1 y (and
+over 24 h after a commit no refresh of the page tables followed: `pool_24h_behind`),
 its objects page over a day and `compare` of two consecutive weeks, after --trino-warmup loads of
-the six pages in turn (300 by default; their own p50 / p95 printed), each --runs times (after
+the seven pages in turn (300 by default; their own p50 / p95 printed), each --runs times (after
 --warmup runs that are not counted, one by default), a different pool each run, each load after
 a commit its answer must show it read (Committer) and, after a pane, the page tables refreshed as
 the maintenance service does (sql/pages.py; not timed in the load, reported); p50 / p95 per query with Trino's CPU per
@@ -773,8 +774,9 @@ class Committer:
         self.cur.execute(sql, params)
         return list(self.cur.fetchall())
 
-    def pane(self, pool: str) -> datetime:
-        """A copy of the pool's newest pane a minute later; its end, the pool's newest pane now."""
+    def pane(self, pool: str, refresh: bool = True) -> datetime:
+        """A copy of the pool's newest pane a minute later; its end, the pool's newest pane now.
+        Then the page tables refreshed (every `refresh_every`-th), unless `refresh` is False."""
         t = BY_NAME["pool_pane"]
         cols = t.column_names()
         shifted = [
@@ -790,7 +792,7 @@ class Committer:
             (SOURCE, pool, newest),
         )
         self.commits += 1
-        if self.commits % self.refresh_every == 0:
+        if refresh and self.commits % self.refresh_every == 0:
             self.refreshes.append(pages.refresh(self.cur).seconds)
         return newest + 2 * timedelta(minutes=1)  # the copy's end: its start plus the pane's minute
 
@@ -869,6 +871,9 @@ def run_queries(
 
     cases: dict[str, tuple[Callable[[str], Any], Callable[[str], Any], Callable[[Any, Any], tuple[bool, str]]]] = {
         "pool_24h": (pool_page("24h"), committer.pane, pool_saw),
+        # A page between a commit and the refresh after it (the live service's few seconds after
+        # each pane; up to POOLSIGHT_PAGE_REFRESH_EVERY after another refresh): the row is behind.
+        "pool_24h_behind": (pool_page("24h"), lambda pool: committer.pane(pool, refresh=False), pool_saw),
         "pool_7d": (pool_page("7d"), committer.pane, pool_saw),
         "pool_90d": (pool_page("90d"), committer.pane, pool_saw),
         "pool_1y": (pool_page("1y"), committer.pane, pool_saw),

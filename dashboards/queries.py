@@ -150,68 +150,80 @@ def pool(
     With a cache, everything but the attributes is read again only when the pool has a new pane.
 
     Trino's cost is per statement (planning and scheduling, sql/README.md), so the page makes
-    few: the pool's row of the page table pool_page (sql/pages.py), else pool_anchor (attributes,
-    rolled panes, settings, the measured point over the curve's window and the accuracy; its
-    panes from RECENT_GUESS before `now`, read again from a day before the newest rolled-up hour
-    when that is earlier), then the rest at once, the curve from curve_page where the row came
-    from pool_page; the access mix is added up from the series' rows. `page_tables` says whether
+    few. First the pool's row of the page table pool_page (sql/pages.py) with its newest pane and
+    pane count read now; where they are the row's, the row is the anchor and the curve comes from
+    curve_page, with the rest at once. Where the pool has panes the row has not, the row still says
+    where they end: pool_anchor runs beside the rest. With no row (or rollups behind the guess,
+    which the row is read from), pool_anchor first (attributes, rolled panes, settings, the
+    measured point over the curve's window and the accuracy; its panes from RECENT_GUESS before
+    `now`, read again from a day before the newest rolled-up hour when that is earlier), then the
+    rest at once. The access mix is added up from the series' rows; `page_tables` says whether
     the page tables answered."""
     since = page_since(now)
-    anchor = page_row(run, source, pool_name, since)
-    from_page = anchor is not None
-    if anchor is None:
-        anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since, window_s=WINDOW_S)[0]
-    if since > since_rolled(anchor["rolled_until"]):  # panes before the guess not all rolled up yet
-        since, from_page = since_rolled(anchor["rolled_until"]), False
-        anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since, window_s=WINDOW_S)[0]
-    measured_point = {k: anchor[f"measured_{k}"] for k in MEASURED}
-    accuracy = {k: anchor[f"accuracy_{k}"] for k in ACCURACY} if anchor["accuracy_window_end"] is not None else None
-    attributes = {k: anchor[k] for k in ATTRIBUTES}
-    if anchor["rolled_panes"]:  # the panes before `since`, as the hourly rollups counted them
-        attributes["panes"] = (attributes["panes"] or 0) + int(anchor["rolled_panes"])
-        firsts = [t for t in (anchor["rolled_first_pane_start"], attributes["first_pane_start"]) if t is not None]
-        attributes["first_pane_start"] = min(firsts)
-    settings = {k: anchor[k] for k in SETTINGS}
-    if settings["settings_at"] is None:  # no statistics interval since `since`: the newest of all
-        settings = ask(run, "pool_settings", source=source, pool=pool_name)[0]
-    if cache is not None:
-        run = cache.bind(run, (source, pool_name, attributes["latest_pane_end"], attributes["panes"]))
-
+    found = page_row(run, source, pool_name, since)
+    if found is not None and since > since_rolled(found["rolled_until"]):
+        # The rollups do not reach a day past the guess: the rows read from it do not hold, and
+        # the anchor is read from a day before the newest rolled hour at once.
+        since, found = since_rolled(found["rolled_until"]), None
+    from_page = found is not None and current(found)
+    with ThreadPoolExecutor(6) as ex:
+        later: Future[dict[str, Any]] | None = None
+        if from_page:
+            assert found is not None
+            anchor: dict[str, Any] | None = found
+            newest, version = found["latest_pane_end"], ("page", found["latest_pane_end"], found["panes"])
+            spsize_known = bool(found["spsize"])
+        elif found is not None:  # behind its panes, but it says where they end now
+            anchor, later = None, ex.submit(settled_anchor, run, source, pool_name, since)
+            newest, version = found["live_pane_end"], ("live", found["live_pane_end"], found["live_panes"])
+            spsize_known = bool(found["spsize"])
+        else:
+            anchor = settled_anchor(run, source, pool_name, since)
+            newest, version = anchor["latest_pane_end"], ("anchor", anchor["latest_pane_end"], anchor["panes"])
+            spsize_known = bool(anchor["spsize"])
+        if cache is not None:
+            run = cache.bind(run, (source, pool_name, *version))
+        window = tr.resolve(newest)  # None: no pane (a range given of a group's rows only)
+        parts: dict[str, Future[list[dict[str, Any]]]] = {}
+        grain = "pane"
+        rng: dict[str, Any] = {}
+        if window is not None:
+            start, end = window
+            grain = grain_for(start, end, retention or Retention(), now or datetime.now(start.tzinfo))
+            at = "" if grain == "pane" else f"_rollup@{grain}"  # a declared variant of sql/queries/dashboard.sql
+            rng = {"source": source, "pool": pool_name, "start": start, "end": end}
+            # One Trino query each, at once: the page waits for the slowest, not for the sum.
+            if newest is not None:
+                # sim_curve_latest's window for this pool: the curve's one definition (sql/curve.py).
+                w = {"window_start": newest - timedelta(seconds=WINDOW_S), "window_end": newest}
+                parts["curve"] = ex.submit(page_curve if from_page else ask_curve, run, source, pool_name, w)
+            parts["series"] = ex.submit(ask, run, f"pool_series{at}", **rng)
+            parts["stats"] = ex.submit(ask, run, f"pool_stats_series{at}", **rng)
+            # DB2's simulated pool beside the simulation: only a pool with an SPSIZE has any.
+            if spsize_known:
+                parts["spsize"] = ex.submit(ask, run, "pool_spsize_check", **rng)
+            parts["groups"] = ex.submit(ask, run, "pool_groups", **rng)  # a data-sharing member's pool: its GBP
+        if later is not None:
+            anchor = later.result()
+        assert anchor is not None
+        attributes, settings, measured_point, accuracy = anchor_parts(run, source, pool_name, anchor)
+        if window is not None and settings["spsize"] and "spsize" not in parts:  # an SPSIZE the row had not
+            parts["spsize"] = ex.submit(ask, run, "pool_spsize_check", **rng)
+        got = {name: f.result() for name, f in parts.items()}
     out: dict[str, Any] = {"source": source, "pool": pool_name, "attributes": attributes}
-    window = tr.resolve(attributes["latest_pane_end"])
     if window is None:
         return {
             **out, "window": None, "series": [], "stats_series": [], "curve": [], "mix": None, "spsize_check": [],
-            "groups": [], "settings": settings,
+            "groups": [], "settings": settings, "page_tables": from_page,
         }  # fmt: skip
-    start, end = window
-    grain = grain_for(start, end, retention or Retention(), now or datetime.now(start.tzinfo))
-    at = "" if grain == "pane" else f"_rollup@{grain}"  # a declared variant of sql/queries/dashboard.sql
-    series_q, stats_q = (f"{name}{at}" for name in ("pool_series", "pool_stats_series"))
-    rng = {"source": source, "pool": pool_name, "start": start, "end": end}
-    newest = attributes["latest_pane_end"]  # None: no pane (a range given of a group's rows only)
-    none: Future[list[dict[str, Any]]] = Future()
-    none.set_result([])
-    # One Trino query each, at once: the page waits for the slowest, not for the sum.
-    with ThreadPoolExecutor(5) as ex:
-        curve = none
-        if newest is not None:
-            # sim_curve_latest's window for this pool: the curve's one definition (sql/curve.py).
-            w = {"window_start": newest - timedelta(seconds=WINDOW_S), "window_end": newest}
-            curve = ex.submit(page_curve if from_page else ask_curve, run, source, pool_name, w)
-        series = ex.submit(ask, run, series_q, **rng)
-        stats = ex.submit(ask, run, stats_q, **rng)
-        # DB2's simulated pool beside the simulation: only a pool with an SPSIZE has any.
-        spsize = ex.submit(ask, run, "pool_spsize_check", **rng) if settings["spsize"] else none
-        groups = ex.submit(ask, run, "pool_groups", **rng)  # a data-sharing member's pool: its GBP
-        rows, stats_rows = series.result(), stats.result()
+    rows, stats_rows = got["series"], got["stats"]
     if grain != "pane" and not rows:  # not rolled up (yet, or no maintenance service): the panes kept
         grain = "pane"
         rows, stats_rows = ask(run, "pool_series", **rng), ask(run, "pool_stats_series", **rng)
-    curve_rows = curve.result()
+    curve_rows = got.get("curve", [])
     return {
         **out,
-        "window": {"start": start, "end": end},
+        "window": {"start": window[0], "end": window[1]},
         "grain": grain,
         "series": rows,
         "stats_series": stats_rows,
@@ -219,23 +231,60 @@ def pool(
         "measured_at_current": measured_point if curve_rows else None,
         "accuracy": accuracy,
         "mix": mix_of(rows),
-        "spsize_check": spsize.result(),
-        "groups": groups.result(),
+        "spsize_check": got.get("spsize", []) if settings["spsize"] else [],
+        "groups": got["groups"],
         "settings": settings,
         "page_tables": from_page,
     }
 
 
+def settled_anchor(run: Run, source: str, pool_name: str, since: datetime) -> dict[str, Any]:
+    """pool_anchor from `since`, read again from a day before the pool's newest rolled-up hour when
+    the rollups do not reach that far (the panes before the guess not all rolled up yet)."""
+    anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since, window_s=WINDOW_S)[0]
+    if since > since_rolled(anchor["rolled_until"]):
+        since = since_rolled(anchor["rolled_until"])
+        anchor = ask(run, "pool_anchor", source=source, pool=pool_name, since=since, window_s=WINDOW_S)[0]
+    return anchor
+
+
+def anchor_parts(
+    run: Run, source: str, pool_name: str, anchor: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any] | None]:
+    """The page's attributes (the panes before `since` added as the hourly rollups counted them),
+    settings (the newest of all intervals where none is since `since`), measured point and
+    accuracy, from pool_anchor's row or pool_page's."""
+    measured_point = {k: anchor[f"measured_{k}"] for k in MEASURED}
+    accuracy = {k: anchor[f"accuracy_{k}"] for k in ACCURACY} if anchor["accuracy_window_end"] is not None else None
+    attributes = {k: anchor[k] for k in ATTRIBUTES}
+    if anchor["rolled_panes"]:
+        attributes["panes"] = (attributes["panes"] or 0) + int(anchor["rolled_panes"])
+        firsts = [t for t in (anchor["rolled_first_pane_start"], attributes["first_pane_start"]) if t is not None]
+        attributes["first_pane_start"] = min(firsts)
+    settings = {k: anchor[k] for k in SETTINGS}
+    if settings["settings_at"] is None:
+        settings = ask(run, "pool_settings", source=source, pool=pool_name)[0]
+    return attributes, settings, measured_point, accuracy
+
+
+# What the page takes from a pool_page row: a row made by another version without one is not used.
+PAGE_COLUMNS = frozenset(
+    (*ATTRIBUTES, *SETTINGS, *(f"measured_{k}" for k in MEASURED), *(f"accuracy_{k}" for k in ACCURACY),
+     "rolled_until", "rolled_panes", "rolled_first_pane_start", "live_pane_end", "live_panes")
+)  # fmt: skip
+
+
 def page_row(run: Run, source: str, pool_name: str, since: datetime) -> dict[str, Any] | None:
     """The pool's pool_page row read from `since` (the page table the maintenance service keeps,
-    sql/pages.py), or None where the pool has a pane the row has not (or no row): pool_anchor then."""
+    sql/pages.py) with the pool's newest pane and pane count now (`live_`), or None: no row, or
+    one without a column the page takes (another version's)."""
     rows = ask(run, "pool_page_row", source=source, pool=pool_name, since=since)
-    if not rows:
-        return None
-    row = rows[0]
-    if (row["live_pane_end"], row["live_panes"]) != (row["latest_pane_end"], row["panes"]):
-        return None
-    return row
+    return rows[0] if rows and PAGE_COLUMNS <= rows[0].keys() else None
+
+
+def current(row: dict[str, Any]) -> bool:
+    """Whether a pool_page row holds its pool's panes as they are now (none committed since)."""
+    return (row["live_pane_end"], row["live_panes"]) == (row["latest_pane_end"], row["panes"])
 
 
 def ask_curve(run: Run, source: str, pool_name: str, w: dict[str, datetime]) -> list[dict[str, Any]]:

@@ -170,8 +170,9 @@ def bootstrap_trino(s: Settings) -> None:
         if upgrade:
             _create_views(cur)
         if upgrade or any(name not in before for name in PAGE_TABLES):
-            # The page tables as this version makes them (the maintenance service keeps them after).
-            refresh(cur)
+            # The page tables as this version makes them (the maintenance service keeps them after;
+            # a refresh of its may commit meanwhile: the statements are safe to run twice).
+            refresh(cur, run=fetch_idempotent)
         if upgrade:
             _run(cur, f"COMMENT ON TABLE {PROBE} IS '{mark}'")  # a hash of ours: nothing to escape
 

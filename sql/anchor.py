@@ -6,7 +6,7 @@ no pane. `all` is the body of the page table pool_page (queries/maintenance.sql 
 `${anchor_all}`): a row per source and pool with a pane since twice the window before :since,
 each led by its source, pool and the :since it was read from (the page uses a row only for its
 own :since) and when it was read. Both run the same CTEs and the same arithmetic, so the page
-table cannot drift from what the page would ask itself (tests/stack/test_page_tables.py compares
+table cannot drift from what the page would ask itself (tests/stack/test_dashboard.py compares
 them)."""
 
 from __future__ import annotations

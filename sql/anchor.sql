@@ -1,10 +1,12 @@
 -- What a pool's page hangs on: the ONE definition of both the page's pool_anchor (one pool,
 -- queries/dashboard.sql, ${anchor_pool}) and of the page table pool_page that the maintenance
 -- service keeps for every pool at once (queries/maintenance.sql refresh_pool_page, ${anchor_all};
--- sql/pages.py). sql/anchor.py fills ${key} (what each CTE selects first: nothing for one pool,
--- its source and pool, under a name of each CTE's own, for all), ${of_pool} (the scans' filter:
--- the pool's source and pool, or `true`), ${per_pool} (the grouping, a window's partition),
--- ${top_accuracy} and ${joined} (the newest accuracy row: LIMIT 1 for one pool, a rank for all).
+-- sql/pages.py). sql/anchor.py fills ${key_a}, ${key_h}, ${key_st}, ${key_acc} (what each CTE
+-- selects first: nothing for one pool; for all, its source and pool under a name of each CTE's
+-- own, and in `a` the :since read from), ${of_pool} (the scans' filter: the pool's source and
+-- pool, or `true`), ${partition} and ${group} (the window's partition, the grouping: none, or by
+-- source and pool), ${top_accuracy} and ${joined} (the newest accuracy row: LIMIT 1 for one pool,
+-- a rank for all; the CTEs' rows joined).
 -- Its settings at its newest pane and its panes since :since, the panes before :since as the
 -- hourly rollups counted them (the panes may be gone by retention) and its newest rolled-up hour (a
 -- :since later than a day before it is too late: dashboards/queries.py asks again), and the

@@ -18,7 +18,8 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _properties_map() -> str:
+def properties_map() -> str:
+    """The metadata file properties as Trino's extra_properties value (also the page tables', sql/pages.py)."""
     keys = ", ".join(_quote(k) for k in METADATA_FILE_PROPERTIES)
     values = ", ".join(_quote(v) for v in METADATA_FILE_PROPERTIES.values())
     return f"MAP(ARRAY[{keys}], ARRAY[{values}])"
@@ -31,13 +32,13 @@ def create_table_ddl(t: Table) -> str:
     return (
         f"CREATE TABLE IF NOT EXISTS {t.qualified} (\n  {cols}\n) COMMENT {_quote(t.doc)}\n"
         f"WITH (format = 'PARQUET', partitioning = ARRAY['{t.partition}({t.time_column})'], sorted_by = ARRAY[{sort}], "
-        f"extra_properties = {_properties_map()})"
+        f"extra_properties = {properties_map()})"
     )
 
 
 def properties_ddl(t: Table) -> str:
     """Trino DDL giving a table created before them the metadata file properties."""
-    return f"ALTER TABLE {t.qualified} SET PROPERTIES extra_properties = {_properties_map()}"
+    return f"ALTER TABLE {t.qualified} SET PROPERTIES extra_properties = {properties_map()}"
 
 
 def lacking_properties_sql(tables: list[Table]) -> str:

@@ -41,7 +41,10 @@ _FILLS: dict[str, dict[str, str]] = {
         # the windows start at most WINDOW_MINUTES before :since (a newest pane just after it)
         "io_only": f"\n    AND i.pane_end > :since - INTERVAL '{WINDOW_MINUTES}' MINUTE",
         "stats_only": f"\n    AND s.interval_end > :since - INTERVAL '{WINDOW_MINUTES}' MINUTE",
-        "curve_only": f"\n    AND c.pane_end > :since - INTERVAL '{WINDOW_MINUTES}' MINUTE",
+        # and no pane after the window's end (a sim_curve commit before pool_pane's: the page's does too)
+        "curve_only": (
+            f"\n    AND c.pane_end > :since - INTERVAL '{WINDOW_MINUTES}' MINUTE AND c.pane_start < w.window_end"
+        ),
     },
     "window": {
         "window": (

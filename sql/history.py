@@ -7,7 +7,8 @@ expires snapshots and removes orphan files (sql/maintain.py, guarded by sql/guar
 `manifests_every` seconds it rewrites the manifests the commits since have added, where a
 writer did not merge them itself (sql/maintain.py rewrite_manifests). Beside the cycles, a
 thread keeps the page tables the pool pages read first (sql/pages.py), refreshed within seconds
-of a commit, at most every POOLSIGHT_PAGE_REFRESH_EVERY seconds (0: not kept). After each cycle
+of a commit, POOLSIGHT_PAGE_REFRESH_EVERY seconds after the last at the soonest (0: not kept; a
+page then finds its pool's row behind its panes and asks the panes). After each cycle
 it writes a heartbeat that `poolsight status` reads, the page tables' refreshes in it.
 """
 
@@ -25,7 +26,7 @@ from typing import Any
 
 from poolsight.argtypes import SECONDS, UsageParser
 from poolsight.infra.config import ConfigError, Settings, load_settings
-from poolsight.infra.evaluator import JSONValue, Report, run_loop
+from poolsight.infra.evaluator import MIN_EVERY, JSONValue, Report, run_loop
 from poolsight.infra.trino import fetch, trino_connection
 from poolsight.sql.catalog import TABLES
 from poolsight.sql.maintain import maintain, tidy_manifests
@@ -117,11 +118,13 @@ class MaintenanceEvaluator:
 
 
 def page_refresh_every() -> float:
-    """POOLSIGHT_PAGE_REFRESH_EVERY: seconds between the page tables' refreshes at most (0: the
-    pages read the panes only)."""
+    """POOLSIGHT_PAGE_REFRESH_EVERY: seconds from the end of one refresh of the page tables to the
+    next at the soonest, at least MIN_EVERY (0: not kept; the pages then find the rows `up` made
+    behind their pools' panes, and ask the panes)."""
     raw = os.environ.get("POOLSIGHT_PAGE_REFRESH_EVERY", "")
     try:
-        return max(0.0, float(raw)) if raw else REFRESH_EVERY
+        value = float(raw) if raw else REFRESH_EVERY
+        return 0.0 if value <= 0 else max(MIN_EVERY, value)
     except ValueError:
         raise ConfigError(f"POOLSIGHT_PAGE_REFRESH_EVERY={raw!r} is not a number of seconds") from None
 

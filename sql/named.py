@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from poolsight.sql.anchor import anchor_sql
+from poolsight.sql.catalog import properties_map
 from poolsight.sql.curve import curve_sql
 from poolsight.sql.views import GRAIN_VIEWS, SCHEMA
 
@@ -47,6 +48,7 @@ TEMPLATES = {
     "anchor_all": anchor_sql("all"),
     "curve_window": curve_sql("window"),
     "curve_recent": curve_sql("recent"),
+    "metadata_properties": properties_map(),
 }
 
 QUERIES_DIR = Path(__file__).resolve().parent / "queries"

@@ -9,12 +9,16 @@ curve_page first), so a reader sees one refresh or the next. They are a cache th
 be behind: the page uses a pool's row only where the pool's newest pane and its panes since
 :since are the row's (queries/dashboard.sql pool_page_row) and the curve's window ends at that
 pane; anything else (a refresh not yet run, a pool whose rollups lag, no maintenance service) is
-asked of the panes as before. So the tables change how fast a page is, never what it says.
+asked of the panes as before (dashboards/queries.py `pool`).
 
-The keeper (PageKeeper, a thread of the maintenance service) refreshes when a table the pages
-read has a new commit (infra/commit_watch.py; every 10 s through Trino where the catalog is a
-REST service) and the hour of `page_since` turns, at most once every `every` seconds: a refresh
-is about 6 s of Trino's CPU for 50 pools, a burst the pages beside it meet (sql/README.md).
+The keeper (PageKeeper, a thread of the maintenance service) refreshes when a table they are
+made of has a new commit (infra/commit_watch.py: the JDBC catalog, read every second; with a REST
+catalog, pool_pane's and sim_curve's `$refs` through Trino every 10 s) or the hour of
+`page_since` turns, `every` seconds after the end of the last refresh at the soonest: a refresh is
+about 5-8 s of Trino's CPU for 50 pools over two days, a burst the pages beside it meet
+(sql/README.md). What the pool's panes hold a page checks as it reads; the other tables' commits
+(statistics, accuracy, I/O events) reach a page with the next refresh, `every` seconds and a
+refresh later at most, as the dashboard's cache kept them until the pool's next pane before.
 """
 
 from __future__ import annotations
@@ -22,13 +26,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from poolsight.infra.commit_watch import CommitWatch
 from poolsight.infra.config import Settings
-from poolsight.infra.trino import fetch, trino_connection
+from poolsight.infra.trino import QueryError, fetch, trino_connection
 from poolsight.schemas.tables import (
     IO_PANE,
     OBJECT_IO_STATS,
@@ -42,6 +46,7 @@ from poolsight.sql.curve import WINDOW_MINUTES
 from poolsight.sql.named import query
 from poolsight.sql.rollup import metadata_table
 from poolsight.sql.rollups import POOL
+from poolsight.sql.views import SCHEMA
 
 log = logging.getLogger("poolsight.pages")
 
@@ -76,22 +81,25 @@ class Refresh:
     seconds: float  # both tables, wall clock
 
 
-def refresh(cur: Any, now: datetime | None = None) -> Refresh:
+def refresh(cur: Any, now: datetime | None = None, run: Callable[..., list[list[Any]]] = fetch) -> Refresh:
     """Both page tables made again from the tables as they are now (curve_page first: a pool_page
     row newer than its curve would send the page to pool_curve, never the reverse)."""
     since = page_since(now)
     start = time.monotonic()
     for name in REFRESH_STATEMENTS:
         q = query(name)
-        fetch(cur, q.sql, q.bind({k: v for k, v in (("since", since), ("window_s", WINDOW_S)) if k in q.params}))
+        run(cur, q.sql, q.bind({k: v for k, v in (("since", since), ("window_s", WINDOW_S)) if k in q.params}))
     return Refresh(since, time.monotonic() - start)
 
 
 def expire(cur: Any) -> None:
-    """The page tables' replaced versions removed (a snapshot a refresh, an hour kept)."""
+    """The page tables' replaced versions removed (a snapshot a refresh, an hour kept), and the
+    files of a refresh killed before its commit."""
     fetch(cur, "SET SESSION iceberg.expire_snapshots_min_retention = '0s'")
-    for name in ("expire_pool_page", "expire_curve_page"):
-        fetch(cur, query(name).sql)
+    fetch(cur, "SET SESSION iceberg.remove_orphan_files_min_retention = '0s'")
+    for name in PAGE_TABLES:  # the keeper is the tables' only writer, in turn: no commit is under way
+        for procedure in ("expire_snapshots", "remove_orphan_files"):
+            fetch(cur, f"ALTER TABLE {SCHEMA}.{name} EXECUTE {procedure}(retention_threshold => '1h')")
 
 
 def trino_version(cur: Any) -> tuple[str, ...]:
@@ -132,9 +140,12 @@ class PageKeeper:
         self._thread.join()
 
     def _run(self) -> None:
+        # lazy: the dashboard imports this module for page_since; only the service watches commits
+        from poolsight.infra.commit_watch import CommitWatch
+
         watch = CommitWatch(self.settings, SOURCES)
         seen: tuple[Any, ...] | None = None
-        last_start = last_expire = -1e18
+        last_end = last_expire = -1e18
         while not self._stop.is_set():
             try:
                 with trino_connection(self.settings) as conn:
@@ -145,17 +156,21 @@ class PageKeeper:
                         if version is None:  # a REST catalog (or PostgreSQL away): ask Trino, less often
                             version, pause = trino_version(cur), TRINO_WATCH_EVERY
                         key = (version, page_since())
-                        if key != seen and time.monotonic() - last_start >= self.every:
-                            last_start = time.monotonic()
+                        # `every` from the end of the last refresh: never one refresh after another
+                        if key != seen and time.monotonic() - last_end >= self.every:
                             done = refresh(cur)
+                            last_end = time.monotonic()
                             seen = key  # read before the refresh: a commit during it makes another
                             self.state.refreshes += 1
                             self.state.last_refresh_s = round(done.seconds, 2)
                             self.state.last_refresh_at = time.time()
                             self.state.error = None
                         if time.monotonic() - last_expire >= EXPIRE_EVERY and seen is not None:
-                            expire(cur)
-                            last_expire = time.monotonic()
+                            last_expire = time.monotonic()  # failed or not: again in an hour
+                            try:
+                                expire(cur)
+                            except QueryError as exc:  # refused (a concurrent commit): not the refreshes' error
+                                log.warning("page tables' expiry: %s", exc)
                         self._stop.wait(pause)
             except Exception as exc:  # Trino restarting, a table not there yet: tried again
                 self.state.error = str(exc)[:300]

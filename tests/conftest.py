@@ -66,7 +66,7 @@ os.environ["POOLSIGHT_ADVICE_EVERY"] = "3600"  # likewise: `poolsight advise --e
 # Likewise the maintenance service (`poolsight history` on demand); and nothing expires: tests
 # replay workloads whose event times may lie far in the past.
 os.environ["POOLSIGHT_MAINTENANCE_EVERY"] = "3600"
-# The page tables likewise: tests/stack/test_page_tables.py refreshes them when it asks.
+# The page tables likewise: tests/stack/test_dashboard.py refreshes them when it asks.
 os.environ["POOLSIGHT_PAGE_REFRESH_EVERY"] = "0"
 os.environ["POOLSIGHT_HISTORY_PANE_DAYS"] = "keep"
 os.environ["POOLSIGHT_HISTORY_HOUR_MONTHS"] = "keep"

@@ -20,20 +20,13 @@ WHERE NOT EXISTS (
 
 -- name: refresh_curve_page
 -- The page table curve_page: every pool's simulated curve over the window before its newest pane
--- since :since (sql/curve.sql's one definition), replaced whole in one commit (sql/pages.py).
-CREATE OR REPLACE TABLE ${schema}.curve_page AS
+-- since :since (sql/curve.sql's one definition), replaced whole in one commit (sql/pages.py); with
+-- the metadata file properties of every table (sql/catalog.py), so its replaced metadata files go.
+CREATE OR REPLACE TABLE ${schema}.curve_page WITH (extra_properties = ${metadata_properties}) AS
 ${curve_recent}
 
 -- name: refresh_pool_page
 -- The page table pool_page: pool_anchor's answer for every pool read from :since (sql/anchor.sql's
--- one definition), replaced whole in one commit after curve_page (sql/pages.py).
-CREATE OR REPLACE TABLE ${schema}.pool_page AS
+-- one definition), replaced whole in one commit after curve_page (sql/pages.py), as curve_page.
+CREATE OR REPLACE TABLE ${schema}.pool_page WITH (extra_properties = ${metadata_properties}) AS
 ${anchor_all}
-
--- name: expire_pool_page
--- The page tables' replaced versions: each refresh is a snapshot whose files the next one replaces.
-ALTER TABLE ${schema}.pool_page EXECUTE expire_snapshots(retention_threshold => '1h')
-
--- name: expire_curve_page
--- As expire_pool_page, for curve_page.
-ALTER TABLE ${schema}.curve_page EXECUTE expire_snapshots(retention_threshold => '1h')

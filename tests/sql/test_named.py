@@ -316,12 +316,15 @@ def test_a_pools_page_reads_the_page_tables_where_they_hold_its_newest_pane() ->
     ):
         run = FakeRun(page_row=behind, **given, **window)
         page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
-        assert page["page_tables"] is False and run.names[:2] == ["pool_page_row", "pool_anchor"]
+        # The row says where the panes end now: pool_anchor beside the rest, not before it.
+        assert page["page_tables"] is False and run.names[0] == "pool_page_row" and run.names.count("pool_anchor") == 1
         assert "pool_curve" in run.names and "pool_curve_page" not in run.names
-    # A row whose rollups lag the guess: pool_anchor from a day before the newest rolled hour.
+        assert page["window"]["end"] == behind["live_pane_end"]
+    # A row whose rollups lag the guess: pool_anchor from a day before the newest rolled hour, once.
     run = FakeRun(page_row=live, **(given | {"rolled_until": now - timedelta(days=3)}), **window)
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
     assert page["page_tables"] is False and run.names.count("pool_anchor") == 1 and "pool_curve_page" not in run.names
+    assert run.params["pool_anchor"][query("pool_anchor").params.index("since")] == now - timedelta(days=4)
 
 
 def test_compare_and_the_advice_service_bind_their_named_queries(monkeypatch: pytest.MonkeyPatch) -> None:
