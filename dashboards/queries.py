@@ -52,13 +52,12 @@ def since_rolled(rolled_until: datetime | None) -> datetime:
     return rolled_until - timedelta(days=1) if rolled_until is not None else EPOCH
 
 
-# A live pool's pages guess where its recent panes start instead of asking first (a statement
-# less in a row): RECENT_GUESS before the wall clock, kept when the rollups reach past it.
-
-
 def newest_pane(
     run: Run, source: str | None = None, pool: str | None = None, now: datetime | None = None
 ) -> datetime | None:
+    """The newest pane's end, of every source or of one pool. A live pool's is looked for from
+    RECENT_GUESS before the wall clock first (a statement less than asking where its rollups
+    end), then from a day before its newest rolled-up hour."""
     if source is None:
         rows = ask(run, "newest_pane_all")
         return rows[0]["t"] if rows else None
@@ -172,15 +171,13 @@ def pool(
             assert found is not None
             anchor: dict[str, Any] | None = found
             newest, version = found["latest_pane_end"], ("page", found["latest_pane_end"], found["panes"])
-            spsize_known = bool(found["spsize"])
         elif found is not None:  # behind its panes, but it says where they end now
             anchor, later = None, ex.submit(settled_anchor, run, source, pool_name, since)
             newest, version = found["live_pane_end"], ("live", found["live_pane_end"], found["live_panes"])
-            spsize_known = bool(found["spsize"])
         else:
             anchor = settled_anchor(run, source, pool_name, since)
             newest, version = anchor["latest_pane_end"], ("anchor", anchor["latest_pane_end"], anchor["panes"])
-            spsize_known = bool(anchor["spsize"])
+        spsize_known = bool((found or anchor or {}).get("spsize"))
         if cache is not None:
             run = cache.bind(run, (source, pool_name, *version))
         window = tr.resolve(newest)  # None: no pane (a range given of a group's rows only)
