@@ -149,35 +149,25 @@ def pool(
     With a cache, everything but the attributes is read again only when the pool has a new pane.
 
     Trino's cost is per statement (planning and scheduling, sql/README.md), so the page makes
-    few. First the pool's row of the page table pool_page (sql/pages.py) with its newest pane and
-    pane count read now; where they are the row's, the row is the anchor and the curve comes from
-    curve_page, with the rest at once. Where the pool has panes the row has not, the row still says
-    where they end: pool_anchor runs beside the rest. With no row (or rollups behind the guess,
-    which the row is read from), pool_anchor first (attributes, rolled panes, settings, the
-    measured point over the curve's window and the accuracy; its panes from RECENT_GUESS before
-    `now`, read again from a day before the newest rolled-up hour when that is earlier), then the
-    rest at once. The access mix is added up from the series' rows; `page_tables` says whether
-    the page tables answered."""
+    few. First the anchor (attributes, rolled panes, settings, the measured point over the curve's
+    window and the accuracy; its panes from RECENT_GUESS before `now`): pool_page_row, what the
+    panes and accuracy give read now and what the rollups and statistics give from the pool's row
+    of the page table pool_page (sql/pages.py), then the rest at once, the curve from curve_page
+    where the row holds the pool's panes as they are now. With no row (or rollups behind the
+    guess, which the row is read from), pool_anchor instead (read again from a day before the
+    newest rolled-up hour when that is earlier). The access mix is added up from the series' rows;
+    `page_tables` says whether the page table answered."""
     since = page_since(now)
     found = page_row(run, source, pool_name, since)
     if found is not None and since > since_rolled(found["rolled_until"]):
         # The rollups do not reach a day past the guess: the rows read from it do not hold, and
         # the anchor is read from a day before the newest rolled hour at once.
         since, found = since_rolled(found["rolled_until"]), None
-    from_page = found is not None and current(found)
+    anchor = found if found is not None else settled_anchor(run, source, pool_name, since)
+    newest = anchor["latest_pane_end"]
+    # The row's refresh in the key: it may bring new rollups or settings without a new pane.
+    version = (newest, anchor["panes"], found["page_refreshed_at"] if found is not None else None)
     with ThreadPoolExecutor(6) as ex:
-        later: Future[dict[str, Any]] | None = None
-        if from_page:
-            assert found is not None
-            anchor: dict[str, Any] | None = found
-            newest, version = found["latest_pane_end"], ("page", found["latest_pane_end"], found["panes"])
-        elif found is not None:  # behind its panes, but it says where they end now
-            anchor, later = None, ex.submit(settled_anchor, run, source, pool_name, since)
-            newest, version = found["live_pane_end"], ("live", found["live_pane_end"], found["live_panes"])
-        else:
-            anchor = settled_anchor(run, source, pool_name, since)
-            newest, version = anchor["latest_pane_end"], ("anchor", anchor["latest_pane_end"], anchor["panes"])
-        spsize_known = bool((found or anchor or {}).get("spsize"))
         if cache is not None:
             run = cache.bind(run, (source, pool_name, *version))
         window = tr.resolve(newest)  # None: no pane (a range given of a group's rows only)
@@ -193,16 +183,14 @@ def pool(
             if newest is not None:
                 # sim_curve_latest's window for this pool: the curve's one definition (sql/curve.py).
                 w = {"window_start": newest - timedelta(seconds=WINDOW_S), "window_end": newest}
-                parts["curve"] = ex.submit(page_curve if from_page else ask_curve, run, source, pool_name, w)
+                from_curve_page = found is not None and current(found)
+                parts["curve"] = ex.submit(page_curve if from_curve_page else ask_curve, run, source, pool_name, w)
             parts["series"] = ex.submit(ask, run, f"pool_series{at}", **rng)
             parts["stats"] = ex.submit(ask, run, f"pool_stats_series{at}", **rng)
             # DB2's simulated pool beside the simulation: only a pool with an SPSIZE has any.
-            if spsize_known:
+            if anchor["spsize"]:
                 parts["spsize"] = ex.submit(ask, run, "pool_spsize_check", **rng)
             parts["groups"] = ex.submit(ask, run, "pool_groups", **rng)  # a data-sharing member's pool: its GBP
-        if later is not None:
-            anchor = later.result()
-        assert anchor is not None
         attributes, settings, measured_point, accuracy = anchor_parts(run, source, pool_name, anchor)
         if window is not None and settings["spsize"] and "spsize" not in parts:  # an SPSIZE the row had not
             parts["spsize"] = ex.submit(ask, run, "pool_spsize_check", **rng)
@@ -211,7 +199,7 @@ def pool(
     if window is None:
         return {
             **out, "window": None, "series": [], "stats_series": [], "curve": [], "mix": None, "spsize_check": [],
-            "groups": [], "settings": settings, "page_tables": from_page,
+            "groups": [], "settings": settings, "page_tables": found is not None,
         }  # fmt: skip
     rows, stats_rows = got["series"], got["stats"]
     if grain != "pane" and not rows:  # not rolled up (yet, or no maintenance service): the panes kept
@@ -231,7 +219,7 @@ def pool(
         "spsize_check": got.get("spsize", []) if settings["spsize"] else [],
         "groups": got["groups"],
         "settings": settings,
-        "page_tables": from_page,
+        "page_tables": found is not None,
     }
 
 
@@ -264,24 +252,18 @@ def anchor_parts(
     return attributes, settings, measured_point, accuracy
 
 
-# What the page takes from a pool_page row: a row made by another version without one is not used.
-PAGE_COLUMNS = frozenset(
-    (*ATTRIBUTES, *SETTINGS, *(f"measured_{k}" for k in MEASURED), *(f"accuracy_{k}" for k in ACCURACY),
-     "rolled_until", "rolled_panes", "rolled_first_pane_start", "live_pane_end", "live_panes")
-)  # fmt: skip
-
-
 def page_row(run: Run, source: str, pool_name: str, since: datetime) -> dict[str, Any] | None:
-    """The pool's pool_page row read from `since` (the page table the maintenance service keeps,
-    sql/pages.py) with the pool's newest pane and pane count now (`live_`), or None: no row, or
-    one without a column the page takes (another version's)."""
-    rows = ask(run, "pool_page_row", source=source, pool=pool_name, since=since)
-    return rows[0] if rows and PAGE_COLUMNS <= rows[0].keys() else None
+    """The pool's anchor through its pool_page row read from `since` (sql/anchor.py `row`), or
+    None: no row. The row's columns are this version's: bootstrap makes the table again when its
+    statement changes (sql/pages.py)."""
+    rows = ask(run, "pool_page_row", source=source, pool=pool_name, since=since, window_s=WINDOW_S)
+    return rows[0] if rows else None
 
 
 def current(row: dict[str, Any]) -> bool:
-    """Whether a pool_page row holds its pool's panes as they are now (none committed since)."""
-    return (row["live_pane_end"], row["live_panes"]) == (row["latest_pane_end"], row["panes"])
+    """Whether a pool_page_row answer's page tables hold the pool's panes as they are now (none
+    committed since their refresh): then curve_page holds the curve of its newest window."""
+    return (row["page_pane_end"], row["page_panes"]) == (row["latest_pane_end"], row["panes"])
 
 
 def ask_curve(run: Run, source: str, pool_name: str, w: dict[str, datetime]) -> list[dict[str, Any]]:

@@ -7,14 +7,36 @@ no pane. `all` is the body of the page table pool_page (queries/maintenance.sql 
 each led by its source, pool and the :since it was read from (the page uses a row only for its
 own :since) and when it was read. Both run the same CTEs and the same arithmetic, so the page
 table cannot drift from what the page would ask itself (tests/stack/test_dashboard.py compares
-them)."""
+them).
+
+`row` is the body of the page's `pool_page_row` (`${anchor_row}`): one pool's anchor with what
+its panes and its accuracy give read now (the CTEs `a` and `acc`, one scan each), and what its
+rollups and statistics intervals give (`h`, `st`: two more tables, about a third of the anchor's
+CPU, sql/README.md) taken from its pool_page row, which the maintenance service refreshes seconds
+after any of their commits; beside them the row's own newest pane, pane count and refresh time
+(`page_`), which say whether curve_page holds the curve of the pool's newest window. No row for
+the pool and :since: no row (the page asks pool_anchor)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
 ANCHOR_SQL = Path(__file__).resolve().parent / "anchor.sql"
+
+
+def _selected(cte: str) -> tuple[str, ...]:
+    """The columns a CTE of anchor.sql selects (the names after AS at the end of each select item)."""
+    text = ANCHOR_SQL.read_text()
+    m = re.search(rf"\b{cte} AS \(\n  SELECT (.*?)\n  FROM ", text, re.S)
+    if m is None:
+        raise ValueError(f"{ANCHOR_SQL}: no CTE {cte}")
+    return tuple(re.findall(r"\bAS (\w+)(?=,|$)", m.group(1), re.M))
+
+
+# What pool_page_row takes from the pool_page row: the rollups' and the statistics' CTEs.
+FROM_ROW = (*_selected("h"), *_selected("st"))
 
 _FILLS: dict[str, dict[str, str]] = {
     "pool": {
@@ -51,9 +73,17 @@ _FILLS: dict[str, dict[str, str]] = {
         ),
     },
 }
+_FILLS["row"] = _FILLS["pool"] | {
+    "joined": (
+        f"SELECT a.*, {', '.join('g.' + c for c in FROM_ROW)}, acc.*,\n"
+        "       g.latest_pane_end AS page_pane_end, g.panes AS page_panes, g.refreshed_at AS page_refreshed_at\n"
+        "FROM a\nCROSS JOIN ${schema}.pool_page g\nLEFT JOIN acc ON true\n"
+        "WHERE g.source = :source AND g.pool = :pool AND g.since = :since"
+    ),
+}
 
 
-def anchor_sql(kind: Literal["pool", "all"]) -> str:
+def anchor_sql(kind: Literal["pool", "all", "row"]) -> str:
     """anchor.sql's statement for one pool or all, without its comment lines; `${schema}` left
     for named.py to fill."""
     text = "\n".join(line for line in ANCHOR_SQL.read_text().splitlines() if not line.lstrip().startswith("--"))

@@ -1,7 +1,8 @@
--- What a pool's page hangs on: the ONE definition of both the page's pool_anchor (one pool,
+-- What a pool's page hangs on: the ONE definition of the page's pool_anchor (one pool,
 -- queries/dashboard.sql, ${anchor_pool}) and of the page table pool_page that the maintenance
 -- service keeps for every pool at once (queries/maintenance.sql refresh_pool_page, ${anchor_all};
--- sql/pages.py). sql/anchor.py fills ${key_a}, ${key_h}, ${key_st}, ${key_acc} (what each CTE
+-- sql/pages.py), and of pool_page_row, which reads `a` and `acc` and takes `h` and `st` from that
+-- table (${anchor_row}). sql/anchor.py fills ${key_a}, ${key_h}, ${key_st}, ${key_acc} (what each CTE
 -- selects first: nothing for one pool; for all, its source and pool under a name of each CTE's
 -- own, and in `a` the :since read from), ${of_pool} (the scans' filter: the pool's source and
 -- pool, or `true`), ${partition} and ${group} (the window's partition, the grouping: none, or by

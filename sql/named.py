@@ -20,7 +20,8 @@ Identifiers that vary are template variables with a fixed set of values, never a
 `${grain}` the grain (pool_hour) and `${grainly}` its views' suffix (pool_hourly). `${curve_window}`
 is the simulated curve of one pool over a given window, from the one definition sim_curve_latest
 is also made from (sql/curve.py), `${curve_recent}` that curve for every pool; `${anchor_pool}` and
-`${anchor_all}` the pool page's anchor for one pool and for every pool (sql/anchor.py).
+`${anchor_all}` the pool page's anchor for one pool and for every pool, `${anchor_row}` for one pool
+from its pool_page row and its panes read now (sql/anchor.py).
 
 A `-- sorted by: column, ...` header stands for a final ORDER BY the statement leaves out: in Trino
 that is two stages (a partial sort and a merge), 30-50 ms of CPU for a page's few thousand
@@ -46,6 +47,7 @@ from poolsight.sql.views import GRAIN_VIEWS, SCHEMA
 TEMPLATES = {
     "anchor_pool": anchor_sql("pool"),
     "anchor_all": anchor_sql("all"),
+    "anchor_row": anchor_sql("row"),
     "curve_window": curve_sql("window"),
     "curve_recent": curve_sql("recent"),
     "metadata_properties": properties_map(),

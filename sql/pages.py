@@ -6,18 +6,19 @@ panes (sql/README.md: the pool page 24 h from 0.67 to 0.37 s at p50, Trino's CPU
 pool's curve (sql/curve.sql's `recent`), both read from `page_since(now)`, the pool page's own
 guess; each refresh replaces them whole (`CREATE OR REPLACE TABLE ... AS`: one commit each,
 curve_page first), so a reader sees one refresh or the next. They are a cache that knows it may
-be behind: the page uses a pool's row only where the pool's newest pane and its panes since
-:since are the row's (queries/dashboard.sql pool_page_row) and the curve's window ends at that
-pane; anything else (a refresh not yet run, a pool whose rollups lag, no maintenance service) is
-asked of the panes as before (dashboards/queries.py `pool`).
+be behind: the page reads what the pool's panes and accuracy give now and takes only what its
+rollups and statistics give from the row (queries/dashboard.sql pool_page_row, sql/anchor.py
+`row`), and uses curve_page only where the row's newest pane and panes are the pool's now and the
+curve's window ends at that pane; anything else (no row, a pool whose rollups lag, no maintenance
+service) is asked of the panes as before (dashboards/queries.py `pool`).
 
 The keeper (PageKeeper, a thread of the maintenance service) refreshes when a table they are
 made of has a new commit (infra/commit_watch.py: the JDBC catalog, read every second; with a REST
 catalog, pool_pane's and sim_curve's `$refs` through Trino every 10 s) or the hour of
 `page_since` turns, `every` seconds after the end of the last refresh at the soonest: a refresh is
 about 5-8 s of Trino's CPU for 50 pools over two days, a burst the pages beside it meet
-(sql/README.md). What the pool's panes hold a page checks as it reads; the other tables' commits
-(statistics, accuracy, I/O events) reach a page with the next refresh, `every` seconds and a
+(sql/README.md). What the pool's panes and accuracy hold a page reads now; the other tables'
+commits (statistics, rollups, the curve's rows and I/O events) reach a page with the next refresh, `every` seconds and a
 refresh later at most, as the dashboard's cache kept them until the pool's next pane before.
 """
 

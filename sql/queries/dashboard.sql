@@ -106,18 +106,12 @@ WHERE source = :source AND pool = :pool AND pane_start >= :start AND pane_start 
 ${anchor_pool}
 
 -- name: pool_page_row
--- One pool's row of the page table pool_page (pool_anchor's answer for every pool, kept by the
--- maintenance service, sql/pages.py) read from :since, beside the pool's newest pane and its panes
--- since :since as pool_pane has them now: the page uses the row only when they are the row's own
--- (none since the refresh), else it asks pool_anchor.
-SELECT g.*, n.live_pane_end, n.live_panes
-FROM ${schema}.pool_page g
-CROSS JOIN (
-  SELECT max(pane_end) AS live_pane_end, count(*) AS live_panes
-  FROM ${schema}.pool_pane
-  WHERE source = :source AND pool = :pool AND pane_start >= :since
-) n
-WHERE g.source = :source AND g.pool = :pool AND g.since = :since
+-- One pool's anchor from its row of the page table pool_page (pool_anchor's answer for every pool,
+-- kept by the maintenance service, sql/pages.py) read from :since: what its panes and accuracy give
+-- read now, what its rollups and statistics give from the row (refreshed seconds after their
+-- commits), and the row's own newest pane, pane count and refresh (page_): where those are the
+-- panes' now, curve_page holds the pool's curve. No row: the page asks pool_anchor.
+${anchor_row}
 
 -- name: pool_curve_page
 -- One pool's rows of the page table curve_page (pool_curve for every pool over its window before

@@ -291,40 +291,44 @@ def test_a_live_pools_page_is_one_statement_then_the_rest_at_once() -> None:
     assert "pool_curve" not in run.names and "pool_series" in run.names
 
 
-def test_a_pools_page_reads_the_page_tables_where_they_hold_its_newest_pane() -> None:
-    """A pool_page row whose newest pane and panes are the pool's now stands in for pool_anchor,
-    and curve_page for pool_curve where its window is the page's; a row behind the pool's panes,
-    or a curve of another window, sends the page to the statements (sql/pages.py)."""
+def test_a_pools_page_reads_its_anchor_through_the_page_table_and_its_curve_where_it_holds_the_newest_pane() -> None:
+    """A pool_page row stands in for pool_anchor (pool_page_row reads the panes' part now), and
+    curve_page for pool_curve where the row holds the pool's panes as they are now and its window
+    is the page's; a row behind the pool's panes still answers the anchor, the curve from
+    pool_curve; no row, or rollups behind the guess: pool_anchor (sql/pages.py)."""
     now = T0 + timedelta(days=30)
     given = {"rolled_until": now - timedelta(hours=1), "settings_at": now, "latest_pane_end": now, "panes": 60}
     window = {"window_start": now - timedelta(minutes=WINDOW_MINUTES), "window_end": now}
-    live = {"live_pane_end": now, "live_panes": 60}
-    run = FakeRun(page_row=live, **given, **window)
+    held = {"page_pane_end": now, "page_panes": 60, "page_refreshed_at": now}
+    run = FakeRun(page_row=held, **given, **window)
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
     assert page["page_tables"] is True and page["attributes"]["latest_pane_end"] == now
     assert run.names[0] == "pool_page_row" and "pool_anchor" not in run.names
     assert sorted(run.names[1:]) == sorted(["pool_curve_page", "pool_series", "pool_stats_series", "pool_groups"])
     assert run.params["pool_page_row"][query("pool_page_row").params.index("since")] == now - RECENT_GUESS
     # The curve table holds another window (replaced since, or not yet): the page asks pool_curve.
-    run = FakeRun(page_row=live, **given, window_start=now - timedelta(hours=1), window_end=now)
+    run = FakeRun(page_row=held, **given, window_start=now - timedelta(hours=1), window_end=now)
     dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
     assert run.names.index("pool_curve") > run.names.index("pool_curve_page") and "pool_anchor" not in run.names
-    # A pane (or a pane's count) the row has not: pool_anchor, pool_curve.
+    # A pane (or a pane's count) the row has not: still no pool_anchor; pool_curve, not curve_page.
     for behind in (
-        {"live_pane_end": now + timedelta(minutes=1), "live_panes": 61},
-        {"live_pane_end": now, "live_panes": 59},
+        held | {"page_pane_end": now - timedelta(minutes=1), "page_panes": 59},
+        held | {"page_panes": 61},
     ):
         run = FakeRun(page_row=behind, **given, **window)
         page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
-        # The row says where the panes end now: pool_anchor beside the rest, not before it.
-        assert page["page_tables"] is False and run.names[0] == "pool_page_row" and run.names.count("pool_anchor") == 1
+        assert page["page_tables"] is True and run.names[0] == "pool_page_row" and "pool_anchor" not in run.names
         assert "pool_curve" in run.names and "pool_curve_page" not in run.names
-        assert page["window"]["end"] == behind["live_pane_end"]
+        assert page["window"]["end"] == now and page["attributes"]["panes"] == 60
     # A row whose rollups lag the guess: pool_anchor from a day before the newest rolled hour, once.
-    run = FakeRun(page_row=live, **(given | {"rolled_until": now - timedelta(days=3)}), **window)
+    run = FakeRun(page_row=held, **(given | {"rolled_until": now - timedelta(days=3)}), **window)
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
     assert page["page_tables"] is False and run.names.count("pool_anchor") == 1 and "pool_curve_page" not in run.names
     assert run.params["pool_anchor"][query("pool_anchor").params.index("since")] == now - timedelta(days=4)
+    # No row: pool_anchor first, then the rest.
+    run = FakeRun(page_row=None, **given, **window)
+    page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
+    assert page["page_tables"] is False and run.names[:2] == ["pool_page_row", "pool_anchor"]
 
 
 def test_compare_and_the_advice_service_bind_their_named_queries(monkeypatch: pytest.MonkeyPatch) -> None:

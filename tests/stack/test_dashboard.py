@@ -963,8 +963,9 @@ def _pool_page(member: str, pool: str, since: datetime, read: Any) -> dict[str, 
 def test_the_page_tables_are_what_the_pool_pages_statements_answer(member: str) -> None:
     """The maintenance service's page tables (sql/pages.py), refreshed here, hold for each pool
     what pool_anchor and pool_curve answer it, column for column, and a page that reads them
-    equals the page read from the panes; a pane committed after the refresh sends the page back
-    to the panes (and it shows that pane)."""
+    equals the page read from the panes; after a pane committed after the refresh, the page (its
+    anchor through the row, its curve from pool_curve) still equals the page read from the panes
+    and shows that pane."""
     s = load_settings()
     read: Any = Reader(s).run
 
@@ -985,12 +986,18 @@ def test_the_page_tables_are_what_the_pool_pages_statements_answer(member: str) 
         if fresh and rows == {p: dq.page_row(read, member, p, since) for p in rows}:
             break
         time.sleep(3)
+    schema = POOL_PANE.qualified.rsplit(".", 1)[0]
     for pool, row in rows.items():
         assert row is not None and dq.current(row), pool
         anchor = anchors[pool][0]
         diff = {k: (row[k], v) for k, v in anchor.items() if not _same(row[k], v)}
         assert not diff, (pool, diff)
-        assert row["since"] == since and row["latest_pane_end"] is not None and row["panes"] >= 7
+        # The table's own row (pool_page_row reads the panes' and accuracy's part now) is the anchor too.
+        sql = f"SELECT * FROM {schema}.pool_page WHERE source = ? AND pool = ? AND since = ?"
+        [own] = read(sql, (member, pool, since))
+        diff = {k: (own[k], v) for k, v in anchor.items() if not _same(own[k], v)}
+        assert not diff, (pool, diff)
+        assert own["since"] == since and row["latest_pane_end"] is not None and row["panes"] >= 7
         end = row["latest_pane_end"]
         w = {"window_start": end - timedelta(seconds=WINDOW_S), "window_end": end}
         table = dq.ask(read, "pool_curve_page", source=member, pool=pool)
@@ -1005,13 +1012,16 @@ def test_the_page_tables_are_what_the_pool_pages_statements_answer(member: str) 
             assert fast[key] == slow[key] or _deep_same(fast[key], slow[key]), (pool, key)
 
     # A pane after the refresh (a copy of the newest, a minute later, as bench-history commits):
-    # the row is behind it, so the page reads the panes and shows it.
+    # the row is behind it; the page reads the panes' part of its anchor and its curve now.
     end = rows["BP1"]["latest_pane_end"]  # type: ignore[index]
     _copy_pane(member, "BP1", end)
     behind = dq.page_row(read, member, "BP1", since)
-    assert behind is not None and not dq.current(behind) and behind["live_pane_end"] == end + timedelta(minutes=1)
-    page = _pool_page(member, "BP1", since, read)
-    assert page["page_tables"] is False and page["attributes"]["latest_pane_end"] == end + timedelta(minutes=1)
+    assert behind is not None and not dq.current(behind)
+    assert (behind["page_pane_end"], behind["latest_pane_end"]) == (end, end + timedelta(minutes=1))
+    page, slow = _pool_page(member, "BP1", since, read), _pool_page(member, "BP1", since, panes_only)
+    assert page["page_tables"] is True and page["attributes"]["latest_pane_end"] == end + timedelta(minutes=1)
+    for key in ("attributes", "settings", "curve", "measured_at_current", "accuracy", "series", "mix"):
+        assert page[key] == slow[key] or _deep_same(page[key], slow[key]), key
 
     # The maintenance service's keeper refreshes when it starts, and again when it sees a commit in
     # the JDBC catalog: the row holds each new pane, and the page reads it.
