@@ -956,7 +956,8 @@ def run_queries(
         f"  page tables refreshed after each pane commit, as the maintenance service does (sql/pages.py), not"
         f" timed in the load: {len(r)} refreshes, p50 {warm['page_refresh_p50_s']:.2f} s,"
         f" p95 {warm['page_refresh_p95_s']:.2f} s (the service's lag after a commit: this, plus up to its"
-        f" {pages.REFRESH_EVERY:.0f} s between refreshes; a page whose pool has a newer pane reads its curve from the panes)"
+        f" {pages.REFRESH_EVERY:.0f} s between refreshes; a page whose pool has a newer pane reads its curve"
+        " from the panes)"
     )
     return out, warm
 

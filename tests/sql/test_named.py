@@ -29,7 +29,7 @@ from poolsight.sql.named import (
     query,
     to_qmark,
 )
-from poolsight.sql.pages import PAGE_TABLES, RECENT_GUESS
+from poolsight.sql.pages import PAGE_TABLES, RECENT_GUESS, ROW_FRESH
 from poolsight.sql.views import GRAIN_VIEWS, SCHEMA, VIEWS, view_statements
 
 T0 = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
@@ -325,6 +325,11 @@ def test_a_pools_page_reads_its_anchor_through_the_page_table_and_its_curve_wher
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
     assert page["page_tables"] is False and run.names.count("pool_anchor") == 1 and "pool_curve_page" not in run.names
     assert run.params["pool_anchor"][query("pool_anchor").params.index("since")] == now - timedelta(days=4)
+    # A row older than a running keeper leaves one (a keeper stopped): pool_anchor.
+    stale = held | {"page_refreshed_at": now - ROW_FRESH - timedelta(seconds=1)}
+    run = FakeRun(page_row=stale, **given, **window)
+    page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
+    assert page["page_tables"] is False and run.names[:2] == ["pool_page_row", "pool_anchor"]
     # No row: pool_anchor first, then the rest.
     run = FakeRun(page_row=None, **given, **window)
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
