@@ -146,7 +146,8 @@ def pool(
     """The pool page: attributes, curve with the measured point and accuracy, DB2's simulated pool
     beside the simulation (spsize_check, when the pool has an SPSIZE), series over the range
     at the grain that answers it (sql/grain.py; `retention`: what is kept, default the defaults).
-    With a cache, everything but the attributes is read again only when the pool has a new pane.
+    With a cache, everything but the attributes is read again only when the pool has a new pane
+    or its page table row a new refresh.
 
     Trino's cost is per statement (planning and scheduling, sql/README.md), so the page makes
     few. First the anchor (attributes, rolled panes, settings, the measured point over the curve's
