@@ -2,8 +2,9 @@
 
 A pool's page reads the same curve, series and statistics every few seconds, and they change
 only when the jobs write a pane. Results are keyed by the query, its parameters and a version
-of the data (the pool's newest pane and its pane count), and kept at most `max_age` seconds, so
-rows that arrive without a new pane (statistics intervals, late I/O events) show within that.
+of the data (the pool's newest pane and its pane count, and when its page table row was
+refreshed), and kept at most `max_age` seconds, so rows that arrive without a new pane
+(statistics intervals, late I/O events) show within that.
 """
 
 from __future__ import annotations

@@ -154,14 +154,15 @@ def pool(
     window and the accuracy; its panes from RECENT_GUESS before `now`): pool_page_row, what the
     panes and accuracy give read now and what the rollups and statistics give from the pool's row
     of the page table pool_page (sql/pages.py), then the rest at once, the curve from curve_page
-    where the row holds the pool's panes as they are now. With no row (or one older than
-    ROW_FRESH, or rollups behind the guess, which the row is read from), pool_anchor instead (read
-    again from a day before the newest rolled-up hour when that is earlier). The access mix is
-    added up from the series' rows; `page_tables` says whether the page table answered."""
+    where the row holds the pool's panes as they are now. With no row (or one behind the panes and
+    older than ROW_FRESH, or rollups behind the guess, which the row is read from), pool_anchor
+    instead (read again from a day before the newest rolled-up hour when that is earlier). The
+    access mix is added up from the series' rows; `page_tables` says whether the page table
+    answered."""
     since = page_since(now)
     found = page_row(run, source, pool_name, since)
-    if found is not None and found["page_refreshed_at"] < (now or datetime.now(UTC)) - ROW_FRESH:
-        found = None  # not refreshed for longer than a running keeper leaves it: its settings may be old
+    if found is not None and not current(found) and found["page_refreshed_at"] < datetime.now(UTC) - ROW_FRESH:
+        found = None  # panes no refresh followed as a running keeper would: its settings may be old
     if found is not None and since > since_rolled(found["rolled_until"]):
         # The rollups do not reach a day past the guess: the rows read from it do not hold, and
         # the anchor is read from a day before the newest rolled hour at once.

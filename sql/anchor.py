@@ -1,4 +1,5 @@
-"""The pool page's anchor's one definition (anchor.sql), for one pool or for every pool.
+"""The pool page's anchor's one definition (anchor.sql), for one pool, for every pool, or for one
+pool through its page table row.
 
 `pool` is the body of the page's `pool_anchor` (queries/dashboard.sql, `${anchor_pool}`): one
 source and pool, named parameters :source, :pool, :since, :window_s, one row even for a pool with
@@ -28,7 +29,7 @@ ANCHOR_SQL = Path(__file__).resolve().parent / "anchor.sql"
 
 def _selected(cte: str) -> tuple[str, ...]:
     """The columns a CTE of anchor.sql selects (the names after AS at the end of each select item)."""
-    text = ANCHOR_SQL.read_text()
+    text = "\n".join(line for line in ANCHOR_SQL.read_text().splitlines() if not line.lstrip().startswith("--"))
     m = re.search(rf"\b{cte} AS \(\n  SELECT (.*?)\n  FROM ", text, re.S)
     if m is None:
         raise ValueError(f"{ANCHOR_SQL}: no CTE {cte}")
@@ -84,7 +85,7 @@ _FILLS["row"] = _FILLS["pool"] | {
 
 
 def anchor_sql(kind: Literal["pool", "all", "row"]) -> str:
-    """anchor.sql's statement for one pool or all, without its comment lines; `${schema}` left
+    """anchor.sql's statement for one pool, all, or one through its row, without its comment lines; `${schema}` left
     for named.py to fill."""
     text = "\n".join(line for line in ANCHOR_SQL.read_text().splitlines() if not line.lstrip().startswith("--"))
     for key, value in _FILLS[kind].items():

@@ -8,7 +8,8 @@ expires snapshots and removes orphan files (sql/maintain.py, guarded by sql/guar
 writer did not merge them itself (sql/maintain.py rewrite_manifests). Beside the cycles, a
 thread keeps the page tables the pool pages read first (sql/pages.py), refreshed within seconds
 of a commit, POOLSIGHT_PAGE_REFRESH_EVERY seconds after the last at the soonest (0: not kept; a
-page then finds no row of the last two minutes, sql/pages.py ROW_FRESH, and asks the panes). After each cycle
+page then finds its pool's row behind its panes and older than sql/pages.py ROW_FRESH, and asks
+the panes). After each cycle
 it writes a heartbeat that `poolsight status` reads, the page tables' refreshes in it.
 """
 
@@ -120,7 +121,7 @@ class MaintenanceEvaluator:
 def page_refresh_every() -> float:
     """POOLSIGHT_PAGE_REFRESH_EVERY: seconds from the end of one refresh of the page tables to the
     next at the soonest, at least MIN_EVERY (0: not kept; the pages then find the rows `up` made
-    older than ROW_FRESH, and ask the panes)."""
+    behind their pools' panes and older than ROW_FRESH, and ask the panes)."""
     raw = os.environ.get("POOLSIGHT_PAGE_REFRESH_EVERY", "")
     try:
         value = float(raw) if raw else REFRESH_EVERY

@@ -9,8 +9,9 @@ curve_page first), so a reader sees one refresh or the next. They are a cache th
 be behind: the page reads what the pool's panes and accuracy give now and takes only what its
 rollups and statistics give from the row (queries/dashboard.sql pool_page_row, sql/anchor.py
 `row`), and uses curve_page only where the row's newest pane and panes are the pool's now and the
-curve's window ends at that pane; anything else (no row, a row older than ROW_FRESH: no running
-keeper, a pool whose rollups lag) is asked of the panes as before (dashboards/queries.py `pool`).
+curve's window ends at that pane; anything else (no row, a row behind the panes and older than
+ROW_FRESH: no running keeper, a pool whose rollups lag) is asked of the panes as before
+(dashboards/queries.py `pool`).
 
 The keeper (PageKeeper, a thread of the maintenance service) refreshes when a table they are
 made of has a new commit (infra/commit_watch.py: the JDBC catalog, read every second; with a REST
@@ -68,10 +69,12 @@ REFRESH_EVERY = 30.0  # seconds: at most one refresh this often (POOLSIGHT_PAGE_
 WATCH_EVERY = 1.0  # seconds between reads of the JDBC catalog (a PostgreSQL index read)
 TRINO_WATCH_EVERY = 10.0  # seconds between reads of pool_pane's commit through Trino (a REST catalog)
 EXPIRE_EVERY = 3600.0
-# How old a pool_page row may be and still answer a page: a running keeper refreshes within
-# REFRESH_EVERY and a refresh of any commit (30-40 s under live traffic), so an older row is one a
-# stopped keeper (or POOLSIGHT_PAGE_REFRESH_EVERY 0, or above about 90 s) left, whose rollups and
-# settings may be long out of date: the page asks pool_anchor instead.
+# How long after its refresh a pool_page row behind its pool's panes may still answer a page: a
+# running keeper refreshes within REFRESH_EVERY and a refresh of a commit (30-40 s under live
+# traffic), so a row with panes since and older than this is one a stopped keeper (or
+# POOLSIGHT_PAGE_REFRESH_EVERY 0, or above about 90 s) left, whose rollups and settings may be long
+# out of date: the page asks pool_anchor instead. A row with no pane since is used at any age (an
+# idle pool, no commit to refresh for).
 ROW_FRESH = timedelta(minutes=2)
 
 

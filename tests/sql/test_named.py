@@ -15,6 +15,7 @@ from poolsight.advice.table import COLUMNS
 from poolsight.dashboards import queries as dq
 from poolsight.dashboards.timerange import TimeRange
 from poolsight.sql import compare as cmp
+from poolsight.sql.anchor import FROM_ROW
 from poolsight.sql.catalog import BY_NAME
 from poolsight.sql.curve import CURVE_SQL, WINDOW_MINUTES, curve_sql
 from poolsight.sql.named import (
@@ -299,7 +300,7 @@ def test_a_pools_page_reads_its_anchor_through_the_page_table_and_its_curve_wher
     now = T0 + timedelta(days=30)
     given = {"rolled_until": now - timedelta(hours=1), "settings_at": now, "latest_pane_end": now, "panes": 60}
     window = {"window_start": now - timedelta(minutes=WINDOW_MINUTES), "window_end": now}
-    held = {"page_pane_end": now, "page_panes": 60, "page_refreshed_at": now}
+    held = {"page_pane_end": now, "page_panes": 60, "page_refreshed_at": datetime.now(UTC)}
     run = FakeRun(page_row=held, **given, **window)
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
     assert page["page_tables"] is True and page["attributes"]["latest_pane_end"] == now
@@ -325,11 +326,15 @@ def test_a_pools_page_reads_its_anchor_through_the_page_table_and_its_curve_wher
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
     assert page["page_tables"] is False and run.names.count("pool_anchor") == 1 and "pool_curve_page" not in run.names
     assert run.params["pool_anchor"][query("pool_anchor").params.index("since")] == now - timedelta(days=4)
-    # A row older than a running keeper leaves one (a keeper stopped): pool_anchor.
-    stale = held | {"page_refreshed_at": now - ROW_FRESH - timedelta(seconds=1)}
-    run = FakeRun(page_row=stale, **given, **window)
+    # A row behind its panes and older than a running keeper leaves one (none running): pool_anchor.
+    old = datetime.now(UTC) - ROW_FRESH - timedelta(seconds=5)
+    run = FakeRun(page_row=held | {"page_panes": 59, "page_refreshed_at": old}, **given, **window)
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
     assert page["page_tables"] is False and run.names[:2] == ["pool_page_row", "pool_anchor"]
+    # As old with no pane since (an idle pool: no commit to refresh for): the row answers.
+    run = FakeRun(page_row=held | {"page_refreshed_at": old}, **given, **window)
+    page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
+    assert page["page_tables"] is True and "pool_anchor" not in run.names
     # No row: pool_anchor first, then the rest.
     run = FakeRun(page_row=None, **given, **window)
     page = dq.pool(run, "S", "BP1", TimeRange(timedelta(hours=1), None, None), now=now)
@@ -486,3 +491,11 @@ def test_union_all_asks_once_for_every_parameter_set_and_refuses_an_ordered_stat
         qs["one"].union_all([])
     with pytest.raises(QueryError, match="missing hi"):
         qs["one"].union_all([{"n": 0, "lo": 1}])
+
+
+def test_the_page_row_takes_the_rollups_and_settings_columns_from_pool_page() -> None:
+    """pool_page_row's columns from the row are anchor.sql's h and st CTEs' (read off its text):
+    the rolled-up panes and every setting the page shows."""
+    assert FROM_ROW == ("rolled_first_pane_start", "rolled_panes", "rolled_until", *dq.SETTINGS)
+    sql = query("pool_page_row").sql
+    assert all(f"g.{c}," in sql for c in FROM_ROW) and "g.refreshed_at AS page_refreshed_at" in sql
