@@ -285,7 +285,8 @@ SETTINGS: tuple[Setting, ...] = (
         type="seconds",
         default="`30`",
         doc="the maintenance service's page tables (sql/pages.py): at most one refresh this often (at least 5),"
-        " `0` none; above about 90 s a page whose row is behind its panes by over 2 minutes reads the panes",
+        " `0` none; above about 90 s a page whose row is behind its panes and refreshed over 2 minutes ago reads"
+        " the panes",
     ),
     Setting(
         env="POOLSIGHT_ADVICE_BUDGET_GB",
