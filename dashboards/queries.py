@@ -161,12 +161,14 @@ def pool(
     answered."""
     since = page_since(now)
     found = page_row(run, source, pool_name, since)
-    if found is not None and not current(found) and found["page_refreshed_at"] < datetime.now(UTC) - ROW_FRESH:
+    held = found is not None and current(found)  # the page tables hold the pool's panes as they are now
+    if found is not None and not held and found["page_refreshed_at"] < datetime.now(UTC) - ROW_FRESH:
         found = None  # panes no refresh followed as a running keeper would: its settings may be old
     if found is not None and since > since_rolled(found["rolled_until"]):
         # The rollups do not reach a day past the guess: the rows read from it do not hold, and
         # the anchor is read from a day before the newest rolled hour at once.
         since, found = since_rolled(found["rolled_until"]), None
+    held = held and found is not None  # curve_page answers only beside the row it was refreshed with
     anchor = found if found is not None else settled_anchor(run, source, pool_name, since)
     newest = anchor["latest_pane_end"]
     # The row's refresh in the key: it may bring new rollups or settings without a new pane.
@@ -187,8 +189,7 @@ def pool(
             if newest is not None:
                 # sim_curve_latest's window for this pool: the curve's one definition (sql/curve.py).
                 w = {"window_start": newest - timedelta(seconds=WINDOW_S), "window_end": newest}
-                from_curve_page = found is not None and current(found)
-                parts["curve"] = ex.submit(page_curve if from_curve_page else ask_curve, run, source, pool_name, w)
+                parts["curve"] = ex.submit(page_curve if held else ask_curve, run, source, pool_name, w)
             parts["series"] = ex.submit(ask, run, f"pool_series{at}", **rng)
             parts["stats"] = ex.submit(ask, run, f"pool_stats_series{at}", **rng)
             # DB2's simulated pool beside the simulation: only a pool with an SPSIZE has any.

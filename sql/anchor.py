@@ -27,10 +27,14 @@ from typing import Literal
 ANCHOR_SQL = Path(__file__).resolve().parent / "anchor.sql"
 
 
+def _text() -> str:
+    """anchor.sql without its comment lines."""
+    return "\n".join(line for line in ANCHOR_SQL.read_text().splitlines() if not line.lstrip().startswith("--"))
+
+
 def _selected(cte: str) -> tuple[str, ...]:
     """The columns a CTE of anchor.sql selects (the names after AS at the end of each select item)."""
-    text = "\n".join(line for line in ANCHOR_SQL.read_text().splitlines() if not line.lstrip().startswith("--"))
-    m = re.search(rf"\b{cte} AS \(\n  SELECT (.*?)\n  FROM ", text, re.S)
+    m = re.search(rf"\b{cte} AS \(\n  SELECT (.*?)\n  FROM ", _text(), re.S)
     if m is None:
         raise ValueError(f"{ANCHOR_SQL}: no CTE {cte}")
     return tuple(re.findall(r"\bAS (\w+)(?=,|$)", m.group(1), re.M))
@@ -85,9 +89,9 @@ _FILLS["row"] = _FILLS["pool"] | {
 
 
 def anchor_sql(kind: Literal["pool", "all", "row"]) -> str:
-    """anchor.sql's statement for one pool, all, or one through its row, without its comment lines; `${schema}` left
-    for named.py to fill."""
-    text = "\n".join(line for line in ANCHOR_SQL.read_text().splitlines() if not line.lstrip().startswith("--"))
+    """anchor.sql's statement for one pool, all, or one through its row, without its comment
+    lines; `${schema}` left for named.py to fill."""
+    text = _text()
     for key, value in _FILLS[kind].items():
         text = text.replace("${" + key + "}", value)
     return text.strip()

@@ -19,8 +19,9 @@ catalog, pool_pane's and sim_curve's `$refs` through Trino every 10 s) or the ho
 `page_since` turns, `every` seconds after the end of the last refresh at the soonest: a refresh is
 about 5-8 s of Trino's CPU for 50 pools over two days, a burst the pages beside it meet
 (sql/README.md). What the pool's panes and accuracy hold a page reads now; the other tables'
-commits (statistics, rollups, the curve's rows and I/O events) reach a page with the next refresh, `every` seconds and a
-refresh later at most, as the dashboard's cache kept them until the pool's next pane before.
+commits (statistics, rollups, the curve's rows and I/O events) reach a page with the next
+refresh, `every` seconds and a refresh later at most, as the dashboard's cache kept them until the
+pool's next pane before.
 """
 
 from __future__ import annotations

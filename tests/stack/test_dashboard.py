@@ -38,6 +38,7 @@ from poolsight.sql.named import QUERIES_DIR, load, queries, query
 from poolsight.sql.pages import RECENT_GUESS, WINDOW_S, page_since
 from poolsight.sql.rollup import run_rollups
 from poolsight.sql.rollups import POOL
+from poolsight.sql.views import SCHEMA
 from tests.conftest import TEST_VAR, poolsight
 from tests.stack import gbp_rows
 from tests.stack.conftest import query as _query
@@ -971,7 +972,7 @@ def test_the_page_tables_are_what_the_pool_pages_statements_answer(member: str) 
     finally:
         with trino_connection(load_settings()) as conn:
             for name in pages.PAGE_TABLES:
-                fetch(conn.cursor(), f"DELETE FROM {POOL_PANE.qualified.rsplit('.', 1)[0]}.{name}")
+                fetch(conn.cursor(), f"DELETE FROM {SCHEMA}.{name}")
 
 
 def _check_page_tables(member: str) -> None:
@@ -995,14 +996,13 @@ def _check_page_tables(member: str) -> None:
         if fresh and rows == {p: dq.page_row(read, member, p, since) for p in rows}:
             break
         time.sleep(3)
-    schema = POOL_PANE.qualified.rsplit(".", 1)[0]
     for pool, row in rows.items():
         assert row is not None and dq.current(row), pool
         anchor = anchors[pool][0]
         diff = {k: (row[k], v) for k, v in anchor.items() if not _same(row[k], v)}
         assert not diff, (pool, diff)
         # The table's own row (pool_page_row reads the panes' and accuracy's part now) is the anchor too.
-        sql = f"SELECT * FROM {schema}.pool_page WHERE source = ? AND pool = ? AND since = ?"
+        sql = f"SELECT * FROM {SCHEMA}.pool_page WHERE source = ? AND pool = ? AND since = ?"
         [own] = read(sql, (member, pool, since))
         diff = {k: (own[k], v) for k, v in anchor.items() if not _same(own[k], v)}
         assert not diff, (pool, diff)
